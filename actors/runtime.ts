@@ -1,0 +1,100 @@
+// A thin facade over nact: the rest of the code never imports nact, so the engine can be swapped.
+//
+// - Supervision is explicit (nact's default stops a crashed actor and drops its later messages):
+//   every actor restarts with fresh state, OTP style, unless it crashed more than `maxRestarts`
+//   times within `withinMs` (counted on the injected clock), when it stops for good.
+// - Request/response carries its own reply object instead of nact's `query`, whose temporary reply
+//   ids are short random numbers that collide under load; timeouts run on the injected clock.
+import nact from 'nact'
+import type { Ref, ActorContext } from 'nact'
+import { randomUUID } from 'node:crypto'
+import type { Clock, Logger } from './ports.ts'
+
+export type { Ref }
+export type SystemRef = Ref<never>
+
+export interface SuperviseOptions {
+  /** Restarts allowed within `withinMs` before the actor is stopped. */
+  maxRestarts?: number
+  withinMs?: number
+}
+
+export const DEFAULT_MAX_RESTARTS = 5
+export const DEFAULT_RESTART_WINDOW_MS = 60_000 // 1 min
+
+export interface Env {
+  clock: Clock
+  logger: Logger
+}
+
+export function startSystem (): SystemRef {
+  return nact.start() as SystemRef
+}
+
+export function stopActor (ref: Ref<unknown>): void {
+  nact.stop(ref as Ref<never>)
+}
+
+export function tell<M> (ref: Ref<M>, msg: M): void {
+  nact.dispatch(ref, msg)
+}
+
+export type Handler<S, M> = (state: S, msg: M, ctx: ActorContext<M, Ref<any>>) => S | Promise<S>
+
+/** Spawns a stateful actor under `parent` with restart supervision. */
+export function spawnSupervised<S, M> (
+  parent: Ref<any>, name: string, env: Env, init: () => S, handler: Handler<S, M>, opts: SuperviseOptions = {}
+): Ref<M> {
+  const maxRestarts = opts.maxRestarts ?? DEFAULT_MAX_RESTARTS
+  const withinMs = opts.withinMs ?? DEFAULT_RESTART_WINDOW_MS
+  const crashes: number[] = []
+  const log = env.logger.child({ actor: name })
+  return nact.spawn(parent, handler as never, name, {
+    initialStateFunc: (() => init()) as never,
+    onCrash: (msg: unknown, err: Error | undefined, ctx: any) => {
+      const now = env.clock.now()
+      crashes.push(now)
+      while (crashes.length > 0 && crashes[0]! <= now - withinMs) crashes.shift()
+      const msgType = typeof msg === 'object' && msg !== null && 'type' in msg ? (msg as { type: unknown }).type : typeof msg
+      if (crashes.length > maxRestarts) {
+        log.error({ err, msgType, restarts: crashes.length }, 'actor crashed too often; stopping it')
+        return ctx.stop
+      }
+      log.warn({ err, msgType, restarts: crashes.length }, 'actor crashed; restarting with fresh state')
+      return ctx.reset
+    }
+  }) as unknown as Ref<M>
+}
+
+/** A reply slot carried inside a request message. */
+export interface Reply<T> {
+  readonly id: string
+  resolve (value: T): void
+  reject (err: Error): void
+}
+
+export class AskTimeoutError extends Error {
+  readonly code = 'BWN_ERR_ACTOR_TIMEOUT'
+  constructor (what: string, ms: number) { super(`${what}: no answer within ${ms} ms`) }
+}
+
+/**
+ * Sends `make(reply)` to `ref` and waits for the actor to call `reply.resolve`. The timeout runs on
+ * the injected clock, so it is virtual in the simulator.
+ */
+export function ask<M, T> (ref: Ref<M>, clock: Clock, timeoutMs: number, make: (reply: Reply<T>) => M, what = 'actor'): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let done = false
+    const timer = clock.setTimer(timeoutMs, () => {
+      if (done) return
+      done = true
+      reject(new AskTimeoutError(what, timeoutMs))
+    })
+    const reply: Reply<T> = {
+      id: randomUUID(),
+      resolve: (v) => { if (!done) { done = true; timer.cancel(); resolve(v) } },
+      reject: (e) => { if (!done) { done = true; timer.cancel(); reject(e) } }
+    }
+    nact.dispatch(ref, make(reply))
+  })
+}

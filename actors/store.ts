@@ -1,0 +1,54 @@
+// Store over any abstract-level database (classic-level on disk, memory-level in tests and the
+// simulator): one sublevel per table, JSON values, atomic batches across tables.
+import type { AbstractLevel, AbstractSublevel } from 'abstract-level'
+import type { Store, Table, TableName, StoreOp, RangeOptions } from './ports.ts'
+
+type Db = AbstractLevel<string | Uint8Array, string, string>
+type Sub = AbstractSublevel<Db, string | Uint8Array, string, unknown>
+
+export class LevelStore implements Store {
+  readonly #db: Db
+  readonly #subs = new Map<TableName, Sub>()
+
+  constructor (db: Db) {
+    this.#db = db
+  }
+
+  #sub (name: TableName): Sub {
+    let sub = this.#subs.get(name)
+    if (sub === undefined) {
+      sub = this.#db.sublevel<string, unknown>(name, { valueEncoding: 'json' }) as unknown as Sub
+      this.#subs.set(name, sub)
+    }
+    return sub
+  }
+
+  table<V> (name: TableName): Table<V> {
+    const sub = this.#sub(name)
+    return {
+      get: async (key) => (await sub.get(key)) as V | undefined,
+      put: async (key, value) => { await sub.put(key, value) },
+      del: async (key) => { await sub.del(key) },
+      entries: (range: RangeOptions = {}) => sub.iterator(range) as unknown as AsyncIterable<[string, V]>
+    }
+  }
+
+  async batch (ops: StoreOp[]): Promise<void> {
+    if (ops.length === 0) return
+    await this.#db.batch((ops.map(op => op.type === 'put'
+      ? { type: 'put' as const, key: op.key, value: op.value, sublevel: this.#sub(op.table) as never }
+      : { type: 'del' as const, key: op.key, sublevel: this.#sub(op.table) as never })) as never)
+  }
+}
+
+/** Collects a range into an array (tables are small per key prefix; use `limit` otherwise). */
+export async function collect<V> (table: Table<V>, range?: RangeOptions): Promise<Array<[string, V]>> {
+  const out: Array<[string, V]> = []
+  for await (const entry of table.entries(range)) out.push(entry)
+  return out
+}
+
+/** Range that selects every key starting with `prefix`. */
+export function prefixRange (prefix: string): RangeOptions {
+  return { gte: prefix, lt: prefix + '\xff' }
+}

@@ -1,0 +1,26 @@
+// What the API needs from the node. Each capability the node wires in is one field here; routes
+// reach actors only through these, never by importing them.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Role } from '../protocol/index.ts'
+
+export interface PeerSummary {
+  hotkey: string
+  role: Role
+  software: string
+  lastSeenAt: string
+  attachTo: string | null
+}
+
+export interface MembershipView {
+  /** Nodes known on the network by role, this node included. */
+  counts (): Promise<Record<Role, number>>
+  peers (): Promise<PeerSummary[]>
+}
+
+export interface ApiDeps {
+  logger: FastifyBaseLogger
+  self: { hotkey: string, role: Role, software: string }
+  membership: MembershipView
+  /** True once the store is open, the swarm joined and the actor system up. */
+  ready (): boolean
+}

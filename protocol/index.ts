@@ -1,0 +1,5 @@
+export * from './version.ts'
+export * from './keys.ts'
+export * from './codec.ts'
+export * from './validate.ts'
+export * from './messages/index.ts'

@@ -1,0 +1,17 @@
+// The registry of every control message: its type name, its schema (and so its TypeScript type).
+import type { Static, TSchema } from '@sinclair/typebox'
+import { Announce, Heartbeat } from './membership.ts'
+
+export const MESSAGES = {
+  announce: Announce,
+  heartbeat: Heartbeat
+} satisfies Record<string, TSchema>
+
+export type MessageType = keyof typeof MESSAGES
+export type MessageBody<T extends MessageType> = Static<(typeof MESSAGES)[T]>
+export function isMessageType (t: unknown): t is MessageType {
+  return typeof t === 'string' && Object.prototype.hasOwnProperty.call(MESSAGES, t)
+}
+
+export * from './common.ts'
+export * from './membership.ts'
