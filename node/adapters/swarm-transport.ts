@@ -1,0 +1,202 @@
+// Transport over hyperswarm: every connection carries two protomux channels,
+//   bwnet/control/1 — signed control frames (protocol/codec.ts), one frame per protomux message;
+//   bwnet/bulk/1    — chunk bytes on request, the fallback data path when HTTP is not reachable.
+// Peers are named here by their swarm (noise) public key in hex; the messenger maps them to hotkeys.
+import Hyperswarm, { type NoiseStream } from 'hyperswarm'
+import type DHT from 'hyperdht'
+import Protomux, { type Message } from 'protomux'
+import c from 'compact-encoding'
+import { createHash } from 'node:crypto'
+import { once } from 'node:events'
+import { pack, unpack } from '../../protocol/index.ts'
+import type { Logger } from '../../actors/ports.ts'
+
+export const CONTROL_PROTOCOL = 'bwnet/control/1'
+export const BULK_PROTOCOL = 'bwnet/bulk/1'
+export const BULK_FRAME_BYTES = 256 * 1024 // 256 KiB per data message
+export const BULK_TIMEOUT_MS = 30_000 // 30 s without progress fails a bulk read
+
+/** The swarm topic of a network: every node of one network id meets there. */
+export function networkTopic (networkId: string): Buffer {
+  return createHash('sha256').update(`bwnet/network/${networkId}`).digest()
+}
+
+export type BulkHandler = (peer: string, key: string) => Promise<Uint8Array | null>
+
+export interface TransportEvents {
+  onFrame (peer: string, frame: Uint8Array): void
+  onPeerUp (peer: string): void
+  onPeerDown (peer: string): void
+}
+
+interface PeerLink {
+  conn: NoiseStream
+  control: Message<Uint8Array>
+  bulkReq: Message<Uint8Array>
+  bulkData: Message<Uint8Array>
+  bulkEnd: Message<Uint8Array>
+  ready: boolean
+}
+
+interface PendingBulk {
+  parts: Uint8Array[]
+  bytes: number
+  resolve (b: Uint8Array): void
+  reject (e: Error): void
+  timer: NodeJS.Timeout
+}
+
+export class BulkError extends Error {
+  readonly code = 'BWN_ERR_BULK'
+}
+
+export class SwarmTransport {
+  readonly swarm: Hyperswarm
+  readonly #topic: Buffer
+  readonly #log: Logger
+  readonly #links = new Map<string, PeerLink>()
+  readonly #pending = new Map<number, PendingBulk>()
+  #nextBulkId = 1
+  #events: TransportEvents
+  #bulkHandler: BulkHandler | null = null
+  #stopped = false
+
+  constructor (opts: { dht: DHT, networkId: string, logger: Logger, events: TransportEvents, seed?: Uint8Array }) {
+    this.swarm = new Hyperswarm({ dht: opts.dht, seed: opts.seed })
+    this.#topic = networkTopic(opts.networkId)
+    this.#log = opts.logger.child({ component: 'transport' })
+    this.#events = opts.events
+    this.swarm.on('connection', (conn, info) => this.#onConnection(conn, info.publicKey.toString('hex')))
+  }
+
+  get publicKey (): string { return this.swarm.keyPair.publicKey.toString('hex') }
+
+  serveBulk (handler: BulkHandler): void { this.#bulkHandler = handler }
+
+  async start (): Promise<void> {
+    const discovery = this.swarm.join(this.#topic, { server: true, client: true })
+    await discovery.flushed()
+  }
+
+  peers (): string[] {
+    return [...this.#links.entries()].filter(([, l]) => l.ready).map(([k]) => k)
+  }
+
+  send (peer: string, frame: Uint8Array): boolean {
+    const link = this.#links.get(peer)
+    if (link === undefined || !link.ready) return false
+    link.control.send(frame)
+    return true
+  }
+
+  broadcast (frame: Uint8Array): number {
+    let n = 0
+    for (const peer of this.#links.keys()) if (this.send(peer, frame)) n++
+    return n
+  }
+
+  /** Reads the bytes the peer serves under `key` over the bulk channel. */
+  fetchBulk (peer: string, key: string, timeoutMs = BULK_TIMEOUT_MS): Promise<Uint8Array> {
+    const link = this.#links.get(peer)
+    if (link === undefined || !link.ready) return Promise.reject(new BulkError(`no connection to ${peer.slice(0, 12)}`))
+    const id = this.#nextBulkId++
+    return new Promise((resolve, reject) => {
+      const fail = (): void => { this.#pending.delete(id); reject(new BulkError(`bulk read ${key} timed out`)) }
+      const entry: PendingBulk = { parts: [], bytes: 0, resolve, reject, timer: setTimeout(fail, timeoutMs) }
+      this.#pending.set(id, entry)
+      link.bulkReq.send(pack({ id, key }))
+    })
+  }
+
+  async stop (): Promise<void> {
+    this.#stopped = true
+    for (const p of this.#pending.values()) { clearTimeout(p.timer); p.reject(new BulkError('transport stopped')) }
+    this.#pending.clear()
+    await this.swarm.destroy()
+  }
+
+  #onConnection (conn: NoiseStream, peer: string): void {
+    if (this.#stopped) { conn.destroy(); return }
+    const previous = this.#links.get(peer)
+    if (previous !== undefined) previous.conn.destroy() // a reconnect replaces the old stream
+    conn.on('error', (err: Error) => this.#log.debug({ peer: peer.slice(0, 12), err: err.message }, 'connection error'))
+    const mux = Protomux.from(conn)
+    let link: PeerLink | undefined
+    const markReady = (): void => {
+      if (link === undefined || link.ready) return
+      link.ready = true
+      this.#events.onPeerUp(peer)
+    }
+    const control = mux.createChannel({ protocol: CONTROL_PROTOCOL, onopen: markReady })
+    const bulk = mux.createChannel({ protocol: BULK_PROTOCOL })
+    if (control === null || bulk === null) { conn.destroy(); return }
+    link = {
+      conn,
+      ready: false,
+      control: control.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (frame) => this.#safe(() => this.#events.onFrame(peer, frame)) }),
+      bulkReq: bulk.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (m) => { void this.#serveBulkRequest(peer, mux, m) } }),
+      bulkData: bulk.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (m) => this.#safe(() => this.#onBulkData(m)) }),
+      bulkEnd: bulk.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (m) => this.#safe(() => this.#onBulkEnd(m)) })
+    }
+    this.#links.set(peer, link)
+    control.open()
+    bulk.open()
+    conn.once('close', () => {
+      if (this.#links.get(peer) !== link) return
+      this.#links.delete(peer)
+      if (link!.ready) this.#events.onPeerDown(peer)
+    })
+  }
+
+  #safe (fn: () => void): void {
+    // An exception in a handler must not tear down the connection (protomux destroys the stream).
+    try { fn() } catch (err) { this.#log.warn({ err }, 'inbound handler failed') }
+  }
+
+  async #serveBulkRequest (peer: string, mux: Protomux, raw: Uint8Array): Promise<void> {
+    let id = 0
+    const link = this.#links.get(peer)
+    if (link === undefined) return
+    try {
+      const req = unpack<{ id: number, key: string }>(raw)
+      id = req.id
+      if (typeof req.id !== 'number' || typeof req.key !== 'string') throw new BulkError('malformed bulk request')
+      const bytes = this.#bulkHandler === null ? null : await this.#bulkHandler(peer, req.key)
+      if (bytes === null) { link.bulkEnd.send(pack({ id, bytes: 0, error: 'not_found' })); return }
+      const head = Buffer.alloc(4)
+      head.writeUInt32BE(id >>> 0)
+      for (let off = 0; off < bytes.byteLength; off += BULK_FRAME_BYTES) {
+        const piece = bytes.subarray(off, Math.min(off + BULK_FRAME_BYTES, bytes.byteLength))
+        const ok = link.bulkData.send(Buffer.concat([head, piece]))
+        if (!ok && !link.conn.destroyed) await once(mux.stream, 'drain')
+        if (link.conn.destroyed) return
+      }
+      link.bulkEnd.send(pack({ id, bytes: bytes.byteLength }))
+    } catch (err) {
+      this.#log.warn({ peer: peer.slice(0, 12), err: (err as Error).message }, 'bulk request failed')
+      if (!link.conn.destroyed) link.bulkEnd.send(pack({ id, bytes: 0, error: 'failed' }))
+    }
+  }
+
+  #onBulkData (m: Uint8Array): void {
+    if (m.byteLength < 4) return
+    const id = Buffer.from(m.buffer, m.byteOffset, 4).readUInt32BE(0)
+    const p = this.#pending.get(id)
+    if (p === undefined) return
+    const piece = m.subarray(4)
+    p.parts.push(piece)
+    p.bytes += piece.byteLength
+    p.timer.refresh()
+  }
+
+  #onBulkEnd (m: Uint8Array): void {
+    const end = unpack<{ id: number, bytes: number, error?: string }>(m)
+    const p = this.#pending.get(end.id)
+    if (p === undefined) return
+    this.#pending.delete(end.id)
+    clearTimeout(p.timer)
+    if (end.error !== undefined) p.reject(new BulkError(`peer refused bulk read: ${end.error}`))
+    else if (end.bytes !== p.bytes) p.reject(new BulkError(`bulk read got ${p.bytes} bytes, peer sent ${end.bytes}`))
+    else p.resolve(p.parts.length === 1 ? p.parts[0]! : Buffer.concat(p.parts))
+  }
+}

@@ -1,0 +1,30 @@
+// The `bwnet` command line. Every command has --help; a bad setting exits 2 with one line.
+import { Command, CommanderError } from 'commander'
+import { keysCommand } from './commands/keys.ts'
+import { nodeCommand, devnetCommand } from './commands/run.ts'
+import { SOFTWARE } from './node.ts'
+
+export function buildCli (): Command {
+  const program = new Command('bwnet')
+    .description('bwnet: a distributed bandwidth network')
+    .version(SOFTWARE.split('/')[1]!, '-v, --version')
+    .showHelpAfterError('(run with --help for usage)')
+  program.addCommand(devnetCommand())
+  program.addCommand(nodeCommand())
+  program.addCommand(keysCommand())
+  return program
+}
+
+export async function main (argv: string[]): Promise<void> {
+  const program = buildCli().exitOverride()
+  try {
+    await program.parseAsync(argv)
+  } catch (err) {
+    if (err instanceof CommanderError) process.exit(err.exitCode)
+    const code = (err as { code?: string }).code
+    process.stderr.write(`bwnet: ${(err as Error).message}\n`)
+    process.exit(code === 'BWN_ERR_CONFIG' ? 2 : 1)
+  }
+}
+
+await main(process.argv)

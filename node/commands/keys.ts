@@ -1,0 +1,36 @@
+import { Command } from 'commander'
+import { stat } from 'node:fs/promises'
+import { cryptoReady, newHotkey, toHex } from '../../protocol/index.ts'
+import { readKeystore, writeKeystore } from '../keystore.ts'
+
+export const DEFAULT_KEYSTORE = '.bwnet/hotkey.json'
+
+export function keysCommand (): Command {
+  const keys = new Command('keys').description('create and show hotkeys (sr25519, SS58 addresses)')
+  keys.command('new')
+    .description('create a new hotkey keystore file (mode 0600)')
+    .option('--keystore <file>', 'keystore path', process.env.BWN_KEYSTORE ?? DEFAULT_KEYSTORE)
+    .option('--force', 'overwrite an existing keystore')
+    .action(async (opts: { keystore: string, force?: boolean }) => {
+      await cryptoReady()
+      const exists = await stat(opts.keystore).then(() => true, () => false)
+      if (exists && opts.force !== true) throw new CliError(`keystore ${opts.keystore} exists; pass --force to replace it`)
+      const key = newHotkey()
+      await writeKeystore(opts.keystore, key)
+      console.log(JSON.stringify({ address: key.address, publicKey: toHex(key.publicKey), keystore: opts.keystore }))
+    })
+  keys.command('show')
+    .description('print the address and public key of a keystore')
+    .option('--keystore <file>', 'keystore path', process.env.BWN_KEYSTORE ?? DEFAULT_KEYSTORE)
+    .action(async (opts: { keystore: string }) => {
+      await cryptoReady()
+      const key = await readKeystore(opts.keystore)
+      console.log(JSON.stringify({ address: key.address, publicKey: toHex(key.publicKey), keystore: opts.keystore }))
+    })
+  return keys
+}
+
+/** An error the CLI prints as one line and exits non-zero for. */
+export class CliError extends Error {
+  readonly code = 'BWN_ERR_CLI'
+}

@@ -1,0 +1,72 @@
+// `bwnet node` and `bwnet devnet`: long-running commands with graceful shutdown on SIGINT/SIGTERM.
+import { Command } from 'commander'
+import { BwnetNode } from '../node.ts'
+import { Devnet, type DevnetHooks } from '../devnet.ts'
+import { resolveConfig, NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, DevnetSettings, DEVNET_SETTINGS, DEVNET_DEFAULTS } from '../config.ts'
+import { createLogger } from '../logger.ts'
+
+export const SHUTDOWN_TIMEOUT_MS = 5_000 // everything must be closed within this after a signal
+
+/** Runs `stop` on the first SIGINT/SIGTERM; exits 0 when it finishes in time, 1 otherwise. */
+export function onShutdown (stop: () => Promise<void>, log: { info (o: object, m: string): void, error (o: object, m: string): void }): void {
+  let stopping = false
+  const handle = (signal: string): void => {
+    if (stopping) return
+    stopping = true
+    log.info({ event: 'shutdown', signal }, 'shutting down')
+    const timer = setTimeout(() => { log.error({ event: 'shutdown_timeout' }, 'shutdown took too long; exiting'); process.exit(1) }, SHUTDOWN_TIMEOUT_MS)
+    stop().then(() => { clearTimeout(timer); process.exit(0) }, (err) => { log.error({ err }, 'shutdown failed'); process.exit(1) })
+  }
+  process.once('SIGINT', () => handle('SIGINT'))
+  process.once('SIGTERM', () => handle('SIGTERM'))
+}
+
+/** Options the user typed (commander leaves the others undefined, so defaults stay in one place). */
+function typed (cmd: Command): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(cmd.opts())) if (v !== undefined && k !== 'config') out[k] = v
+  return out
+}
+
+export function nodeCommand (): Command {
+  return new Command('node')
+    .description('run one node in one role')
+    .option('--role <role>', 'orchestrator | worker | validator (BWN_ROLE)')
+    .option('--data <dir>', `data directory (BWN_DATA, default ${NODE_DEFAULTS.data})`)
+    .option('--network <id>', `network id (BWN_NETWORK, default ${NODE_DEFAULTS.network})`)
+    .option('--bootstrap <list>', 'comma-separated DHT bootstrap host:port list (BWN_BOOTSTRAP, required)')
+    .option('--dht-host <addr>', 'address the DHT node binds and announces, e.g. 127.0.0.1 (BWN_DHT_HOST)')
+    .option('--host <addr>', `HTTP listen address (BWN_HOST, default ${NODE_DEFAULTS.host})`)
+    .option('--port <n>', `HTTP port (BWN_PORT, default ${NODE_DEFAULTS.port})`)
+    .option('--slots <n>', `tasks a worker runs at once (BWN_SLOTS, default ${NODE_DEFAULTS.slots})`)
+    .option('--bandwidth-mbps <n>', 'claimed bandwidth (BWN_BANDWIDTH_MBPS)')
+    .option('--attach-to <hotkey>', 'orchestrator a worker attaches to (BWN_ATTACH_TO)')
+    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)')
+    .option('--config <file>', 'JSON config file with any of the settings above by name')
+    .action(async (opts: { config?: string }, cmd: Command) => {
+      const config = resolveConfig(NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })
+      const logger = createLogger({ level: config.logLevel })
+      const node = new BwnetNode({ config, logger })
+      onShutdown(() => node.stop(), logger)
+      await node.start()
+      logger.info({ event: 'node_ready', ...node.info() }, 'node ready')
+    })
+}
+
+export function devnetCommand (hooks: DevnetHooks = {}): Command {
+  return new Command('devnet')
+    .description('run a whole network on loopback in one process: a DHT testnet, 1 orchestrator, N workers, 1 validator')
+    .option('--port <n>', `API port (BWN_PORT, default ${DEVNET_DEFAULTS.port})`)
+    .option('--data <dir>', `data directory; devnet.json is written there (BWN_DATA, default ${DEVNET_DEFAULTS.data})`)
+    .option('--workers <n>', `worker nodes (BWN_WORKERS, default ${DEVNET_DEFAULTS.workers})`)
+    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)')
+    .option('--config <file>', 'JSON config file with any of the settings above by name')
+    .action(async (opts: { config?: string }, cmd: Command) => {
+      const config = resolveConfig(DevnetSettings, DEVNET_SETTINGS, DEVNET_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })
+      const logger = createLogger({ level: config.logLevel })
+      const devnet = new Devnet(config, logger, hooks)
+      onShutdown(() => devnet.stop(), logger)
+      const file = await devnet.start()
+      process.stderr.write(`devnet up: API ${file.baseUrl} — ${config.data}/devnet.json — Ctrl-C to stop\n`)
+    })
+}

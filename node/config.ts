@@ -1,0 +1,122 @@
+// Configuration: flags > environment (BWN_*) > JSON config file > defaults, validated once by one
+// schema. A bad value stops the program with one line naming the setting and where it came from.
+import { readFileSync } from 'node:fs'
+import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox'
+import { Ajv } from 'ajv'
+import { Role } from '../protocol/index.ts'
+
+export class ConfigError extends Error {
+  readonly code = 'BWN_ERR_CONFIG'
+}
+
+interface SettingMeta { flag: string, env: string }
+
+const HostPort = Type.String({ pattern: '^[A-Za-z0-9.:\\[\\]-]+:[0-9]{1,5}$', description: 'host:port' })
+
+export const NodeSettings = Type.Object({
+  role: Role,
+  data: Type.String({ minLength: 1, description: 'data directory: identity, database, staged chunks' }),
+  network: Type.String({ pattern: '^[a-z0-9-]{1,64}$', description: 'network id: nodes of one id find each other' }),
+  bootstrap: Type.Array(HostPort, { minItems: 1, description: 'DHT bootstrap nodes; never defaults to a public list' }),
+  dhtHost: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'address the DHT node binds and announces (127.0.0.1 on loopback)' }),
+  host: Type.String({ minLength: 1, description: 'HTTP listen address' }),
+  port: Type.Integer({ minimum: 0, maximum: 65535, description: 'HTTP port (orchestrator API and data endpoint); 0 picks a free one' }),
+  slots: Type.Integer({ minimum: 1, maximum: 1024, description: 'tasks a worker runs at once' }),
+  bandwidthMbps: Type.Number({ minimum: 0, maximum: 1_000_000 }),
+  attachTo: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'orchestrator hotkey a worker attaches to (default: the first it meets)' }),
+  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)))
+}, { additionalProperties: false })
+export type NodeConfig = Static<typeof NodeSettings>
+
+export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
+  role: { flag: '--role', env: 'BWN_ROLE' },
+  data: { flag: '--data', env: 'BWN_DATA' },
+  network: { flag: '--network', env: 'BWN_NETWORK' },
+  bootstrap: { flag: '--bootstrap', env: 'BWN_BOOTSTRAP' },
+  dhtHost: { flag: '--dht-host', env: 'BWN_DHT_HOST' },
+  host: { flag: '--host', env: 'BWN_HOST' },
+  port: { flag: '--port', env: 'BWN_PORT' },
+  slots: { flag: '--slots', env: 'BWN_SLOTS' },
+  bandwidthMbps: { flag: '--bandwidth-mbps', env: 'BWN_BANDWIDTH_MBPS' },
+  attachTo: { flag: '--attach-to', env: 'BWN_ATTACH_TO' },
+  logLevel: { flag: '--log-level', env: 'LOG_LEVEL' }
+}
+
+export const NODE_DEFAULTS: Partial<NodeConfig> = {
+  data: '.bwnet/node', network: 'devnet', dhtHost: null, host: '127.0.0.1', port: 8000, slots: 4,
+  bandwidthMbps: 1000, attachTo: null, logLevel: 'info'
+}
+
+export const DevnetSettings = Type.Object({
+  port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  data: Type.String({ minLength: 1 }),
+  workers: Type.Integer({ minimum: 1, maximum: 64 }),
+  logLevel: NodeSettings.properties.logLevel
+}, { additionalProperties: false })
+export type DevnetConfig = Static<typeof DevnetSettings>
+export const DEVNET_SETTINGS: Record<keyof DevnetConfig, SettingMeta> = {
+  port: { flag: '--port', env: 'BWN_PORT' },
+  data: { flag: '--data', env: 'BWN_DATA' },
+  workers: { flag: '--workers', env: 'BWN_WORKERS' },
+  logLevel: { flag: '--log-level', env: 'LOG_LEVEL' }
+}
+export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, logLevel: 'info' }
+
+const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false })
+
+/** Parses an env string by the setting's schema type (numbers, lists, null). */
+function fromEnv (schema: any, raw: string): unknown {
+  const types = schema.anyOf ? schema.anyOf.map((s: any) => s.type) : [schema.type]
+  if (types.includes('null') && (raw === '' || raw === 'null')) return null
+  if (types.includes('array')) return raw.split(',').map(s => s.trim()).filter(Boolean)
+  if (types.includes('integer') || types.includes('number')) return raw.trim() === '' ? raw : Number(raw)
+  return raw
+}
+
+export interface Sources {
+  /** Values given on the command line (already split; only those the user typed). */
+  flags?: Record<string, unknown>
+  env?: NodeJS.ProcessEnv
+  /** Path of a JSON config file holding any of the settings by name. */
+  configFile?: string
+}
+
+export function resolveConfig<P extends TProperties> (
+  schema: TObject<P>, meta: Record<string, SettingMeta>, defaults: Partial<Static<TObject<P>>>, sources: Sources
+): Static<TObject<P>> {
+  const origin: Record<string, string> = {}
+  const merged: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(defaults)) { merged[k] = v; origin[k] = 'default' }
+  if (sources.configFile !== undefined) {
+    let file: unknown
+    try { file = JSON.parse(readFileSync(sources.configFile, 'utf8')) } catch (err) {
+      throw new ConfigError(`config file ${sources.configFile}: ${(err as Error).message}`)
+    }
+    if (file === null || typeof file !== 'object' || Array.isArray(file)) throw new ConfigError(`config file ${sources.configFile}: must hold a JSON object`)
+    for (const [k, v] of Object.entries(file)) {
+      if (!(k in schema.properties)) throw new ConfigError(`config file ${sources.configFile}: unknown setting "${k}"`)
+      merged[k] = v; origin[k] = `config file ${sources.configFile}`
+    }
+  }
+  const env = sources.env ?? {}
+  for (const [k, m] of Object.entries(meta)) {
+    const raw = env[m.env]
+    if (raw !== undefined) { merged[k] = fromEnv(schema.properties[k], raw); origin[k] = m.env }
+  }
+  for (const [k, v] of Object.entries(sources.flags ?? {})) {
+    if (v === undefined || !(k in schema.properties)) continue
+    merged[k] = typeof v === 'string' ? fromEnv(schema.properties[k], v) : v
+    origin[k] = meta[k]?.flag ?? k
+  }
+  for (const k of Object.keys(schema.properties)) {
+    if (!(k in merged)) throw new ConfigError(`missing setting "${k}" (${meta[k]?.flag ?? k} or ${meta[k]?.env ?? 'config file'})`)
+  }
+  const check = ajv.compile(schema)
+  if (!check(merged)) {
+    const e = check.errors![0]!
+    const key = e.instancePath.split('/')[1] ?? String((e.params as { additionalProperty?: string }).additionalProperty ?? '')
+    const value = JSON.stringify(merged[key])
+    throw new ConfigError(`invalid setting "${key}" = ${value} (from ${origin[key] ?? 'input'}): ${e.message ?? 'invalid'}`)
+  }
+  return merged as Static<TObject<P>>
+}

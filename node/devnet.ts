@@ -1,0 +1,94 @@
+// The devnet: a whole network in one process on loopback — a local hyperdht testnet, one
+// orchestrator with the API, N workers and one validator — the embedded default `make run` starts.
+import { join } from 'node:path'
+import { mkdir, writeFile, rename } from 'node:fs/promises'
+import createTestnet, { type Testnet } from 'hyperdht/testnet.js'
+import type { Role } from '../protocol/index.ts'
+import { BwnetNode, type NodeInfo } from './node.ts'
+import { NODE_DEFAULTS, type DevnetConfig, type NodeConfig } from './config.ts'
+import type { Pino } from './logger.ts'
+
+export const DEVNET_NETWORK_ID = 'devnet'
+const TESTNET_SIZE = 3
+
+export interface DevnetFile {
+  baseUrl: string
+  dashboardUrl: string
+  telemetryUrl: string
+  keys: Record<string, string>
+  network: string
+  bootstrap: string[]
+  nodes: Array<{ role: Role, name: string, hotkey: string, publicKey: string }>
+}
+
+export interface DevnetHooks {
+  /** Keys the devnet bootstraps (admin, client, console) once the orchestrator is up. */
+  bootstrapKeys?: (orchestrator: BwnetNode) => Promise<Record<string, string>>
+}
+
+export class Devnet {
+  readonly nodes: Array<{ name: string, node: BwnetNode }> = []
+  testnet!: Testnet
+  file!: DevnetFile
+  #stopping: Promise<void> | null = null
+
+  constructor (readonly config: DevnetConfig, readonly logger: Pino, readonly hooks: DevnetHooks = {}) {}
+
+  get orchestrator (): BwnetNode { return this.nodes[0]!.node }
+
+  async start (): Promise<DevnetFile> {
+    const { config } = this
+    await mkdir(config.data, { recursive: true })
+    this.testnet = await createTestnet(TESTNET_SIZE, { host: '127.0.0.1' })
+    const bootstrap = this.testnet.bootstrap.map(b => `${b.host}:${b.port}`)
+    const base = { ...NODE_DEFAULTS, network: DEVNET_NETWORK_ID, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel } as NodeConfig
+    const plan: Array<{ name: string, cfg: NodeConfig }> = [
+      { name: 'orchestrator', cfg: { ...base, role: 'orchestrator', port: config.port, data: join(config.data, 'orchestrator') } }
+    ]
+    for (let i = 1; i <= config.workers; i++) plan.push({ name: `worker-${i}`, cfg: { ...base, role: 'worker', port: 0, data: join(config.data, `worker-${i}`) } })
+    plan.push({ name: 'validator', cfg: { ...base, role: 'validator', port: 0, data: join(config.data, 'validator') } })
+
+    for (const { name, cfg } of plan) {
+      this.nodes.push({ name, node: new BwnetNode({ config: cfg, logger: this.logger.child({ node: name }), dht: this.testnet.createNode() }) })
+    }
+    try {
+      // The orchestrator first, so workers meet it as soon as they join.
+      await this.orchestrator.start()
+      await Promise.all(this.nodes.slice(1).map(n => n.node.start()))
+    } catch (err) {
+      await this.stop()
+      throw err
+    }
+    const baseUrl = this.orchestrator.url!
+    const res = await fetch(`${baseUrl}/healthz`)
+    if (!res.ok) throw new Error(`devnet API answered ${res.status} on /healthz`)
+    const keys = this.hooks.bootstrapKeys ? await this.hooks.bootstrapKeys(this.orchestrator) : {}
+    this.file = {
+      baseUrl,
+      dashboardUrl: baseUrl,
+      telemetryUrl: baseUrl,
+      keys,
+      network: DEVNET_NETWORK_ID,
+      bootstrap,
+      nodes: this.nodes.map(({ name, node }) => {
+        const info: NodeInfo = node.info()
+        return { role: info.role, name, hotkey: info.hotkey, publicKey: info.publicKey }
+      })
+    }
+    const path = join(config.data, 'devnet.json')
+    await writeFile(`${path}.tmp`, JSON.stringify(this.file, null, 2) + '\n', { mode: 0o600 })
+    await rename(`${path}.tmp`, path)
+    this.logger.info({ event: 'devnet_ready', file: path, baseUrl, nodes: this.nodes.length }, 'devnet ready')
+    return this.file
+  }
+
+  stop (): Promise<void> {
+    this.#stopping ??= (async () => {
+      // Workers and validator first, the orchestrator (and its API) last, then the DHT itself.
+      await Promise.allSettled(this.nodes.slice(1).reverse().map(n => n.node.stop()))
+      if (this.nodes[0] !== undefined) await this.nodes[0].node.stop()
+      await this.testnet?.destroy()
+    })()
+    return this.#stopping
+  }
+}

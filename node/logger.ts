@@ -1,0 +1,18 @@
+// JSON logs with pino: one line per event, level from LOG_LEVEL, secrets redacted.
+import { pino, type Logger as Pino, type DestinationStream } from 'pino'
+
+export const REDACT_PATHS = [
+  'req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]',
+  '*.secretAccessKey', '*.secretKey', '*.seed', '*.apiKey', '*.key', '*.signature', 'key', 'apiKey'
+]
+
+export function createLogger (opts: { level?: string, name?: string, destination?: DestinationStream } = {}): Pino {
+  return pino({
+    name: opts.name ?? 'bwnet',
+    level: opts.level ?? process.env.LOG_LEVEL ?? 'info',
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    base: { pid: process.pid }
+  }, opts.destination ?? pino.destination({ fd: 1, sync: false }))
+}
+
+export type { Pino }

@@ -1,0 +1,176 @@
+// One bwnet node: identity, store, blob store, swarm transport, actor system, and (with a port)
+// the HTTP server. Started in that order and stopped in reverse, as OTP children.
+import { join } from 'node:path'
+import { mkdir } from 'node:fs/promises'
+import { Level } from 'level'
+import DHT from 'hyperdht'
+import type { FastifyInstance } from 'fastify'
+import { cryptoReady, toHex, type KeyPair, type Role } from '../protocol/index.ts'
+import { LevelStore } from '../actors/store.ts'
+import { startSystem, stopActor, tell, type SystemRef } from '../actors/runtime.ts'
+import { startMembership, type Membership } from '../actors/membership.ts'
+import type { Clock, Logger } from '../actors/ports.ts'
+import { buildApp } from '../api/app.ts'
+import type { ApiDeps } from '../api/deps.ts'
+import { FileBlobStore } from './adapters/blob-store.ts'
+import { SwarmTransport } from './adapters/swarm-transport.ts'
+import { Messenger } from './messenger.ts'
+import { loadOrCreateKeystore } from './keystore.ts'
+import { systemClock } from './clock.ts'
+import { startRole, type RoleHandle } from './roles/index.ts'
+import type { NodeConfig } from './config.ts'
+import type { Pino } from './logger.ts'
+
+export const SOFTWARE = 'bwnet/0.1.0'
+const SWARM_CLOSE_GRACE_MS = 1_500 // then the swarm is destroyed without unannouncing
+
+export interface NodeOptions {
+  config: NodeConfig
+  logger: Pino
+  clock?: Clock
+  /** A DHT node to use (tests and the devnet pass `testnet.createNode()`); otherwise one is built from config. */
+  dht?: DHT
+  /** Whether this node serves HTTP (the API on orchestrators; the data endpoint for any role). */
+  serveHttp?: boolean
+}
+
+export interface NodeInfo { role: Role, hotkey: string, publicKey: string, swarmKey: string, url: string | null }
+
+export class BwnetNode {
+  readonly config: NodeConfig
+  readonly logger: Pino
+  readonly clock: Clock
+  key!: KeyPair
+  db!: Level<string, string>
+  store!: LevelStore
+  blobs!: FileBlobStore
+  messenger!: Messenger
+  transport!: SwarmTransport
+  system!: SystemRef
+  membership!: Membership
+  app: FastifyInstance | null = null
+  url: string | null = null
+  #role: RoleHandle | null = null
+  #dht: DHT | undefined
+  #serveHttp: boolean
+  #ready = false
+  #stopping: Promise<void> | null = null
+
+  constructor (opts: NodeOptions) {
+    this.config = opts.config
+    this.clock = opts.clock ?? systemClock
+    this.#dht = opts.dht
+    this.#serveHttp = opts.serveHttp ?? opts.config.role === 'orchestrator'
+    this.logger = opts.logger
+  }
+
+  get ready (): boolean { return this.#ready }
+
+  info (): NodeInfo {
+    return { role: this.config.role, hotkey: this.key.address, publicKey: toHex(this.key.publicKey), swarmKey: this.transport.publicKey, url: this.url }
+  }
+
+  async start (): Promise<this> {
+    const { config } = this
+    await cryptoReady()
+    await mkdir(config.data, { recursive: true })
+    const { key, created } = await loadOrCreateKeystore(join(config.data, 'hotkey.json'))
+    this.key = key
+    const log: Logger = this.logger.child({ role: config.role, hotkey: key.address })
+    log.info({ event: 'identity', created, data: config.data }, created ? 'new identity created' : 'identity loaded')
+
+    this.db = new Level<string, string>(join(config.data, 'db'))
+    await this.db.open()
+    this.store = new LevelStore(this.db as never)
+    this.blobs = new FileBlobStore(join(config.data, 'blobs'))
+    await this.blobs.open()
+
+    this.messenger = new Messenger(key, this.clock, log)
+    const dht = this.#dht ?? new DHT({
+      bootstrap: config.bootstrap,
+      ...(config.dhtHost !== null ? { host: config.dhtHost } : {}),
+      ephemeral: true
+    })
+    this.transport = new SwarmTransport({
+      dht,
+      networkId: config.network,
+      logger: log,
+      events: {
+        onFrame: (peer, frame) => this.messenger.receive(peer, frame),
+        onPeerUp: (peer) => this.messenger.peerUp(peer),
+        onPeerDown: (peer) => this.messenger.peerDown(peer)
+      }
+    })
+
+    this.system = startSystem()
+    const env = { clock: this.clock, logger: log }
+    const announce = {
+      role: config.role,
+      hotkey: key.address,
+      software: SOFTWARE,
+      capacity: { slots: config.slots, bandwidthMbps: config.bandwidthMbps },
+      dataUrl: null as string | null,
+      attachTo: config.attachTo
+    }
+    this.membership = startMembership(this.system, { env, net: this.messenger, store: this.store, self: announce, load: () => this.#role?.load?.() ?? 0 })
+    this.messenger.attach(this.transport, {
+      onConnect: (peer) => this.messenger.sendToPeer(peer, 'announce', announce),
+      onDisconnect: (hotkey) => { if (hotkey !== undefined) tell(this.membership.ref, { type: 'disconnected', hotkey }) }
+    })
+    this.messenger.on('announce', (msg) => tell(this.membership.ref, { type: 'announce', from: msg.from, body: msg.body as never }))
+    this.messenger.on('heartbeat', (msg) => tell(this.membership.ref, { type: 'heartbeat', from: msg.from, body: msg.body as never }))
+
+    this.#role = await startRole({
+      role: config.role, key, config, clock: this.clock, logger: log, system: this.system, store: this.store,
+      blobs: this.blobs, messenger: this.messenger, transport: this.transport, membership: this.membership, dataDir: config.data
+    })
+
+    if (this.#serveHttp) {
+      const deps: ApiDeps = {
+        logger: this.logger.child({ role: config.role, component: 'api' }),
+        self: { hotkey: key.address, role: config.role, software: SOFTWARE },
+        membership: {
+          counts: async () => (await this.membership.view()).counts,
+          peers: async () => (await this.membership.view()).peers.map(p => ({
+            hotkey: p.hotkey, role: p.role, software: p.software, attachTo: p.attachTo, lastSeenAt: new Date(p.lastSeenAt).toISOString()
+          }))
+        },
+        ready: () => this.#ready,
+        ...this.#role.apiDeps
+      }
+      this.app = await buildApp(deps)
+      if (this.#role.routes) await this.#role.routes(this.app)
+      const address = await this.app.listen({ host: config.host, port: config.port })
+      this.url = address
+      announce.dataUrl = address
+    }
+
+    await this.transport.start()
+    this.#ready = true
+    log.info({ event: 'node_started', url: this.url, swarmKey: this.transport.publicKey }, 'node started')
+    return this
+  }
+
+  /** Stops in reverse order of start. Safe to call more than once. */
+  stop (): Promise<void> {
+    this.#stopping ??= this.#stop()
+    return this.#stopping
+  }
+
+  async #stop (): Promise<void> {
+    this.#ready = false
+    if (this.app !== null) await this.app.close()
+    await this.#role?.stop()
+    this.membership?.stop()
+    if (this.transport !== undefined) {
+      let timer: NodeJS.Timeout | undefined
+      const graceful = this.transport.stop()
+      const late = new Promise<'late'>(resolve => { timer = setTimeout(() => resolve('late'), SWARM_CLOSE_GRACE_MS) })
+      if (await Promise.race([graceful.then(() => 'done' as const), late]) === 'late') await this.transport.swarm.destroy({ force: true })
+      clearTimeout(timer)
+    }
+    if (this.system !== undefined) stopActor(this.system)
+    if (this.db !== undefined) await this.db.close()
+    this.logger.info({ role: this.config.role, hotkey: this.key?.address, event: 'node_stopped' }, 'node stopped')
+  }
+}

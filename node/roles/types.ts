@@ -1,0 +1,35 @@
+// What a role's wiring gets from the node, and what it hands back.
+import type { FastifyInstance } from 'fastify'
+import type { Role, KeyPair } from '../../protocol/index.ts'
+import type { Clock, Logger, Store, BlobStore } from '../../actors/ports.ts'
+import type { SystemRef } from '../../actors/runtime.ts'
+import type { Membership } from '../../actors/membership.ts'
+import type { Messenger } from '../messenger.ts'
+import type { SwarmTransport } from '../adapters/swarm-transport.ts'
+import type { ApiDeps } from '../../api/deps.ts'
+import type { NodeConfig } from '../config.ts'
+
+export interface RoleContext {
+  role: Role
+  key: KeyPair
+  config: NodeConfig
+  clock: Clock
+  logger: Logger
+  system: SystemRef
+  store: Store
+  blobs: BlobStore
+  messenger: Messenger
+  transport: SwarmTransport
+  membership: Membership
+  dataDir: string
+}
+
+export interface RoleHandle {
+  /** Extra API dependencies this role provides (orchestrators). */
+  apiDeps?: Partial<ApiDeps>
+  /** Routes the role mounts on the node's HTTP server. */
+  routes?: (app: FastifyInstance) => Promise<void>
+  /** Load reported in heartbeats. */
+  load?: () => number
+  stop (): Promise<void>
+}
