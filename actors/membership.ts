@@ -73,7 +73,7 @@ export function startMembership (parent: Ref<any>, deps: MembershipDeps): Member
           load: prev?.load ?? 0
         }
         state.peers.set(msg.from, rec)
-        if (prev === undefined) log.info({ peer: msg.from, role: rec.role, event: 'peer_joined' }, 'peer joined')
+        if (prev === undefined) log.info({ peer: msg.from, peerRole: rec.role, event: 'peer_joined' }, 'peer joined')
         await store.table<PeerRecord>(ROLE_TABLE[rec.role]).put(rec.hotkey, rec)
         return state
       }

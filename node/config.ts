@@ -69,7 +69,7 @@ function fromEnv (schema: any, raw: string): unknown {
   const types = schema.anyOf ? schema.anyOf.map((s: any) => s.type) : [schema.type]
   if (types.includes('null') && (raw === '' || raw === 'null')) return null
   if (types.includes('array')) return raw.split(',').map(s => s.trim()).filter(Boolean)
-  if (types.includes('integer') || types.includes('number')) return raw.trim() === '' ? raw : Number(raw)
+  if (types.includes('integer') || types.includes('number')) { const n = Number(raw); return raw.trim() === '' || Number.isNaN(n) ? raw : n }
   return raw
 }
 

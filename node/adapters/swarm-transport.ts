@@ -2,7 +2,7 @@
 //   bwnet/control/1 — signed control frames (protocol/codec.ts), one frame per protomux message;
 //   bwnet/bulk/1    — chunk bytes on request, the fallback data path when HTTP is not reachable.
 // Peers are named here by their swarm (noise) public key in hex; the messenger maps them to hotkeys.
-import Hyperswarm, { type NoiseStream } from 'hyperswarm'
+import Hyperswarm, { type NoiseStream, type Discovery } from 'hyperswarm'
 import type DHT from 'hyperdht'
 import Protomux, { type Message } from 'protomux'
 import c from 'compact-encoding'
@@ -15,6 +15,10 @@ export const CONTROL_PROTOCOL = 'bwnet/control/1'
 export const BULK_PROTOCOL = 'bwnet/bulk/1'
 export const BULK_FRAME_BYTES = 256 * 1024 // 256 KiB per data message
 export const BULK_TIMEOUT_MS = 30_000 // 30 s without progress fails a bulk read
+// Peers that join at the same moment miss each other's announcements in their first lookup, so
+// discovery is refreshed soon after start, then at a slow steady pace.
+export const DISCOVERY_REFRESH_AFTER_MS = [1_000, 3_000, 6_000] // after start
+export const DISCOVERY_REFRESH_EVERY_MS = 60_000 // 1 min
 
 /** The swarm topic of a network: every node of one network id meets there. */
 export function networkTopic (networkId: string): Buffer {
@@ -60,6 +64,8 @@ export class SwarmTransport {
   #events: TransportEvents
   #bulkHandler: BulkHandler | null = null
   #stopped = false
+  #discovery: Discovery | null = null
+  #refreshTimers: NodeJS.Timeout[] = []
 
   constructor (opts: { dht: DHT, networkId: string, logger: Logger, events: TransportEvents, seed?: Uint8Array }) {
     this.swarm = new Hyperswarm({ dht: opts.dht, seed: opts.seed })
@@ -75,7 +81,14 @@ export class SwarmTransport {
 
   async start (): Promise<void> {
     const discovery = this.swarm.join(this.#topic, { server: true, client: true })
+    this.#discovery = discovery
     await discovery.flushed()
+    const refresh = (): void => {
+      if (this.#stopped) return
+      discovery.refresh({ client: true, server: true }).catch((err: Error) => this.#log.debug({ err: err.message }, 'discovery refresh failed'))
+    }
+    for (const ms of DISCOVERY_REFRESH_AFTER_MS) this.#refreshTimers.push(setTimeout(refresh, ms).unref())
+    this.#refreshTimers.push(setInterval(refresh, DISCOVERY_REFRESH_EVERY_MS).unref())
   }
 
   peers (): string[] {
@@ -110,6 +123,7 @@ export class SwarmTransport {
 
   async stop (): Promise<void> {
     this.#stopped = true
+    for (const t of this.#refreshTimers) clearTimeout(t)
     for (const p of this.#pending.values()) { clearTimeout(p.timer); p.reject(new BulkError('transport stopped')) }
     this.#pending.clear()
     await this.swarm.destroy()

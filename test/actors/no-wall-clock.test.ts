@@ -1,0 +1,27 @@
+// Actors reach time only through the Clock port, so the simulator can run them in virtual time.
+import t from 'tap'
+import { readdir, readFile } from 'node:fs/promises'
+import { join, relative } from 'node:path'
+
+const ROOT = join(import.meta.dirname, '..', '..', 'actors')
+const FORBIDDEN = /Date\.now|new Date\(|setTimeout|setInterval/
+
+async function * files (dir: string): AsyncGenerator<string> {
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name)
+    if (e.isDirectory()) yield * files(p)
+    else if (e.name.endsWith('.ts')) yield p
+  }
+}
+
+t.test('actors/ never reads the wall clock or sets its own timers', async t => {
+  let scanned = 0
+  for await (const f of files(ROOT)) {
+    scanned++
+    const lines = (await readFile(f, 'utf8')).split('\n')
+    lines.forEach((line, i) => {
+      if (FORBIDDEN.test(line)) t.fail(`${relative(ROOT, f)}:${i + 1}: ${line.trim()}`)
+    })
+  }
+  t.ok(scanned > 3, `scanned ${scanned} files`)
+})

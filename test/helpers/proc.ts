@@ -1,0 +1,88 @@
+// Runs the real `bwnet` CLI as a child process and reads its JSON log lines.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { join } from 'node:path'
+import { once } from 'node:events'
+
+export const REPO = join(import.meta.dirname, '..', '..')
+
+export interface CliProcess {
+  child: ChildProcess
+  lines: Array<Record<string, any>>
+  stderr (): string
+  /** Resolves with the first log line matching `pred` (past or future); rejects after `timeoutMs`. */
+  waitFor (pred: (line: Record<string, any>) => boolean, timeoutMs?: number, what?: string): Promise<Record<string, any>>
+  /** Sends `signal` and resolves with the exit code and how long the exit took. */
+  stop (signal?: NodeJS.Signals): Promise<{ code: number | null, ms: number }>
+}
+
+export function runCli (args: string[], env: Record<string, string> = {}): CliProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'node', 'cli.ts'), ...args], {
+    cwd: REPO, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe']
+  })
+  const lines: Array<Record<string, any>> = []
+  const waiters: Array<{ pred: (l: Record<string, any>) => boolean, resolve: (l: Record<string, any>) => void }> = []
+  let buf = ''
+  let err = ''
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    buf += d
+    let i
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const raw = buf.slice(0, i); buf = buf.slice(i + 1)
+      if (!raw.trim()) continue
+      let line: Record<string, any>
+      try { line = JSON.parse(raw) } catch { line = { msg: raw, unparsed: true } }
+      lines.push(line)
+      for (const w of [...waiters]) if (w.pred(line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line) }
+    }
+  })
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d })
+  const exited = once(child, 'exit') as Promise<[number | null, string | null]>
+  return {
+    child,
+    lines,
+    stderr: () => err,
+    waitFor (pred, timeoutMs = 20_000, what = 'log line') {
+      const found = lines.find(pred)
+      if (found) return Promise.resolve(found)
+      return new Promise((resolve, reject) => {
+        const w = { pred, resolve: (l: Record<string, any>) => { clearTimeout(timer); resolve(l) } }
+        const timer = setTimeout(() => { waiters.splice(waiters.indexOf(w), 1); reject(new Error(`timed out waiting for ${what}; stderr: ${err.slice(-2000)}`)) }, timeoutMs)
+        waiters.push(w)
+        void exited.then(([code]) => { if (waiters.includes(w)) { clearTimeout(timer); waiters.splice(waiters.indexOf(w), 1); reject(new Error(`process exited (${code}) before ${what}; stderr: ${err.slice(-2000)}`)) } })
+      })
+    },
+    async stop (signal = 'SIGTERM') {
+      if (child.exitCode !== null) return { code: child.exitCode, ms: 0 }
+      const t0 = Date.now()
+      child.kill(signal)
+      const [code] = await exited
+      return { code, ms: Date.now() - t0 }
+    }
+  }
+}
+
+/** Runs the CLI to completion. */
+export async function runCliOnce (args: string[], env: Record<string, string> = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'node', 'cli.ts'), ...args], {
+    cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''; let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
+  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+  const [code] = await once(child, 'exit') as [number | null]
+  return { code, stdout, stderr }
+}
+
+/** Polls `fn` until it returns a truthy value or `timeoutMs` passes. */
+export async function eventually<T> (fn: () => Promise<T | undefined | false>, timeoutMs: number, what: string, intervalMs = 100): Promise<T> {
+  const end = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    try {
+      const v = await fn()
+      if (v) return v
+    } catch (err) { last = err }
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`)
+    await new Promise(resolve => setTimeout(resolve, intervalMs))
+  }
+}

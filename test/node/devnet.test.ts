@@ -1,0 +1,64 @@
+// The devnet as `make run` starts it: a real child process, real nodes on loopback.
+import t from 'tap'
+import { readFile, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Level } from 'level'
+import { runCli, eventually } from '../helpers/proc.ts'
+
+const MEMBERSHIP_DEADLINE_MS = 10_000 // every node knows every peer within 10 s of start
+const SHUTDOWN_DEADLINE_MS = 5_000
+
+t.test('devnet: up, every node known by role, graceful stop, restart keeps identities and rows', async t => {
+  const data = await mkdtemp(join(tmpdir(), 'bwnet-devnet-'))
+  t.teardown(() => rm(data, { recursive: true, force: true }))
+
+  const first = runCli(['devnet', '--port', '0', '--data', data, '--workers', '3'])
+  t.teardown(() => first.stop('SIGKILL'))
+  const startedAt = Date.now()
+  await first.waitFor(l => l.event === 'devnet_ready', 60_000, 'devnet_ready')
+  const file = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
+  t.match(file, { baseUrl: /^http:\/\/127\.0\.0\.1:\d+$/, dashboardUrl: String, telemetryUrl: String, keys: Object })
+  t.same(file.nodes.map((n: any) => n.role).sort(), ['orchestrator', 'validator', 'worker', 'worker', 'worker'])
+  for (const n of file.nodes) t.match(n, { hotkey: /^5[1-9A-HJ-NP-Za-km-z]{47}$/, publicKey: /^[0-9a-f]{64}$/ })
+
+  const health = await eventually(async () => {
+    const res = await fetch(`${file.baseUrl}/health`)
+    const body = await res.json() as any
+    return body.nodes.orchestrator === 1 && body.nodes.worker === 3 && body.nodes.validator === 1 ? body : undefined
+  }, MEMBERSHIP_DEADLINE_MS, '/health to count 1 orchestrator, 3 workers, 1 validator')
+  t.equal(health.total, 5)
+  t.ok(Date.now() - startedAt < 60_000)
+
+  // Every node, not only the orchestrator, sees all four peers.
+  const hotkeys = file.nodes.map((n: any) => n.hotkey)
+  await eventually(async () => {
+    const joined = new Map<string, Set<string>>()
+    for (const l of first.lines) if (l.event === 'peer_joined') {
+      const s = joined.get(l.hotkey) ?? new Set(); s.add(l.peer); joined.set(l.hotkey, s)
+    }
+    return hotkeys.every((h: string) => joined.get(h)?.size === 4)
+  }, MEMBERSHIP_DEADLINE_MS, 'every node to see four peers')
+
+  const stopped = await first.stop('SIGTERM')
+  t.equal(stopped.code, 0, 'exits 0 on SIGTERM')
+  t.ok(stopped.ms < SHUTDOWN_DEADLINE_MS, `stopped in ${stopped.ms} ms`)
+  t.equal(first.lines.filter(l => l.event === 'node_stopped').length, 5, 'every node stopped cleanly')
+
+  // The databases were closed cleanly: they open again and hold the peer rows.
+  const db = new Level<string, string>(join(data, 'orchestrator', 'db'))
+  await db.open()
+  const workers = db.sublevel<string, any>('workers', { valueEncoding: 'json' })
+  const rows = await workers.values().all()
+  await db.close()
+  t.equal(rows.length, 3, 'orchestrator stored the three worker rows')
+
+  const second = runCli(['devnet', '--port', '0', '--data', data, '--workers', '3'])
+  t.teardown(() => second.stop('SIGKILL'))
+  await second.waitFor(l => l.event === 'devnet_ready', 60_000, 'devnet_ready after restart')
+  const again = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
+  t.same(again.nodes.map((n: any) => n.hotkey), hotkeys, 'identities reused')
+  t.equal(second.lines.filter(l => l.event === 'identity' && l.created === false).length, 5)
+  const restarted = await second.stop('SIGTERM')
+  t.equal(restarted.code, 0)
+})
