@@ -1,0 +1,164 @@
+import t from 'tap'
+import {
+  computeSellAllowance, sellAllowancePaidData, sellAllowanceFreeData, frequencyMultiplier, newHotkeyRamp,
+  redistributeSellPressure, splitProRata, withheldRao, SELL_WINDOW_BLOCKS, SELL_ALLOWANCE_FORMULA_VERSION,
+  type SaleEvent, type SellAllowanceInput
+} from '../../../actors/domain/index.ts'
+
+const ALPHA = 1_000_000_000n // rao
+const EMISSION_EVERY = 504 // blocks → 100 emissions per 7-day window
+const W = SELL_WINDOW_BLOCKS
+const S = 2 * W // first sale after two weeks of steady emission
+const REF = { block: 0, atMs: 1_700_000_000_000 }
+
+/** Base 100 α per week: 1 α every 504 blocks from block 0. */
+function input (sales: SaleEvent[], atBlock: number, over: Partial<SellAllowanceInput> = {}): SellAllowanceInput {
+  const emissions = []
+  for (let b = 0; b <= atBlock; b += EMISSION_EVERY) emissions.push({ block: b, baseAlphaRao: ALPHA })
+  return { hotkey: 'hk', uid: 7, epoch: Math.floor(atBlock / 360), atBlock, emissions, sales, baseWeight: 0.02, blockReference: REF, computedAtMs: 1_700_000_000_000, ...over }
+}
+const at = (sales: SaleEvent[], atBlock: number) => computeSellAllowance(input(sales, atBlock))
+const sale = (block: number, alpha: number): SaleEvent => ({ block, alphaRao: BigInt(alpha) * ALPHA })
+
+t.test('frequency multiplier table', async t => {
+  t.same([0, 1, 2, 3, 4, 5, 6, 7, 20].map(n => Math.round(frequencyMultiplier(n) * 100) / 100), [1, 1, 0.4, 0.25, 0.18, 0.14, 0.12, 0.1, 0.1])
+})
+
+t.test('80 α every 7 days keeps 1.00', async t => {
+  const sales = [sale(S, 80), sale(S + W, 80), sale(S + 2 * W, 80)]
+  for (const b of [S, S + W - 1, S + W, S + 2 * W + 100]) {
+    const r = at(sales, b)
+    t.equal(r.sellAllowanceMultiplier, 1, `block ${b}`)
+    t.equal(r.sellDebtAlphaRao, 0n)
+    t.equal(r.sales7d, 1)
+  }
+  t.equal(at(sales, S).baseAlpha7dRao, 100n * ALPHA)
+})
+
+t.test('90 α once: 0.80 for 7 days, debt 20 α repaid by then', async t => {
+  const sales = [sale(S, 90)]
+  const r = at(sales, S)
+  t.equal(r.excessAlpha7dRao, 10n * ALPHA)
+  t.equal(r.sellDebtAlphaRao, 20n * ALPHA)
+  t.equal(r.sellMultiplier, 0.8)
+  t.equal(r.sellAllowanceMultiplier, 0.8)
+  t.equal(at(sales, S + W / 2).sellMultiplier, 0.8)
+  t.equal(at(sales, S + W / 2).sellDebtAlphaRao, 10n * ALPHA)
+  t.equal(at(sales, S + W - 1).sellAllowanceMultiplier, 0.8)
+  const after = at(sales, S + W)
+  t.equal(after.sellDebtAlphaRao, 0n)
+  t.equal(after.sellAllowanceMultiplier, 1)
+})
+
+t.test('100 α: 0.60 for 7 days', async t => {
+  const sales = [sale(S, 100)]
+  t.equal(at(sales, S + 1).sellAllowanceMultiplier, 0.6)
+  t.equal(at(sales, S + W - 1).sellAllowanceMultiplier, 0.6)
+  t.equal(at(sales, S + W).sellAllowanceMultiplier, 1)
+})
+
+t.test('180 α: 0.60 for 5 weeks while the 200 α debt is repaid', async t => {
+  const sales = [sale(S, 180)]
+  t.equal(at(sales, S).sellDebtAlphaRao, 200n * ALPHA)
+  t.equal(at(sales, S + W).sellDebtAlphaRao, 160n * ALPHA)
+  t.equal(at(sales, S + W).sellMultiplier, 0.6, 'sale aged out, debt keeps 0.60')
+  t.equal(at(sales, S + 5 * W - 1).sellMultiplier, 0.6)
+  t.equal(at(sales, S + 5 * W).sellDebtAlphaRao, 0n)
+  t.equal(at(sales, S + 5 * W).sellAllowanceMultiplier, 1)
+})
+
+t.test('40 + 40 α within 7 days: 0.40 until the first ages out', async t => {
+  const sales = [sale(S, 40), sale(S + 7200, 40)]
+  const r = at(sales, S + 7200)
+  t.equal(r.sales7d, 2)
+  t.equal(r.sellMultiplier, 1)
+  t.equal(r.frequencyMultiplier, 0.4)
+  t.equal(r.sellAllowanceMultiplier, 0.4)
+  t.equal(r.allowanceRemainingAlphaRao, 0n)
+  t.equal(at(sales, S + W - 1).sellAllowanceMultiplier, 0.4)
+  t.equal(at(sales, S + W).sellAllowanceMultiplier, 1)
+})
+
+t.test('40 then 60 α: 0.24, then 0.60, then 1.00', async t => {
+  const sales = [sale(S, 40), sale(S + 7200, 60)]
+  const r = at(sales, S + 7200)
+  t.equal(r.excessAlpha7dRao, 20n * ALPHA)
+  t.equal(r.sellMultiplier, 0.6)
+  t.ok(Math.abs(r.sellAllowanceMultiplier - 0.24) < 1e-12)
+  t.equal(at(sales, S + W).sellAllowanceMultiplier, 0.6)
+  t.equal(at(sales, S + 7200 + W).sellAllowanceMultiplier, 1)
+})
+
+t.test('selling everything daily: 0.10', async t => {
+  const sales = Array.from({ length: 8 }, (_, i) => sale(S + i * 7200, 14) /* a day's emission */)
+  const r = at(sales, S + 7 * 7200)
+  t.equal(r.sales7d, 7)
+  t.equal(r.sellAllowanceMultiplier, 0.1)
+})
+
+t.test('new-hotkey ramp: 0.10 → 0.55 at 3.5 days → 1.00, restarts after a 7-day gap', async t => {
+  t.equal(newHotkeyRamp([1000], 1000), 0.1)
+  t.ok(Math.abs(newHotkeyRamp([1000, 2000], 1000 + W / 2) - 0.55) < 1e-12)
+  t.equal(newHotkeyRamp([1000, 30000, 50000], 1000 + W), 1)
+  t.equal(newHotkeyRamp([], 5), 0.1)
+  t.equal(newHotkeyRamp([0], W), 0.1, 'no emission for 7 days')
+  t.equal(newHotkeyRamp([0, W + 10], W + 10), 0.1, 'new streak')
+  // a ramping hotkey is capped by its ramp; with debt it stays ≤ 0.60
+  const young = computeSellAllowance({ ...input([], W / 2), emissions: [{ block: 0, baseAlphaRao: ALPHA }], debtTransfers: [{ block: 0, alphaRao: 50n * ALPHA }] })
+  t.ok(Math.abs(young.newHotkeyRamp - 0.55) < 1e-12)
+  t.equal(young.sellMultiplier, 0.6)
+  t.ok(Math.abs(young.sellAllowanceMultiplier - 0.55) < 1e-12)
+})
+
+t.test('seed §2.5 fields, paid and free', async t => {
+  const r = at([sale(S, 30)], S + 360)
+  const paid = sellAllowancePaidData(r)
+  t.equal(paid.formulaVersion, SELL_ALLOWANCE_FORMULA_VERSION)
+  t.same(Object.keys(paid.sellAllowance).sort(), ['baseAlpha7dRao', 'baseAlphaRao', 'baseWeight', 'computedAt', 'excessAlpha7dRao', 'frequencyMultiplier', 'holding', 'lastSaleBlock', 'newHotkeyRamp', 'nextPenaltyFreeSaleBlock', 'nextPenaltyFreeSaleEstimatedAt', 'receivedWeight', 'sales7d', 'sellAllowanceMultiplier', 'sellDebtAlphaRao', 'sellMultiplier', 'soldAlpha7dRao', 'transferableAlphaRao', 'windowEndBlock'])
+  t.equal(paid.sellAllowance.soldAlpha7dRao, '30000000000')
+  t.equal(paid.sellAllowance.transferableAlphaRao, '0', 'a sale is in the window')
+  t.equal(paid.sellAllowance.windowEndBlock, S + 360)
+  t.equal(paid.sellAllowance.nextPenaltyFreeSaleBlock, S + W)
+  t.equal(paid.sellAllowance.nextPenaltyFreeSaleEstimatedAt, new Date(REF.atMs + (S + W) * 12_000).toISOString())
+  t.equal(paid.sellAllowance.computedAt, '2023-11-14T22:13:20.000Z')
+  t.equal(paid.sellAllowance.holding, 0.7)
+  t.equal(paid.sellAllowance.receivedWeight, 0.02)
+  t.equal(paid.sellAllowance.lastSaleBlock, S)
+  const free = sellAllowanceFreeData(r)
+  t.equal(free.sellAllowance.allowanceRemainingAlphaRao, String(50n * ALPHA))
+  t.notOk('transferableAlphaRao' in free.sellAllowance)
+  t.notOk('windowEndBlock' in free.sellAllowance)
+  const clean = at([], S)
+  t.equal(clean.transferableAlphaRao, 80n * ALPHA)
+  t.equal(clean.nextPenaltyFreeSaleBlock, S)
+  t.equal(clean.lastSaleBlock, null)
+  t.equal(clean.baseAlphaRao, ALPHA, 'epoch 280 starts at S and holds one emission')
+  t.equal(at([], S + 503).baseAlphaRao, 0n, 'epoch 281 (S+360..) has none up to S+503')
+})
+
+t.test('redistribution goes to other coldkeys at 1.00 by holding; nothing burned', async t => {
+  const out = redistributeSellPressure([
+    { hotkey: 'seller', coldkey: 'c1', baseWeight: 0.5, multiplier: 0.6, holding: 0 },
+    { hotkey: 'sibling', coldkey: 'c1', baseWeight: 0.1, multiplier: 1, holding: 1 },
+    { hotkey: 'holder', coldkey: 'c2', baseWeight: 0.2, multiplier: 1, holding: 1 },
+    { hotkey: 'half', coldkey: 'c3', baseWeight: 0.2, multiplier: 1, holding: 0.5 }
+  ])
+  const by = Object.fromEntries(out.map(o => [o.hotkey, o]))
+  t.ok(Math.abs(by.seller.receivedWeight - 0.3) < 1e-12)
+  t.equal(by.sibling.redistributedWeight, 0)
+  t.ok(Math.abs(by.holder.redistributedWeight - 0.2 * 2 / 3) < 1e-12)
+  t.ok(Math.abs(by.half.redistributedWeight - 0.2 / 3) < 1e-12)
+  t.ok(Math.abs(out.reduce((a, o) => a + o.receivedWeight, 0) - 1) < 1e-12)
+  const alone = redistributeSellPressure([{ hotkey: 'a', coldkey: 'c', baseWeight: 1, multiplier: 0.5, holding: 0 }])
+  t.equal(alone[0].receivedWeight, 1)
+})
+
+t.test('pro-rata split and withheld rao are exact in rao', async t => {
+  t.same(splitProRata(10n, [{ id: 'a', weightRao: 1n }, { id: 'b', weightRao: 1n }, { id: 'c', weightRao: 1n }]), [{ id: 'a', amountRao: 4n }, { id: 'b', amountRao: 3n }, { id: 'c', amountRao: 3n }])
+  t.same(splitProRata(7n, [{ id: 'a', weightRao: 0n }, { id: 'b', weightRao: 0n }]).map(x => x.amountRao), [4n, 3n])
+  t.same(splitProRata(100n, [{ id: 'a', weightRao: 3n }, { id: 'b', weightRao: 1n }]).map(x => x.amountRao), [75n, 25n])
+  t.throws(() => splitProRata(-1n, []), RangeError)
+  t.equal(withheldRao(ALPHA, 0.8), 200_000_000n)
+  t.equal(withheldRao(3n, 0.5), 2n, 'rounds the withheld part up')
+  t.equal(withheldRao(ALPHA, 1), 0n)
+})
