@@ -18,6 +18,8 @@ export interface PeerRecord {
   firstSeenAt: number
   lastSeenAt: number
   load: number
+  /** Workers attached (orchestrators), from heartbeats. */
+  workers: number
 }
 
 export interface MembershipSnapshot {
@@ -31,6 +33,8 @@ export type MembershipMsg =
   | { type: 'heartbeat', from: string, body: Heartbeat }
   | { type: 'disconnected', hotkey: string }
   | { type: 'tick' }
+  /** Sends a heartbeat now (the node's load or attached workers changed). */
+  | { type: 'publish' }
   | { type: 'view', reply: Reply<MembershipSnapshot> }
 
 interface State { peers: Map<string, PeerRecord>, seq: number }
@@ -44,6 +48,8 @@ export interface MembershipDeps {
   self: Announce
   /** Load figure reported in heartbeats (tasks in flight); 0 when the role has none. */
   load?: () => number
+  /** Workers attached to this node (orchestrators). */
+  workers?: () => number
 }
 
 export interface Membership {
@@ -70,7 +76,8 @@ export function startMembership (parent: Ref<any>, deps: MembershipDeps): Member
           attachTo: msg.body.attachTo,
           firstSeenAt: prev?.firstSeenAt ?? now,
           lastSeenAt: now,
-          load: prev?.load ?? 0
+          load: prev?.load ?? 0,
+          workers: prev?.workers ?? 0
         }
         state.peers.set(msg.from, rec)
         if (prev === undefined) log.info({ peer: msg.from, peerRole: rec.role, event: 'peer_joined' }, 'peer joined')
@@ -88,6 +95,7 @@ export function startMembership (parent: Ref<any>, deps: MembershipDeps): Member
         rec.lastSeenAt = now
         rec.capacity = msg.body.capacity
         rec.load = msg.body.load
+        rec.workers = msg.body.workers
         return state
       }
       case 'disconnected': {
@@ -102,7 +110,12 @@ export function startMembership (parent: Ref<any>, deps: MembershipDeps): Member
           }
         }
         state.seq++
-        net.broadcast('heartbeat', { role: self.role, seq: state.seq, capacity: self.capacity, load: deps.load?.() ?? 0 })
+        net.broadcast('heartbeat', { role: self.role, seq: state.seq, capacity: self.capacity, load: deps.load?.() ?? 0, workers: deps.workers?.() ?? 0 })
+        return state
+      }
+      case 'publish': {
+        state.seq++
+        net.broadcast('heartbeat', { role: self.role, seq: state.seq, capacity: self.capacity, load: deps.load?.() ?? 0, workers: deps.workers?.() ?? 0 })
         return state
       }
       case 'view': {

@@ -1,10 +1,20 @@
 // The registry of every control message: its type name, its schema (and so its TypeScript type).
 import type { Static, TSchema } from '@sinclair/typebox'
 import { Announce, Heartbeat } from './membership.ts'
+import { TaskOfferBatch, TaskOfferMsg, TaskAssigned, TaskResult, TaskResultAck, TaskCancel, WorkerAttach, WorkerAttached, SessionDisplaced } from './transfer.ts'
 
 export const MESSAGES = {
   announce: Announce,
-  heartbeat: Heartbeat
+  heartbeat: Heartbeat,
+  task_offer_batch: TaskOfferBatch,
+  task_offer: TaskOfferMsg,
+  task_assigned: TaskAssigned,
+  task_result: TaskResult,
+  task_result_ack: TaskResultAck,
+  task_cancel: TaskCancel,
+  worker_attach: WorkerAttach,
+  worker_attached: WorkerAttached,
+  session_displaced: SessionDisplaced
 } satisfies Record<string, TSchema>
 
 export type MessageType = keyof typeof MESSAGES
@@ -15,3 +25,4 @@ export function isMessageType (t: unknown): t is MessageType {
 
 export * from './common.ts'
 export * from './membership.ts'
+export * from './transfer.ts'

@@ -28,6 +28,8 @@ export const Heartbeat = Type.Object({
   role: Role,
   seq: Type.Integer({ minimum: 0 }),
   capacity: Capacity,
-  load: Type.Integer({ minimum: 0 })
+  load: Type.Integer({ minimum: 0 }),
+  /** Workers attached to this orchestrator (0 for other roles): coordinators route only to orchestrators with workers. */
+  workers: Type.Integer({ minimum: 0 })
 }, { additionalProperties: false })
 export type Heartbeat = Static<typeof Heartbeat>

@@ -60,7 +60,7 @@ t.test('two node processes exchange signed messages; tampered frames are rejecte
     ['unsigned', pack([payload]), 'unsigned'],
     ['malformed', Uint8Array.from([0x93, 0xc1, 0x00, 0xff]), 'malformed'],
     ['wrong version', pack([wrongVersion, sign(mallory, wrongVersion)]), 'wrong_version'],
-    ['heartbeat before announce', encodeFrame(mallory, 'heartbeat', { role: 'worker', seq: 1, capacity: { slots: 1, bandwidthMbps: 1 }, load: 0 }, { ts: now }), 'not_announced']
+    ['heartbeat before announce', encodeFrame(mallory, 'heartbeat', { role: 'worker', seq: 1, capacity: { slots: 1, bandwidthMbps: 1 }, load: 0, workers: 0 }, { ts: now }), 'not_announced']
   ]
   for (const [name, frame, reason] of expectations) {
     t.ok(raw.send(orchPeer, frame), `sent ${name}`)

@@ -1,0 +1,163 @@
+// Rows of the transfer flow, as stored in the level tables the audit routes read. Every row carries
+// the transfer id in its key (`<transferId>/<rowId>`) and the orchestrator and worker hotkeys it
+// concerns, so an audit read for one participant on one transfer is a prefix scan and a filter.
+import type { UploadState } from '../destination.ts'
+
+export type TransferStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'cancelled'
+export const TERMINAL: ReadonlySet<TransferStatus> = new Set(['completed', 'failed', 'cancelled'])
+
+export interface TransferRow {
+  id: string
+  status: TransferStatus
+  sender_hotkey: string
+  filename: string
+  total_size: number
+  chunk_size: number
+  total_chunks: number
+  tier: string
+  destination_id: string
+  /** Key that created it (its id, never the key) and its organization: limits and ownership. */
+  api_key_id: string | null
+  org_id: string | null
+  coordinator_id: string
+  metadata: { name: string }
+  upload: UploadState | null
+  chunks_received: number
+  chunks_delivered: number
+  chunks_verified: number
+  bytes_received: number
+  bytes_delivered: number
+  finalize_requested: boolean
+  created_at: string
+  updated_at: string
+  started_at: string | null
+  finalized_at: string | null
+  completed_at: string | null
+  /** Audience-safe failure: a fixed code and message, never provider or internal detail. */
+  error_code: string | null
+  error_message: string | null
+}
+
+export type ChunkState = 'staged' | 'delivering' | 'delivered' | 'verified'
+export interface ChunkRow {
+  transfer_id: string
+  chunk_index: number
+  offset: number
+  length: number
+  sha256: string
+  md5: string
+  state: ChunkState
+  task_id: string | null
+  delivered_attempt_id: string | null
+  attempt_slot: number | null
+  etag: string | null
+  received_at: string
+  delivered_at: string | null
+}
+
+export type TaskState = 'pending' | 'offered' | 'completed' | 'failed' | 'cancelled'
+export interface TaskRow {
+  id: string
+  transfer_id: string
+  chunk_index: number
+  state: TaskState
+  orchestrator_id: string | null
+  assigned_worker_id: string | null
+  current_attempt_id: string | null
+  attempt_count: number
+  created_at: string
+  offered_at: string | null
+  accepted_at: string | null
+  completed_at: string | null
+  failed_at: string | null
+  failure_reason: string | null
+}
+
+export type AttemptState = 'offered' | 'accepted' | 'checking' | 'succeeded' | 'failed' | 'superseded' | 'cancelled'
+export interface AttemptRow {
+  id: string
+  task_id: string
+  transfer_id: string
+  chunk_index: number
+  attempt_no: number
+  attempt_slot: number
+  orchestrator_id: string
+  worker_id: string | null
+  batch_id: string
+  wave_kind: 'initial' | 'recovery'
+  recovery: boolean
+  state: AttemptState
+  offered_at: string
+  accepted_at: string | null
+  finished_at: string | null
+  failure_reason: string | null
+}
+
+export type ResultOutcome = 'accepted' | 'failed' | 'integrity_mismatch' | 'late_superseded' | 'rejected'
+export interface ResultRow {
+  attempt_id: string
+  task_id: string
+  transfer_id: string
+  chunk_index: number
+  orchestrator_id: string
+  worker_id: string
+  success: boolean
+  /** Bytes as the coordinator planned them (never the worker's claim). */
+  bytes: number
+  claimed_bytes: number
+  duration_ms: number
+  sha256: string | null
+  etag: string | null
+  error: string | null
+  via: 'http' | 'bulk' | null
+  outcome: ResultOutcome
+  received_at: string
+}
+
+export type InterventionReason = 'wave_timeout' | 'result_gap' | 'worker_lost' | 'session_displaced' | 'attempt_failed' | 'integrity_mismatch' | 'no_worker'
+export interface InterventionRow {
+  id: string
+  transfer_id: string
+  task_id: string
+  chunk_index: number
+  intervention_type: 'overseer_recovery'
+  reason: InterventionReason
+  outcome: 'stall_redistributed' | 'failure_redelivered' | 'no_candidate'
+  orchestrator_id: string
+  previous_attempt_id: string
+  previous_worker_id: string | null
+  replacement_attempt_id: string | null
+  replacement_orchestrator_id: string | null
+  intervened_at: string
+}
+
+export interface PlanRow {
+  transfer_id: string
+  wave: number
+  wave_kind: 'initial' | 'recovery'
+  allocation_rule: string
+  deliveries: Array<{ orchestrator_id: string, routing_score: number, chunk_count: number, chunk_indices: number[] }>
+  created_at: string
+}
+
+export interface OfferBatchRow {
+  id: string
+  transfer_id: string
+  orchestrator_id: string
+  coordinator_id: string
+  wave_kind: 'initial' | 'recovery'
+  task_ids: string[]
+  attempt_ids: string[]
+  offered_at: string
+  /** Filled in by the receiving orchestrator: which of its workers took each attempt. */
+  routed: Array<{ attempt_id: string, worker_id: string | null }>
+}
+
+const pad = (n: number, w = 6): string => String(n).padStart(w, '0')
+export const keys = {
+  chunk: (t: string, i: number) => `${t}/${pad(i)}`,
+  row: (t: string, id: string) => `${t}/${id}`,
+  plan: (t: string, wave: number) => `${t}/${pad(wave)}`,
+  intervention: (t: string, seq: number, id: string) => `${t}/${pad(seq, 8)}-${id}`,
+  prefix: (t: string) => `${t}/`
+}

@@ -1,0 +1,93 @@
+// Messages of the transfer flow between coordinator, orchestrators and workers.
+//
+//   coordinator  --task_offer_batch-->  orchestrator  --task_offer-->  worker
+//   coordinator  <--task_assigned-----  orchestrator
+//   coordinator  <--task_result-------  orchestrator  <--task_result--  worker
+//   coordinator  --task_result_ack--->  orchestrator  --task_result_ack-->  worker
+//   coordinator  --task_cancel------->  orchestrator  --task_cancel-->  worker
+//   worker --worker_attach--> orchestrator --worker_attached / session_displaced--> worker
+import { Type, type Static } from '@sinclair/typebox'
+import { Hotkey, Uuid, Sha256Hex } from './common.ts'
+
+const Url = Type.String({ minLength: 1, maxLength: 4096 })
+
+export const DeliveryTargetSchema = Type.Object({
+  method: Type.Literal('PUT'),
+  url: Url,
+  headers: Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 4096 })),
+  expiresAt: Type.Integer({ minimum: 0 })
+}, { additionalProperties: false })
+
+/** One chunk to move: where to read it, where to write it, and what it must hash to. */
+export const TaskOffer = Type.Object({
+  taskId: Uuid,
+  attemptId: Uuid,
+  transferId: Uuid,
+  chunkIndex: Type.Integer({ minimum: 0 }),
+  length: Type.Integer({ minimum: 0 }),
+  sha256: Sha256Hex,
+  /** Coordinator's signed data URL (HTTP); the same signed path is the bulk-channel key. */
+  source: Type.Object({ url: Url, path: Url, coordinator: Hotkey }, { additionalProperties: false }),
+  target: DeliveryTargetSchema,
+  expiresAt: Type.Integer({ minimum: 0 }),
+  /** Workers that already failed this task; the orchestrator avoids them. */
+  excludeWorkers: Type.Array(Hotkey, { maxItems: 64 })
+}, { additionalProperties: false })
+export type TaskOffer = Static<typeof TaskOffer>
+
+export const TaskOfferBatch = Type.Object({
+  batchId: Uuid,
+  transferId: Uuid,
+  waveKind: Type.Union([Type.Literal('initial'), Type.Literal('recovery')]),
+  offers: Type.Array(TaskOffer, { minItems: 1, maxItems: 64 })
+}, { additionalProperties: false })
+export type TaskOfferBatch = Static<typeof TaskOfferBatch>
+
+export const TaskOfferMsg = Type.Object({ batchId: Uuid, offer: TaskOffer }, { additionalProperties: false })
+export type TaskOfferMsg = Static<typeof TaskOfferMsg>
+
+export const TaskAssigned = Type.Object({
+  transferId: Uuid,
+  batchId: Uuid,
+  assignments: Type.Array(Type.Object({ attemptId: Uuid, worker: Type.Union([Hotkey, Type.Null()]) }, { additionalProperties: false }), { maxItems: 64 })
+}, { additionalProperties: false })
+export type TaskAssigned = Static<typeof TaskAssigned>
+
+export const TaskResult = Type.Object({
+  taskId: Uuid,
+  attemptId: Uuid,
+  transferId: Uuid,
+  worker: Hotkey,
+  success: Type.Boolean(),
+  bytes: Type.Integer({ minimum: 0 }),
+  durationMs: Type.Integer({ minimum: 0 }),
+  sha256: Type.Union([Sha256Hex, Type.Null()]),
+  etag: Type.Union([Type.String({ maxLength: 256 }), Type.Null()]),
+  error: Type.Union([Type.String({ maxLength: 256 }), Type.Null()]),
+  /** Which path carried the bytes from the coordinator. */
+  via: Type.Union([Type.Literal('http'), Type.Literal('bulk'), Type.Null()])
+}, { additionalProperties: false })
+export type TaskResult = Static<typeof TaskResult>
+
+export const AckStatus = Type.Union(['completed', 'failed', 'late_superseded', 'rejected', 'retry'].map(s => Type.Literal(s)))
+export const TaskResultAck = Type.Object({
+  taskId: Uuid,
+  attemptId: Uuid,
+  worker: Hotkey,
+  received: Type.Boolean(),
+  status: AckStatus,
+  reason: Type.Union([Type.String({ maxLength: 256 }), Type.Null()])
+}, { additionalProperties: false })
+export type TaskResultAck = Static<typeof TaskResultAck>
+
+export const TaskCancel = Type.Object({
+  transferId: Uuid,
+  attemptIds: Type.Array(Uuid, { maxItems: 4096 }),
+  reason: Type.String({ maxLength: 128 })
+}, { additionalProperties: false })
+export type TaskCancel = Static<typeof TaskCancel>
+
+export const WorkerAttach = Type.Object({ session: Uuid, slots: Type.Integer({ minimum: 1, maximum: 1024 }) }, { additionalProperties: false })
+export type WorkerAttach = Static<typeof WorkerAttach>
+export const WorkerAttached = Type.Object({ session: Uuid }, { additionalProperties: false })
+export const SessionDisplaced = Type.Object({ session: Uuid }, { additionalProperties: false })
