@@ -5,11 +5,14 @@ export class DestinationError extends Error {
   readonly code: DestinationErrorCode
   /** HTTP status the destination answered, when it answered. */
   readonly status: number | undefined
-  constructor (code: DestinationErrorCode, message: string, options: { status?: number, cause?: unknown } = {}) {
+  /** Chunks that must be delivered again before complete() can succeed (BWN_ERR_DESTINATION_INCOMPLETE). */
+  readonly chunks: number[] | undefined
+  constructor (code: DestinationErrorCode, message: string, options: { status?: number, cause?: unknown, chunks?: number[] } = {}) {
     super(message, { cause: options.cause })
     this.name = 'DestinationError'
     this.code = code
     this.status = options.status
+    this.chunks = options.chunks
   }
 
   get retryable (): boolean { return this.code === 'BWN_ERR_DESTINATION_UNAVAILABLE' }

@@ -392,7 +392,7 @@ export class NodeSinkDriver implements DestinationDriver {
     const url = signUrl({ method, url: new URL(pathAndQuery, this.#base), expiresAt: this.#now() + CONTROL_URL_TTL_MS, key: this.#key })
     let res: Response
     try {
-      res = await this.#fetch(url, { method, body: init.body, headers: init.headers })
+      res = await this.#fetch(url, { method, body: init.body, headers: init.headers, signal: AbortSignal.timeout(CONTROL_URL_TTL_MS) })
     } catch (err) {
       throw networkFailure(`sink ${what}`, err)
     }

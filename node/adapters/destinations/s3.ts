@@ -1,7 +1,14 @@
 // S3-compatible destination: one multipart upload per transfer. Workers PUT chunk bytes to presigned
 // UploadPart URLs (the credentials stay here, in the coordinator); each chunk owns 3 part numbers so a
 // retried chunk never overwrites a part another attempt may still be writing. complete() names, per
-// chunk, the part whose ETag the worker reported.
+// chunk, the part whose ETag the worker reported, after checking with ListParts that the stored part
+// still has that ETag.
+//
+// Ceph RGW is stricter than AWS S3 and MinIO: its CompleteMultipartUpload must name every uploaded
+// part (AWS discards parts left out), so a second attempt in its own slot would make the upload
+// impossible to complete. Set `sharedPartNumbers: true` for such servers: every attempt of a chunk then
+// writes the chunk's first part number, a later attempt replaces the earlier one, and complete()
+// refuses (BWN_ERR_DESTINATION_INCOMPLETE, `err.chunks`) when a stale attempt overwrote the chosen bytes.
 import {
   S3Client, CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand,
   AbortMultipartUploadCommand, GetObjectCommand, ListPartsCommand, type Part
@@ -31,6 +38,8 @@ export interface S3DestinationConfig {
   secretAccessKey: string
   /** Prepended to the object key, e.g. 'uploads/'. Default ''. */
   keyPrefix?: string
+  /** All attempts of a chunk share one part number (needed by Ceph RGW; see the top of this file). Default false. */
+  sharedPartNumbers?: boolean
 }
 
 export interface S3DriverOptions {
@@ -48,6 +57,7 @@ export class S3Driver implements DestinationDriver {
   readonly #bucket: string
   readonly #keyPrefix: string
   readonly #now: () => number
+  readonly #sharedPartNumbers: boolean
 
   constructor (config: S3DestinationConfig, options: S3DriverOptions = {}) {
     this.#client = new S3Client({
@@ -63,6 +73,13 @@ export class S3Driver implements DestinationDriver {
     this.#bucket = config.bucket
     this.#keyPrefix = config.keyPrefix ?? ''
     this.#now = options.now ?? Date.now
+    this.#sharedPartNumbers = config.sharedPartNumbers ?? false
+  }
+
+  /** The part number an attempt writes: its own slot's, or the chunk's first with sharedPartNumbers. */
+  partNumber (chunkIndex: number, attemptSlot: number): number {
+    partNumberOf(chunkIndex, attemptSlot) // range checks
+    return partNumberOf(chunkIndex, this.#sharedPartNumbers ? 0 : attemptSlot)
   }
 
   async begin (upload: UploadSpec): Promise<UploadState> {
@@ -86,7 +103,7 @@ export class S3Driver implements DestinationDriver {
     const ttlS = Math.ceil((expiresAt - this.#now()) / 1000)
     if (ttlS < 1 || ttlS > MAX_PRESIGN_TTL_S) throw new RangeError(`presigned URL lifetime ${ttlS} s outside 1..${MAX_PRESIGN_TTL_S}`)
     const url = await getSignedUrl(this.#client, new UploadPartCommand({
-      Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, PartNumber: partNumberOf(chunk.index, chunk.attemptSlot)
+      Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, PartNumber: this.partNumber(chunk.index, chunk.attemptSlot)
     }), { expiresIn: ttlS, signingDate: new Date(this.#now()) })
     // SigV4 expiry counts whole seconds from the signing time: report what the URL really allows.
     return { method: 'PUT', url, headers: { 'content-type': 'application/octet-stream' }, expiresAt: this.#now() + ttlS * 1000 }
@@ -94,10 +111,18 @@ export class S3Driver implements DestinationDriver {
 
   async complete (state: UploadState, parts: DeliveredPart[]): Promise<void> {
     const s = this.#state(state)
-    const chosen: Part[] = partsInOrder(parts, s.totalChunks).map(part => {
-      if (part.etag === null || part.etag === '') throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', `chunk ${part.index} has no ETag`)
-      return { PartNumber: partNumberOf(part.index, part.attemptSlot), ETag: part.etag }
-    })
+    const ordered = partsInOrder(parts, s.totalChunks)
+    const missingEtag = ordered.filter(p => p.etag === null || p.etag === '').map(p => p.index)
+    if (missingEtag.length > 0) throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', `chunks without an ETag: ${missingEtag.join(', ')}`, { chunks: missingEtag })
+    const chosen: Part[] = ordered.map(part => ({ PartNumber: this.partNumber(part.index, part.attemptSlot), ETag: part.etag! }))
+    // The stored part must still hold the reported bytes: an attempt may have failed after its
+    // report, or (shared part numbers) a stale attempt may have replaced them.
+    const stored = new Map<number, string>()
+    for (const p of await this.listParts(state)) stored.set(this.partNumber(p.index, p.attemptSlot), normaliseEtag(p.etag))
+    const stale = ordered.filter((part, i) => stored.get(chosen[i]!.PartNumber!) !== normaliseEtag(part.etag!)).map(p => p.index)
+    if (stale.length > 0) {
+      throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', `stored parts do not match the reported ETags for chunks ${stale.join(', ')}`, { chunks: stale })
+    }
     await this.#run('CompleteMultipartUpload', async () => await this.#client.send(new CompleteMultipartUploadCommand({
       Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, MultipartUpload: { Parts: chosen }
     })))
@@ -163,6 +188,8 @@ export class S3Driver implements DestinationDriver {
     }
   }
 }
+
+const normaliseEtag = (etag: string): string => etag.replace(/"/g, '').toLowerCase()
 
 function toDestinationError (what: string, err: unknown): DestinationError {
   const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode
