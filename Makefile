@@ -1,5 +1,5 @@
 # Two commands on a fresh clone: `make run` starts the devnet, `make test` runs the whole suite.
-.PHONY: run test install typecheck bench clean
+.PHONY: run test test-deps install typecheck bench clean
 
 # `npm ci` refuses a lockfile that lacks optional platform packages the registry does not serve
 # (msgpackr-extract's darwin/win32 builds); `npm install` then installs from the same lockfile.
@@ -12,7 +12,21 @@ install: node_modules/.package-lock.json
 run: install
 	npm run bwnet -- devnet
 
-test: install
+# The s3 destination tests need a real S3 server: Ceph's radosgw on loopback (.ci/s3-radosgw.sh).
+TEST_SYSTEM_PACKAGES = radosgw ceph-mon ceph-osd
+
+test-deps:
+	@if command -v radosgw >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing $(TEST_SYSTEM_PACKAGES) for the s3 destination tests"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(TEST_SYSTEM_PACKAGES); \
+	else \
+	  echo "make test needs radosgw for the s3 destination tests; install it once with:" >&2; \
+	  echo "  sudo apt-get install -y --no-install-recommends $(TEST_SYSTEM_PACKAGES)" >&2; \
+	  exit 1; \
+	fi
+
+test: install test-deps
 	npm test
 
 typecheck: install

@@ -1,0 +1,200 @@
+// S3-compatible destination: one multipart upload per transfer. Workers PUT chunk bytes to presigned
+// UploadPart URLs (the credentials stay here, in the coordinator); each chunk owns 3 part numbers so a
+// retried chunk never overwrites a part another attempt may still be writing. complete() names, per
+// chunk, the part whose ETag the worker reported, after checking with ListParts that the stored part
+// still has that ETag.
+//
+// Ceph RGW is stricter than AWS S3 and MinIO: its CompleteMultipartUpload must name every uploaded
+// part (AWS discards parts left out), so a second attempt in its own slot would make the upload
+// impossible to complete. Set `sharedPartNumbers: true` for such servers: every attempt of a chunk then
+// writes the chunk's first part number, a later attempt replaces the earlier one, and complete()
+// refuses (BWN_ERR_DESTINATION_INCOMPLETE, `err.chunks`) when a stale attempt overwrote the chosen bytes.
+import {
+  S3Client, CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand,
+  AbortMultipartUploadCommand, GetObjectCommand, ListPartsCommand, type Part
+} from '@aws-sdk/client-s3'
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
+import {
+  partNumberOf, ATTEMPT_SLOTS_PER_CHUNK, MAX_CHUNKS_PER_OBJECT,
+  type DestinationDriver, type UploadState, type UploadSpec, type ChunkCoordinates, type DeliveryTarget,
+  type DeliveredPart, type StoredPart
+} from '../../../actors/destination.ts'
+import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange } from './errors.ts'
+
+/** Presigned URLs live at most this long (SigV4 allows 7 days; a chunk task needs minutes). */
+export const MAX_PRESIGN_TTL_S = 3600 // 1 h
+/** S3 refuses parts under 5 MiB except the last one; chunk plans must not go below. */
+export const MIN_PART_BYTES = 5 * 1024 * 1024
+/** Metadata the completed object carries, naming the transfer it came from. */
+export const TRANSFER_ID_METADATA = 'bwnet-transfer-id'
+const LIST_PARTS_PAGE = 1000 // the S3 maximum per ListParts page
+
+export interface S3DestinationConfig {
+  /** e.g. https://s3.eu-central-1.amazonaws.com or http://127.0.0.1:7480 */
+  endpoint: string
+  region: string
+  bucket: string
+  accessKeyId: string
+  secretAccessKey: string
+  /** Prepended to the object key, e.g. 'uploads/'. Default ''. */
+  keyPrefix?: string
+  /** All attempts of a chunk share one part number (needed by Ceph RGW; see the top of this file). Default false. */
+  sharedPartNumbers?: boolean
+}
+
+export interface S3DriverOptions {
+  /** Clock for presign lifetimes (ms since the epoch). Default Date.now. */
+  now?: () => number
+}
+
+/** Shape of the persisted state: `{ kind: 's3', bucket, key, uploadId, totalSize, chunkSize, totalChunks }`. */
+interface S3State { bucket: string, key: string, uploadId: string, totalSize: number, chunkSize: number, totalChunks: number }
+
+export class S3Driver implements DestinationDriver {
+  readonly kind = 's3' as const
+  readonly readableBeforeComplete = false
+  readonly #client: S3Client
+  readonly #bucket: string
+  readonly #keyPrefix: string
+  readonly #now: () => number
+  readonly #sharedPartNumbers: boolean
+
+  constructor (config: S3DestinationConfig, options: S3DriverOptions = {}) {
+    this.#client = new S3Client({
+      endpoint: config.endpoint,
+      region: config.region,
+      credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey },
+      // Path-style addressing works with every S3-compatible server (radosgw, MinIO) and bare IPs.
+      forcePathStyle: true,
+      // The SDK's default CRC32 trailers need streaming encodings several servers reject.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED'
+    })
+    this.#bucket = config.bucket
+    this.#keyPrefix = config.keyPrefix ?? ''
+    this.#now = options.now ?? Date.now
+    this.#sharedPartNumbers = config.sharedPartNumbers ?? false
+  }
+
+  /** The part number an attempt writes: its own slot's, or the chunk's first with sharedPartNumbers. */
+  partNumber (chunkIndex: number, attemptSlot: number): number {
+    partNumberOf(chunkIndex, attemptSlot) // range checks
+    return partNumberOf(chunkIndex, this.#sharedPartNumbers ? 0 : attemptSlot)
+  }
+
+  async begin (upload: UploadSpec): Promise<UploadState> {
+    if (upload.totalChunks < 1 || upload.totalChunks > MAX_CHUNKS_PER_OBJECT) {
+      throw new DestinationError('BWN_ERR_DESTINATION_REFUSED', `an s3 object holds 1..${MAX_CHUNKS_PER_OBJECT} chunks, not ${upload.totalChunks}`)
+    }
+    if (upload.totalChunks > 1 && upload.chunkSize < MIN_PART_BYTES) {
+      throw new DestinationError('BWN_ERR_DESTINATION_REFUSED', `s3 parts other than the last must be at least ${MIN_PART_BYTES} bytes`)
+    }
+    const key = this.#keyPrefix + upload.filename
+    const out = await this.#run('CreateMultipartUpload', async () => await this.#client.send(new CreateMultipartUploadCommand({
+      Bucket: this.#bucket, Key: key, ContentType: 'application/octet-stream', Metadata: { [TRANSFER_ID_METADATA]: upload.transferId }
+    })))
+    if (!out.UploadId) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', 'CreateMultipartUpload answered without an UploadId')
+    return { kind: 's3', bucket: this.#bucket, key, uploadId: out.UploadId, totalSize: upload.totalSize, chunkSize: upload.chunkSize, totalChunks: upload.totalChunks }
+  }
+
+  async target (state: UploadState, chunk: ChunkCoordinates, expiresAt: number): Promise<DeliveryTarget> {
+    const s = this.#state(state)
+    if (chunk.index < 0 || chunk.index >= s.totalChunks) throw new RangeError(`chunk ${chunk.index} outside 0..${s.totalChunks - 1}`)
+    const ttlS = Math.ceil((expiresAt - this.#now()) / 1000)
+    if (ttlS < 1 || ttlS > MAX_PRESIGN_TTL_S) throw new RangeError(`presigned URL lifetime ${ttlS} s outside 1..${MAX_PRESIGN_TTL_S}`)
+    const url = await getSignedUrl(this.#client, new UploadPartCommand({
+      Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, PartNumber: this.partNumber(chunk.index, chunk.attemptSlot)
+    }), { expiresIn: ttlS, signingDate: new Date(this.#now()) })
+    // SigV4 expiry counts whole seconds from the signing time: report what the URL really allows.
+    return { method: 'PUT', url, headers: { 'content-type': 'application/octet-stream' }, expiresAt: this.#now() + ttlS * 1000 }
+  }
+
+  async complete (state: UploadState, parts: DeliveredPart[]): Promise<void> {
+    const s = this.#state(state)
+    const ordered = partsInOrder(parts, s.totalChunks)
+    const missingEtag = ordered.filter(p => p.etag === null || p.etag === '').map(p => p.index)
+    if (missingEtag.length > 0) throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', `chunks without an ETag: ${missingEtag.join(', ')}`, { chunks: missingEtag })
+    const chosen: Part[] = ordered.map(part => ({ PartNumber: this.partNumber(part.index, part.attemptSlot), ETag: part.etag! }))
+    // The stored part must still hold the reported bytes: an attempt may have failed after its
+    // report, or (shared part numbers) a stale attempt may have replaced them.
+    const stored = new Map<number, string>()
+    for (const p of await this.listParts(state)) stored.set(this.partNumber(p.index, p.attemptSlot), normaliseEtag(p.etag))
+    const stale = ordered.filter((part, i) => stored.get(chosen[i]!.PartNumber!) !== normaliseEtag(part.etag!)).map(p => p.index)
+    if (stale.length > 0) {
+      throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', `stored parts do not match the reported ETags for chunks ${stale.join(', ')}`, { chunks: stale })
+    }
+    await this.#run('CompleteMultipartUpload', async () => await this.#client.send(new CompleteMultipartUploadCommand({
+      Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, MultipartUpload: { Parts: chosen }
+    })))
+  }
+
+  async abort (state: UploadState): Promise<void> {
+    const s = this.#state(state)
+    try {
+      await this.#client.send(new AbortMultipartUploadCommand({ Bucket: s.bucket, Key: s.key, UploadId: s.uploadId }))
+    } catch (err) {
+      if ((err as { name?: string }).name === 'NoSuchUpload') return // already aborted or completed
+      throw toDestinationError('AbortMultipartUpload', err)
+    }
+  }
+
+  async readRange (state: UploadState, offset: number, length: number): Promise<Uint8Array> {
+    const s = this.#state(state)
+    checkRange(offset, length, s.totalSize)
+    const out = await this.#run('GetObject', async () => await this.#client.send(new GetObjectCommand({ Bucket: s.bucket, Key: s.key, Range: `bytes=${offset}-${offset + length - 1}` })))
+    if (!out.Body) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', 'GetObject answered without a body')
+    const bytes = await out.Body.transformToByteArray()
+    if (bytes.length !== length) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `GetObject returned ${bytes.length} bytes, asked for ${length}`)
+    return bytes
+  }
+
+  /** Every stored part with its chunk index and slot, from ListParts (paged). */
+  async listParts (state: UploadState): Promise<StoredPart[]> {
+    const s = this.#state(state)
+    const parts: StoredPart[] = []
+    let marker: string | undefined
+    for (;;) {
+      const out = await this.#run('ListParts', async () => await this.#client.send(new ListPartsCommand({ Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, MaxParts: LIST_PARTS_PAGE, PartNumberMarker: marker })))
+      for (const p of out.Parts ?? []) {
+        if (p.PartNumber === undefined || p.ETag === undefined) continue
+        const zeroBased = p.PartNumber - 1
+        parts.push({ index: Math.floor(zeroBased / ATTEMPT_SLOTS_PER_CHUNK), attemptSlot: zeroBased % ATTEMPT_SLOTS_PER_CHUNK, etag: p.ETag, size: p.Size ?? 0 })
+      }
+      if (out.IsTruncated !== true || out.NextPartNumberMarker === undefined) return parts
+      marker = out.NextPartNumberMarker
+    }
+  }
+
+  /** Releases the HTTP agent's sockets. */
+  destroy (): void { this.#client.destroy() }
+
+  async #run<T> (what: string, request: () => Promise<T>): Promise<T> {
+    try {
+      return await request()
+    } catch (err) {
+      throw toDestinationError(what, err)
+    }
+  }
+
+  #state (state: UploadState): S3State {
+    expectKind(state, 's3')
+    return {
+      bucket: stateString(state, 'bucket'),
+      key: stateString(state, 'key'),
+      uploadId: stateString(state, 'uploadId'),
+      totalSize: stateInteger(state, 'totalSize'),
+      chunkSize: stateInteger(state, 'chunkSize'),
+      totalChunks: stateInteger(state, 'totalChunks')
+    }
+  }
+}
+
+const normaliseEtag = (etag: string): string => etag.replace(/"/g, '').toLowerCase()
+
+function toDestinationError (what: string, err: unknown): DestinationError {
+  const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode
+  const name = (err as { name?: string }).name ?? 'Error'
+  const message = `${what}: ${name}${status ? ` (HTTP ${status})` : ''}: ${(err as Error).message}`
+  const retryable = status === undefined || status >= 500 || status === 429 || status === 408
+  return new DestinationError(retryable ? 'BWN_ERR_DESTINATION_UNAVAILABLE' : 'BWN_ERR_DESTINATION_REFUSED', message, { status, cause: err })
+}

@@ -1,0 +1,115 @@
+// The node sink through a real Fastify server on loopback, driven by NodeSinkDriver and plain fetch.
+import t from 'tap'
+import Fastify from 'fastify'
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { cryptoReady, newHotkey, signUrl, SIGNATURE_PARAM } from '../../../../protocol/index.ts'
+import { sinkRoutes, NodeSinkDriver, filenameProblem } from '../../../../node/adapters/destinations/node-sink.ts'
+import type { DeliveryTarget, UploadState } from '../../../../actors/destination.ts'
+
+await cryptoReady()
+const coordinator = newHotkey()
+const stranger = newHotkey()
+const dir = await mkdtemp(join(tmpdir(), 'bwnet-sink-'))
+t.teardown(() => rm(dir, { recursive: true, force: true }))
+const app = Fastify({ logger: false })
+await app.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), maxChunkBytes: 1024 * 1024 })
+const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
+t.teardown(() => app.close())
+const driver = new NodeSinkDriver({ baseUrl, key: coordinator })
+
+const CHUNK = 64 * 1024
+const TOTAL = 3 * CHUNK + 1234
+const CHUNKS = 4
+const source = randomBytes(TOTAL)
+const chunkOf = (i: number): Buffer => source.subarray(i * CHUNK, Math.min(TOTAL, (i + 1) * CHUNK))
+const coords = (index: number, attemptSlot = 0) => ({ index, offset: index * CHUNK, length: chunkOf(index).length, attemptSlot })
+const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
+const soon = (): number => Date.now() + 60_000
+const put = async (target: DeliveryTarget | string, body: Buffer, headers: Record<string, string> = { 'content-type': 'application/octet-stream' }): Promise<Response> =>
+  await fetch(typeof target === 'string' ? target : target.url, { method: 'PUT', headers: typeof target === 'string' ? headers : target.headers, body: new Uint8Array(body) })
+
+async function deliverAll (state: UploadState): Promise<Array<{ index: number, attemptSlot: number, etag: string | null }>> {
+  const parts = []
+  for (let i = CHUNKS - 1; i >= 0; i--) { // any order
+    const res = await put(await driver.target(state, coords(i), soon()), chunkOf(i))
+    parts.push({ index: i, attemptSlot: 0, etag: res.headers.get('etag') })
+  }
+  return parts
+}
+
+t.test('filenames: one safe directory entry or refused', async t => {
+  for (const bad of ['../evil', 'a/b', 'a\\b', '..', '.hidden', '.partial', '', 'x\u0000y', 'é'.repeat(200)]) t.ok(filenameProblem(bad), JSON.stringify(bad))
+  for (const good of ['data.bin', 'report 2024.csv', 'ünïcode.txt']) t.equal(filenameProblem(good), null, good)
+})
+
+t.test('deliver, read back before and after complete, land under the filename', async t => {
+  const state = await driver.begin({ transferId: 'tr-ok', filename: 'movie.mkv', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  t.same(state, { kind: 'node', uploadId: 'tr-ok', filename: 'movie.mkv', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  const again = await driver.begin({ transferId: 'tr-ok', filename: 'movie.mkv', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  t.same(again, state, 'begin is idempotent')
+  const first = await put(await driver.target(state, coords(1), soon()), chunkOf(1))
+  t.equal(first.status, 200)
+  t.equal(first.headers.get('etag'), `"${sha256(chunkOf(1))}"`, 'ETag is the sha256 of the bytes')
+  t.same(Buffer.from(await driver.readRange(state, CHUNK, CHUNK)), chunkOf(1), 'a delivered chunk reads back before complete')
+  const parts = await deliverAll(state)
+  await t.rejects(driver.complete(state, parts.slice(1)), { code: 'BWN_ERR_DESTINATION_INCOMPLETE' })
+  await driver.complete(state, parts)
+  await driver.complete(state, parts) // idempotent
+  t.equal(sha256(await readFile(join(dir, 'movie.mkv'))), sha256(source), 'the file is the source')
+  t.same(Buffer.from(await driver.readRange(state, CHUNK - 5, 10)), source.subarray(CHUNK - 5, CHUNK + 5), 'reads back after complete')
+  t.same(await readdir(join(dir, '.partial')), ['tr-ok.json'], 'the partial file is gone; its record stays for read-back')
+  const late = await put(await driver.target(state, coords(0), soon()), chunkOf(0))
+  t.equal(late.status, 409, 'no writes after complete')
+  await t.rejects(driver.abort(state), { code: 'BWN_ERR_DESTINATION_REFUSED', status: 409 }, 'a completed file is not aborted')
+
+  const clash = await driver.begin({ transferId: 'tr-clash', filename: 'movie.mkv', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  await driver.complete(clash, await deliverAll(clash))
+  t.equal(sha256(await readFile(join(dir, 'movie-1.mkv'))), sha256(source), 'a clash gets a suffix; nothing is overwritten')
+})
+
+t.test('signed URLs: expired, tampered, unsigned and foreign ones get 403 problem+json', async t => {
+  const state = await driver.begin({ transferId: 'tr-auth', filename: 'auth.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  t.teardown(() => driver.abort(state))
+  const good = await driver.target(state, coords(0), soon())
+  const cases: Array<[string, string, string]> = []
+  cases.push(['expired', signUrl({ method: 'PUT', url: good.url, expiresAt: Date.now() - 1, key: coordinator }), 'BWN_ERR_SIGNED_URL_EXPIRED'])
+  const tampered = new URL(good.url); tampered.pathname = tampered.pathname.replace(/\/0$/, '/1')
+  cases.push(['other chunk', tampered.toString(), 'BWN_ERR_SIGNED_URL_INVALID'])
+  const unsigned = new URL(good.url); unsigned.search = ''
+  cases.push(['unsigned', unsigned.toString(), 'BWN_ERR_SIGNED_URL_REQUIRED'])
+  const noSig = new URL(good.url); noSig.searchParams.delete(SIGNATURE_PARAM)
+  cases.push(['no signature', noSig.toString(), 'BWN_ERR_SIGNED_URL_INVALID'])
+  cases.push(['untrusted signer', signUrl({ method: 'PUT', url: unsigned, expiresAt: soon(), key: stranger }), 'BWN_ERR_SIGNED_URL_INVALID'])
+  for (const [name, url, code] of cases) {
+    const res = await put(url, chunkOf(0))
+    t.equal(res.status, 403, name)
+    t.match(res.headers.get('content-type'), /^application\/problem\+json/, name)
+    t.match(await res.json(), { status: 403, code }, name)
+  }
+  const putOnly = signUrl({ method: 'PUT', url: `${baseUrl}/sink/uploads/tr-auth`, expiresAt: soon(), key: coordinator })
+  const del = await fetch(putOnly, { method: 'DELETE' })
+  t.equal(del.status, 403, 'a URL signed for PUT does not allow DELETE')
+  t.equal((await put(good, chunkOf(0))).status, 200, 'the untouched URL still works')
+})
+
+t.test('bad input: traversal filename, wrong sizes, wrong ETag', async t => {
+  await t.rejects(driver.begin({ transferId: 'tr-evil', filename: '../../etc/passwd', totalSize: 10, chunkSize: 10, totalChunks: 1 }), { code: 'BWN_ERR_DESTINATION_REFUSED', status: 400, message: /BWN_ERR_SINK_BAD_FILENAME/ })
+  t.notOk((await readdir(join(dir, '.partial'))).includes('tr-evil'), 'nothing allocated')
+  const state = await driver.begin({ transferId: 'tr-bad', filename: 'bad.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  const short = await put(await driver.target(state, coords(0), soon()), chunkOf(0).subarray(1))
+  t.equal(short.status, 400)
+  t.match(await short.json(), { code: 'BWN_ERR_SINK_CHUNK_SIZE' })
+  const past = await put(signUrl({ method: 'PUT', url: `${baseUrl}/sink/uploads/tr-bad/chunks/9`, expiresAt: soon(), key: coordinator }), chunkOf(0))
+  t.equal(past.status, 400, 'a chunk past the end')
+  const parts = await deliverAll(state)
+  parts[0]!.etag = `"${'0'.repeat(64)}"`
+  await t.rejects(driver.complete(state, parts), { status: 409, message: /BWN_ERR_SINK_ETAG_MISMATCH/ })
+  await driver.abort(state)
+  await driver.abort(state) // idempotent
+  t.notOk((await readdir(join(dir, '.partial'))).some(f => f.startsWith('tr-bad')), 'abort deletes the partial file and its record')
+  await t.rejects(driver.readRange(state, 0, 1), { code: 'BWN_ERR_DESTINATION_REFUSED', status: 404 })
+  await t.rejects(driver.target({ kind: 's3' }, coords(0), soon()), { code: 'BWN_ERR_DESTINATION_STATE' })
+})
