@@ -1,0 +1,163 @@
+// The orchestrator's side of delivery: it keeps its workers' sessions, gives every offer of a batch
+// to one of them (least loaded, round-robin on ties, avoiding workers that already failed the task),
+// relays results to the coordinator and acknowledgements back. A worker that disconnects, or whose
+// hotkey opens a newer session, has its in-flight attempts reported as failed so the coordinator
+// reassigns them at once.
+import type { Network, Store } from '../ports.ts'
+import { spawnSupervised, type Env, type Ref } from '../runtime.ts'
+import { isoFromMs } from '../domain/chain-time.ts'
+import type { TaskOfferBatch, TaskResult, TaskResultAck, TaskCancel, WorkerAttach } from '../../protocol/index.ts'
+import { keys, type OfferBatchRow } from './model.ts'
+
+export interface WorkerRow {
+  worker_id: string
+  hotkey: string
+  orchestrator_id: string
+  session: string
+  status: 'active' | 'displaced' | 'offline'
+  slots: number
+  attached_at: string
+  detached_at: string | null
+}
+
+export type RouterMsg =
+  | { type: 'attach', from: string, body: WorkerAttach }
+  | { type: 'detach', worker: string }
+  | { type: 'batch', from: string, body: TaskOfferBatch }
+  | { type: 'result', from: string, body: TaskResult }
+  | { type: 'ack', from: string, body: TaskResultAck }
+  | { type: 'cancel', from: string, body: TaskCancel }
+
+interface Session { session: string, slots: number, inflight: Set<string> }
+interface Route { coordinator: string, transferId: string, taskId: string, worker: string }
+interface State { sessions: Map<string, Session>, routes: Map<string, Route>, rr: number }
+
+export interface RouterDeps {
+  env: Env
+  self: string
+  net: Network
+  store: Store
+  /** Called when the number of attached workers changes (heartbeats advertise it). */
+  onWorkersChanged?: (count: number) => void
+}
+
+export interface Router { ref: Ref<RouterMsg>, workers (): number }
+
+export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
+  const { env, net, store } = deps
+  const log = env.logger.child({ component: 'router' })
+  const iso = (): string => isoFromMs(env.clock.now())
+  let attached = 0
+
+  const lost = (state: State, worker: string, reason: 'worker_lost' | 'session_displaced'): void => {
+    const s = state.sessions.get(worker)
+    if (s === undefined) return
+    for (const attemptId of s.inflight) {
+      const r = state.routes.get(attemptId)
+      if (r === undefined) continue
+      state.routes.delete(attemptId)
+      net.send(r.coordinator, 'task_result', { taskId: r.taskId, attemptId, transferId: r.transferId, worker, success: false, bytes: 0, durationMs: 0, sha256: null, etag: null, error: reason, via: null })
+    }
+    s.inflight.clear()
+  }
+
+  const changed = (state: State): void => {
+    attached = state.sessions.size
+    deps.onWorkersChanged?.(attached)
+  }
+
+  const handler = async (state: State, msg: RouterMsg): Promise<State> => {
+    switch (msg.type) {
+      case 'attach': {
+        const prev = state.sessions.get(msg.from)
+        if (prev !== undefined && prev.session !== msg.body.session) {
+          log.info({ worker: msg.from, event: 'session_displaced' }, 'a newer session of the worker replaces the old one')
+          lost(state, msg.from, 'session_displaced')
+        }
+        state.sessions.set(msg.from, { session: msg.body.session, slots: msg.body.slots, inflight: prev?.session === msg.body.session ? prev.inflight : new Set() })
+        const row: WorkerRow = { worker_id: msg.from, hotkey: msg.from, orchestrator_id: deps.self, session: msg.body.session, status: 'active', slots: msg.body.slots, attached_at: iso(), detached_at: null }
+        await store.table<WorkerRow>('workers').put(`session/${msg.from}`, row)
+        net.send(msg.from, 'worker_attached', { session: msg.body.session })
+        log.info({ worker: msg.from, slots: msg.body.slots, event: 'worker_attached' }, 'worker attached')
+        changed(state)
+        return state
+      }
+      case 'detach': {
+        if (!state.sessions.has(msg.worker)) return state
+        lost(state, msg.worker, 'worker_lost')
+        state.sessions.delete(msg.worker)
+        const row = await store.table<WorkerRow>('workers').get(`session/${msg.worker}`)
+        if (row !== undefined) await store.table<WorkerRow>('workers').put(`session/${msg.worker}`, { ...row, status: 'offline', detached_at: iso() })
+        log.info({ worker: msg.worker, event: 'worker_detached' }, 'worker detached')
+        changed(state)
+        return state
+      }
+      case 'batch': {
+        const { body } = msg
+        const assignments: Array<{ attemptId: string, worker: string | null }> = []
+        const workers = [...state.sessions.entries()]
+        for (const offer of body.offers) {
+          const exclude = new Set(offer.excludeWorkers)
+          let eligible = workers.filter(([w]) => !exclude.has(w))
+          if (eligible.length === 0) eligible = []
+          let best: [string, Session] | undefined
+          let bestLoad = Infinity
+          for (let k = 0; k < eligible.length; k++) {
+            const cand = eligible[(state.rr + k) % eligible.length]!
+            const load = cand[1].inflight.size / cand[1].slots
+            if (load < bestLoad) { best = cand; bestLoad = load }
+          }
+          state.rr++
+          if (best === undefined) { assignments.push({ attemptId: offer.attemptId, worker: null }); continue }
+          const [worker, session] = best
+          session.inflight.add(offer.attemptId)
+          state.routes.set(offer.attemptId, { coordinator: msg.from, transferId: body.transferId, taskId: offer.taskId, worker })
+          net.send(worker, 'task_offer', { batchId: body.batchId, offer })
+          assignments.push({ attemptId: offer.attemptId, worker })
+        }
+        net.send(msg.from, 'task_assigned', { transferId: body.transferId, batchId: body.batchId, assignments })
+        // The receiving orchestrator's record of the batch (merged into the coordinator's when both are this node).
+        const table = store.table<OfferBatchRow>('task_offer_batches')
+        const key = keys.row(body.transferId, body.batchId)
+        const existing = await table.get(key)
+        const routed = assignments.map(a => ({ attempt_id: a.attemptId, worker_id: a.worker }))
+        await table.put(key, existing !== undefined
+          ? { ...existing, routed }
+          : { id: body.batchId, transfer_id: body.transferId, orchestrator_id: deps.self, coordinator_id: msg.from, wave_kind: body.waveKind, task_ids: body.offers.map(o => o.taskId), attempt_ids: body.offers.map(o => o.attemptId), offered_at: iso(), routed })
+        return state
+      }
+      case 'result': {
+        const r = state.routes.get(msg.body.attemptId)
+        if (r === undefined || r.worker !== msg.from || msg.body.worker !== msg.from) {
+          net.send(msg.from, 'task_result_ack', { taskId: msg.body.taskId, attemptId: msg.body.attemptId, worker: msg.from, received: false, status: 'rejected', reason: 'unknown_attempt' })
+          return state
+        }
+        state.sessions.get(msg.from)?.inflight.delete(msg.body.attemptId)
+        net.send(r.coordinator, 'task_result', msg.body)
+        return state
+      }
+      case 'ack': {
+        const r = state.routes.get(msg.body.attemptId)
+        if (r === undefined || r.coordinator !== msg.from) return state
+        state.routes.delete(msg.body.attemptId)
+        net.send(r.worker, 'task_result_ack', msg.body)
+        return state
+      }
+      case 'cancel': {
+        const byWorker = new Map<string, string[]>()
+        for (const id of msg.body.attemptIds) {
+          const r = state.routes.get(id)
+          if (r === undefined || r.coordinator !== msg.from) continue
+          state.routes.delete(id)
+          state.sessions.get(r.worker)?.inflight.delete(id)
+          byWorker.set(r.worker, [...(byWorker.get(r.worker) ?? []), id])
+        }
+        for (const [w, ids] of byWorker) net.send(w, 'task_cancel', { transferId: msg.body.transferId, attemptIds: ids, reason: msg.body.reason })
+        return state
+      }
+    }
+  }
+
+  const ref = spawnSupervised<State, RouterMsg>(parent, 'router', env, () => ({ sessions: new Map(), routes: new Map(), rr: 0 }), handler)
+  return { ref, workers: () => attached }
+}
