@@ -10,6 +10,7 @@ import type { ApiDeps } from '../../api/deps.ts'
 export interface TestDeps {
   deps: ApiDeps
   accounts: AccountsService
+  store: LevelStore
   /** Every log line written so far, raw. */
   logLines: string[]
   clock: { now (): number, advance (ms: number): void }
@@ -31,5 +32,5 @@ export function testDeps (opts: { pricing?: AccountsOptions['pricing'], planRequ
     accounts,
     planRequestsPerMinute: opts.planRequestsPerMinute
   }
-  return { deps, accounts, logLines, clock }
+  return { deps, accounts, store, logLines, clock }
 }
