@@ -43,7 +43,7 @@ t.teardown(() => app.close())
 
 type KeyName = keyof typeof keys | null
 type Via = 'bearer' | 'x-api-key'
-interface Row { route: string, key: KeyName, via?: Via, headers?: Record<string, string>, status: number, code?: string }
+interface Row { method?: 'GET' | 'POST' | 'DELETE', payload?: object, route: string, key: KeyName, via?: Via, headers?: Record<string, string>, status: number, code?: string }
 
 const ADMIN = '/admin/organizations'
 // [route, key, via, expected status, expected code]
@@ -103,15 +103,35 @@ const CASES: Row[] = [
   { route: PROBES.sellAllowance, key: 'console', via: 'x-api-key', status: 200 }
 ]
 
+// Every admin route refuses everyone but an admin key, before looking at its input.
+const ADMIN_ROUTES: Array<[NonNullable<Row['method']>, string]> = [
+  ['POST', '/admin/organizations'], ['GET', `/admin/organizations/${orgA.id}`],
+  ['POST', `/admin/organizations/${orgA.id}/projects`], ['GET', `/admin/organizations/${orgA.id}/projects`],
+  ['POST', `/admin/projects/${project.id}/environments`], ['GET', `/admin/projects/${project.id}/environments`],
+  ['POST', `/admin/organizations/${orgA.id}/keys`], ['GET', `/admin/organizations/${orgA.id}/keys`],
+  ['GET', '/admin/keys/0123456789abcdef'], ['DELETE', '/admin/keys/0123456789abcdef'],
+  ['POST', `/admin/organizations/${orgA.id}/credits`], ['GET', `/admin/organizations/${orgA.id}/credits`],
+  ['GET', `/admin/organizations/${orgA.id}/credits/ledger`]
+]
+for (const [method, route] of ADMIN_ROUTES) {
+  const payload = method === 'POST' ? {} : undefined
+  CASES.push(
+    { method, route, payload, key: null, status: 401, code: 'BWN_ERR_KEY_MISSING' },
+    { method, route, payload, key: 'expired', status: 401, code: 'BWN_ERR_KEY_EXPIRED' },
+    { method, route, payload, key: 'client', status: 403, code: 'BWN_ERR_ROLE_FORBIDDEN' },
+    { method, route, payload, key: 'console', via: 'x-api-key', status: 403, code: 'BWN_ERR_ROLE_FORBIDDEN' }
+  )
+}
+
 for (const row of CASES) {
   const via = row.via ?? 'bearer'
-  t.test(`${row.route} with ${row.key ?? 'no key'}${row.key ? ' via ' + via : ''}${row.headers ? ' ' + JSON.stringify(row.headers) : ''} → ${row.status}`, async t => {
+  t.test(`${row.method ?? 'GET'} ${row.route} with ${row.key ?? 'no key'}${row.key ? ' via ' + via : ''}${row.headers ? ' ' + JSON.stringify(row.headers) : ''} → ${row.status}`, async t => {
     const headers: Record<string, string> = { ...row.headers }
     if (row.key !== null) {
       if (via === 'bearer') headers.authorization = `Bearer ${keys[row.key]}`
       else headers['x-api-key'] = keys[row.key]
     }
-    const res = await app.inject({ method: 'GET', url: row.route, headers })
+    const res = await app.inject({ method: row.method ?? 'GET', url: row.route, headers, ...(row.payload === undefined ? {} : { payload: row.payload }) })
     t.equal(res.statusCode, row.status, res.body)
     if (row.status >= 400) {
       t.match(res.headers['content-type'], PROBLEM_CONTENT_TYPE)
@@ -124,7 +144,7 @@ for (const row of CASES) {
       t.type(body.instance, 'string')
     }
     // Routes that take Bearer keys challenge for one on 401.
-    if (row.status === 401 && (row.route === ADMIN || row.route === PROBES.transfer)) t.match(res.headers['www-authenticate'], /^Bearer/)
+    if (row.status === 401 && (row.route.startsWith('/admin/') || row.route === PROBES.transfer)) t.match(res.headers['www-authenticate'], /^Bearer/)
     if (row.status === 304) t.equal(res.body, '')
   })
 }
