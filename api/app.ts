@@ -2,20 +2,39 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import problem from './problem.ts'
+import auth from './plugins/auth.ts'
+import credits from './plugins/credits.ts'
+import rateLimit from './plugins/rate-limit.ts'
+import openapi from './plugins/openapi.ts'
 import healthRoutes from './routes/health.ts'
+import adminRoutes, { ADMIN_PREFIX } from './routes/admin.ts'
 import type { ApiDeps } from './deps.ts'
 
 export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set their own
 
+/** Header values pino must never write: API keys travel in these. */
+export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]']
+
+/**
+ * Builds the app with its cross-cutting plugins registered. Route groups registered afterwards (here
+ * or by the caller before `ready()`) get auth, credits, rate limits and OpenAPI from their
+ * `config.auth` and `schema`.
+ */
 export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: deps.logger,
+    loggerInstance: deps.logger.child({}, { redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }),
     genReqId: () => randomUUID(),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } }
   })
   await app.register(problem)
+  await app.register(openapi)
+  // Order matters: the rate limit's preHandler runs before the credit check; auth runs onRequest.
+  await app.register(rateLimit, { perMinute: deps.planRequestsPerMinute })
+  await app.register(auth, { accounts: deps.accounts })
+  await app.register(credits, { accounts: deps.accounts })
   await app.register(healthRoutes, { deps })
+  await app.register(adminRoutes, { deps, prefix: ADMIN_PREFIX })
   return app
 }

@@ -2,6 +2,8 @@
 // reach actors only through these, never by importing them.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Role } from '../protocol/index.ts'
+import type { AccountsService } from './accounts/service.ts'
+import type { Plan } from './accounts/model.ts'
 
 export interface PeerSummary {
   hotkey: string
@@ -23,4 +25,8 @@ export interface ApiDeps {
   membership: MembershipView
   /** True once the store is open, the swarm joined and the actor system up. */
   ready (): boolean
+  /** Organizations, API keys and prepaid credits (prices live on the service). */
+  accounts: AccountsService
+  /** Requests per minute by plan; defaults to Free 60, Pro 300, Enterprise unlimited. */
+  planRequestsPerMinute?: Partial<Record<Plan, number | null>>
 }

@@ -21,3 +21,20 @@ export const SinkBadFilename = createError('BWN_ERR_SINK_BAD_FILENAME', 'Filenam
 export const SinkConflict = createError('BWN_ERR_SINK_CONFLICT', '%s', 409)
 export const SinkChunkSize = createError('BWN_ERR_SINK_CHUNK_SIZE', '%s', 400)
 export const SinkEtagMismatch = createError('BWN_ERR_SINK_ETAG_MISMATCH', '%s', 409)
+// Authentication (401): the caller is not known.
+export const KeyMissing = createError('BWN_ERR_KEY_MISSING', '%s', 401)
+export const KeyInvalid = createError('BWN_ERR_KEY_INVALID', 'The API key is not known', 401)
+export const KeyRevoked = createError('BWN_ERR_KEY_REVOKED', 'The API key was revoked', 401)
+export const KeyExpired = createError('BWN_ERR_KEY_EXPIRED', 'The API key expired', 401)
+// Authorisation (403): the caller is known but may not do this.
+export const RoleForbidden = createError('BWN_ERR_ROLE_FORBIDDEN', '%s', 403)
+export const ScopeMissing = createError('BWN_ERR_SCOPE_MISSING', '%s', 403)
+export const GrantTooNarrow = createError('BWN_ERR_GRANT_TOO_NARROW', '%s', 403)
+// Credits and limits.
+export const InsufficientCredits = createError('BWN_ERR_INSUFFICIENT_CREDITS', '%s', 402)
+export const RateLimited = createError('BWN_ERR_RATE_LIMITED', '%s', 429)
+// Admin API.
+export const OrganizationNotFound = createError('BWN_ERR_ORGANIZATION_NOT_FOUND', 'No organization %s', 404)
+export const ProjectNotFound = createError('BWN_ERR_PROJECT_NOT_FOUND', 'No project %s', 404)
+export const EnvironmentNotFound = createError('BWN_ERR_ENVIRONMENT_NOT_FOUND', 'No environment %s', 404)
+export const KeyNotFound = createError('BWN_ERR_API_KEY_NOT_FOUND', 'No API key %s', 404)

@@ -1,6 +1,7 @@
 // The `bwnet` command line. Every command has --help; a bad setting exits 2 with one line.
 import { Command, CommanderError } from 'commander'
 import { keysCommand } from './commands/keys.ts'
+import { adminCommand } from './commands/admin.ts'
 import { nodeCommand, devnetCommand } from './commands/run.ts'
 import { SOFTWARE } from './node.ts'
 
@@ -12,6 +13,7 @@ export function buildCli (): Command {
   program.addCommand(devnetCommand())
   program.addCommand(nodeCommand())
   program.addCommand(keysCommand())
+  program.addCommand(adminCommand())
   return program
 }
 

@@ -12,6 +12,7 @@ import { startMembership, type Membership } from '../actors/membership.ts'
 import type { Clock, Logger } from '../actors/ports.ts'
 import { buildApp } from '../api/app.ts'
 import type { ApiDeps } from '../api/deps.ts'
+import { AccountsService } from '../api/accounts/service.ts'
 import { FileBlobStore } from './adapters/blob-store.ts'
 import { SwarmTransport } from './adapters/swarm-transport.ts'
 import { Messenger } from './messenger.ts'
@@ -49,6 +50,8 @@ export class BwnetNode {
   system!: SystemRef
   membership!: Membership
   app: FastifyInstance | null = null
+  /** Accounts, keys and credits of the API this node serves (orchestrators). */
+  accounts: AccountsService | null = null
   url: string | null = null
   #role: RoleHandle | null = null
   #dht: DHT | undefined
@@ -126,7 +129,9 @@ export class BwnetNode {
     })
 
     if (this.#serveHttp) {
+      this.accounts = new AccountsService({ store: this.store, clock: this.clock })
       const deps: ApiDeps = {
+        accounts: this.accounts,
         logger: this.logger.child({ role: config.role, component: 'api' }),
         self: { hotkey: key.address, role: config.role, software: SOFTWARE },
         membership: {

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { ApiDeps } from '../deps.ts'
 import { Unavailable } from '../errors.ts'
+import { problemResponse } from '../responses.ts'
 
 const RoleCounts = Type.Object({ orchestrator: Type.Integer(), worker: Type.Integer(), validator: Type.Integer() })
 const Health = Type.Object({
@@ -23,7 +24,7 @@ export default async function healthRoutes (app: FastifyInstance, opts: { deps: 
     schema: { tags: ['health'], summary: 'Liveness: the process answers', response: { 200: Type.Object({ status: Type.Literal('ok') }) } }
   }, async () => ({ status: 'ok' as const }))
   app.get('/readyz', {
-    schema: { tags: ['health'], summary: 'Readiness: store open, swarm joined, actors up', response: { 200: Type.Object({ status: Type.Literal('ready') }) } }
+    schema: { tags: ['health'], summary: 'Readiness: store open, swarm joined, actors up', response: { 200: Type.Object({ status: Type.Literal('ready') }), 503: problemResponse(503, 'Not ready yet, or shutting down') } }
   }, async () => {
     if (!deps.ready()) throw new Unavailable('node is starting or stopping')
     return { status: 'ready' as const }

@@ -4,6 +4,7 @@ import { BwnetNode } from '../node.ts'
 import { Devnet, type DevnetHooks } from '../devnet.ts'
 import { resolveConfig, NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, DevnetSettings, DEVNET_SETTINGS, DEVNET_DEFAULTS } from '../config.ts'
 import { createLogger } from '../logger.ts'
+import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
 
 export const SHUTDOWN_TIMEOUT_MS = 5_000 // everything must be closed within this after a signal
 
@@ -53,7 +54,7 @@ export function nodeCommand (): Command {
     })
 }
 
-export function devnetCommand (hooks: DevnetHooks = {}): Command {
+export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o) => ({ ...await bootstrapDevnetKeys(o.accounts!) }) }): Command {
   return new Command('devnet')
     .description('run a whole network on loopback in one process: a DHT testnet, 1 orchestrator, N workers, 1 validator')
     .option('--port <n>', `API port (BWN_PORT, default ${DEVNET_DEFAULTS.port})`)

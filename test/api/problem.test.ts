@@ -1,11 +1,11 @@
 import t from 'tap'
 import { buildApp } from '../../api/app.ts'
-import { silentLogger } from '../helpers/logger.ts'
+import { testDeps } from '../helpers/api.ts'
 
 async function app (ready = true) {
+  const { deps } = testDeps()
   const a = await buildApp({
-    logger: silentLogger(),
-    self: { hotkey: '5C4hrfjw9DjXZTzV3MwzrrAr9P1MJhSrvWGWqi1eSuyUpnhM', role: 'orchestrator', software: 'bwnet/test' },
+    ...deps,
     membership: { counts: async () => ({ orchestrator: 1, worker: 2, validator: 0 }), peers: async () => [] },
     ready: () => ready
   })

@@ -1,0 +1,101 @@
+// Accounts, keys and credits: the records, their TypeBox schemas (one source for the TS type and
+// the JSON Schema the admin routes validate and document) and the closed sets of roles, scopes, plans.
+import { Type, type Static } from '@sinclair/typebox'
+
+export const KEY_ROLES = ['client', 'orchestrator', 'worker', 'validator', 'console', 'admin'] as const
+export type KeyRole = typeof KEY_ROLES[number]
+
+export const SCOPES = ['telemetry:read', 'telemetry:realtime:read'] as const
+export type Scope = typeof SCOPES[number]
+
+export const PLANS = ['free', 'pro', 'enterprise'] as const
+export type Plan = typeof PLANS[number]
+
+/** Requests per minute per key; null is unlimited (seed §8). */
+export const PLAN_REQUESTS_PER_MINUTE: Record<Plan, number | null> = { free: 60, pro: 300, enterprise: null }
+
+export const Id = Type.String({ format: 'uuid' })
+export const KeyId = Type.String({ pattern: '^[0-9a-f]{16}$', description: 'Public id of a key; also its visible prefix' })
+const Name = Type.String({ minLength: 1, maxLength: 128 })
+const Timestamp = Type.String({ format: 'date-time' })
+
+export const Organization = Type.Object({ id: Id, name: Name, createdAt: Timestamp })
+export type Organization = Static<typeof Organization>
+
+export const Project = Type.Object({ id: Id, organizationId: Id, name: Name, createdAt: Timestamp })
+export type Project = Static<typeof Project>
+
+export const Environment = Type.Object({ id: Id, organizationId: Id, projectId: Id, name: Name, createdAt: Timestamp })
+export type Environment = Static<typeof Environment>
+
+export const GrantLevel = Type.Union([Type.Literal('organization'), Type.Literal('project'), Type.Literal('environment')])
+export type GrantLevel = Static<typeof GrantLevel>
+
+/** What a key is, as listed; never its secret or its hash. */
+export const ApiKeyView = Type.Object({
+  id: KeyId,
+  prefix: Type.String({ description: 'The start of the key, enough to recognise it' }),
+  name: Type.Union([Name, Type.Null()]),
+  organizationId: Id,
+  projectId: Type.Union([Id, Type.Null()]),
+  environmentId: Type.Union([Id, Type.Null()]),
+  grant: GrantLevel,
+  role: Type.Union(KEY_ROLES.map(r => Type.Literal(r))),
+  scopes: Type.Array(Type.Union(SCOPES.map(s => Type.Literal(s)))),
+  plan: Type.Union(PLANS.map(p => Type.Literal(p))),
+  createdAt: Timestamp,
+  expiresAt: Type.Union([Timestamp, Type.Null()]),
+  revokedAt: Type.Union([Timestamp, Type.Null()])
+})
+export type ApiKeyView = Static<typeof ApiKeyView>
+
+/** The stored row: the view plus the sha256 of the whole key. */
+export interface ApiKeyRecord extends ApiKeyView { hash: string }
+
+export const NewKey = Type.Object({
+  role: Type.Union(KEY_ROLES.map(r => Type.Literal(r))),
+  scopes: Type.Optional(Type.Array(Type.Union(SCOPES.map(s => Type.Literal(s))), { uniqueItems: true, maxItems: SCOPES.length })),
+  plan: Type.Optional(Type.Union(PLANS.map(p => Type.Literal(p)), { default: 'free' })),
+  projectId: Type.Optional(Id),
+  environmentId: Type.Optional(Id),
+  name: Type.Optional(Name),
+  expiresAt: Type.Optional(Timestamp)
+}, { additionalProperties: false })
+export type NewKey = Static<typeof NewKey>
+
+export const CreatedKey = Type.Object({
+  key: Type.String({ description: 'The plain key. Shown once, here; only its hash is stored.' }),
+  apiKey: ApiKeyView
+})
+export type CreatedKey = Static<typeof CreatedKey>
+
+export const LedgerEntry = Type.Object({
+  seq: Type.Integer({ minimum: 1 }),
+  organizationId: Id,
+  amount: Type.Integer({ description: 'Credits added (positive) or spent (negative)' }),
+  kind: Type.Union([Type.Literal('grant'), Type.Literal('read')]),
+  memo: Type.Union([Type.String({ maxLength: 256 }), Type.Null()]),
+  keyId: Type.Union([KeyId, Type.Null()]),
+  balanceAfter: Type.Integer(),
+  at: Timestamp
+})
+export type LedgerEntry = Static<typeof LedgerEntry>
+
+export const Balance = Type.Object({
+  organizationId: Id,
+  balance: Type.Integer(),
+  entries: Type.Integer({ description: 'Ledger entries so far' })
+})
+export type Balance = Static<typeof Balance>
+
+/** Who is calling: the key's public facts, attached to the request by the auth guard. */
+export interface Principal {
+  keyId: string
+  organizationId: string
+  projectId: string | null
+  environmentId: string | null
+  grant: GrantLevel
+  role: KeyRole
+  scopes: Scope[]
+  plan: Plan
+}

@@ -1,0 +1,113 @@
+// Who may call a route. A route opts in with `config.auth`; this plugin's onRoute hook turns that
+// into an onRequest hook (before the body is read) and the route's OpenAPI `security`.
+//
+//   config: { auth: { roles: ['client'] } }                       Bearer or X-Api-Key, role client
+//   config: { auth: { roles: ['client'], headers: 'x-api-key' } }  X-Api-Key only (destinations)
+//   config: { auth: { telemetry: {} } }                            console key, telemetry:read,
+//                                                                   org/project grant, paid snapshot read
+//   config: { auth: { telemetry: { realtime: true } } }            + telemetry:realtime:read, 2x price
+//   config: { auth: { telemetry: { orgOnly: true, price: 'sellAllowance' } } }  organization grant only
+//
+// Order of refusals: 401 (no/unknown/revoked/expired key) → 403 role → 403 scope → 403 grant;
+// credits (402) and rate limits (429) follow in plugins/credits.ts and plugins/rate-limit.ts.
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify'
+import type { AccountsService, PriceName } from '../accounts/service.ts'
+import type { KeyRole, Principal, Scope } from '../accounts/model.ts'
+import { BadRequest, GrantTooNarrow, KeyExpired, KeyInvalid, KeyMissing, KeyRevoked, RoleForbidden, ScopeMissing } from '../errors.ts'
+
+export type KeyHeaders = 'bearer-or-x-api-key' | 'x-api-key'
+
+export interface TelemetryAuth {
+  /** A realtime read: needs telemetry:realtime:read too, and costs twice the snapshot read. */
+  realtime?: boolean
+  /** Only an organization grant will do (the paid sell-allowance read); else org or project. */
+  orgOnly?: boolean
+  /** Which price the read costs; default 'realtime' when realtime, else 'snapshot'. */
+  price?: PriceName
+}
+
+export interface RouteAuth {
+  /** Key roles allowed; a telemetry route implies ['console']. */
+  roles?: KeyRole[]
+  /** Where the key may travel; default 'bearer-or-x-api-key', telemetry routes 'x-api-key'. */
+  headers?: KeyHeaders
+  telemetry?: TelemetryAuth
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig { auth?: RouteAuth }
+  interface FastifyRequest {
+    /** The caller's key, set by the auth guard; null on public routes. */
+    principal: Principal | null
+  }
+}
+
+export const TELEMETRY_SCOPE: Scope = 'telemetry:read'
+export const REALTIME_SCOPE: Scope = 'telemetry:realtime:read'
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
+const BEARER_CHALLENGE = { 'www-authenticate': 'Bearer realm="bwnet"' }
+
+/** The effective auth of a route, with telemetry defaults filled in. */
+export function resolveAuth (auth: RouteAuth): Required<Pick<RouteAuth, 'roles' | 'headers'>> & RouteAuth {
+  if (auth.telemetry !== undefined) return { ...auth, roles: ['console'], headers: 'x-api-key' }
+  if (auth.roles === undefined || auth.roles.length === 0) throw new TypeError('config.auth needs roles or telemetry')
+  return { ...auth, roles: auth.roles, headers: auth.headers ?? 'bearer-or-x-api-key' }
+}
+
+/** The key a request presents, by the route's header rule; throws 401/400 problems. */
+export function presentedKey (req: FastifyRequest, headers: KeyHeaders): string {
+  const apiKey = req.headers['x-api-key']
+  const fromHeader = typeof apiKey === 'string' && apiKey.length > 0 ? apiKey : undefined
+  if (headers === 'x-api-key') {
+    if (fromHeader === undefined) throw new KeyMissing('Send the API key in the X-Api-Key header')
+    return fromHeader
+  }
+  const authorization = req.headers.authorization
+  const bearer = typeof authorization === 'string' ? BEARER.exec(authorization)?.[1] : undefined
+  if (fromHeader !== undefined && bearer !== undefined && fromHeader !== bearer) throw new BadRequest('Authorization and X-Api-Key carry different keys')
+  const key = fromHeader ?? bearer
+  if (key === undefined) throw Object.assign(new KeyMissing('Send the API key as Authorization: Bearer <key> or in X-Api-Key'), { headers: BEARER_CHALLENGE })
+  return key
+}
+
+export function authGuard (accounts: AccountsService, auth: RouteAuth): onRequestHookHandler {
+  const rule = resolveAuth(auth)
+  const challenge = rule.headers === 'bearer-or-x-api-key' ? { headers: BEARER_CHALLENGE } : {}
+  return async function authenticate (req) {
+    const result = await accounts.authenticate(presentedKey(req, rule.headers))
+    if (!result.ok) {
+      const err = result.reason === 'revoked' ? new KeyRevoked() : result.reason === 'expired' ? new KeyExpired() : new KeyInvalid()
+      throw Object.assign(err, challenge)
+    }
+    const p = result.principal
+    if (!rule.roles.includes(p.role)) throw new RoleForbidden(`A ${p.role} key cannot use this route; it needs a ${rule.roles.join(' or ')} key`)
+    if (rule.telemetry !== undefined) {
+      if (!p.scopes.includes(TELEMETRY_SCOPE)) throw new ScopeMissing(`This route needs the ${TELEMETRY_SCOPE} scope`)
+      if (rule.telemetry.realtime === true && !p.scopes.includes(REALTIME_SCOPE)) throw new ScopeMissing(`This route needs the ${REALTIME_SCOPE} scope`)
+      if (rule.telemetry.orgOnly === true && p.grant !== 'organization') throw new GrantTooNarrow('This route needs a key granted at organization level')
+      if (p.grant === 'environment') throw new GrantTooNarrow('Telemetry needs a key granted at organization or project level; an environment grant is not enough')
+    }
+    req.principal = p
+  }
+}
+
+/** OpenAPI security requirement of a route. */
+export function securityOf (auth: RouteAuth): Array<Record<string, string[]>> {
+  return resolveAuth(auth).headers === 'x-api-key' ? [{ consoleKey: [] }] : [{ bearerAuth: [] }, { apiKey: [] }]
+}
+
+function append<T> (current: T | T[] | undefined, hook: T): T[] {
+  return current === undefined ? [hook] : Array.isArray(current) ? [...current, hook] : [current, hook]
+}
+
+export default fp(async function authPlugin (app: FastifyInstance, opts: { accounts: AccountsService }) {
+  app.decorateRequest('principal', null)
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const auth = route.config?.auth
+    if (auth === undefined) return
+    route.onRequest = append(route.onRequest, authGuard(opts.accounts, auth))
+    route.schema = route.schema ?? {}
+    ;(route.schema as Record<string, unknown>).security ??= securityOf(auth)
+  })
+}, { name: 'bwnet-auth', dependencies: ['bwnet-problem'] })

@@ -1,0 +1,105 @@
+// `bwnet admin …`: the admin HTTP API from a terminal. Prints JSON on stdout; an API error prints its
+// problem (code and detail) on stderr and exits 1.
+import { Command, Option } from 'commander'
+
+export const DEFAULT_API = 'http://127.0.0.1:8000'
+const REQUEST_TIMEOUT_MS = 15_000 // 15 s
+
+interface Globals { api: string, key?: string }
+
+function collectScope (value: string, previous: string[] = []): string[] { return [...previous, value] }
+
+async function callApi (cmd: Command, method: string, path: string, body?: unknown): Promise<void> {
+  const { api, key } = cmd.optsWithGlobals<Globals>()
+  if (key === undefined || key === '') cmd.error('error: an admin key is needed (--key or BWN_ADMIN_KEY)', { exitCode: 2, code: 'bwnet.admin.key' })
+  const url = new URL(`/admin${path}`, api)
+  let res: Response
+  try {
+    res = await fetch(url, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
+    })
+  } catch (err) {
+    return cmd.error(`error: cannot reach ${url.origin}: ${(err as Error).message}`, { exitCode: 1, code: 'bwnet.admin.unreachable' })
+  }
+  const text = await res.text()
+  if (!res.ok) {
+    let detail = text
+    try {
+      const problem = JSON.parse(text) as { code?: string, detail?: string, errors?: Array<{ field: string, message: string }> }
+      detail = `${problem.code ?? res.status}: ${problem.detail ?? ''}${problem.errors ? ' ' + problem.errors.map(e => `${e.field} ${e.message}`).join('; ') : ''}`
+    } catch {}
+    return cmd.error(`error: ${res.status} ${detail}`, { exitCode: 1, code: 'bwnet.admin.api' })
+  }
+  cmd.configureOutput().writeOut!(JSON.stringify(JSON.parse(text), null, 2) + '\n')
+}
+
+export function adminCommand (): Command {
+  const admin = new Command('admin')
+    .description('manage organizations, projects, environments, API keys and credits over the admin API')
+    .addOption(new Option('--api <url>', 'API base URL').env('BWN_API').default(DEFAULT_API))
+    .addOption(new Option('--key <key>', 'admin API key').env('BWN_ADMIN_KEY'))
+
+  const org = admin.command('org').description('organizations')
+  org.command('create <name>').description('create an organization')
+    .action((name: string, _o, cmd: Command) => callApi(cmd, 'POST', '/organizations', { name }))
+  org.command('list').description('list organizations')
+    .action((_o, cmd: Command) => callApi(cmd, 'GET', '/organizations'))
+  org.command('show <organizationId>').description('show an organization')
+    .action((id: string, _o, cmd: Command) => callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}`))
+
+  const project = admin.command('project').description('projects')
+  project.command('create <organizationId> <name>').description('create a project')
+    .action((id: string, name: string, _o, cmd: Command) => callApi(cmd, 'POST', `/organizations/${encodeURIComponent(id)}/projects`, { name }))
+  project.command('list <organizationId>').description('list the projects of an organization')
+    .action((id: string, _o, cmd: Command) => callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/projects`))
+
+  const env = admin.command('env').description('environments')
+  env.command('create <projectId> <name>').description('create an environment')
+    .action((id: string, name: string, _o, cmd: Command) => callApi(cmd, 'POST', `/projects/${encodeURIComponent(id)}/environments`, { name }))
+  env.command('list <projectId>').description('list the environments of a project')
+    .action((id: string, _o, cmd: Command) => callApi(cmd, 'GET', `/projects/${encodeURIComponent(id)}/environments`))
+
+  const key = admin.command('key').description('API keys')
+  key.command('create <organizationId>').description('issue a key; the plain key is printed once')
+    .requiredOption('--role <role>', 'client, orchestrator, worker, validator, console or admin')
+    .option('--scope <scope>', 'telemetry:read or telemetry:realtime:read (repeatable; console keys)', collectScope)
+    .option('--plan <plan>', 'free, pro or enterprise', 'free')
+    .option('--project <projectId>', 'grant at project level')
+    .option('--environment <environmentId>', 'grant at environment level')
+    .option('--name <name>', 'a label')
+    .option('--expires-at <date-time>', 'expiry, ISO 8601')
+    .action((id: string, o: { role: string, scope?: string[], plan: string, project?: string, environment?: string, name?: string, expiresAt?: string }, cmd: Command) =>
+      callApi(cmd, 'POST', `/organizations/${encodeURIComponent(id)}/keys`, {
+        role: o.role,
+        plan: o.plan,
+        ...(o.scope !== undefined ? { scopes: o.scope } : {}),
+        ...(o.project !== undefined ? { projectId: o.project } : {}),
+        ...(o.environment !== undefined ? { environmentId: o.environment } : {}),
+        ...(o.name !== undefined ? { name: o.name } : {}),
+        ...(o.expiresAt !== undefined ? { expiresAt: o.expiresAt } : {})
+      }))
+  key.command('list <organizationId>').description('list the keys of an organization (no secrets)')
+    .action((id: string, _o, cmd: Command) => callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/keys`))
+  key.command('show <keyId>').description('show a key')
+    .action((id: string, _o, cmd: Command) => callApi(cmd, 'GET', `/keys/${encodeURIComponent(id)}`))
+  key.command('revoke <keyId>').description('revoke a key; its next request is refused')
+    .action((id: string, _o, cmd: Command) => callApi(cmd, 'DELETE', `/keys/${encodeURIComponent(id)}`))
+
+  const credits = admin.command('credits').description('prepaid credits')
+  credits.command('grant <organizationId> <amount>').description('grant credits')
+    .option('--memo <text>', 'why')
+    .action((id: string, amount: string, o: { memo?: string }, cmd: Command) =>
+      // The API validates the amount (a positive integer); a non-number arrives as null and is refused.
+      callApi(cmd, 'POST', `/organizations/${encodeURIComponent(id)}/credits`, { amount: Number(amount), ...(o.memo !== undefined ? { memo: o.memo } : {}) }))
+  credits.command('balance <organizationId>').description('read the balance')
+    .action((id: string, _o, cmd: Command) => callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/credits`))
+  credits.command('ledger <organizationId>').description('read the ledger, newest first')
+    .option('--limit <n>', 'entries', '100')
+    .action((id: string, o: { limit: string }, cmd: Command) =>
+      callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/credits/ledger?limit=${encodeURIComponent(o.limit)}`))
+
+  return admin
+}

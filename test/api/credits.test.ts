@@ -1,0 +1,126 @@
+// Prepaid credits on paid reads: no overdraw under a burst, 304 free, realtime twice the price,
+// plan rate limits with Retry-After.
+import t from 'tap'
+import { buildApp } from '../../api/app.ts'
+import { testDeps } from '../helpers/api.ts'
+import { PROBES, PROBE_ETAG, registerProbes } from '../helpers/probes.ts'
+
+const BURST = 40
+
+async function setup (opts: Parameters<typeof testDeps>[0] = {}) {
+  const env = testDeps(opts)
+  const org = await env.accounts.createOrganization({ name: 'org' })
+  const { key } = await env.accounts.createKey(org.id, { role: 'console', plan: 'enterprise', scopes: ['telemetry:read', 'telemetry:realtime:read'] })
+  const app = await buildApp(env.deps)
+  await registerProbes(app)
+  await app.ready()
+  const read = (url: string, headers: Record<string, string> = {}) => app.inject({ url, headers: { 'x-api-key': key, ...headers } })
+  return { ...env, org, key, app, read }
+}
+
+t.test('a burst of concurrent reads never overdraws', async t => {
+  const s = await setup({ pricing: { snapshotRead: 3 } })
+  t.teardown(() => s.app.close())
+  await s.accounts.grantCredits(s.org.id, 20) // covers 6 reads at 3, with 2 left over
+  const results = await Promise.all(Array.from({ length: BURST }, () => s.read(PROBES.telemetry)))
+  const ok = results.filter(r => r.statusCode === 200)
+  const refused = results.filter(r => r.statusCode === 402)
+  t.equal(ok.length, 6)
+  t.equal(refused.length, BURST - 6)
+  t.equal(ok.length + refused.length, BURST, 'every read is either served or refused')
+  for (const r of refused) t.equal(r.json().code, 'BWN_ERR_INSUFFICIENT_CREDITS')
+  t.equal((await s.accounts.balance(s.org.id)).balance, 2)
+  const ledger = await s.accounts.ledger(s.org.id)
+  t.equal(ledger.length, 7, 'one grant and six debits')
+  t.equal(ledger.reduce((sum, e) => sum + e.amount, 0), 2, 'balance is the sum of the ledger')
+  t.ok(ledger.every(e => e.balanceAfter >= 0), 'never below zero at any step')
+})
+
+t.test('the same burst on realtime reads, racing the final debit (pre-check passed)', async t => {
+  const s = await setup()
+  t.teardown(() => s.app.close())
+  await s.accounts.grantCredits(s.org.id, 5) // realtime costs 2: two reads, 1 left
+  const results = await Promise.all(Array.from({ length: BURST }, () => s.read(PROBES.realtime)))
+  t.equal(results.filter(r => r.statusCode === 200).length, 2)
+  const refused = results.filter(r => r.statusCode === 402)
+  t.equal(refused.length, BURST - 2)
+  for (const r of refused) {
+    t.equal(r.headers.etag, undefined, 'a refused read carries no ETag')
+    t.equal(r.json().price, 2)
+  }
+  t.equal((await s.accounts.balance(s.org.id)).balance, 1)
+})
+
+t.test('a 304 costs nothing; a realtime read costs twice a snapshot read', async t => {
+  const s = await setup({ pricing: { snapshotRead: 5 } })
+  t.teardown(() => s.app.close())
+  await s.accounts.grantCredits(s.org.id, 100)
+  const snap = await s.read(PROBES.telemetry)
+  t.equal(snap.statusCode, 200)
+  t.equal(snap.headers['x-credits-charged'], '5')
+  t.equal(snap.headers.etag, PROBE_ETAG)
+  t.equal((await s.accounts.balance(s.org.id)).balance, 95)
+
+  for (let i = 0; i < 3; i++) {
+    const again = await s.read(PROBES.telemetry, { 'if-none-match': PROBE_ETAG })
+    t.equal(again.statusCode, 304)
+    t.equal(again.headers['x-credits-charged'], undefined)
+  }
+  t.equal((await s.read(PROBES.realtime, { 'if-none-match': `W/${PROBE_ETAG}, "other"` })).statusCode, 304)
+  t.equal((await s.accounts.balance(s.org.id)).balance, 95, '304s were free')
+
+  const rt = await s.read(PROBES.realtime)
+  t.equal(rt.statusCode, 200)
+  t.equal(rt.headers['x-credits-charged'], '10')
+  t.equal(rt.headers['x-credits-remaining'], '85')
+  const sell = await s.read(PROBES.sellAllowance)
+  t.equal(sell.headers['x-credits-charged'], '1', 'sell-allowance has its own price')
+  t.equal((await s.accounts.balance(s.org.id)).balance, 84)
+  const kinds = (await s.accounts.ledger(s.org.id)).map(e => e.amount)
+  t.same(kinds, [-1, -10, -5, 100], 'newest first')
+})
+
+t.test('refused and failed requests cost nothing', async t => {
+  const s = await setup()
+  t.teardown(() => s.app.close())
+  await s.accounts.grantCredits(s.org.id, 10)
+  const { key: narrow } = await s.accounts.createKey(s.org.id, { role: 'console', scopes: ['telemetry:read'] })
+  t.equal((await s.app.inject({ url: PROBES.realtime, headers: { 'x-api-key': narrow } })).statusCode, 403)
+  t.equal((await s.accounts.balance(s.org.id)).balance, 10)
+})
+
+t.test('plans set the request rate: 429 with Retry-After', async t => {
+  const s = await setup({ planRequestsPerMinute: { free: 3, pro: 5 } })
+  t.teardown(() => s.app.close())
+  const make = async (plan: 'free' | 'pro' | 'enterprise') => (await s.accounts.createKey(s.org.id, { role: 'client', plan })).key
+  const counts = async (key: string, n: number) => {
+    const statuses: number[] = []
+    for (let i = 0; i < n; i++) statuses.push((await s.app.inject({ url: PROBES.transfer, headers: { authorization: `Bearer ${key}` } })).statusCode)
+    return statuses
+  }
+  const free = await make('free')
+  t.same(await counts(free, 5), [200, 200, 200, 429, 429])
+  const res = await s.app.inject({ url: PROBES.transfer, headers: { authorization: `Bearer ${free}` } })
+  t.equal(res.statusCode, 429)
+  t.equal(res.json().code, 'BWN_ERR_RATE_LIMITED')
+  t.match(res.headers['content-type'], 'application/problem+json')
+  t.ok(Number(res.headers['retry-after']) > 0, 'Retry-After in seconds')
+  t.same(await counts(await make('free'), 3), [200, 200, 200], 'counted per key, not per organization')
+  t.same((await counts(await make('pro'), 6)).filter(c => c === 429).length, 1)
+  t.same((await counts(await make('enterprise'), 20)).filter(c => c === 429).length, 0)
+})
+
+t.test('default plan limits are the published ones (Free 60/min)', async t => {
+  const s = await setup()
+  t.teardown(() => s.app.close())
+  const { key } = await s.accounts.createKey(s.org.id, { role: 'client', plan: 'free' })
+  let ok = 0
+  let limited = 0
+  for (let i = 0; i < 61; i++) {
+    const code = (await s.app.inject({ url: PROBES.transfer, headers: { 'x-api-key': key } })).statusCode
+    if (code === 200) ok++
+    if (code === 429) limited++
+  }
+  t.equal(ok, 60)
+  t.equal(limited, 1)
+})

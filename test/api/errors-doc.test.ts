@@ -1,0 +1,20 @@
+// Every error code the API can answer is documented once in docs/errors.md.
+import t from 'tap'
+import { readFile } from 'node:fs/promises'
+import * as errors from '../../api/errors.ts'
+
+const doc = await readFile(new URL('../../docs/errors.md', import.meta.url), 'utf8')
+const problemSource = await readFile(new URL('../../api/problem.ts', import.meta.url), 'utf8')
+const headings = [...doc.matchAll(/^### (BWN_ERR_[A-Z0-9_]+)$/gm)].map(m => m[1]!)
+
+t.test('codes in api/errors.ts and api/problem.ts each have a section', async t => {
+  const codes = new Set<string>()
+  for (const E of Object.values(errors)) codes.add((new (E as new () => { code: string })()).code)
+  for (const m of problemSource.matchAll(/'(BWN_ERR_[A-Z0-9_]+)'/g)) codes.add(m[1]!)
+  t.ok(codes.size >= 20)
+  for (const code of codes) t.ok(headings.includes(code), `${code} is documented`)
+})
+
+t.test('no code is documented twice', async t => {
+  t.equal(new Set(headings).size, headings.length)
+})
