@@ -25,6 +25,28 @@ export function networkTopic (networkId: string): Buffer {
   return createHash('sha256').update(`bwnet/network/${networkId}`).digest()
 }
 
+/** One bulk data message on the wire: the request id as a 4-byte big-endian head, then the bytes. */
+interface BulkPiece { id: number, piece: Uint8Array }
+
+const BULK_HEAD_BYTES = 4
+// Writes the head and the piece straight into protomux's frame buffer: building the message with
+// Buffer.concat first cost one extra copy (and allocation) of every byte served.
+const bulkPieceEncoding = {
+  preencode (state: { end: number }, m: BulkPiece): void { state.end += BULK_HEAD_BYTES + m.piece.byteLength },
+  encode (state: { buffer: Uint8Array, start: number }, m: BulkPiece): void {
+    new DataView(state.buffer.buffer, state.buffer.byteOffset + state.start, BULK_HEAD_BYTES).setUint32(0, m.id >>> 0)
+    state.buffer.set(m.piece, state.start + BULK_HEAD_BYTES)
+    state.start += BULK_HEAD_BYTES + m.piece.byteLength
+  },
+  // A message shorter than its head decodes to null and is ignored (a throw would tear down the stream).
+  decode (state: { buffer: Uint8Array, start: number, end: number }): BulkPiece | null {
+    const m = state.buffer.subarray(state.start, state.end)
+    state.start = state.end
+    if (m.byteLength < BULK_HEAD_BYTES) return null
+    return { id: new DataView(m.buffer, m.byteOffset, BULK_HEAD_BYTES).getUint32(0), piece: m.subarray(BULK_HEAD_BYTES) }
+  }
+}
+
 export type BulkHandler = (peer: string, key: string) => Promise<Uint8Array | null>
 
 export interface TransportEvents {
@@ -37,7 +59,7 @@ interface PeerLink {
   conn: NoiseStream
   control: Message<Uint8Array>
   bulkReq: Message<Uint8Array>
-  bulkData: Message<Uint8Array>
+  bulkData: Message<BulkPiece | null>
   bulkEnd: Message<Uint8Array>
   ready: boolean
 }
@@ -149,7 +171,7 @@ export class SwarmTransport {
       ready: false,
       control: control.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (frame) => this.#safe(() => this.#events.onFrame(peer, frame)) }),
       bulkReq: bulk.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (m) => { void this.#serveBulkRequest(peer, mux, m) } }),
-      bulkData: bulk.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (m) => this.#safe(() => this.#onBulkData(m)) }),
+      bulkData: bulk.addMessage<BulkPiece | null>({ encoding: bulkPieceEncoding, onmessage: (m) => this.#safe(() => this.#onBulkData(m)) }),
       bulkEnd: bulk.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (m) => this.#safe(() => this.#onBulkEnd(m)) })
     }
     this.#links.set(peer, link)
@@ -177,11 +199,9 @@ export class SwarmTransport {
       if (typeof req.id !== 'number' || typeof req.key !== 'string') throw new BulkError('malformed bulk request')
       const bytes = this.#bulkHandler === null ? null : await this.#bulkHandler(peer, req.key)
       if (bytes === null) { link.bulkEnd.send(pack({ id, bytes: 0, error: 'not_found' })); return }
-      const head = Buffer.alloc(4)
-      head.writeUInt32BE(id >>> 0)
       for (let off = 0; off < bytes.byteLength; off += BULK_FRAME_BYTES) {
         const piece = bytes.subarray(off, Math.min(off + BULK_FRAME_BYTES, bytes.byteLength))
-        const ok = link.bulkData.send(Buffer.concat([head, piece]))
+        const ok = link.bulkData.send({ id, piece })
         if (!ok && !link.conn.destroyed) await once(mux.stream, 'drain')
         if (link.conn.destroyed) return
       }
@@ -192,12 +212,11 @@ export class SwarmTransport {
     }
   }
 
-  #onBulkData (m: Uint8Array): void {
-    if (m.byteLength < 4) return
-    const id = Buffer.from(m.buffer, m.byteOffset, 4).readUInt32BE(0)
-    const p = this.#pending.get(id)
+  #onBulkData (m: BulkPiece | null): void {
+    if (m === null) return
+    const p = this.#pending.get(m.id)
     if (p === undefined) return
-    const piece = m.subarray(4)
+    const piece = m.piece
     p.parts.push(piece)
     p.bytes += piece.byteLength
     p.timer.refresh()
