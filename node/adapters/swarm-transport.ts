@@ -19,6 +19,7 @@ export const BULK_TIMEOUT_MS = 30_000 // 30 s without progress fails a bulk read
 // discovery is refreshed soon after start, then at a slow steady pace.
 export const DISCOVERY_REFRESH_AFTER_MS = [1_000, 3_000, 6_000] // after start
 export const DISCOVERY_REFRESH_EVERY_MS = 60_000 // 1 min
+export const DISCOVERY_REFRESH_ALONE_MS = 2_000 // while no peer is connected
 
 /** The swarm topic of a network: every node of one network id meets there. */
 export function networkTopic (networkId: string): Buffer {
@@ -111,6 +112,7 @@ export class SwarmTransport {
     }
     for (const ms of DISCOVERY_REFRESH_AFTER_MS) this.#refreshTimers.push(setTimeout(refresh, ms).unref())
     this.#refreshTimers.push(setInterval(refresh, DISCOVERY_REFRESH_EVERY_MS).unref())
+    this.#refreshTimers.push(setInterval(() => { if (this.#links.size === 0) refresh() }, DISCOVERY_REFRESH_ALONE_MS).unref())
   }
 
   peers (): string[] {
