@@ -8,6 +8,8 @@ import rateLimit from './plugins/rate-limit.ts'
 import openapi from './plugins/openapi.ts'
 import healthRoutes from './routes/health.ts'
 import adminRoutes, { ADMIN_PREFIX } from './routes/admin.ts'
+import transferRoutes from './routes/transfers.ts'
+import destinationRoutes from './routes/destinations.ts'
 import type { ApiDeps } from './deps.ts'
 
 export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set their own
@@ -36,5 +38,7 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(credits, { accounts: deps.accounts })
   await app.register(healthRoutes, { deps })
   await app.register(adminRoutes, { deps, prefix: ADMIN_PREFIX })
+  if (deps.transfers) await app.register(transferRoutes, { deps })
+  if (deps.destinations) await app.register(destinationRoutes, { deps })
   return app
 }

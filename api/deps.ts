@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Role } from '../protocol/index.ts'
 import type { AccountsService } from './accounts/service.ts'
 import type { Plan } from './accounts/model.ts'
+import type { TransferService, DestinationService } from './transfers.ts'
 
 export interface PeerSummary {
   hotkey: string
@@ -29,4 +30,7 @@ export interface ApiDeps {
   accounts: AccountsService
   /** Requests per minute by plan; defaults to Free 60, Pro 300, Enterprise unlimited. */
   planRequestsPerMinute?: Partial<Record<Plan, number | null>>
+  /** Transfer and destination routes (orchestrators). */
+  transfers?: TransferService
+  destinations?: DestinationService
 }

@@ -38,3 +38,27 @@ export const OrganizationNotFound = createError('BWN_ERR_ORGANIZATION_NOT_FOUND'
 export const ProjectNotFound = createError('BWN_ERR_PROJECT_NOT_FOUND', 'No project %s', 404)
 export const EnvironmentNotFound = createError('BWN_ERR_ENVIRONMENT_NOT_FOUND', 'No environment %s', 404)
 export const KeyNotFound = createError('BWN_ERR_API_KEY_NOT_FOUND', 'No API key %s', 404)
+
+// Transfers and destinations (api/routes/transfers.ts, api/routes/destinations.ts).
+export const TransferNotFound = createError('BWN_ERR_TRANSFER_NOT_FOUND', '%s', 404)
+export const TransferClosed = createError('BWN_ERR_TRANSFER_CLOSED', '%s', 409)
+export const ChunkConflict = createError('BWN_ERR_CHUNK_CONFLICT', '%s', 409)
+export const ChunksMissing = createError('BWN_ERR_CHUNKS_MISSING', '%s', 409)
+export const ChunkIndexInvalid = createError('BWN_ERR_CHUNK_INDEX', '%s', 400)
+export const ChunkSizeInvalid = createError('BWN_ERR_CHUNK_SIZE', '%s', 400)
+export const ChunkDigestMismatch = createError('BWN_ERR_CHUNK_DIGEST', '%s', 400)
+export const HotkeyInvalid = createError('BWN_ERR_INVALID_HOTKEY', '%s', 400)
+export const TierUnknown = createError('BWN_ERR_UNKNOWN_TIER', '%s', 400)
+export const SizeInvalid = createError('BWN_ERR_INVALID_SIZE', '%s', 400)
+export const FilenameInvalid = createError('BWN_ERR_BAD_FILENAME', '%s', 400)
+export const FileTooLarge = createError('BWN_ERR_FILE_TOO_LARGE', '%s', 413)
+export const TooManyTransfers = createError('BWN_ERR_CONCURRENT_TRANSFERS', '%s', 429)
+export const DestinationNotFound = createError('BWN_ERR_DESTINATION_NOT_FOUND', '%s', 404)
+export const DestinationInUse = createError('BWN_ERR_DESTINATION_IN_USE', '%s', 409)
+export const DestinationBuiltin = createError('BWN_ERR_DESTINATION_BUILTIN', '%s', 409)
+export const DestinationInvalid = createError('BWN_ERR_DESTINATION_INVALID', '%s', 400)
+
+/** Attaches problem extension members (and response headers) to a coded error. */
+export function withExtensions<E extends Error> (err: E, extensions: Record<string, unknown>, headers?: Record<string, string>): E {
+  return Object.assign(err, { extensions, ...(headers ? { headers } : {}) })
+}

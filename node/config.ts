@@ -24,7 +24,9 @@ export const NodeSettings = Type.Object({
   slots: Type.Integer({ minimum: 1, maximum: 1024, description: 'tasks a worker runs at once' }),
   bandwidthMbps: Type.Number({ minimum: 0, maximum: 1_000_000 }),
   attachTo: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'orchestrator hotkey a worker attaches to (default: the first it meets)' }),
-  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l)))
+  logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l))),
+  publicUrl: Type.Union([Type.String({ pattern: '^https?://', maxLength: 512 }), Type.Null()], { description: 'base URL peers use to reach this node over HTTP (default: the listen address)' }),
+  testFaults: Type.Array(Type.Literal('corrupt'), { maxItems: 1, description: 'test-only fault switches: corrupt (a worker flips a byte of every chunk it writes)' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
 
@@ -39,12 +41,14 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   slots: { flag: '--slots', env: 'BWN_SLOTS' },
   bandwidthMbps: { flag: '--bandwidth-mbps', env: 'BWN_BANDWIDTH_MBPS' },
   attachTo: { flag: '--attach-to', env: 'BWN_ATTACH_TO' },
-  logLevel: { flag: '--log-level', env: 'LOG_LEVEL' }
+  logLevel: { flag: '--log-level', env: 'LOG_LEVEL' },
+  publicUrl: { flag: '--public-url', env: 'BWN_PUBLIC_URL' },
+  testFaults: { flag: '--test-faults', env: 'BWN_TEST_FAULTS' }
 }
 
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, host: '127.0.0.1', port: 8000, slots: 4,
-  bandwidthMbps: 1000, attachTo: null, logLevel: 'info'
+  bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: []
 }
 
 export const DevnetSettings = Type.Object({

@@ -51,6 +51,12 @@ export class Messenger implements Network {
   }
 
   send<T extends MessageType> (to: string, type: T, body: MessageBody<T>): boolean {
+    if (to === this.self) {
+      // A node that is both coordinator and orchestrator talks to itself without the wire.
+      const msg = { v: 1, type, from: this.self, to, id: 'local', ts: this.#clock.now(), body } as unknown as Envelope
+      queueMicrotask(() => this.#deliver(msg, 'self'))
+      return true
+    }
     const peer = this.#peerOfHotkey.get(to)
     if (peer === undefined || this.#link === null) return false
     return this.#link.send(peer, this.frame(type, body, to))
@@ -95,6 +101,10 @@ export class Messenger implements Network {
     } else if (bound !== msg.from) {
       return this.#drop(peer, 'sender_mismatch', `connection is bound to ${bound}, frame from ${msg.from}`)
     }
+    this.#deliver(msg, peer)
+  }
+
+  #deliver (msg: Envelope, peer: string): void {
     for (const h of [...(this.#handlers.get(msg.type) ?? []), ...(this.#handlers.get('*') ?? [])]) {
       try { h(msg, peer) } catch (err) { this.#log.error({ err, type: msg.type }, 'message handler failed') }
     }

@@ -115,17 +115,22 @@ export class BwnetNode {
       dataUrl: null as string | null,
       attachTo: config.attachTo
     }
-    this.membership = startMembership(this.system, { env, net: this.messenger, store: this.store, self: announce, load: () => this.#role?.load?.() ?? 0 })
+    this.membership = startMembership(this.system, { env, net: this.messenger, store: this.store, self: announce, load: () => this.#role?.load?.() ?? 0, workers: () => this.#role?.workers?.() ?? 0 })
+    const peerDown: Array<(hotkey: string) => void> = [(hotkey) => tell(this.membership.ref, { type: 'disconnected', hotkey })]
     this.messenger.attach(this.transport, {
       onConnect: (peer) => this.messenger.sendToPeer(peer, 'announce', announce),
-      onDisconnect: (hotkey) => { if (hotkey !== undefined) tell(this.membership.ref, { type: 'disconnected', hotkey }) }
+      onDisconnect: (hotkey) => {
+        if (hotkey === undefined) return
+        for (const fn of peerDown) { try { fn(hotkey) } catch (err) { log.error({ err }, 'peer-down handler failed') } }
+      }
     })
     this.messenger.on('announce', (msg) => tell(this.membership.ref, { type: 'announce', from: msg.from, body: msg.body as never }))
     this.messenger.on('heartbeat', (msg) => tell(this.membership.ref, { type: 'heartbeat', from: msg.from, body: msg.body as never }))
 
     this.#role = await startRole({
       role: config.role, key, config, clock: this.clock, logger: log, system: this.system, store: this.store,
-      blobs: this.blobs, messenger: this.messenger, transport: this.transport, membership: this.membership, dataDir: config.data
+      blobs: this.blobs, messenger: this.messenger, transport: this.transport, membership: this.membership, dataDir: config.data,
+      onPeerDown: (fn) => { peerDown.push(fn) }
     })
 
     if (this.#serveHttp) {
@@ -147,7 +152,8 @@ export class BwnetNode {
       if (this.#role.routes) await this.#role.routes(this.app)
       const address = await this.app.listen({ host: config.host, port: config.port })
       this.url = address
-      announce.dataUrl = address
+      announce.dataUrl = config.publicUrl ?? address
+      await this.#role.listening?.(address)
     }
 
     await this.transport.start()

@@ -22,6 +22,8 @@ export interface RoleContext {
   transport: SwarmTransport
   membership: Membership
   dataDir: string
+  /** Registers a callback for peers (by hotkey) whose connection closed. */
+  onPeerDown (fn: (hotkey: string) => void): void
 }
 
 export interface RoleHandle {
@@ -31,5 +33,9 @@ export interface RoleHandle {
   routes?: (app: FastifyInstance) => Promise<void>
   /** Load reported in heartbeats. */
   load?: () => number
+  /** Workers attached (orchestrators), reported in heartbeats. */
+  workers?: () => number
+  /** Called once the HTTP server listens, with its URL. */
+  listening?: (url: string) => Promise<void>
   stop (): Promise<void>
 }

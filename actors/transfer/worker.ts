@@ -1,0 +1,165 @@
+// The worker: attaches to one orchestrator, queues its offers (p-queue, `slots` at once), moves each
+// chunk through the ChunkMover port (pull from the coordinator, write to the destination, hash) and
+// reports the result. Moving bytes is I/O, so it runs outside the handler and reports back.
+import PQueue from 'p-queue'
+import { randomUUID } from 'node:crypto'
+import type { Network } from '../ports.ts'
+import { spawnSupervised, tell, type Env, type Ref } from '../runtime.ts'
+import type { TaskOffer, TaskOfferMsg, TaskResultAck, TaskCancel } from '../../protocol/index.ts'
+
+/** The I/O of one delivery: real HTTP and swarm in the node, modelled bytes in the simulator. */
+export interface ChunkMover {
+  move (offer: TaskOffer, opts: { signal: AbortSignal, corrupt: boolean }): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }>
+}
+
+export interface WorkerFaults {
+  /** Test-only: flip a byte of every chunk before writing it and report the staged hash anyway. */
+  corrupt?: boolean
+}
+
+export type WorkerMsg =
+  | { type: 'orchestrator-up', hotkey: string }
+  | { type: 'orchestrator-down', hotkey: string }
+  | { type: 'attached', from: string, session: string }
+  | { type: 'displaced', from: string, session: string }
+  | { type: 'offer', from: string, body: TaskOfferMsg }
+  | { type: 'moved', attemptId: string, ok: boolean, sha256: string | null, etag: string | null, bytes: number, via: 'http' | 'bulk' | null, error: string | null, startedAt: number }
+  | { type: 'ack', from: string, body: TaskResultAck }
+  | { type: 'cancel', from: string, body: TaskCancel }
+
+interface InFlight { offer: TaskOffer, controller: AbortController, orchestrator: string }
+interface State {
+  orchestrator: string | null
+  session: string | null
+  attached: boolean
+  displaced: boolean
+  known: string[]
+  inflight: Map<string, InFlight>
+}
+
+export interface WorkerDeps {
+  env: Env
+  self: string
+  net: Network
+  mover: ChunkMover
+  slots: number
+  /** Orchestrator to attach to; null: the first one met. */
+  attachTo: string | null
+  faults?: WorkerFaults
+}
+
+export interface Worker { ref: Ref<WorkerMsg>, load (): number, orchestrator (): string | null }
+
+export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
+  const { env, net } = deps
+  const log = env.logger.child({ component: 'worker' })
+  const queue = new PQueue({ concurrency: deps.slots })
+  let self: Ref<WorkerMsg>
+  let load = 0
+  let current: string | null = null
+
+  const attach = (state: State): void => {
+    if (state.attached || state.displaced || state.orchestrator !== null) return
+    const target = deps.attachTo ?? state.known[0]
+    if (target === undefined || !state.known.includes(target)) return
+    state.orchestrator = target
+    state.session = randomUUID()
+    if (!net.send(target, 'worker_attach', { session: state.session, slots: deps.slots })) state.orchestrator = null
+  }
+
+  const abortAll = (state: State): void => {
+    for (const f of state.inflight.values()) f.controller.abort()
+    state.inflight.clear()
+    queue.clear()
+    load = 0
+  }
+
+  const handler = async (state: State, msg: WorkerMsg): Promise<State> => {
+    switch (msg.type) {
+      case 'orchestrator-up': {
+        if (!state.known.includes(msg.hotkey)) state.known.push(msg.hotkey)
+        attach(state)
+        return state
+      }
+      case 'orchestrator-down': {
+        state.known = state.known.filter(h => h !== msg.hotkey)
+        if (state.orchestrator === msg.hotkey) {
+          log.info({ orchestrator: msg.hotkey }, 'orchestrator lost; its offers are dropped')
+          abortAll(state)
+          state.orchestrator = null; state.session = null; state.attached = false; current = null
+          attach(state)
+        }
+        return state
+      }
+      case 'attached': {
+        if (msg.from !== state.orchestrator || msg.session !== state.session) return state
+        state.attached = true
+        current = msg.from
+        log.info({ orchestrator: msg.from, slots: deps.slots, event: 'attached' }, 'attached to orchestrator')
+        return state
+      }
+      case 'displaced': {
+        if (msg.from !== state.orchestrator || msg.session !== state.session) return state
+        log.warn({ orchestrator: msg.from, event: 'session_displaced' }, 'another session of this hotkey took over; stopping')
+        abortAll(state)
+        state.displaced = true; state.attached = false; current = null
+        return state
+      }
+      case 'offer': {
+        const offer = msg.body.offer
+        if (msg.from !== state.orchestrator || !state.attached || state.inflight.has(offer.attemptId)) return state
+        const controller = new AbortController()
+        state.inflight.set(offer.attemptId, { offer, controller, orchestrator: msg.from })
+        load = state.inflight.size
+        const corrupt = deps.faults?.corrupt === true
+        void queue.add(async () => {
+          if (controller.signal.aborted) return
+          const startedAt = env.clock.now()
+          try {
+            const r = await deps.mover.move(offer, { signal: controller.signal, corrupt })
+            // A corrupting worker lies: it reports the hash it was asked for, not what it wrote.
+            tell(self, { type: 'moved', attemptId: offer.attemptId, ok: true, sha256: corrupt ? offer.sha256 : r.sha256, etag: r.etag, bytes: r.bytes, via: r.via, error: null, startedAt })
+          } catch (err) {
+            const e = err as Error & { code?: string }
+            tell(self, { type: 'moved', attemptId: offer.attemptId, ok: false, sha256: null, etag: null, bytes: 0, via: null, error: controller.signal.aborted ? 'cancelled' : (e.code ?? e.message).slice(0, 200), startedAt })
+          }
+        })
+        return state
+      }
+      case 'moved': {
+        const f = state.inflight.get(msg.attemptId)
+        if (f === undefined) return state // cancelled meanwhile
+        state.inflight.delete(msg.attemptId)
+        load = state.inflight.size
+        if (msg.error === 'cancelled') return state
+        net.send(f.orchestrator, 'task_result', {
+          taskId: f.offer.taskId, attemptId: f.offer.attemptId, transferId: f.offer.transferId, worker: deps.self, success: msg.ok,
+          bytes: msg.bytes, durationMs: Math.max(0, env.clock.now() - msg.startedAt), sha256: msg.sha256, etag: msg.etag, error: msg.error, via: msg.via
+        })
+        if (!msg.ok) log.warn({ transferId: f.offer.transferId, chunk: f.offer.chunkIndex, error: msg.error }, 'delivery failed')
+        return state
+      }
+      case 'ack': {
+        if (msg.body.status === 'failed' || msg.body.status === 'rejected') log.info({ attemptId: msg.body.attemptId, status: msg.body.status, reason: msg.body.reason }, 'result not accepted')
+        return state
+      }
+      case 'cancel': {
+        if (msg.from !== state.orchestrator) return state
+        for (const id of msg.body.attemptIds) {
+          const f = state.inflight.get(id)
+          if (f === undefined) continue
+          f.controller.abort()
+          state.inflight.delete(id)
+        }
+        load = state.inflight.size
+        return state
+      }
+    }
+  }
+
+  self = spawnSupervised<State, WorkerMsg>(parent, 'worker', env, () => {
+    current = null
+    return { orchestrator: null, session: null, attached: false, displaced: false, known: [], inflight: new Map() }
+  }, handler)
+  return { ref: self, load: () => load, orchestrator: () => current }
+}

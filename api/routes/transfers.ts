@@ -1,0 +1,104 @@
+// Transfer routes ({base_url}, no version prefix): seed §4.1. Keys: client role, Bearer or X-Api-Key.
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import type { ApiDeps } from '../deps.ts'
+import { guardedResponses } from '../responses.ts'
+import { ChunkIndexInvalid } from '../errors.ts'
+import { TransferRecord, CreateTransferBody, ChunkAck, TiersResponse, TransferStatusSchema, type TransferService } from '../transfers.ts'
+
+const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
+const CLIENT = { auth: { roles: ['client' as const] } }
+
+/** Header naming the chunk's index (0-based); `?index=` works too. */
+export const CHUNK_INDEX_HEADER = 'x-chunk-index'
+/** Optional header with the chunk's sha256 (hex); a mismatch is a 400. */
+export const CHUNK_SHA256_HEADER = 'x-chunk-sha256'
+
+export default async function transferRoutes (app: FastifyInstance, opts: { deps: ApiDeps }): Promise<void> {
+  const service = opts.deps.transfers as TransferService
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: 64 * 1024 }, app.getDefaultJsonParser('error', 'error'))
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: service.maxChunkBytes }, (_req, body, done) => { done(null, body) })
+
+  app.get('/transfers/tiers', {
+    config: CLIENT,
+    schema: { tags: ['transfers'], summary: 'Transfer tiers and the limits of each plan', response: guardedResponses({ 200: TiersResponse }) }
+  }, async (req) => service.tiers(req.principal))
+
+  app.post('/transfers/create', {
+    config: CLIENT,
+    schema: {
+      tags: ['transfers'], summary: 'Create a transfer; the chunk plan follows from total_size',
+      body: CreateTransferBody,
+      response: guardedResponses({ 201: TransferRecord }, [404, 413])
+    }
+  }, async (req, reply) => {
+    const record = await service.create(req.body as never, req.principal!)
+    return reply.code(201).send(record)
+  })
+
+  app.post('/transfers/:id/chunks', {
+    config: CLIENT,
+    schema: {
+      tags: ['transfers'],
+      summary: 'Submit one chunk as raw bytes; acknowledged once durable',
+      description: `Body: the chunk's bytes (application/octet-stream). Headers: \`X-Chunk-Index\` (or query \`index\`), optional \`X-Chunk-SHA256\` (hex). The same bytes again for an index answer 200 (idempotent); other bytes for a received index answer 409.`,
+      params: IdParams,
+      querystring: Type.Object({ index: Type.Optional(Type.Integer({ minimum: 0 })) }),
+      headers: Type.Object({
+        [CHUNK_INDEX_HEADER]: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
+        [CHUNK_SHA256_HEADER]: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' }))
+      }),
+      response: guardedResponses({ 200: ChunkAck, 201: ChunkAck }, [404, 409, 413, 415])
+    }
+  }, async (req, reply) => {
+    const { id } = req.params as { id: string }
+    const headerIndex = (req.headers as Record<string, string | undefined>)[CHUNK_INDEX_HEADER]
+    const index = headerIndex !== undefined ? Number(headerIndex) : (req.query as { index?: number }).index
+    if (index === undefined) throw new ChunkIndexInvalid('Name the chunk with the X-Chunk-Index header (or ?index=).')
+    if (!Buffer.isBuffer(req.body)) throw new ChunkIndexInvalid('Send the chunk as application/octet-stream.')
+    const digest = (req.headers as Record<string, string | undefined>)[CHUNK_SHA256_HEADER]?.toLowerCase() ?? null
+    const { ack, created } = await service.putChunk(id, index, req.body, digest, req.principal!)
+    return reply.code(created ? 201 : 200).send(ack)
+  })
+
+  app.post('/transfers/:id/finalize', {
+    config: CLIENT,
+    schema: {
+      tags: ['transfers'], summary: 'Finalize: the transfer completes once every chunk is delivered',
+      description: 'While chunks are missing the answer is 409 with `missing_chunks` (the first 1000 indices) and `missing_count`.',
+      params: IdParams,
+      response: guardedResponses({ 202: TransferRecord, 200: TransferRecord }, [404, 409])
+    }
+  }, async (req, reply) => {
+    const record = await service.finalize((req.params as { id: string }).id, req.principal!)
+    return reply.code(record.status === 'completed' ? 200 : 202).send(record)
+  })
+
+  app.get('/transfers/:id', {
+    config: CLIENT,
+    schema: { tags: ['transfers'], summary: 'Transfer status', params: IdParams, response: guardedResponses({ 200: TransferRecord }, [404]) }
+  }, async (req) => service.get((req.params as { id: string }).id, req.principal!))
+
+  app.delete('/transfers/:id', {
+    config: CLIENT,
+    schema: { tags: ['transfers'], summary: 'Cancel a transfer (idempotent); no destination write lands after the answer', params: IdParams, response: guardedResponses({ 200: TransferRecord }, [404, 409]) }
+  }, async (req) => service.cancel((req.params as { id: string }).id, req.principal!))
+
+  app.get('/transfers', {
+    config: CLIENT,
+    schema: {
+      tags: ['transfers'], summary: 'Your transfers, newest first; display names redacted',
+      querystring: Type.Object({
+        limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+        offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+        status: Type.Optional(TransferStatusSchema)
+      }, { additionalProperties: false }),
+      response: guardedResponses({ 200: Type.Object({ items: Type.Array(TransferRecord), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }) })
+    }
+  }, async (req) => {
+    const q = req.query as { limit: number, offset: number, status?: string }
+    const { items, total } = await service.list(req.principal!, q)
+    return { items, total, limit: q.limit, offset: q.offset }
+  })
+}

@@ -1,0 +1,124 @@
+// What the transfer and destination routes need from the node, and the shapes they answer with.
+import { Type, type Static } from '@sinclair/typebox'
+import type { Principal } from './accounts/model.ts'
+
+export const TransferStatusSchema = Type.Union(['pending', 'in_progress', 'completed', 'failed', 'cancelled'].map(s => Type.Literal(s)))
+
+export const TransferRecord = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  status: TransferStatusSchema,
+  tier: Type.String(),
+  sender_hotkey: Type.String(),
+  destination_id: Type.String(),
+  /** The display name: the filename for the owner's own reads, null in lists and dashboards. */
+  transfer_name: Type.Union([Type.String(), Type.Null()]),
+  metadata: Type.Object({ name: Type.Optional(Type.String()) }),
+  total_size: Type.Integer(),
+  chunk_size: Type.Integer(),
+  total_chunks: Type.Integer(),
+  chunks: Type.Object({ received: Type.Integer(), delivered: Type.Integer(), verified: Type.Integer(), total: Type.Integer() }),
+  bytes: Type.Object({ received: Type.Integer(), delivered: Type.Integer(), total: Type.Integer() }),
+  finalize_requested: Type.Boolean(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  started_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  finalized_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  completed_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()])
+})
+export type TransferRecord = Static<typeof TransferRecord>
+
+export const CreateTransferBody = Type.Object({
+  sender_hotkey: Type.String({ minLength: 1, maxLength: 64, description: 'SS58 hotkey of the sender; the checksum is verified' }),
+  total_size: Type.Integer({ minimum: 1, description: 'bytes' }),
+  filename: Type.String({ minLength: 1, maxLength: 255 }),
+  tier: Type.String({ minLength: 1, maxLength: 32, description: 'see GET /transfers/tiers' }),
+  destination_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'default: the node\'s default destination' }))
+}, { additionalProperties: false })
+export type CreateTransferBody = Static<typeof CreateTransferBody>
+
+export const ChunkAck = Type.Object({
+  transfer_id: Type.String({ format: 'uuid' }),
+  chunk_index: Type.Integer(),
+  sha256: Type.String(),
+  bytes: Type.Integer(),
+  duplicate: Type.Boolean(),
+  chunks_received: Type.Integer()
+})
+export type ChunkAck = Static<typeof ChunkAck>
+
+export const Tier = Type.Object({ name: Type.String(), description: Type.String(), min_chunk_size: Type.Integer(), max_chunks: Type.Integer() })
+export const PlanLimits = Type.Object({
+  plan: Type.String(),
+  requests_per_minute: Type.Union([Type.Integer(), Type.Null()]),
+  concurrent_transfers: Type.Union([Type.Integer(), Type.Null()]),
+  max_file_size_bytes: Type.Union([Type.Integer(), Type.Null()])
+})
+export const TiersResponse = Type.Object({ tiers: Type.Array(Tier), plans: Type.Array(PlanLimits), your_plan: Type.Union([Type.String(), Type.Null()]) })
+export type TiersResponse = Static<typeof TiersResponse>
+
+export const DestinationKindSchema = Type.Union([Type.Literal('node'), Type.Literal('http'), Type.Literal('s3')])
+export const DestinationRecord = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  kind: DestinationKindSchema,
+  builtin: Type.Boolean(),
+  /** Public settings only: credentials and control headers are never returned. */
+  config: Type.Record(Type.String(), Type.Union([Type.String(), Type.Boolean(), Type.Null()])),
+  created_at: Type.String({ format: 'date-time' })
+})
+export type DestinationRecord = Static<typeof DestinationRecord>
+
+export const CreateDestinationBody = Type.Union([
+  Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    kind: Type.Literal('s3'),
+    config: Type.Object({
+      endpoint: Type.String({ format: 'uri', maxLength: 512 }),
+      region: Type.String({ minLength: 1, maxLength: 64 }),
+      bucket: Type.String({ minLength: 3, maxLength: 63 }),
+      accessKeyId: Type.String({ minLength: 1, maxLength: 256 }),
+      secretAccessKey: Type.String({ minLength: 1, maxLength: 256 }),
+      keyPrefix: Type.Optional(Type.String({ maxLength: 512 })),
+      sharedPartNumbers: Type.Optional(Type.Boolean())
+    }, { additionalProperties: false })
+  }, { additionalProperties: false }),
+  Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    kind: Type.Literal('http'),
+    config: Type.Object({
+      url: Type.String({ format: 'uri', maxLength: 2048 }),
+      uploadHeaders: Type.Optional(Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: 2048 }))),
+      controlHeaders: Type.Optional(Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: 2048 }))),
+      completeUrl: Type.Optional(Type.String({ format: 'uri', maxLength: 2048 })),
+      deleteOnAbort: Type.Optional(Type.Boolean())
+    }, { additionalProperties: false })
+  }, { additionalProperties: false }),
+  Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    kind: Type.Literal('node'),
+    config: Type.Object({ baseUrl: Type.String({ format: 'uri', maxLength: 512 }) }, { additionalProperties: false })
+  }, { additionalProperties: false })
+])
+export type CreateDestinationBody = Static<typeof CreateDestinationBody>
+
+export interface ListQuery { limit: number, offset: number, status?: string }
+
+export interface TransferService {
+  create (body: CreateTransferBody, principal: Principal): Promise<TransferRecord>
+  putChunk (id: string, index: number, bytes: Buffer, sha256: string | null, principal: Principal): Promise<{ ack: ChunkAck, created: boolean }>
+  finalize (id: string, principal: Principal): Promise<TransferRecord>
+  get (id: string, principal: Principal): Promise<TransferRecord>
+  cancel (id: string, principal: Principal): Promise<TransferRecord>
+  list (principal: Principal, query: ListQuery): Promise<{ items: TransferRecord[], total: number }>
+  tiers (principal: Principal | null): TiersResponse
+  /** Largest chunk body the chunk route accepts. */
+  readonly maxChunkBytes: number
+}
+
+export interface DestinationService {
+  create (body: CreateDestinationBody, principal: Principal): Promise<DestinationRecord>
+  list (principal: Principal): Promise<DestinationRecord[]>
+  get (id: string, principal: Principal): Promise<DestinationRecord>
+  remove (id: string, principal: Principal): Promise<void>
+}

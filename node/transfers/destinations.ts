@@ -1,0 +1,113 @@
+// Destinations registered on this orchestrator. Credentials live only in the `destinations` rows of
+// this node and in the drivers built from them; responses show public settings only.
+import { randomUUID } from 'node:crypto'
+import type { Store, Clock } from '../../actors/ports.ts'
+import type { DestinationDriver } from '../../actors/destination.ts'
+import type { KeyPair } from '../../protocol/index.ts'
+import type { Principal } from '../../api/accounts/model.ts'
+import type { CreateDestinationBody, DestinationRecord, DestinationService } from '../../api/transfers.ts'
+import { DestinationNotFound, DestinationBuiltin, DestinationInUse } from '../../api/errors.ts'
+import { S3Driver, HttpDriver, NodeSinkDriver } from '../adapters/destinations/index.ts'
+
+export interface DestinationRow {
+  id: string
+  name: string
+  kind: 'node' | 'http' | 's3'
+  builtin: boolean
+  org_id: string | null
+  config: Record<string, unknown>
+  created_at: string
+}
+
+/** Settings a response may show; every other config field is a secret or a control header. */
+const PUBLIC_FIELDS: Record<DestinationRow['kind'], string[]> = {
+  s3: ['endpoint', 'region', 'bucket', 'keyPrefix', 'sharedPartNumbers'],
+  http: ['url', 'completeUrl', 'deleteOnAbort'],
+  node: ['baseUrl']
+}
+
+export const DEFAULT_DESTINATION_KEY = 'default-destination'
+
+export class DestinationRegistry implements DestinationService {
+  readonly #drivers = new Map<string, DestinationDriver>()
+  /** Transfers in flight per destination: a destination in use cannot be removed. */
+  inUse: (destinationId: string) => Promise<boolean> = async () => false
+
+  constructor (private readonly store: Store, private readonly key: KeyPair, private readonly clock: Clock) {}
+
+  /** The node's own `node` destination (its sink), created once and kept across restarts. */
+  async ensureDefault (baseUrl: string): Promise<DestinationRow> {
+    const meta = this.store.table<string>('meta')
+    const id = await meta.get(DEFAULT_DESTINATION_KEY)
+    if (id !== undefined) {
+      const row = await this.store.table<DestinationRow>('destinations').get(id)
+      if (row !== undefined) {
+        if (row.config.baseUrl !== baseUrl) { row.config.baseUrl = baseUrl; await this.store.table('destinations').put(id, row); this.#drivers.delete(id) }
+        return row
+      }
+    }
+    const row: DestinationRow = { id: randomUUID(), name: 'node sink (default)', kind: 'node', builtin: true, org_id: null, config: { baseUrl }, created_at: new Date(this.clock.now()).toISOString() }
+    await this.store.batch([{ type: 'put', table: 'destinations', key: row.id, value: row }, { type: 'put', table: 'meta', key: DEFAULT_DESTINATION_KEY, value: row.id }])
+    return row
+  }
+
+  async defaultId (): Promise<string | undefined> { return this.store.table<string>('meta').get(DEFAULT_DESTINATION_KEY) }
+
+  async row (id: string): Promise<DestinationRow | undefined> { return this.store.table<DestinationRow>('destinations').get(id) }
+
+  /** The destination a principal may use: its organization's, or a built-in one. */
+  async visible (id: string, principal: Principal): Promise<DestinationRow> {
+    const row = await this.row(id)
+    if (row === undefined || (!row.builtin && row.org_id !== principal.organizationId)) throw new DestinationNotFound(`No destination ${id}.`)
+    return row
+  }
+
+  async driverFor (id: string): Promise<DestinationDriver> {
+    const cached = this.#drivers.get(id)
+    if (cached) return cached
+    const row = await this.row(id)
+    if (row === undefined) throw new DestinationNotFound(`No destination ${id}.`)
+    const c = row.config as any
+    const driver: DestinationDriver = row.kind === 's3'
+      ? new S3Driver(c, { now: () => this.clock.now() })
+      : row.kind === 'http'
+        ? new HttpDriver(c, { signer: this.key })
+        : new NodeSinkDriver({ baseUrl: c.baseUrl, key: this.key, now: () => this.clock.now() })
+    this.#drivers.set(id, driver)
+    return driver
+  }
+
+  toRecord (row: DestinationRow): DestinationRecord {
+    const config: Record<string, string | boolean | null> = {}
+    for (const f of PUBLIC_FIELDS[row.kind]) if (row.config[f] !== undefined) config[f] = row.config[f] as string | boolean
+    return { id: row.id, name: row.name, kind: row.kind, builtin: row.builtin, config, created_at: row.created_at }
+  }
+
+  async create (body: CreateDestinationBody, principal: Principal): Promise<DestinationRecord> {
+    const row: DestinationRow = { id: randomUUID(), name: body.name, kind: body.kind, builtin: false, org_id: principal.organizationId, config: { ...body.config }, created_at: new Date(this.clock.now()).toISOString() }
+    await this.store.table('destinations').put(row.id, row)
+    return this.toRecord(row)
+  }
+
+  async list (principal: Principal): Promise<DestinationRecord[]> {
+    const out: DestinationRecord[] = []
+    for await (const [, row] of this.store.table<DestinationRow>('destinations').entries()) {
+      if (row.builtin || row.org_id === principal.organizationId) out.push(this.toRecord(row))
+    }
+    return out
+  }
+
+  async get (id: string, principal: Principal): Promise<DestinationRecord> {
+    return this.toRecord(await this.visible(id, principal))
+  }
+
+  async remove (id: string, principal: Principal): Promise<void> {
+    const row = await this.visible(id, principal)
+    if (row.builtin) throw new DestinationBuiltin('The node\'s built-in destination cannot be removed.')
+    if (await this.inUse(id)) throw new DestinationInUse('Transfers in progress still write to this destination; cancel or finish them first.')
+    await this.store.table('destinations').del(id)
+    const driver = this.#drivers.get(id) as (DestinationDriver & { destroy?: () => void }) | undefined
+    driver?.destroy?.()
+    this.#drivers.delete(id)
+  }
+}

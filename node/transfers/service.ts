@@ -1,0 +1,202 @@
+// The transfer API's service: validates input, applies the caller's plan limits, stages chunk bytes
+// durably in the blob store, and hands every state change to the coordinator actor.
+import { randomUUID, createHash } from 'node:crypto'
+import type { Store, BlobStore, Clock } from '../../actors/ports.ts'
+import { ask, type Ref } from '../../actors/runtime.ts'
+import type { CoordinatorMsg, Outcome } from '../../actors/transfer/coordinator.ts'
+import { TERMINAL, keys, type TransferRow, type ChunkRow } from '../../actors/transfer/model.ts'
+import { planChunks, checkTotalSize, MIN_CHUNK_SIZE, MAX_CHUNKS } from '../../actors/domain/chunk-plan.ts'
+import { isoFromMs } from '../../actors/domain/chain-time.ts'
+import { checkHotkey } from '../../protocol/index.ts'
+import type { Principal, Plan } from '../../api/accounts/model.ts'
+import { PLAN_REQUESTS_PER_MINUTE } from '../../api/accounts/model.ts'
+import type { TransferService, TransferRecord, CreateTransferBody, ChunkAck, TiersResponse, ListQuery } from '../../api/transfers.ts'
+import {
+  TransferNotFound, TransferClosed, ChunkConflict, ChunksMissing, ChunkIndexInvalid, ChunkSizeInvalid, ChunkDigestMismatch,
+  HotkeyInvalid, TierUnknown, SizeInvalid, FilenameInvalid, FileTooLarge, TooManyTransfers, Timeout, withExtensions
+} from '../../api/errors.ts'
+import { filenameProblem } from '../adapters/destinations/index.ts'
+import type { DestinationRegistry } from './destinations.ts'
+
+export const ASK_TIMEOUT_MS = 30_000
+export const MAX_CHUNK_BODY_BYTES = 1024 * 1024 * 1024 // 1 GiB: larger chunks (files over ~3.3 TiB) are not accepted
+export const CONCURRENCY_RETRY_AFTER_S = 30
+
+export const TIERS = [
+  { name: 'STANDARD', description: 'Parallel delivery by the network\'s workers, verified before completion.' }
+] as const
+
+/** Plan limits: seed §8. Sizes in decimal gigabytes. */
+export const PLAN_LIMITS: Record<Plan, { concurrentTransfers: number | null, maxFileSizeBytes: number | null }> = {
+  free: { concurrentTransfers: 3, maxFileSizeBytes: 5_000_000_000 },
+  pro: { concurrentTransfers: 10, maxFileSizeBytes: 50_000_000_000 },
+  enterprise: { concurrentTransfers: null, maxFileSizeBytes: null }
+}
+
+export interface TransferServiceDeps {
+  store: Store
+  blobs: BlobStore
+  clock: Clock
+  coordinator: Ref<CoordinatorMsg>
+  destinations: DestinationRegistry
+}
+
+export class NodeTransferService implements TransferService {
+  readonly maxChunkBytes = MAX_CHUNK_BODY_BYTES
+  /** Non-terminal transfers per key id, for the concurrency limit. */
+  readonly #active = new Map<string, Set<string>>()
+  #loaded = false
+
+  constructor (private readonly deps: TransferServiceDeps) {}
+
+  /** Keeps the concurrency count in step with the coordinator's transfer changes. */
+  onTransferChanged (row: TransferRow): void {
+    if (row.api_key_id === null) return
+    const set = this.#active.get(row.api_key_id) ?? new Set<string>()
+    if (TERMINAL.has(row.status)) set.delete(row.id)
+    else set.add(row.id)
+    this.#active.set(row.api_key_id, set)
+  }
+
+  async #loadActive (): Promise<void> {
+    if (this.#loaded) return
+    this.#loaded = true
+    for await (const [, row] of this.deps.store.table<TransferRow>('transfers').entries()) this.onTransferChanged(row)
+  }
+
+  async activeForDestination (destinationId: string): Promise<boolean> {
+    for await (const [, row] of this.deps.store.table<TransferRow>('transfers').entries()) {
+      if (row.destination_id === destinationId && !TERMINAL.has(row.status)) return true
+    }
+    return false
+  }
+
+  async #ask<T> (make: (reply: any) => CoordinatorMsg): Promise<T> {
+    let out: Outcome<T>
+    try {
+      out = await ask<CoordinatorMsg, Outcome<T>>(this.deps.coordinator, this.deps.clock, ASK_TIMEOUT_MS, make, 'coordinator')
+    } catch (err) {
+      if ((err as { code?: string }).code === 'BWN_ERR_ACTOR_TIMEOUT') throw new Timeout('The coordinator did not answer in time; retry.')
+      throw err
+    }
+    if (out.ok) return out.value
+    const ctor = ({ BWN_ERR_TRANSFER_NOT_FOUND: TransferNotFound, BWN_ERR_TRANSFER_CLOSED: TransferClosed, BWN_ERR_CHUNK_CONFLICT: ChunkConflict, BWN_ERR_CHUNKS_MISSING: ChunksMissing } as Record<string, new (m: string) => Error>)[out.code]
+    const err = ctor ? new ctor(out.detail) : new TransferClosed(out.detail)
+    throw out.extensions ? withExtensions(err, out.extensions) : err
+  }
+
+  async #owned (id: string, principal: Principal): Promise<TransferRow> {
+    const row = await this.deps.store.table<TransferRow>('transfers').get(id)
+    // Another organization's transfer answers exactly like a missing one.
+    if (row === undefined || (row.org_id !== null && row.org_id !== principal.organizationId)) throw new TransferNotFound(`No transfer ${id}.`)
+    return row
+  }
+
+  toRecord (row: TransferRow, opts: { redactName: boolean }): TransferRecord {
+    return {
+      id: row.id, status: row.status, tier: row.tier, sender_hotkey: row.sender_hotkey, destination_id: row.destination_id,
+      transfer_name: opts.redactName ? null : row.metadata.name,
+      metadata: opts.redactName ? {} : { name: row.metadata.name },
+      total_size: row.total_size, chunk_size: row.chunk_size, total_chunks: row.total_chunks,
+      chunks: { received: row.chunks_received, delivered: row.chunks_delivered, verified: row.chunks_verified, total: row.total_chunks },
+      bytes: { received: row.bytes_received, delivered: row.bytes_delivered, total: row.total_size },
+      finalize_requested: row.finalize_requested,
+      created_at: row.created_at, updated_at: row.updated_at, started_at: row.started_at, finalized_at: row.finalized_at, completed_at: row.completed_at,
+      error: row.error_code !== null ? { code: row.error_code, message: row.error_message ?? '' } : null
+    }
+  }
+
+  async create (body: CreateTransferBody, principal: Principal): Promise<TransferRecord> {
+    const hk = checkHotkey(body.sender_hotkey)
+    if (!hk.ok) throw new HotkeyInvalid(`sender_hotkey is not a valid SS58 address: ${hk.reason}.`)
+    const tier = TIERS.find(t => t.name === body.tier)
+    if (tier === undefined) throw withExtensions(new TierUnknown(`Unknown tier "${body.tier}"; valid tiers: ${TIERS.map(t => t.name).join(', ')}.`), { valid_tiers: TIERS.map(t => t.name) })
+    const limits = PLAN_LIMITS[principal.plan]
+    if (limits.maxFileSizeBytes !== null && body.total_size > limits.maxFileSizeBytes) {
+      throw withExtensions(new FileTooLarge(`total_size ${body.total_size} exceeds the ${principal.plan} plan's ${limits.maxFileSizeBytes} bytes.`), { max_file_size_bytes: limits.maxFileSizeBytes })
+    }
+    const sizeProblem = checkTotalSize(body.total_size)
+    if (sizeProblem === 'too_large') throw new FileTooLarge(`total_size ${body.total_size} is larger than a transfer can be.`)
+    if (sizeProblem !== null) throw new SizeInvalid(`total_size is not valid: ${sizeProblem}.`)
+    const nameProblem = filenameProblem(body.filename)
+    if (nameProblem !== null) throw new FilenameInvalid(`filename refused: ${nameProblem}.`)
+    const plan = planChunks(body.total_size)
+    if (plan.chunkSize > MAX_CHUNK_BODY_BYTES) throw new FileTooLarge(`a ${body.total_size}-byte file needs chunks larger than this node accepts (${MAX_CHUNK_BODY_BYTES} bytes).`)
+    const destinationId = body.destination_id ?? await this.deps.destinations.defaultId()
+    if (destinationId === undefined) throw new TransferClosed('This node has no default destination; pass destination_id.')
+    await this.deps.destinations.visible(destinationId, principal)
+    await this.#loadActive()
+    const active = this.#active.get(principal.keyId)?.size ?? 0
+    if (limits.concurrentTransfers !== null && active >= limits.concurrentTransfers) {
+      throw withExtensions(new TooManyTransfers(`The ${principal.plan} plan allows ${limits.concurrentTransfers} transfers in progress; finish or cancel one first.`),
+        { concurrent_transfers: limits.concurrentTransfers }, { 'retry-after': String(CONCURRENCY_RETRY_AFTER_S) })
+    }
+    const now = isoFromMs(this.deps.clock.now())
+    const row: TransferRow = {
+      id: randomUUID(), status: 'pending', sender_hotkey: body.sender_hotkey, filename: body.filename, total_size: body.total_size,
+      chunk_size: plan.chunkSize, total_chunks: plan.totalChunks, tier: tier.name, destination_id: destinationId,
+      api_key_id: principal.keyId, org_id: principal.organizationId, coordinator_id: '', metadata: { name: body.filename }, upload: null,
+      chunks_received: 0, chunks_delivered: 0, chunks_verified: 0, bytes_received: 0, bytes_delivered: 0, finalize_requested: false,
+      created_at: now, updated_at: now, started_at: null, finalized_at: null, completed_at: null, error_code: null, error_message: null
+    }
+    const created = await this.#ask<TransferRow>(reply => ({ type: 'create', row, reply }))
+    this.onTransferChanged(created)
+    return this.toRecord(created, { redactName: false })
+  }
+
+  async putChunk (id: string, index: number, bytes: Buffer, sha256: string | null, principal: Principal): Promise<{ ack: ChunkAck, created: boolean }> {
+    const row = await this.#owned(id, principal)
+    if (!Number.isInteger(index) || index < 0 || index >= row.total_chunks) throw new ChunkIndexInvalid(`Chunk index ${index} is outside 0..${row.total_chunks - 1}.`)
+    if (TERMINAL.has(row.status)) throw new TransferClosed(`The transfer is ${row.status}; it takes no more chunks.`)
+    const expected = planChunks(row.total_size).chunk(index).length
+    if (bytes.byteLength !== expected) throw withExtensions(new ChunkSizeInvalid(`Chunk ${index} must be ${expected} bytes; got ${bytes.byteLength}.`), { expected_bytes: expected })
+    const digest = createHash('sha256').update(bytes).digest('hex')
+    if (sha256 !== null && sha256 !== digest) throw new ChunkDigestMismatch(`Chunk ${index} hashes to ${digest}, not the X-Chunk-SHA256 given.`)
+    const existing = await this.deps.store.table<ChunkRow>('chunks').get(keys.chunk(id, index))
+    if (existing !== undefined && existing.sha256 !== digest) throw withExtensions(new ChunkConflict(`Chunk ${index} was already received with other bytes.`), { chunk_index: index })
+    let duplicate = existing !== undefined
+    if (!duplicate) {
+      const md5 = createHash('md5').update(bytes).digest('hex')
+      // Durable before acknowledged: the blob store fsyncs the bytes and their directory entry.
+      await this.deps.blobs.put(bytes, digest)
+      duplicate = (await this.#ask<{ duplicate: boolean }>(reply => ({ type: 'chunk', transferId: id, index, sha256: digest, md5, length: bytes.byteLength, reply }))).duplicate
+    }
+    const after = await this.deps.store.table<TransferRow>('transfers').get(id)
+    return { ack: { transfer_id: id, chunk_index: index, sha256: digest, bytes: bytes.byteLength, duplicate, chunks_received: after?.chunks_received ?? 0 }, created: !duplicate }
+  }
+
+  async finalize (id: string, principal: Principal): Promise<TransferRecord> {
+    await this.#owned(id, principal)
+    return this.toRecord(await this.#ask<TransferRow>(reply => ({ type: 'finalize', transferId: id, reply })), { redactName: false })
+  }
+
+  async get (id: string, principal: Principal): Promise<TransferRecord> {
+    return this.toRecord(await this.#owned(id, principal), { redactName: false })
+  }
+
+  async cancel (id: string, principal: Principal): Promise<TransferRecord> {
+    await this.#owned(id, principal)
+    const row = await this.#ask<TransferRow>(reply => ({ type: 'cancel', transferId: id, reply }))
+    this.onTransferChanged(row)
+    return this.toRecord(row, { redactName: false })
+  }
+
+  async list (principal: Principal, query: ListQuery): Promise<{ items: TransferRecord[], total: number }> {
+    const rows: TransferRow[] = []
+    for await (const [, row] of this.deps.store.table<TransferRow>('transfers').entries()) {
+      if (row.org_id === principal.organizationId && (query.status === undefined || row.status === query.status)) rows.push(row)
+    }
+    rows.sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id))
+    return { items: rows.slice(query.offset, query.offset + query.limit).map(r => this.toRecord(r, { redactName: true })), total: rows.length }
+  }
+
+  tiers (principal: Principal | null): TiersResponse {
+    return {
+      tiers: TIERS.map(t => ({ name: t.name, description: t.description, min_chunk_size: MIN_CHUNK_SIZE, max_chunks: MAX_CHUNKS })),
+      plans: (['free', 'pro', 'enterprise'] as Plan[]).map(p => ({
+        plan: p, requests_per_minute: PLAN_REQUESTS_PER_MINUTE[p], concurrent_transfers: PLAN_LIMITS[p].concurrentTransfers, max_file_size_bytes: PLAN_LIMITS[p].maxFileSizeBytes
+      })),
+      your_plan: principal?.plan ?? null
+    }
+  }
+}
