@@ -1,0 +1,46 @@
+// Acceptance: cancel mid-way — no destination writes after the cancel returns; cancel is idempotent.
+import t from 'tap'
+import { readdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { startTestDevnet, apiClient, sendChunks, testBytes } from '../../helpers/devnet.ts'
+import { eventually } from '../../helpers/proc.ts'
+
+t.test('cancel mid-way: the upload is aborted before the answer and nothing lands after it', async t => {
+  const net = await startTestDevnet(t, { workers: 2 })
+  const api = apiClient(net.file.baseUrl, await net.clientKey('enterprise'))
+  const sink = join(net.data, 'orchestrator', 'sink')
+  const data = testBytes(192 * 1024 * 1024, 9)
+  const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: net.file.nodes[0]!.hotkey, total_size: data.byteLength, filename: 'cancelled.bin', tier: 'STANDARD' } })
+  const transfer = created.body
+  const lanes = Array.from({ length: 4 }, (_, lane) => sendChunks(api, transfer, data, i => i % 4 === lane && i < 8))
+  await eventually(async () => (await api(`/transfers/${transfer.id}`)).body.chunks.delivered >= 1, 30_000, 'some delivery to happen')
+  const partials = async (): Promise<string[]> => readdir(join(sink, '.partial')).catch(() => [])
+  t.ok((await partials()).length >= 1, 'an upload is open at the destination')
+
+  const cancelled = await api(`/transfers/${transfer.id}`, { method: 'DELETE' })
+  t.equal(cancelled.status, 200)
+  t.equal(cancelled.body.status, 'cancelled')
+  const afterCancel = await partials()
+  t.same(afterCancel, [], 'the destination upload is gone when the cancel returns')
+  await Promise.allSettled(lanes)
+
+  // Workers still holding offers try to write; the destination refuses them.
+  const sinkMtime = (await stat(sink)).mtimeMs
+  await new Promise(resolve => setTimeout(resolve, 2_000))
+  t.same(await partials(), [], 'no partial upload reappears')
+  t.notOk((await readdir(sink)).includes('cancelled.bin'), 'no object is written')
+  t.equal((await stat(sink)).mtimeMs, sinkMtime, 'the sink directory did not change after the cancel')
+
+  const again = await api(`/transfers/${transfer.id}`, { method: 'DELETE' })
+  t.equal(again.status, 200, 'cancel is idempotent')
+  const late = await api(`/transfers/${transfer.id}/chunks`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-chunk-index': '9' }, body: data.subarray(9 * transfer.chunk_size, 10 * transfer.chunk_size) as unknown as BodyInit })
+  t.equal(late.status, 409)
+  t.equal(late.body.code, 'BWN_ERR_TRANSFER_CLOSED')
+  const fin = await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
+  t.equal(fin.status, 409)
+  const status = await api(`/transfers/${transfer.id}`)
+  t.equal(status.body.status, 'cancelled')
+  const staged = await readdir(join(net.data, 'orchestrator', 'blobs')).then(d => d.filter(x => x !== 'tmp'))
+  const left = (await Promise.all(staged.map(d => readdir(join(net.data, 'orchestrator', 'blobs', d))))).flat()
+  t.same(left, [], 'staging freed')
+})

@@ -1,0 +1,70 @@
+// Acceptance: a worker killed mid-transfer (a separate process, SIGKILL) does not stop the transfer,
+// and an intervention row records the reassignment; a corrupting worker never produces a wrong object.
+import t from 'tap'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { startTestDevnet, apiClient, upload, sendChunks, waitForStatus, sha256, testBytes } from '../../helpers/devnet.ts'
+import { runCli, eventually } from '../../helpers/proc.ts'
+import { collect, prefixRange } from '../../../actors/store.ts'
+
+t.test('a worker killed mid-transfer: the transfer completes and an intervention row records it', async t => {
+  const net = await startTestDevnet(t, { workers: 1 })
+  const key = await net.clientKey('enterprise')
+  const api = apiClient(net.file.baseUrl, key)
+  const orch = net.devnet.orchestrator
+  // A worker in its own process with one slot, so it holds queued work when it dies.
+  const victim = runCli(['node', '--role', 'worker', '--data', join(net.data, 'victim'), '--bootstrap', net.file.bootstrap.join(','),
+    '--dht-host', '127.0.0.1', '--network', net.file.network, '--port', '0', '--slots', '1'])
+  t.teardown(() => victim.stop('SIGKILL'))
+  const ready = await victim.waitFor(l => l.event === 'attached', 30_000, 'victim attached')
+  const victimKey = ready.hotkey as string
+
+  const data = testBytes(128 * 1024 * 1024, 3)
+  const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: net.file.nodes[0]!.hotkey, total_size: data.byteLength, filename: 'killed.bin', tier: 'STANDARD' } })
+  const transfer = created.body
+  // Chunks land together (eight uploads at once), so each wave queues several on the one-slot victim.
+  const lanes = Array.from({ length: 8 }, (_, lane) => sendChunks(api, transfer, data, i => i % 8 === lane))
+  // Kill it as soon as it has accepted work it has not finished.
+  await eventually(async () => {
+    const attempts = await collect(orch.store.table<any>('task_attempts'), prefixRange(`${transfer.id}/`))
+    return attempts.filter(([, a]) => a.worker_id === victimKey && a.state === 'accepted').length >= 2
+  }, 30_000, 'the victim to hold work', 10)
+  await Promise.all(lanes)
+  const killed = await victim.stop('SIGKILL')
+  t.equal(killed.code, null, 'killed by signal')
+
+  await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
+  const done = await waitForStatus(api, transfer.id, ['completed', 'failed'], 90_000)
+  t.equal(done.status, 'completed', JSON.stringify(done.error))
+  t.equal(sha256(await readFile(join(net.data, 'orchestrator', 'sink', 'killed.bin'))), sha256(data), 'destination object intact')
+  const interventions = (await collect(orch.store.table<any>('overseer_interventions'), prefixRange(`${transfer.id}/`))).map(([, r]) => r)
+  const moved = interventions.filter(r => r.previous_worker_id === victimKey)
+  t.ok(moved.length >= 1, `${moved.length} intervention rows for the killed worker`)
+  for (const r of moved) {
+    t.match(r, { intervention_type: 'overseer_recovery', reason: /^(worker_lost|result_gap|wave_timeout)$/, replacement_attempt_id: String })
+  }
+})
+
+t.test('a corrupting worker never produces a wrong destination object', async t => {
+  const net = await startTestDevnet(t, { workers: 1 })
+  const api = apiClient(net.file.baseUrl, await net.clientKey('enterprise'))
+  const liar = await net.addNode('liar', { role: 'worker', testFaults: ['corrupt'], slots: 4 })
+  await eventually(async () => (await (await fetch(`${net.file.baseUrl}/health`)).json() as any).nodes.worker === 2, 15_000, 'liar to join')
+  const orch = net.devnet.orchestrator
+  await eventually(async () => (await collect(orch.store.table<any>('workers'), prefixRange('session/'))).filter(([, w]) => w.status === 'active').length === 2, 15_000, 'both workers attached')
+
+  const data = testBytes(96 * 1024 * 1024, 5)
+  const transfer = await upload(api, data, { filename: 'corrupt.bin', hotkey: net.file.nodes[0]!.hotkey })
+  await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
+  const done = await waitForStatus(api, transfer.id, ['completed', 'failed'], 90_000)
+  t.equal(done.status, 'completed', JSON.stringify(done.error))
+  t.equal(sha256(await readFile(join(net.data, 'orchestrator', 'sink', 'corrupt.bin'))), sha256(data), 'the object is right, whatever the liar wrote')
+
+  const results = (await collect(orch.store.table<any>('task_results'), prefixRange(`${transfer.id}/`))).map(([, r]) => r)
+  const caught = results.filter(r => r.worker_id === liar.key.address)
+  t.ok(caught.length >= 1, 'the liar was given work')
+  t.ok(caught.every(r => r.outcome === 'integrity_mismatch'), 'every delivery of the liar failed its destination check')
+  t.ok(results.filter(r => r.outcome === 'accepted').every(r => r.worker_id !== liar.key.address))
+  const interventions = (await collect(orch.store.table<any>('overseer_interventions'), prefixRange(`${transfer.id}/`))).map(([, r]) => r)
+  t.ok(interventions.some(r => r.reason === 'integrity_mismatch' && r.previous_worker_id === liar.key.address), 'redelivery recorded')
+})
