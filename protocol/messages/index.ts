@@ -1,10 +1,13 @@
 // The registry of every control message: its type name, its schema (and so its TypeScript type).
 import type { Static, TSchema } from '@sinclair/typebox'
 import { Announce, Heartbeat } from './membership.ts'
+import { ChainRequest, ChainResponse } from './chain.ts'
 
 export const MESSAGES = {
   announce: Announce,
-  heartbeat: Heartbeat
+  heartbeat: Heartbeat,
+  chain_request: ChainRequest,
+  chain_response: ChainResponse
 } satisfies Record<string, TSchema>
 
 export type MessageType = keyof typeof MESSAGES
@@ -15,3 +18,4 @@ export function isMessageType (t: unknown): t is MessageType {
 
 export * from './common.ts'
 export * from './membership.ts'
+export * from './chain.ts'
