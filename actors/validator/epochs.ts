@@ -10,7 +10,7 @@ import type { Logger, Store, StoreOp } from '../ports.ts'
 import { collect } from '../store.ts'
 import { spawnSupervised, tell, ask, type Env, type Ref, type Reply } from '../runtime.ts'
 import type { Chain, EpochClose, Registration } from '../chain/ports.ts'
-import { epochSummary, servedWeights, type EpochSummary, type WeightCandidate, type WeightVector } from '../domain/epoch-weights.ts'
+import { epochSummary, servedWeights, type EpochSummary, type ServedVector, type WeightCandidate, type WeightVector } from '../domain/epoch-weights.ts'
 import { activePenaltyCounts, penaltyMultiplier, PENALTY_KINDS, DAY_MS, type PenaltyRow } from '../domain/prism.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
 import { sealEnvelope, formulaReference } from './envelope.ts'
@@ -295,12 +295,14 @@ export class EpochMachine {
       await this.#publish(c, publishedAtMs, outcome)
     }
 
-    // 3. Sell allowance and weights for the epoch just published.
+    // 3. Weights and sell allowance for the epoch just published, both from the served vector.
     if (newest !== null) {
+      const served = await this.#served(newest.record)
+      const weightOf = new Map(served.uids.map((uid, i) => [uid, served.weights[i]!]))
       outcome.sellAllowances = await publishSellAllowances({
-        store: this.#store, chain: this.#deps.chain, close: newest.close, summary: newest.record.summary, publishedAtMs, formulaDocsUri: this.#deps.formulaDocsUri
+        store: this.#store, chain: this.#deps.chain, close: newest.close, servedWeightOf: uid => weightOf.get(uid) ?? 0, publishedAtMs, formulaDocsUri: this.#deps.formulaDocsUri
       })
-      if (this.#deps.setWeights !== false) outcome.weights = await this.#setWeights(newest.record)
+      if (this.#deps.setWeights !== false) outcome.weights = await this.#setWeights(newest.record, served)
     }
 
     // 4. Retention, measured on chain time.
@@ -357,12 +359,15 @@ export class EpochMachine {
     return record
   }
 
-  async #setWeights (record: EpochSummaryRecord): Promise<WeightsProofRecord | null> {
-    const epochs = this.#store.table<WeightVector>('epochs')
-    const existing = await epochs.get(KEYS.proof(record.epoch)) as WeightsProofRecord | undefined
+  /** The vector served for an epoch: its own, else the last valid non-zero one, else the burn. */
+  async #served (record: EpochSummaryRecord): Promise<ServedVector> {
+    const history = (await collect(this.#store.table<WeightVector>('epochs'), { gte: 'vec/', lt: `vec/${epochKey(record.epoch)}`, reverse: true, limit: SERVED_HISTORY_EPOCHS })).map(([, v]) => v)
+    return servedWeights(record.vector, history)
+  }
+
+  async #setWeights (record: EpochSummaryRecord, served: ServedVector): Promise<WeightsProofRecord | null> {
+    const existing = await this.#store.table('epochs').get(KEYS.proof(record.epoch)) as WeightsProofRecord | undefined
     if (existing !== undefined) return existing
-    const history = (await collect(epochs, { gte: 'vec/', lt: `vec/${epochKey(record.epoch)}`, reverse: true, limit: SERVED_HISTORY_EPOCHS })).map(([, v]) => v)
-    const served = servedWeights(record.vector, history)
     try {
       const proof = await this.#deps.chain.setWeights(this.#deps.hotkey, record.epoch, served.uids, served.uint16Weights)
       const row: WeightsProofRecord = {

@@ -3,7 +3,6 @@
 import type { Store, StoreOp } from '../ports.ts'
 import { collect } from '../store.ts'
 import type { Chain, EpochClose } from '../chain/ports.ts'
-import type { EpochSummary } from '../domain/epoch-weights.ts'
 import { computeSellAllowance, sellAllowanceFreeData, sellAllowancePaidData, type SellAllowanceResult } from '../domain/sell-allowance.ts'
 import { DAY_MS } from '../domain/prism.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
@@ -30,17 +29,16 @@ export interface PublishSellAllowancesArgs {
   store: Store
   chain: Chain
   close: EpochClose
-  /** The epoch's summary: a hotkey's base weight is its final share there. */
-  summary: EpochSummary
+  /** Weight served for the epoch per UID (the summary's, or the no-transfer fallback's). */
+  servedWeightOf: (uid: number) => number
   publishedAtMs: number
   formulaDocsUri?: string
 }
 
 /** Computes and stores the proofs of every orchestrator registered by the epoch's last block. */
 export async function publishSellAllowances (args: PublishSellAllowancesArgs): Promise<number> {
-  const { store, chain, close, summary, publishedAtMs } = args
+  const { store, chain, close, publishedAtMs } = args
   const head = await chain.head()
-  const shareOf = new Map(summary.orchestrators.map(r => [r.hotkey, r.weight]))
   const miners = (await chain.registrations()).filter(r => r.role === 'orchestrator' && r.registeredAtBlock <= close.lastBlock)
   const ops: StoreOp[] = []
   for (const m of miners) {
@@ -55,7 +53,7 @@ export async function publishSellAllowances (args: PublishSellAllowancesArgs): P
       epochStartBlock: close.firstBlock,
       emissions: emissions.map(e => ({ block: e.block, baseAlphaRao: e.alphaRao })),
       sales: sales.map(s => ({ block: s.block, alphaRao: s.alphaRao })),
-      baseWeight: shareOf.get(m.hotkey) ?? 0,
+      baseWeight: args.servedWeightOf(m.uid),
       blockReference: { block: close.lastBlock, atMs: close.endAtMs, blockTimeMs: head.blockTimeMs },
       computedAtMs: publishedAtMs
     })

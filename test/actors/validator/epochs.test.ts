@@ -1,6 +1,6 @@
 import t from 'tap'
 import canonicalize from 'canonicalize'
-import { epochFixture } from './epoch-fixture.ts'
+import { epochFixture } from '../../helpers/epoch-fixture.ts'
 import { isoFromMs } from '../../../actors/domain/chain-time.ts'
 import { canonicalContent, snapshotIdOf } from '../../../actors/validator/envelope.ts'
 import {

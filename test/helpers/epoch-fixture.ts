@@ -1,12 +1,12 @@
 // A dev chain on a manual clock and validators' epoch machines fed its epoch closes.
 import { MemoryLevel } from 'memory-level'
-import { cryptoReady, newHotkey } from '../../../protocol/index.ts'
-import { LevelStore } from '../../../actors/store.ts'
-import { DevChain } from '../../../actors/chain/dev-chain.ts'
-import type { EpochClose } from '../../../actors/chain/ports.ts'
-import { EpochMachine, type CloseOutcome, type TaskEvidence } from '../../../actors/validator/epochs.ts'
-import { ManualClock } from '../../helpers/clock.ts'
-import { silentLogger } from '../../helpers/logger.ts'
+import { cryptoReady, newHotkey } from '../../protocol/index.ts'
+import { LevelStore } from '../../actors/store.ts'
+import { DevChain } from '../../actors/chain/dev-chain.ts'
+import type { EpochClose } from '../../actors/chain/ports.ts'
+import { EpochMachine, type CloseOutcome, type TaskEvidence } from '../../actors/validator/epochs.ts'
+import { ManualClock } from './clock.ts'
+import { silentLogger } from './logger.ts'
 
 export const MIB = 1_048_576
 
