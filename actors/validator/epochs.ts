@@ -425,6 +425,8 @@ export type EpochsMsg =
   | { type: 'evidence', records: TaskEvidence[], reply?: Reply<EvidenceOutcome> }
   | { type: 'penalties', rows: OrchestratorPenalty[], reply?: Reply<void> }
   | { type: 'epoch_closed', close: EpochClose, reply?: Reply<CloseOutcome> }
+  /** Answers once every earlier message has been handled. */
+  | { type: 'flush', reply: Reply<void> }
 
 export interface ValidatorEpochs {
   ref: Ref<EpochsMsg>
@@ -432,6 +434,8 @@ export interface ValidatorEpochs {
   /** Hands verified-task evidence to the validator (the transfer flow's entry point). */
   submitEvidence (records: TaskEvidence[]): Promise<EvidenceOutcome>
   submitPenalties (rows: OrchestratorPenalty[]): Promise<void>
+  /** Resolves once every message sent before it (epoch closes included) has been handled. */
+  flush (): Promise<void>
   stop (): Promise<void>
 }
 
@@ -446,9 +450,11 @@ export async function startValidatorEpochs (parent: Ref<any>, env: Env, deps: Ep
   const ref = spawnSupervised<null, EpochsMsg>(parent, 'epochs', env, () => null, async (_state, msg) => {
     try {
       switch (msg.type) {
-        case 'evidence': msg.reply?.resolve(await machine.addEvidence(msg.records)); break
+        // The work runs before the optional reply: `reply?.resolve(await x)` would skip x without a reply.
+        case 'evidence': { const outcome = await machine.addEvidence(msg.records); msg.reply?.resolve(outcome); break }
         case 'penalties': await machine.addPenalties(msg.rows); msg.reply?.resolve(); break
-        case 'epoch_closed': msg.reply?.resolve(await machine.epochClosed(msg.close)); break
+        case 'epoch_closed': { const outcome = await machine.epochClosed(msg.close); msg.reply?.resolve(outcome); break }
+        case 'flush': msg.reply.resolve(); break
       }
     } catch (err) {
       // Bad input is the sender's problem, not a reason to restart.
@@ -463,6 +469,7 @@ export async function startValidatorEpochs (parent: Ref<any>, env: Env, deps: Ep
     machine,
     submitEvidence: (records) => ask<EpochsMsg, EvidenceOutcome>(ref, env.clock, EPOCHS_ASK_TIMEOUT_MS, reply => ({ type: 'evidence', records, reply }), 'epochs'),
     submitPenalties: (rows) => ask<EpochsMsg, void>(ref, env.clock, EPOCHS_ASK_TIMEOUT_MS, reply => ({ type: 'penalties', rows, reply }), 'epochs'),
+    flush: () => ask<EpochsMsg, void>(ref, env.clock, EPOCHS_ASK_TIMEOUT_MS, reply => ({ type: 'flush', reply }), 'epochs'),
     stop: async () => { unsubscribe(); await machine.settled() }
   }
 }
