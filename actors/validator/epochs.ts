@@ -4,8 +4,7 @@
 // sell-allowance proofs are published, and the served weight vector is set on chain with its proof
 // recorded. Rules: docs/formulas.md#epoch-publication.
 import { Type, type Static } from '@sinclair/typebox'
-import { Hotkey } from '../../protocol/index.ts'
-import { assertValid } from '../../protocol/index.ts'
+import { Hotkey, assertValid } from '../../protocol/index.ts'
 import type { Logger, Store, StoreOp } from '../ports.ts'
 import { collect } from '../store.ts'
 import { spawnSupervised, tell, ask, type Env, type Ref, type Reply } from '../runtime.ts'

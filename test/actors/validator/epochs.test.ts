@@ -1,6 +1,8 @@
 import t from 'tap'
 import canonicalize from 'canonicalize'
 import { epochFixture } from '../../helpers/epoch-fixture.ts'
+import { EpochMachine } from '../../../actors/validator/epochs.ts'
+import { silentLogger } from '../../helpers/logger.ts'
 import { isoFromMs } from '../../../actors/domain/chain-time.ts'
 import { canonicalContent, snapshotIdOf } from '../../../actors/validator/envelope.ts'
 import {
@@ -169,5 +171,23 @@ t.test('penalty rows scale an orchestrator\'s raw weight', async t => {
   await f.closeEpoch(1)
   const rows = (await epochSummaryRecord(v!.store, 0))!.summary.orchestrators
   t.same(rows.slice(0, 2).map(r => [r.hotkey, r.penaltyMultiplier, r.weight]), [[o1, 1, 100 / 150], [o2, 0.5, 1 - 100 / 150]])
+  await f.chain.stop()
+})
+
+t.test('a restarted validator continues from its store: late evidence still corrects, closes are not redone', async t => {
+  const f = await epochFixture({ validators: 1 })
+  const [v] = f.validators
+  const [o1] = f.orchestrators as [string]
+  await v!.machine.addEvidence([f.evidence(o1, 5, f.clock.now() + 1)])
+  await f.closeEpoch(1)
+  const r1 = (await epochSnapshot(v!.store, 0))!
+  const restarted = new EpochMachine({ store: v!.store, chain: f.chain, hotkey: v!.hotkey, logger: silentLogger() })
+  await restarted.start()
+  v!.machine = restarted
+  t.same((await restarted.epochClosed((await f.chain.epochClose(1))!)).published, [], 'a close already handled')
+  const close0 = (await f.chain.epochClose(0))!
+  t.match(await restarted.addEvidence([f.evidence(o1, 5, close0.endAtMs)]), { correcting: [0] })
+  await f.closeEpoch(2)
+  t.match((await epochSnapshot(v!.store, 0))!.data, { revision: 2, previousSnapshotId: r1.snapshotId })
   await f.chain.stop()
 })
