@@ -62,3 +62,13 @@ export const DestinationInvalid = createError('BWN_ERR_DESTINATION_INVALID', '%s
 export function withExtensions<E extends Error> (err: E, extensions: Record<string, unknown>, headers?: Record<string, string>): E {
   return Object.assign(err, { extensions, ...(headers ? { headers } : {}) })
 }
+// Chain errors (api/routes/chain.ts), one per ChainError code of actors/chain/ports.ts.
+export const ChainNotRegistered = createError('BWN_ERR_CHAIN_NOT_REGISTERED', '%s', 404)
+export const ChainNotValidator = createError('BWN_ERR_CHAIN_NOT_VALIDATOR', '%s', 403)
+export const ChainBadWeights = createError('BWN_ERR_CHAIN_BAD_WEIGHTS', '%s', 400)
+export const ChainBadBlock = createError('BWN_ERR_CHAIN_BAD_BLOCK', '%s', 400)
+export const ChainBadAmount = createError('BWN_ERR_CHAIN_BAD_AMOUNT', '%s', 400)
+export const ChainInsufficientAlpha = createError('BWN_ERR_CHAIN_INSUFFICIENT_ALPHA', '%s', 409)
+export const ChainForbidden = createError('BWN_ERR_CHAIN_FORBIDDEN', '%s', 403)
+export const ChainUnavailable = createError('BWN_ERR_CHAIN_UNAVAILABLE', '%s', 503)
+export const ChainTimeout = createError('BWN_ERR_CHAIN_TIMEOUT', '%s', 504)

@@ -2,6 +2,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { Announce, Heartbeat } from './membership.ts'
 import { TaskOfferBatch, TaskOfferMsg, TaskAssigned, TaskResult, TaskResultAck, TaskCancel, WorkerAttach, WorkerAttached, SessionDisplaced } from './transfer.ts'
+import { ChainRequest, ChainResponse } from './chain.ts'
 
 export const MESSAGES = {
   announce: Announce,
@@ -14,7 +15,9 @@ export const MESSAGES = {
   task_cancel: TaskCancel,
   worker_attach: WorkerAttach,
   worker_attached: WorkerAttached,
-  session_displaced: SessionDisplaced
+  session_displaced: SessionDisplaced,
+  chain_request: ChainRequest,
+  chain_response: ChainResponse
 } satisfies Record<string, TSchema>
 
 export type MessageType = keyof typeof MESSAGES
@@ -26,3 +29,4 @@ export function isMessageType (t: unknown): t is MessageType {
 export * from './common.ts'
 export * from './membership.ts'
 export * from './transfer.ts'
+export * from './chain.ts'

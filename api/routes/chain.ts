@@ -1,0 +1,95 @@
+// Read-only chain routes for operators, plus recording a sale on a dev chain. The node registers this
+// plugin with the Chain it uses (its DevChain, or a RemoteChain to the host) and a guard for writes.
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance, preHandlerHookHandler } from 'fastify'
+import { ChainHeadWire, WeightsRecordWire, SaleWire, Hotkey } from '../../protocol/index.ts'
+import { ChainError, type Chain, type ChainErrorCode } from '../../actors/chain/ports.ts'
+import {
+  ChainNotRegistered, ChainNotValidator, ChainBadWeights, ChainBadBlock, ChainBadAmount, ChainInsufficientAlpha, ChainForbidden,
+  ChainUnavailable, ChainTimeout
+} from '../errors.ts'
+
+/** Epochs looked back for the latest vectors when no epoch is given. */
+const WEIGHTS_LOOKBACK_EPOCHS = 5
+
+export interface ChainRoutesOptions {
+  chain: Chain
+  /** True for a dev chain: enables POST /chain/sales. */
+  dev: boolean
+  /** Runs before POST /chain/sales (the node passes its admin guard). */
+  writeGuard?: preHandlerHookHandler
+}
+
+const HTTP_ERROR: Record<ChainErrorCode, new (message: string) => Error> = {
+  BWN_ERR_CHAIN_NOT_REGISTERED: ChainNotRegistered,
+  BWN_ERR_CHAIN_NOT_VALIDATOR: ChainNotValidator,
+  BWN_ERR_CHAIN_BAD_WEIGHTS: ChainBadWeights,
+  BWN_ERR_CHAIN_BAD_BLOCK: ChainBadBlock,
+  BWN_ERR_CHAIN_BAD_AMOUNT: ChainBadAmount,
+  BWN_ERR_CHAIN_INSUFFICIENT_ALPHA: ChainInsufficientAlpha,
+  BWN_ERR_CHAIN_FORBIDDEN: ChainForbidden,
+  BWN_ERR_CHAIN_UNAVAILABLE: ChainUnavailable,
+  BWN_ERR_CHAIN_TIMEOUT: ChainTimeout
+}
+
+/** A chain error as its coded HTTP error; anything else is left to the problem handler (500). */
+export function chainHttpError (err: unknown): unknown {
+  if (err instanceof ChainError) return new HTTP_ERROR[err.code](err.message)
+  return err
+}
+
+const EpochText = Type.String({ pattern: '^[0-9]{1,10}$' })
+const Weights = Type.Object({ epoch: Type.Integer(), headEpoch: Type.Integer(), weights: Type.Array(WeightsRecordWire) })
+const SaleBody = Type.Object({
+  hotkey: Hotkey,
+  alphaRao: Type.String({ pattern: '^[1-9][0-9]{0,38}$', description: 'rao (1 α = 10⁹ rao), a positive integer as text' }),
+  block: Type.Optional(Type.Integer({ minimum: 0, description: 'block of the sale; the head by default' }))
+}, { additionalProperties: false })
+
+export default async function chainRoutes (app: FastifyInstance, opts: ChainRoutesOptions): Promise<void> {
+  const { chain } = opts
+  const call = async <T> (fn: () => Promise<T>): Promise<T> => {
+    try { return await fn() } catch (err) { throw chainHttpError(err) }
+  }
+
+  app.get('/chain/head', {
+    schema: { tags: ['chain'], summary: 'Latest block, its epoch and time, block time and epoch length', response: { 200: ChainHeadWire } }
+  }, async () => await call(() => chain.head()))
+
+  app.get('/chain/weights', {
+    schema: {
+      tags: ['chain'],
+      summary: 'Weight vectors set by validators for an epoch (default: the latest epoch with vectors)',
+      querystring: Type.Object({ epoch: Type.Optional(EpochText) }, { additionalProperties: false }),
+      response: { 200: Weights }
+    }
+  }, async (req) => await call(async () => {
+    const query = req.query as { epoch?: string }
+    const head = await chain.head()
+    if (query.epoch !== undefined) {
+      const epoch = Number(query.epoch)
+      return { epoch, headEpoch: head.epoch, weights: await chain.weightsOf(epoch) }
+    }
+    for (let epoch = head.epoch; epoch >= 0 && epoch > head.epoch - WEIGHTS_LOOKBACK_EPOCHS; epoch--) {
+      const weights = await chain.weightsOf(epoch)
+      if (weights.length > 0) return { epoch, headEpoch: head.epoch, weights }
+    }
+    return { epoch: head.epoch, headEpoch: head.epoch, weights: [] }
+  }))
+
+  app.post('/chain/sales', {
+    schema: {
+      tags: ['chain'],
+      summary: 'Record an alpha sale by a hotkey (dev chains only)',
+      body: SaleBody,
+      response: { 201: SaleWire }
+    },
+    ...(opts.writeGuard !== undefined ? { preHandler: opts.writeGuard } : {})
+  }, async (req, reply) => {
+    if (!opts.dev) throw new ChainForbidden('sales are recorded on the chain itself; this node is not on a dev chain')
+    const body = req.body as { hotkey: string, alphaRao: string, block?: number }
+    const sale = await call(() => chain.recordSale(body.hotkey, BigInt(body.alphaRao), body.block))
+    reply.code(201)
+    return { ...sale, alphaRao: sale.alphaRao.toString() }
+  })
+}

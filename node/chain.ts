@@ -1,0 +1,27 @@
+// Chain wiring for a node: the node that hosts the dev chain opens it in its own store and answers
+// other nodes over the swarm; every other node reaches it through a RemoteChain.
+import type { Clock, Logger, Store } from '../actors/ports.ts'
+import { DevChain, serveChain, RemoteChain, type Chain, type DevChainOptions } from '../actors/chain/index.ts'
+import type { Messenger } from './messenger.ts'
+
+export interface NodeChain {
+  chain: Chain
+  /** True when this node hosts a dev chain (enables POST /chain/sales). */
+  dev: boolean
+  stop (): Promise<void>
+}
+
+/** Opens the dev chain in this node's store, starts its blocks and serves it to peers. */
+export async function hostDevChain (deps: { store: Store, clock: Clock, logger: Logger, messenger: Messenger }, opts: Omit<DevChainOptions, 'clock' | 'store' | 'logger'> & { allowRemoteSales?: boolean } = {}): Promise<NodeChain> {
+  const { allowRemoteSales, ...chainOpts } = opts
+  const chain = await DevChain.open({ ...chainOpts, clock: deps.clock, store: deps.store, logger: deps.logger })
+  const stopServing = serveChain(chain, deps.messenger, deps.messenger, { logger: deps.logger, allowRemoteSales: allowRemoteSales ?? false })
+  chain.start()
+  return { chain, dev: true, stop: async () => { stopServing(); await chain.stop() } }
+}
+
+/** The chain hosted by `host` (a hotkey), over the swarm. */
+export function remoteChain (deps: { clock: Clock, logger: Logger, messenger: Messenger }, host: string, dev = true): NodeChain {
+  const chain = new RemoteChain({ net: deps.messenger, inbox: deps.messenger, host, clock: deps.clock, logger: deps.logger })
+  return { chain, dev, stop: async () => { chain.close() } }
+}

@@ -1,0 +1,38 @@
+// Two Messengers wired back to back in memory: each side's frames reach the other's `receive` on a
+// later microtask, as a transport would deliver them. Announces are exchanged on connect.
+import { newHotkey, type KeyPair } from '../../protocol/index.ts'
+import { Messenger } from '../../node/messenger.ts'
+import type { Clock } from '../../actors/ports.ts'
+import { silentLogger } from './logger.ts'
+
+const ANNOUNCE = { software: 'bwnet/test', capacity: { slots: 1, bandwidthMbps: 1 }, dataUrl: null, attachTo: null }
+
+export interface LinkedPair { a: Messenger, b: Messenger, keyA: KeyPair, keyB: KeyPair, cut (): void, settle (): Promise<void> }
+
+export function linkedMessengers (clock: Clock, roles: { a: 'orchestrator' | 'worker' | 'validator', b: 'orchestrator' | 'worker' | 'validator' }): LinkedPair {
+  const keyA = newHotkey()
+  const keyB = newHotkey()
+  const a = new Messenger(keyA, clock, silentLogger())
+  const b = new Messenger(keyB, clock, silentLogger())
+  let up = true
+  let inFlight = 0
+  const deliver = (to: Messenger, peer: string, frame: Uint8Array): boolean => {
+    if (!up) return false
+    inFlight++
+    queueMicrotask(() => { inFlight--; if (up) to.receive(peer, frame) })
+    return true
+  }
+  a.attach({ send: (_p, f) => deliver(b, 'peer-a', f), broadcast: f => (deliver(b, 'peer-a', f) ? 1 : 0) }, {
+    onConnect: (peer) => { a.sendToPeer(peer, 'announce', { ...ANNOUNCE, role: roles.a, hotkey: keyA.address }) }, onDisconnect: () => {}
+  })
+  b.attach({ send: (_p, f) => deliver(a, 'peer-b', f), broadcast: f => (deliver(a, 'peer-b', f) ? 1 : 0) }, {
+    onConnect: (peer) => { b.sendToPeer(peer, 'announce', { ...ANNOUNCE, role: roles.b, hotkey: keyB.address }) }, onDisconnect: () => {}
+  })
+  a.peerUp('peer-b')
+  b.peerUp('peer-a')
+  return {
+    a, b, keyA, keyB,
+    cut: () => { up = false; a.peerDown('peer-b'); b.peerDown('peer-a') },
+    settle: async () => { for (let i = 0; i < 100 && inFlight > 0; i++) await new Promise(resolve => setImmediate(resolve)) }
+  }
+}

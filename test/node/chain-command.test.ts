@@ -1,0 +1,69 @@
+// `bwnet chain head|weights|sale` against a node API serving the chain routes on 127.0.0.1.
+import t from 'tap'
+import { MemoryLevel } from 'memory-level'
+import { CommanderError, type Command } from 'commander'
+import { chainCommand } from '../../node/commands/chain.ts'
+import { LevelStore } from '../../actors/store.ts'
+import { DevChain } from '../../actors/chain/dev-chain.ts'
+import { cryptoReady, newHotkey } from '../../protocol/index.ts'
+import { ManualClock } from '../helpers/clock.ts'
+import { silentLogger } from '../helpers/logger.ts'
+import { chainApp } from '../helpers/chain-app.ts'
+
+async function run (args: string[]): Promise<{ code: number, out: string, err: string }> {
+  const cmd = chainCommand()
+  let out = ''
+  let err = ''
+  const quiet = (c: Command): void => {
+    c.exitOverride().configureOutput({ writeOut: s => { out += s }, writeErr: s => { err += s } })
+    c.commands.forEach(quiet)
+  }
+  quiet(cmd)
+  try {
+    await cmd.parseAsync(args, { from: 'user' })
+    return { code: 0, out, err }
+  } catch (e) {
+    if (e instanceof CommanderError) return { code: e.exitCode, out, err }
+    throw e
+  }
+}
+
+t.test('head, weights and a sale through the API; errors exit non-zero with the problem code', async t => {
+  await cryptoReady()
+  const clock = new ManualClock()
+  const chain = await DevChain.open({ clock, store: new LevelStore(new MemoryLevel() as never), logger: silentLogger(), blockTimeMs: 1_000, blocksPerEpoch: 5, emissionPerEpochRao: 1_000n })
+  const v = newHotkey().address
+  const m = newHotkey().address
+  await chain.register(v, 'validator')
+  await chain.register(m, 'orchestrator')
+  await chain.setWeights(v, 0, [2], [1])
+  chain.start()
+  clock.advance(6_000); await chain.settled()
+  const app = await chainApp(chain)
+  t.teardown(() => app.close())
+  const api = await app.listen({ host: '127.0.0.1', port: 0 })
+
+  const head = await run(['--api', api, 'head'])
+  t.equal(head.code, 0)
+  t.match(JSON.parse(head.out), { block: 6, epoch: 1, blockTimeMs: 1_000, blocksPerEpoch: 5 })
+  const weights = await run(['--api', api, 'weights', '--epoch', '0'])
+  t.match(JSON.parse(weights.out), { epoch: 0, weights: [{ validatorHotkey: v, uids: [2], weights: [1] }] })
+  const sale = await run(['--api', api, 'sale', '--hotkey', m, '--alpha', '250'])
+  t.equal(sale.code, 0)
+  t.match(JSON.parse(sale.out), { hotkey: m, alphaRao: '250', block: 6 })
+
+  const over = await run(['--api', api, 'sale', '--hotkey', m, '--alpha', '5000'])
+  t.equal(over.code, 1)
+  t.match(over.err, /409 BWN_ERR_CHAIN_INSUFFICIENT_ALPHA/)
+  const badAlpha = await run(['--api', api, 'sale', '--hotkey', m, '--alpha', '1.5'])
+  t.equal(badAlpha.code, 2)
+  t.match(badAlpha.err, /--alpha takes a positive whole number/)
+  const badEpoch = await run(['--api', api, 'weights', '--epoch', 'x'])
+  t.not(badEpoch.code, 0)
+  t.match(badEpoch.err, /--epoch/)
+  await app.close()
+  const gone = await run(['--api', api, 'head'])
+  t.equal(gone.code, 1)
+  t.match(gone.err, /cannot reach/)
+  await chain.stop()
+})
