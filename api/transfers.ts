@@ -87,7 +87,7 @@ export const CreateDestinationBody = Type.Union([
     name: Type.String({ minLength: 1, maxLength: 128 }),
     kind: Type.Literal('http'),
     config: Type.Object({
-      url: Type.String({ format: 'uri', maxLength: 2048 }),
+      url: Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048, description: 'PUT target; {transferId} and {filename} are replaced' }),
       uploadHeaders: Type.Optional(Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: 2048 }))),
       controlHeaders: Type.Optional(Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: 2048 }))),
       completeUrl: Type.Optional(Type.String({ format: 'uri', maxLength: 2048 })),

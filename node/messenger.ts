@@ -79,7 +79,10 @@ export class Messenger implements Network {
   peerDown (peer: string): void {
     const hotkey = this.#hotkeyOfPeer.get(peer)
     this.#hotkeyOfPeer.delete(peer)
-    if (hotkey !== undefined && this.#peerOfHotkey.get(hotkey) === peer) this.#peerOfHotkey.delete(hotkey)
+    // A hotkey that reconnected (or opened a newer session) elsewhere is still here: only the old
+    // connection went away, so nobody is told the hotkey left.
+    if (hotkey !== undefined && this.#peerOfHotkey.get(hotkey) !== peer) return
+    if (hotkey !== undefined) this.#peerOfHotkey.delete(hotkey)
     this.#onDisconnect?.(hotkey, peer)
   }
 
