@@ -19,8 +19,9 @@ import {
   type InterventionRow, type PlanRow, type OfferBatchRow, type InterventionReason
 } from './model.ts'
 
-export const WAVE_TIMEOUT_MS = 15_000 // a wave unfinished this long after dispatch is reassigned
-export const RESULT_GAP_MS = 5_000 // a live wave with no result for this long is reassigned
+// The overseer's two clocks (docs/transfers.md#overseer):
+export const WAVE_TIMEOUT_MS = 15_000 // an offer no orchestrator routed to a worker this long after dispatch is reassigned
+export const RESULT_GAP_MS = 5_000 // a worker holding accepted work with no result for this long loses that work
 export const OVERSEER_TICK_MS = 1_000
 export const DISPATCH_DEBOUNCE_MS = 20 // chunks landing together go out in one wave
 export const OFFER_TTL_MS = 10 * 60_000 // signed source and target URLs live 10 min
@@ -78,7 +79,8 @@ export type CoordinatorMsg =
   | { type: 'completed-upload', transferId: string, ok: boolean, retry: boolean, redeliver: number[], error: string | null }
   | { type: 'overseer' }
 
-interface Wave { batchId: string, orchestrator: string, dispatchedAt: number, lastProgressAt: number, open: Set<string> }
+/** Clock readings of an open attempt, for the overseer. */
+interface OpenAttempt { offeredAt: number, acceptedAt: number | null }
 
 interface Active {
   row: TransferRow
@@ -88,7 +90,9 @@ interface Active {
   failedWorkers: Map<number, Set<string>> // chunk index → workers that failed it
   checking: Map<string, ResultRow> // attempt id → its result, while the destination check runs
   pending: Set<number> // staged chunk indices waiting for an offer
-  waves: Map<string, Wave>
+  open: Map<string, OpenAttempt> // attempt id → its clock readings, while offered or accepted
+  lastResultAt: Map<string, number> // worker → when its last result for this transfer arrived
+  failures: Map<number, number> // chunk index → failed attempts (stall reassignments do not count)
   wave: number
   interventions: number
   dispatchScheduled: boolean
@@ -127,7 +131,10 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     for (const [, at] of await collect(store.table<AttemptRow>('task_attempts'), prefixRange(keys.prefix(transferId)))) {
       a.attempts.set(at.id, at)
       state.attemptIndex.set(at.id, transferId)
-      if (at.state === 'failed' && at.worker_id) addFailedWorker(a, at.chunk_index, at.worker_id)
+      if (at.state === 'failed') {
+        if (at.worker_id) addFailedWorker(a, at.chunk_index, at.worker_id)
+        a.failures.set(at.chunk_index, (a.failures.get(at.chunk_index) ?? 0) + 1)
+      }
     }
     a.wave = (await collect(store.table<PlanRow>('transfer_assignment_plans'), prefixRange(keys.prefix(transferId)))).length
     a.interventions = (await collect(store.table<InterventionRow>('overseer_interventions'), prefixRange(keys.prefix(transferId)))).length
@@ -135,8 +142,10 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       // Work that was in flight when the node stopped: one recovery wave the overseer watches.
       const now = env.clock.now()
       const open = [...a.attempts.values()].filter(at => at.state === 'offered' || at.state === 'accepted' || at.state === 'checking')
-      if (open.length > 0) a.waves.set(`reload-${transferId}`, { batchId: `reload-${transferId}`, orchestrator: deps.self, dispatchedAt: now, lastProgressAt: now, open: new Set(open.map(o => o.id)) })
-      for (const at of open) if (at.state === 'checking') at.state = 'accepted'
+      for (const at of open) {
+        if (at.state === 'checking') at.state = 'accepted'
+        a.open.set(at.id, { offeredAt: now, acceptedAt: at.state === 'accepted' ? now : null })
+      }
       for (const c of a.chunks.values()) if (c.state === 'staged' && !hasOpenAttempt(a, c.chunk_index)) a.pending.add(c.chunk_index)
     }
     state.active.set(transferId, a)
@@ -145,7 +154,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
 
   function newActive (row: TransferRow): Active {
     return {
-      row, chunks: new Map(), tasks: new Map(), attempts: new Map(), failedWorkers: new Map(), checking: new Map(), pending: new Set(), waves: new Map(),
+      row, chunks: new Map(), tasks: new Map(), attempts: new Map(), failedWorkers: new Map(), checking: new Map(), pending: new Set(), open: new Map(), lastResultAt: new Map(), failures: new Map(),
       wave: 0, interventions: 0, dispatchScheduled: false, beginning: false, completing: false, cancelling: false
     }
   }
@@ -280,14 +289,14 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
         }
         ops.push({ type: 'put', table: 'task_offer_batches', key: keys.row(a.row.id, batchId), value: batchRow })
         batches.push({ to: orch, batchId, offers })
-        a.waves.set(batchId, { batchId, orchestrator: orch, dispatchedAt: now, lastProgressAt: now, open: new Set(offers.map(o => o.attemptId)) })
+        for (const o of offers) a.open.set(o.attemptId, { offeredAt: now, acceptedAt: null })
       }
     }
     if (a.row.status === 'pending') { a.row.status = 'in_progress'; a.row.started_at = iso() }
     ops.push(touch(a))
     await store.batch(ops)
     for (const b of batches) {
-      // Settled waves start their clock now; a batch that cannot be sent is reassigned by the overseer.
+      // A batch that cannot be sent is never routed: the overseer reassigns it after WAVE_TIMEOUT_MS.
       const sent = net.send(b.to, 'task_offer_batch', { batchId: b.batchId, transferId: a.row.id, waveKind, offers: b.offers })
       if (!sent) log.warn({ transferId: a.row.id, orchestrator: b.to, batchId: b.batchId }, 'offer batch not sent: no connection')
     }
@@ -296,15 +305,18 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
 
   /** Ends an attempt as failed and queues its chunk for redelivery with an intervention row. */
   function failAttempt (a: Active, at: AttemptRow, reason: InterventionReason, detail: string | null, recover: Map<number, { reason: InterventionReason, previous: AttemptRow, excludeOrchestrator: boolean }>): StoreOp[] {
-    at.state = reason === 'wave_timeout' || reason === 'result_gap' ? 'superseded' : 'failed'
+    const stalled = reason === 'wave_timeout' || reason === 'result_gap'
+    at.state = stalled ? 'superseded' : 'failed'
     at.finished_at = iso()
     at.failure_reason = detail ?? reason
-    for (const w of a.waves.values()) w.open.delete(at.id)
-    if (at.worker_id !== null && reason !== 'wave_timeout' && reason !== 'result_gap') addFailedWorker(a, at.chunk_index, at.worker_id)
+    a.open.delete(at.id)
+    // A stalled worker is avoided for this chunk too; only real failures count toward the limit.
+    if (at.worker_id !== null) addFailedWorker(a, at.chunk_index, at.worker_id)
+    if (!stalled) a.failures.set(at.chunk_index, (a.failures.get(at.chunk_index) ?? 0) + 1)
     const ops: StoreOp[] = [{ type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at }]
     const task = a.tasks.get(at.chunk_index)!
     const chunk = a.chunks.get(at.chunk_index)!
-    if (task.attempt_count >= cfg.maxAttemptsPerTask) {
+    if ((a.failures.get(at.chunk_index) ?? 0) >= cfg.maxAttemptsPerTask) {
       task.state = 'failed'; task.failed_at = iso(); task.failure_reason = reason
       ops.push({ type: 'put', table: 'tasks', key: keys.row(a.row.id, task.id), value: task })
       ops.push(...failTransfer(a, 'delivery_failed', 'A chunk could not be delivered after repeated attempts.'))
@@ -312,7 +324,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     }
     chunk.state = 'staged'
     a.pending.add(at.chunk_index)
-    recover.set(at.chunk_index, { reason, previous: at, excludeOrchestrator: reason === 'wave_timeout' || reason === 'result_gap' || reason === 'no_worker' })
+    recover.set(at.chunk_index, { reason, previous: at, excludeOrchestrator: reason === 'wave_timeout' || reason === 'no_worker' })
     ops.push({ type: 'put', table: 'chunks', key: keys.chunk(a.row.id, chunk.chunk_index), value: chunk })
     return ops
   }
@@ -344,7 +356,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       t.state = 'cancelled'
       ops.push({ type: 'put', table: 'tasks', key: keys.row(a.row.id, t.id), value: t })
     }
-    a.waves.clear()
+    a.open.clear()
     for (const [orch, ids] of byOrch) {
       for (let i = 0; i < ids.length; i += 4096) net.send(orch, 'task_cancel', { transferId: a.row.id, attemptIds: ids.slice(i, i + 4096), reason })
     }
@@ -500,6 +512,8 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
           if (at === undefined || at.orchestrator_id !== msg.from || at.state !== 'offered') continue
           if (worker === null) { ops.push(...failAttempt(a, at, 'no_worker', 'no worker available', recover)); continue }
           at.worker_id = worker; at.state = 'accepted'; at.accepted_at = iso()
+          const clockReading = a.open.get(at.id)
+          if (clockReading) clockReading.acceptedAt = env.clock.now()
           const task = a.tasks.get(at.chunk_index)!
           task.assigned_worker_id = worker; task.accepted_at = at.accepted_at
           ops.push({ type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at })
@@ -520,7 +534,8 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
         if (at.state === 'succeeded') { ack('completed', null); return state }
         if (at.state !== 'offered' && at.state !== 'accepted') { ack('late_superseded', at.state); return state }
         const chunk = a.chunks.get(at.chunk_index)!
-        for (const w of a.waves.values()) if (w.open.delete(at.id)) w.lastProgressAt = env.clock.now()
+        a.open.delete(at.id)
+        a.lastResultAt.set(r.worker, env.clock.now())
         if (at.worker_id === null) at.worker_id = r.worker
         const row: ResultRow = {
           attempt_id: at.id, task_id: at.task_id, transfer_id: a.row.id, chunk_index: at.chunk_index, orchestrator_id: at.orchestrator_id, worker_id: r.worker,
@@ -671,17 +686,23 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
           if (TERMINAL.has(a.row.status) || a.cancelling) continue
           const recover = new Map<number, { reason: InterventionReason, previous: AttemptRow, excludeOrchestrator: boolean }>()
           const ops: StoreOp[] = []
-          for (const [id, w] of a.waves) {
-            if (w.open.size === 0) { a.waves.delete(id); continue }
-            const reason: InterventionReason | null = now - w.dispatchedAt >= cfg.waveTimeoutMs ? 'wave_timeout' : now - w.lastProgressAt >= cfg.resultGapMs ? 'result_gap' : null
-            if (reason === null) continue
-            log.info({ transferId: a.row.id, batchId: id, orchestrator: w.orchestrator, open: w.open.size, reason, event: 'overseer_reassign' }, 'reassigning stalled work')
-            for (const attemptId of [...w.open]) {
-              const at = a.attempts.get(attemptId)
-              if (at !== undefined && (at.state === 'offered' || at.state === 'accepted')) ops.push(...failAttempt(a, at, reason, null, recover))
+          const cancel = new Map<string, string[]>() // orchestrator → superseded attempts its workers must drop
+          for (const [attemptId, c] of [...a.open]) {
+            const at = a.attempts.get(attemptId)
+            if (at === undefined || (at.state !== 'offered' && at.state !== 'accepted')) { a.open.delete(attemptId); continue }
+            let reason: InterventionReason | null = null
+            if (c.acceptedAt === null) {
+              if (now - c.offeredAt >= cfg.waveTimeoutMs) reason = 'wave_timeout' // never routed to a worker
+            } else {
+              const since = Math.max(c.acceptedAt, a.lastResultAt.get(at.worker_id ?? '') ?? 0)
+              if (now - since >= cfg.resultGapMs) reason = 'result_gap' // its worker went quiet
             }
-            a.waves.delete(id)
+            if (reason === null) continue
+            log.info({ transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, 'reassigning stalled work')
+            ops.push(...failAttempt(a, at, reason, null, recover))
+            cancel.set(at.orchestrator_id, [...(cancel.get(at.orchestrator_id) ?? []), attemptId])
           }
+          for (const [orch, ids] of cancel) net.send(orch, 'task_cancel', { transferId: a.row.id, attemptIds: ids.slice(0, 4096), reason: 'superseded' })
           if (ops.length > 0) await store.batch(ops)
           if (recover.size > 0) await dispatch(state, a, 'recovery', recover)
           else if (a.pending.size > 0 && !a.dispatchScheduled) await dispatch(state, a, 'initial')

@@ -98,8 +98,9 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         const workers = [...state.sessions.entries()]
         for (const offer of body.offers) {
           const exclude = new Set(offer.excludeWorkers)
+          // Workers that failed the task are avoided while another can take it, not banned outright.
           let eligible = workers.filter(([w]) => !exclude.has(w))
-          if (eligible.length === 0) eligible = []
+          if (eligible.length === 0) eligible = workers
           let best: [string, Session] | undefined
           let bestLoad = Infinity
           for (let k = 0; k < eligible.length; k++) {
