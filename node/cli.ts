@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander'
 import { keysCommand } from './commands/keys.ts'
 import { adminCommand } from './commands/admin.ts'
 import { nodeCommand, devnetCommand } from './commands/run.ts'
+import { transferCommand } from './commands/transfer.ts'
 import { SOFTWARE } from './node.ts'
 
 export function buildCli (): Command {
@@ -14,6 +15,7 @@ export function buildCli (): Command {
   program.addCommand(nodeCommand())
   program.addCommand(keysCommand())
   program.addCommand(adminCommand())
+  program.addCommand(transferCommand())
   return program
 }
 

@@ -1,0 +1,52 @@
+// The sender's API client: 429 waits for Retry-After, 5xx and dropped connections are retried with
+// backoff, other refusals surface the problem's code; pure helpers against worked examples.
+import t from 'tap'
+import { createServer } from 'node:http'
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
+import { TransferApiClient, ApiProblem, backoffMs, retryAfterMs, BACKOFF_MAX_MS, RETRY_AFTER_MAX_MS } from '../../../node/transfers/api-client.ts'
+
+t.test('backoff doubles from 250 ms with jitter, capped', async t => {
+  t.equal(backoffMs(1, () => 0.5), 250)
+  t.equal(backoffMs(3, () => 0.5), 1000)
+  t.equal(backoffMs(3, () => 0), 500)
+  t.equal(backoffMs(30, () => 0.5), BACKOFF_MAX_MS)
+})
+
+t.test('Retry-After: seconds or a date, capped, null when unreadable', async t => {
+  t.equal(retryAfterMs('2'), 2000)
+  t.equal(retryAfterMs(new Date(10_000 + 3000).toUTCString(), 10_000), 3000)
+  t.equal(retryAfterMs('86400'), RETRY_AFTER_MAX_MS)
+  t.equal(retryAfterMs(null), null)
+  t.equal(retryAfterMs('soon'), null)
+})
+
+t.test('a chunk upload rides out 429, 503 and a dropped connection, then a 409 is a coded problem', async t => {
+  const seen: string[] = []
+  let n = 0
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      n++
+      seen.push(`${req.method} ${req.url} ${req.headers['x-chunk-index']} ${Buffer.concat(chunks).toString()}`)
+      if (n === 1) { res.writeHead(429, { 'retry-after': '0', 'content-type': 'application/problem+json' }).end('{"code":"BWN_ERR_RATE_LIMITED"}'); return }
+      if (n === 2) { res.writeHead(503, { 'content-type': 'application/problem+json' }).end('{"code":"BWN_ERR_UNAVAILABLE"}'); return }
+      if (n === 3) { req.socket.destroy(); return }
+      if (n === 4) { res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ transfer_id: 'x', chunk_index: 7, sha256: 'ab', bytes: 5, duplicate: false, chunks_received: 1 })); return }
+      res.writeHead(409, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ code: 'BWN_ERR_CHUNK_CONFLICT', detail: 'other bytes', chunk_index: 7 }))
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => server.close())
+  const client = new TransferApiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'k')
+  const { ack, created } = await client.putChunk('x', 7, Buffer.from('hello'), 'ab')
+  t.equal(created, true)
+  t.equal(ack.chunk_index, 7)
+  t.same(client.stats, { retries: 2, rateLimited: 1 })
+  t.same(seen.slice(0, 4), Array(4).fill('POST /transfers/x/chunks 7 hello'), 'the same chunk each time')
+  const err = await client.putChunk('x', 7, Buffer.from('other'), 'cd').catch((e: unknown) => e)
+  t.ok(err instanceof ApiProblem)
+  t.match(err, { status: 409, code: 'BWN_ERR_CHUNK_CONFLICT', body: { chunk_index: 7 } })
+})
