@@ -10,6 +10,8 @@ import healthRoutes from './routes/health.ts'
 import adminRoutes, { ADMIN_PREFIX } from './routes/admin.ts'
 import transferRoutes from './routes/transfers.ts'
 import destinationRoutes from './routes/destinations.ts'
+import telemetryRoutes from './routes/telemetry.ts'
+import auditRoutes from './routes/audit.ts'
 import type { ApiDeps } from './deps.ts'
 
 export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set their own
@@ -40,5 +42,7 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(adminRoutes, { deps, prefix: ADMIN_PREFIX })
   if (deps.transfers) await app.register(transferRoutes, { deps })
   if (deps.destinations) await app.register(destinationRoutes, { deps })
+  if (deps.telemetry) await app.register(telemetryRoutes, { deps })
+  if (deps.audit) await app.register(auditRoutes, { deps })
   return app
 }
