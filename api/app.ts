@@ -30,6 +30,8 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    // Path ids up to 128 characters (audit orchestratorId/workerId) must reach validation, not 404.
+    maxParamLength: 256,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } }
   })
   await app.register(problem)
