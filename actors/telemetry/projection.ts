@@ -168,7 +168,7 @@ export class TelemetryProjection {
       this.#liveCounters.bucket(at).completedTransfers++
       this.#publishedCounters.bucket(at).completedTransfers++
     }
-    for (const attemptId of [...t.attempts].sort()) {
+    for (const attemptId of t.attempts) { // arrival order
       const live = this.#live.get(attemptId)
       if (live === undefined) continue
       const current = live.versions[live.versions.length - 1].rec
