@@ -31,7 +31,7 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     // Path ids up to 128 characters (audit orchestratorId/workerId) must reach validation, not 404.
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } }
   })
   await app.register(problem)
