@@ -49,6 +49,8 @@ export interface Page<D> { items: Array<Envelope<D>>, last: number | null, more:
 interface LiveRecord { firstSeq: number, transferId: string, participants: [string, string], versions: Array<{ seq: number, rec: EvidenceRecord, env: Envelope<TaskEvidenceData> }> }
 
 export interface LiveVersion {
+  /** Position of the version among live versions (grows by one per cut). */
+  no: number
   /** The event sequence this version includes (inclusive). */
   seq: number
   id: string
@@ -297,7 +299,7 @@ export class TelemetryProjection {
         cur.cutAtMs = nowMs
       } else {
         if (cur !== undefined) cur.supersededAtMs = nowMs
-        cur = { seq: this.#eventSeq, id: env.snapshotId, env, cutAtMs: nowMs, supersededAtMs: null }
+        cur = { no: (cur?.no ?? 0) + 1, seq: this.#eventSeq, id: env.snapshotId, env, cutAtMs: nowMs, supersededAtMs: null }
         this.#versions.push(cur)
         this.#versionById.set(cur.id, cur)
       }
@@ -319,14 +321,17 @@ export class TelemetryProjection {
   /** Readable live versions (oldest first) as a list. */
   liveVersions (nowMs: number): Array<ListItem<NetworkSummaryData>> {
     this.current(nowMs)
-    return this.#versions.map(v => ({ seq: v.seq, env: v.env, observedMs: v.cutAtMs }))
+    return this.#versions.map(v => ({ seq: v.no, env: v.env, observedMs: v.cutAtMs }))
   }
 
   /** Live task evidence as of `pin` (a live version's seq), after position `after` (a firstSeq). */
   liveTasks (pin: number, after: number, filter: ListFilter, limit: number): Page<TaskEvidenceData> {
     const items: Array<Envelope<TaskEvidenceData>> = []
     let last: number | null = null
-    for (let i = firstAfter(this.#liveOrder.map(r => ({ seq: r.firstSeq })), after); i < this.#liveOrder.length; i++) {
+    let lo = 0
+    let hi = this.#liveOrder.length
+    while (lo < hi) { const mid = (lo + hi) >>> 1; if (this.#liveOrder[mid].firstSeq <= after) lo = mid + 1; else hi = mid }
+    for (let i = lo; i < this.#liveOrder.length; i++) {
       const r = this.#liveOrder[i]
       if (r.firstSeq > pin) break
       let v = r.versions[0]

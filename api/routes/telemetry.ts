@@ -118,7 +118,7 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
   app.get('/v1/telemetry/realtime/network/history', {
     config: REALTIME,
     schema: { tags: TAGS, summary: 'Live network summary versions still readable (current and superseded within 10 minutes), oldest first', querystring: ListQuery, response: paidReadResponses(EnvelopeList(NetworkSummary, 'a live network summary')) }
-  }, async (req, reply) => listing(reader, req, reply, 'realtime/network/history', () => projection.current(now()).seq, 0,
+  }, async (req, reply) => listing(reader, req, reply, 'realtime/network/history', () => projection.current(now()).no, 0,
     (pin, after, limit) => pageOf(projection.liveVersions(now()), after, pin, filterOf(req.query as ListParams), limit)))
 
   app.get('/v1/telemetry/tasks', {

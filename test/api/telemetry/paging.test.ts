@@ -135,3 +135,17 @@ t.test('a superseded realtime version answers for 10 minutes, then is gone', asy
   t.equal((await T.get(`/v1/telemetry/realtime/tasks?snapshotId=${first.snapshotId}`)).statusCode, 404)
   t.equal((await T.get(`/v1/telemetry/realtime/network?snapshotId=${randomUUID()}`)).statusCode, 404)
 })
+
+t.test('live versions re-cut by age alone keep distinct list positions', async t => {
+  const before = projection.liveVersions(now()).length
+  env.clock.advance(61_000)
+  projection.current(now())
+  env.clock.advance(61_000)
+  projection.current(now())
+  const all = projection.liveVersions(now())
+  t.equal(all.length, before + 2)
+  t.same(all.map(v => v.seq), [...all.map(v => v.seq)].sort((a, b) => a - b))
+  t.equal(new Set(all.map(v => v.seq)).size, all.length)
+  const listed = (await T.get('/v1/telemetry/realtime/network/history?limit=100')).json().items.map((i: any) => i.snapshotId)
+  t.same(listed, all.map(v => v.env.snapshotId))
+})
