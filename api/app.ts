@@ -10,6 +10,8 @@ import healthRoutes from './routes/health.ts'
 import adminRoutes, { ADMIN_PREFIX } from './routes/admin.ts'
 import transferRoutes from './routes/transfers.ts'
 import destinationRoutes from './routes/destinations.ts'
+import telemetryRoutes from './routes/telemetry.ts'
+import auditRoutes from './routes/audit.ts'
 import type { ApiDeps } from './deps.ts'
 
 export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set their own
@@ -28,6 +30,8 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    // Path ids up to 128 characters (audit orchestratorId/workerId) must reach validation, not 404.
+    routerOptions: { maxParamLength: 256 },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } }
   })
   await app.register(problem)
@@ -40,5 +44,7 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(adminRoutes, { deps, prefix: ADMIN_PREFIX })
   if (deps.transfers) await app.register(transferRoutes, { deps })
   if (deps.destinations) await app.register(destinationRoutes, { deps })
+  if (deps.telemetry) await app.register(telemetryRoutes, { deps })
+  if (deps.audit) await app.register(auditRoutes, { deps })
   return app
 }

@@ -5,6 +5,8 @@ import type { Role } from '../protocol/index.ts'
 import type { AccountsService } from './accounts/service.ts'
 import type { Plan } from './accounts/model.ts'
 import type { TransferService, DestinationService } from './transfers.ts'
+import type { TelemetryReader } from '../actors/telemetry/ports.ts'
+import type { AuditReader } from '../actors/telemetry/audit.ts'
 
 export interface PeerSummary {
   hotkey: string
@@ -33,4 +35,8 @@ export interface ApiDeps {
   /** Transfer and destination routes (orchestrators). */
   transfers?: TransferService
   destinations?: DestinationService
+  /** Telemetry routes /v1/telemetry/* and the free /v1/audit/* route (orchestrators). */
+  telemetry?: TelemetryReader
+  /** Dashboard audit routes /api/audit/* (orchestrators). */
+  audit?: AuditReader
 }

@@ -58,6 +58,13 @@ export const DestinationInUse = createError('BWN_ERR_DESTINATION_IN_USE', '%s', 
 export const DestinationBuiltin = createError('BWN_ERR_DESTINATION_BUILTIN', '%s', 409)
 export const DestinationInvalid = createError('BWN_ERR_DESTINATION_INVALID', '%s', 400)
 
+// Telemetry and audit (api/routes/telemetry.ts, api/routes/audit.ts).
+export const CursorInvalid = createError('BWN_ERR_CURSOR_INVALID', '%s', 400)
+export const CursorMismatch = createError('BWN_ERR_CURSOR_MISMATCH', '%s', 400)
+export const SnapshotNotFound = createError('BWN_ERR_SNAPSHOT_NOT_FOUND', '%s', 404)
+export const SellAllowanceNotFound = createError('BWN_ERR_SELL_ALLOWANCE_NOT_FOUND', '%s', 404)
+export const AuditTransferNotFound = createError('BWN_ERR_AUDIT_NOT_FOUND', '%s', 404)
+
 /** Attaches problem extension members (and response headers) to a coded error. */
 export function withExtensions<E extends Error> (err: E, extensions: Record<string, unknown>, headers?: Record<string, string>): E {
   return Object.assign(err, { extensions, ...(headers ? { headers } : {}) })

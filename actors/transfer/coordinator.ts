@@ -61,6 +61,8 @@ export interface CoordinatorDeps {
 export type CoordinatorEvent =
   | { type: 'transfer', row: TransferRow }
   | { type: 'result', row: ResultRow, attempt: AttemptRow }
+  /** A reported success whose destination check has begun (the attempt is 'checking'); 'result' follows. */
+  | { type: 'checking', row: ResultRow, attempt: AttemptRow }
   | { type: 'intervention', row: InterventionRow }
 
 export type Outcome<T> = { ok: true, value: T } | { ok: false, code: string, status: number, detail: string, extensions?: Record<string, unknown> }
@@ -560,7 +562,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
         ops.push({ type: 'put', table: 'task_results', key: keys.row(a.row.id, at.id), value: row }, { type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at })
         await store.batch(ops)
         if (row.outcome !== 'accepted') emit({ type: 'result', row, attempt: at })
-        else a.checking.set(at.id, row)
+        else { a.checking.set(at.id, row); emit({ type: 'checking', row: { ...row }, attempt: { ...at } }) }
         if (recover.size > 0) await dispatch(state, a, 'recovery', recover)
         return state
       }

@@ -6,6 +6,9 @@ import { PROBLEM_CONTENT_TYPE } from '../../api/problem.ts'
 import type { NewKey } from '../../api/accounts/model.ts'
 import { testDeps } from '../helpers/api.ts'
 import { PROBES, PROBE_ETAG, registerProbes } from '../helpers/probes.ts'
+import { randomBytes } from 'node:crypto'
+import { TelemetryProjection } from '../../actors/telemetry/index.ts'
+import { storeAuditReader } from '../../actors/telemetry/audit.ts'
 
 const HOUR = 3_600_000
 const env = testDeps()
@@ -36,6 +39,8 @@ const keys = {
 await accounts.revokeKey(keys.revoked.split('_')[1]!)
 env.clock.advance(2 * HOUR)
 
+env.deps.telemetry = { projection: new TelemetryProjection({ epochAt: () => 0 }), clock: env.clock, cursorKey: randomBytes(32), epochs: null, sellAllowance: null }
+env.deps.audit = storeAuditReader({ store: env.store })
 const app = await buildApp(env.deps)
 await registerProbes(app)
 await app.ready()
@@ -102,6 +107,53 @@ const CASES: Row[] = [
   { route: PROBES.sellAllowance, key: 'consoleBroke', via: 'x-api-key', status: 402, code: 'BWN_ERR_INSUFFICIENT_CREDITS' },
   { route: PROBES.sellAllowance, key: 'console', via: 'x-api-key', status: 200 }
 ]
+
+// The telemetry routes themselves (api/routes/telemetry.ts): console keys only, X-Api-Key only.
+const HOTKEY = '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY'
+const SNAPSHOT_ROUTES = ['/v1/telemetry/network', '/v1/telemetry/network/history', '/v1/telemetry/tasks', '/v1/telemetry/epochs']
+const REALTIME_ROUTES = ['/v1/telemetry/realtime/network', '/v1/telemetry/realtime/network/history', '/v1/telemetry/realtime/tasks', '/v1/telemetry/realtime/epochs']
+for (const route of [...SNAPSHOT_ROUTES, ...REALTIME_ROUTES]) {
+  const realtime = REALTIME_ROUTES.includes(route)
+  CASES.push(
+    { route, key: null, status: 401, code: 'BWN_ERR_KEY_MISSING' },
+    { route, key: 'console', via: 'bearer', status: 401, code: 'BWN_ERR_KEY_MISSING' },
+    { route, key: 'client', via: 'x-api-key', status: 403, code: 'BWN_ERR_ROLE_FORBIDDEN' },
+    { route, key: 'admin', via: 'x-api-key', status: 403, code: 'BWN_ERR_ROLE_FORBIDDEN' },
+    { route, key: 'consoleNoScopes', via: 'x-api-key', status: 403, code: 'BWN_ERR_SCOPE_MISSING' },
+    { route, key: 'consoleEnvironment', via: 'x-api-key', status: 403, code: 'BWN_ERR_GRANT_TOO_NARROW' },
+    { route, key: 'consoleBroke', via: 'x-api-key', status: 402, code: 'BWN_ERR_INSUFFICIENT_CREDITS' },
+    { route, key: 'consoleSnapshotOnly', via: 'x-api-key', ...(realtime ? { status: 403, code: 'BWN_ERR_SCOPE_MISSING' } : { status: 200 }) },
+    { route, key: 'console', via: 'x-api-key', status: 200 },
+    { route, key: 'consoleProject', via: 'x-api-key', status: 200 }
+  )
+}
+const SELL_ROUTE = `/v1/telemetry/sell-allowance/${HOTKEY}`
+CASES.push(
+  { route: SELL_ROUTE, key: null, status: 401, code: 'BWN_ERR_KEY_MISSING' },
+  { route: SELL_ROUTE, key: 'consoleProject', via: 'x-api-key', status: 403, code: 'BWN_ERR_GRANT_TOO_NARROW' },
+  { route: SELL_ROUTE, key: 'worker', via: 'x-api-key', status: 403, code: 'BWN_ERR_ROLE_FORBIDDEN' },
+  { route: SELL_ROUTE, key: 'consoleBroke', via: 'x-api-key', status: 402, code: 'BWN_ERR_INSUFFICIENT_CREDITS' },
+  { route: SELL_ROUTE, key: 'console', via: 'x-api-key', status: 404, code: 'BWN_ERR_SELL_ALLOWANCE_NOT_FOUND' },
+  // The free audit read is public: no key needed, a key is not looked at.
+  { route: `/v1/audit/sell-allowance/${HOTKEY}`, key: null, status: 404, code: 'BWN_ERR_SELL_ALLOWANCE_NOT_FOUND' },
+  { route: `/v1/audit/sell-allowance/${HOTKEY}`, key: 'unknown', status: 404, code: 'BWN_ERR_SELL_ALLOWANCE_NOT_FOUND' }
+)
+// Dashboard audit routes: admin (and validator, orchestrator; worker on the worker route), Bearer or X-Api-Key.
+const AUDIT_ORCH = `/api/audit/orchestrator/${HOTKEY}/transfers/00000000-0000-4000-8000-000000000000`
+const AUDIT_WORKER = `/api/audit/worker/${HOTKEY}/transfers/00000000-0000-4000-8000-000000000000`
+for (const route of [AUDIT_ORCH, AUDIT_WORKER]) {
+  CASES.push(
+    { route, key: null, status: 401, code: 'BWN_ERR_KEY_MISSING' },
+    { route, key: 'revoked', status: 401, code: 'BWN_ERR_KEY_REVOKED' },
+    { route, key: 'client', status: 403, code: 'BWN_ERR_ROLE_FORBIDDEN' },
+    { route, key: 'console', via: 'x-api-key', status: 403, code: 'BWN_ERR_ROLE_FORBIDDEN' },
+    { route, key: 'admin', status: 404, code: 'BWN_ERR_AUDIT_NOT_FOUND' }
+  )
+}
+CASES.push(
+  { route: AUDIT_ORCH, key: 'worker', status: 403, code: 'BWN_ERR_ROLE_FORBIDDEN' },
+  { route: AUDIT_WORKER, key: 'worker', status: 404, code: 'BWN_ERR_AUDIT_NOT_FOUND' }
+)
 
 // Every admin route refuses everyone but an admin key, before looking at its input.
 const ADMIN_ROUTES: Array<[NonNullable<Row['method']>, string]> = [

@@ -1,0 +1,64 @@
+// Dashboard audit routes ({dashboard_url}): seed §4.3. Raw rows of one orchestrator or one worker on
+// one transfer, grouped by table, paged per table, redacted (actors/telemetry/audit.ts).
+// Who may call: admin and validator keys (investigation, data verification) on both routes; an
+// orchestrator key on the orchestrator route; orchestrator and worker keys on the worker route.
+// Keys are not bound to hotkeys, so a role key reads any participant's rows of its route; the rows are
+// redacted for that reason. docs/telemetry.md#dashboard-audit.
+import type { FastifyInstance } from 'fastify'
+import type { ApiDeps } from '../deps.ts'
+import { guardedResponses } from '../responses.ts'
+import { AuditTransferNotFound } from '../errors.ts'
+import { AuditOrchestratorParams, AuditQuery, AuditResponse, AuditWorkerParams, AUDIT_LIMIT_DEFAULT } from '../telemetry/schemas.ts'
+import { ORCHESTRATOR_TABLES, WORKER_TABLES, type AuditReader, type AuditResult } from '../../actors/telemetry/audit.ts'
+import type { KeyRole } from '../accounts/model.ts'
+
+export const AUDIT_ORCHESTRATOR_ROLES: KeyRole[] = ['admin', 'validator', 'orchestrator']
+export const AUDIT_WORKER_ROLES: KeyRole[] = ['admin', 'validator', 'orchestrator', 'worker']
+
+function body (r: AuditResult, tables: readonly string[], limit: number, offset: number): Record<string, unknown> {
+  const out: Record<string, unknown> = { transfer_id: r.transferId, transfer_name: null, participant: r.participant }
+  const pages: Record<string, unknown> = {}
+  for (const t of tables) {
+    const table = r.tables[t] ?? { rows: [], total: 0 }
+    out[t] = table.rows
+    const hasMore = offset + table.rows.length < table.total
+    pages[t] = { limit, offset, returned: table.rows.length, has_more: hasMore, next_offset: offset + table.rows.length }
+  }
+  out.pagination = { limit, offset, tables: pages }
+  return out
+}
+
+export default async function auditRoutes (app: FastifyInstance, opts: { deps: ApiDeps }): Promise<void> {
+  const reader = opts.deps.audit as AuditReader
+  const page = (q: { limit?: number, offset?: number }): { limit: number, offset: number } => ({ limit: q.limit ?? AUDIT_LIMIT_DEFAULT, offset: q.offset ?? 0 })
+
+  app.get('/api/audit/orchestrator/:orchestratorId/transfers/:transferId', {
+    config: { auth: { roles: AUDIT_ORCHESTRATOR_ROLES } },
+    schema: {
+      tags: ['audit'], summary: 'Raw rows of one orchestrator (UUID, UID or hotkey) on one transfer, by table',
+      params: AuditOrchestratorParams, querystring: AuditQuery,
+      response: guardedResponses({ 200: AuditResponse(ORCHESTRATOR_TABLES) }, [404])
+    }
+  }, async (req) => {
+    const { orchestratorId, transferId } = req.params as { orchestratorId: string, transferId: string }
+    const p = page(req.query as never)
+    const r = await reader.orchestrator(orchestratorId, transferId, p)
+    if (r === null) throw new AuditTransferNotFound(`No rows for orchestrator ${orchestratorId} on transfer ${transferId}`)
+    return body(r, ORCHESTRATOR_TABLES, p.limit, p.offset)
+  })
+
+  app.get('/api/audit/worker/:workerId/transfers/:transferId', {
+    config: { auth: { roles: AUDIT_WORKER_ROLES } },
+    schema: {
+      tags: ['audit'], summary: 'Raw rows of one worker (id or hotkey) on one transfer, by table',
+      params: AuditWorkerParams, querystring: AuditQuery,
+      response: guardedResponses({ 200: AuditResponse(WORKER_TABLES) }, [404])
+    }
+  }, async (req) => {
+    const { workerId, transferId } = req.params as { workerId: string, transferId: string }
+    const p = page(req.query as never)
+    const r = await reader.worker(workerId, transferId, p)
+    if (r === null) throw new AuditTransferNotFound(`No rows for worker ${workerId} on transfer ${transferId}`)
+    return body(r, WORKER_TABLES, p.limit, p.offset)
+  })
+}

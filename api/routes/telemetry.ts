@@ -1,0 +1,211 @@
+// Telemetry routes ({telemetry_url}, /v1): seed §4.4 and §4.5. Paid reads are guarded and charged by
+// the auth and credits plugins from `config.auth.telemetry`; a matching If-None-Match is answered
+// 304 before any payload is built, and costs nothing. ETags come from version ids, never from
+// serialising a body. docs/telemetry.md.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { createHash } from 'node:crypto'
+import type { ApiDeps } from '../deps.ts'
+import { freeReadResponses, paidReadResponses } from '../responses.ts'
+import { replyNotModified } from '../plugins/credits.ts'
+import { SellAllowanceNotFound, SnapshotNotFound } from '../errors.ts'
+import { decodeCursor, encodeCursor, filtersHash } from '../telemetry/cursor.ts'
+import {
+  Envelope, EnvelopeList, EpochQuery, EpochSummary, HotkeyParams, ListQuery, NetworkSummary, SellAllowanceFree, SellAllowancePaid,
+  SingleQuery, TaskEvidence, TaskListQuery
+} from '../telemetry/schemas.ts'
+import { pageOf, type Envelope as Env, type ListFilter, type ListItem, type Page, type TelemetryReader, type EpochSnapshot } from '../../actors/telemetry/index.ts'
+
+export const EPOCH_RETENTION_MS = 30 * 24 * 3_600_000 // seed §8: epoch sets kept 30 days
+export const SELL_PAID_RETENTION_MS = 7 * 24 * 3_600_000 // seed §8: paid sell allowance kept 7 days
+export const SELL_FREE_RETENTION_MS = 30 * 24 * 3_600_000 // seed §8: free audit kept 30 days
+
+const SNAPSHOT = { auth: { telemetry: {} } }
+const REALTIME = { auth: { telemetry: { realtime: true } } }
+const SELL = { auth: { telemetry: { orgOnly: true, price: 'sellAllowance' as const } } }
+const TAGS = ['telemetry']
+
+interface ListParams { limit?: number, cursor?: string, snapshotId?: string, since?: string, until?: string, transferId?: string, participantId?: string }
+
+const etagOf = (...parts: Array<string | number>): string => createHash('sha256').update(parts.join('|')).digest('base64url').slice(0, 27)
+
+function filterOf (q: ListParams): ListFilter {
+  return {
+    snapshotId: q.snapshotId,
+    sinceMs: q.since === undefined ? undefined : Date.parse(q.since),
+    untilMs: q.until === undefined ? undefined : Date.parse(q.until),
+    transferId: q.transferId,
+    participantId: q.participantId
+  }
+}
+
+const filterKey = (q: ListParams): string => filtersHash({ snapshotId: q.snapshotId, since: q.since, until: q.until, transferId: q.transferId, participantId: q.participantId })
+
+/**
+ * One page of a pinned listing. `pinNow` gives the pin of a fresh walk; `page` reads one page at a
+ * pin after a position; the cursor carries both, bound to the route and the filters.
+ */
+async function listing<D, V extends number | string, P extends number | string> (
+  reader: TelemetryReader, req: FastifyRequest, reply: FastifyReply, route: string,
+  pinNow: () => V | Promise<V>, start: P,
+  page: (pin: V, after: P, limit: number) => Page<D> | Promise<Page<D>>, positionOf: (last: number | string) => P = (l) => l as P
+): Promise<unknown> {
+  const q = req.query as ListParams
+  const limit = q.limit ?? 100
+  const filters = filterKey(q)
+  let pin: V
+  let after: P
+  if (q.cursor !== undefined && q.cursor !== '') {
+    const c = decodeCursor(reader.cursorKey, q.cursor, route, filters)
+    pin = c.pinned as V
+    after = c.position as P
+  } else {
+    pin = await pinNow()
+    after = start
+  }
+  if (replyNotModified(req, reply, etagOf(route, filters, pin, after, limit))) return reply
+  const p = await page(pin, after, limit)
+  const nextCursor = p.more && p.last !== null ? encodeCursor(reader.cursorKey, { route, filters, pinned: pin, position: positionOf(p.last) }) : ''
+  return { nextCursor, items: p.items }
+}
+
+const sortKey = (e: EpochSnapshot): string => `${String(Date.parse(e.publishedAt)).padStart(16, '0')}/${String(e.data.epoch).padStart(10, '0')}/${String(e.data.revision).padStart(6, '0')}`
+
+export default async function telemetryRoutes (app: FastifyInstance, opts: { deps: ApiDeps }): Promise<void> {
+  const reader = opts.deps.telemetry as TelemetryReader
+  const { projection } = reader
+  const now = (): number => reader.clock.now()
+
+  /** Retained epoch versions in publication order (published one epoch late by their source). */
+  async function epochVersions (): Promise<EpochSnapshot[]> {
+    if (reader.epochs === null) return []
+    const keep = now() - EPOCH_RETENTION_MS
+    return (await reader.epochs.list()).filter(e => Date.parse(e.publishedAt) >= keep).sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0))
+  }
+  const epochPin = async (): Promise<string> => {
+    const all = await epochVersions()
+    return all.length === 0 ? '' : sortKey(all[all.length - 1]).slice(0, 16)
+  }
+  const epochItem = (e: EpochSnapshot): ListItem<unknown> => ({ seq: 0, env: e, observedMs: Date.parse(e.observedAt) })
+
+  app.get('/v1/telemetry/network', {
+    config: SNAPSHOT,
+    schema: { tags: TAGS, summary: 'Latest published network summary, or the one named by snapshotId', querystring: SingleQuery, response: paidReadResponses(Envelope(NetworkSummary, 'a network summary')) }
+  }, async (req, reply) => {
+    const { snapshotId } = req.query as { snapshotId?: string }
+    const item = snapshotId === undefined ? projection.latestNetwork(now()) : projection.publishedNetwork().find(i => i.env.snapshotId === snapshotId)
+    if (item === undefined) throw new SnapshotNotFound(`No published network snapshot ${snapshotId}`)
+    if (replyNotModified(req, reply, item.env.snapshotId)) return reply
+    return item.env
+  })
+
+  app.get('/v1/telemetry/realtime/network', {
+    config: REALTIME,
+    schema: { tags: TAGS, summary: 'Live network summary (transfers in progress included), or the live version named by snapshotId', querystring: SingleQuery, response: paidReadResponses(Envelope(NetworkSummary, 'a live network summary')) }
+  }, async (req, reply) => {
+    const { snapshotId } = req.query as { snapshotId?: string }
+    const v = snapshotId === undefined ? projection.current(now()) : projection.version(snapshotId, now())
+    if (v === null) throw new SnapshotNotFound(`No live version ${snapshotId}: unknown, or superseded more than 10 minutes ago`)
+    if (replyNotModified(req, reply, v.id)) return reply
+    return v.env
+  })
+
+  app.get('/v1/telemetry/network/history', {
+    config: SNAPSHOT,
+    schema: { tags: TAGS, summary: 'Published network summaries, oldest first (at least one an hour)', querystring: ListQuery, response: paidReadResponses(EnvelopeList(NetworkSummary, 'a network summary')) }
+  }, async (req, reply) => listing(reader, req, reply, 'network/history', () => projection.networkSeq, 0,
+    (pin, after, limit) => pageOf(projection.publishedNetwork(), after, pin, filterOf(req.query as ListParams), limit)))
+
+  app.get('/v1/telemetry/realtime/network/history', {
+    config: REALTIME,
+    schema: { tags: TAGS, summary: 'Live network summary versions still readable (current and superseded within 10 minutes), oldest first', querystring: ListQuery, response: paidReadResponses(EnvelopeList(NetworkSummary, 'a live network summary')) }
+  }, async (req, reply) => listing(reader, req, reply, 'realtime/network/history', () => projection.current(now()).no, 0,
+    (pin, after, limit) => pageOf(projection.liveVersions(now()), after, pin, filterOf(req.query as ListParams), limit)))
+
+  app.get('/v1/telemetry/tasks', {
+    config: SNAPSHOT,
+    schema: { tags: TAGS, summary: 'Finished task evidence of published terminal transfers, in publication order', querystring: TaskListQuery, response: paidReadResponses(EnvelopeList(TaskEvidence, 'finished task evidence')) }
+  }, async (req, reply) => listing(reader, req, reply, 'tasks', () => projection.taskSeq, 0,
+    (pin, after, limit) => pageOf(projection.publishedTasks(), after, pin, filterOf(req.query as ListParams), limit)))
+
+  app.get('/v1/telemetry/realtime/tasks', {
+    config: REALTIME,
+    schema: {
+      tags: TAGS,
+      summary: 'Live task evidence, transfers in progress included; pending_verification apart from verified',
+      description: 'snapshotId pins the live version (from a realtime read) the listing shows; without it the current version is pinned.',
+      querystring: TaskListQuery,
+      response: paidReadResponses(EnvelopeList(TaskEvidence, 'live task evidence'))
+    }
+  }, async (req, reply) => {
+    const q = req.query as ListParams
+    const filter = { ...filterOf(q), snapshotId: undefined }
+    const resolve = (id: string): number => {
+      const v = projection.version(id, now())
+      if (v === null) throw new SnapshotNotFound(`Live version ${id} is no longer readable (superseded more than 10 minutes ago) or unknown`)
+      return v.seq
+    }
+    return listing<unknown, string, number>(reader, req, reply, 'realtime/tasks',
+      () => { if (q.snapshotId !== undefined) resolve(q.snapshotId); return q.snapshotId ?? projection.current(now()).id }, 0,
+      (pin, after, limit) => projection.liveTasks(resolve(pin), after, filter, limit))
+  })
+
+  app.get('/v1/telemetry/epochs', {
+    config: SNAPSHOT,
+    schema: { tags: TAGS, summary: 'Published closed-epoch versions (every revision), in publication order; one epoch late, kept 30 days', querystring: ListQuery, response: paidReadResponses(EnvelopeList(EpochSummary, 'a closed epoch')) }
+  }, async (req, reply) => listing<unknown, string, string>(reader, req, reply, 'epochs', epochPin, '',
+    async (pin, after, limit) => {
+      const filter = filterOf(req.query as ListParams)
+      const items: Array<Env<unknown>> = []
+      let last: string | null = null
+      for (const e of await epochVersions()) {
+        const key = sortKey(e)
+        if (key <= after || key.slice(0, 16) > pin || !matchesItem(epochItem(e), filter)) continue
+        if (items.length === limit) return { items, last: last as never, more: true }
+        items.push(e); last = key
+      }
+      return { items, last: last as never, more: false }
+    }))
+
+  app.get('/v1/telemetry/realtime/epochs', {
+    config: REALTIME,
+    schema: { tags: TAGS, summary: 'The current revision of every retained closed epoch, by epoch; one epoch late, kept 30 days', querystring: ListQuery, response: paidReadResponses(EnvelopeList(EpochSummary, 'a closed epoch')) }
+  }, async (req, reply) => listing<unknown, string, number>(reader, req, reply, 'realtime/epochs', epochPin, -1,
+    async (pin, after, limit) => {
+      const filter = filterOf(req.query as ListParams)
+      const latest = new Map<number, EpochSnapshot>()
+      for (const e of await epochVersions()) if (sortKey(e).slice(0, 16) <= pin) latest.set(e.data.epoch, e) // publication order: later revisions win
+      const items: Array<Env<unknown>> = []
+      let last: number | null = null
+      for (const e of [...latest.values()].sort((a, b) => a.data.epoch - b.data.epoch)) {
+        if (e.data.epoch <= after || !matchesItem(epochItem(e), filter)) continue
+        if (items.length === limit) return { items, last, more: true }
+        items.push(e); last = e.data.epoch
+      }
+      return { items, last, more: false }
+    }))
+
+  async function sellAllowance (req: FastifyRequest, reply: FastifyReply, variant: 'paid' | 'free', retentionMs: number): Promise<unknown> {
+    const { hotkey } = req.params as { hotkey: string }
+    const { epoch } = req.query as { epoch?: string }
+    const source = reader.sellAllowance
+    const env = source === null ? null : variant === 'paid' ? await source.get(hotkey, 'paid', epoch === undefined ? undefined : Number(epoch)) : await source.get(hotkey, 'free', epoch === undefined ? undefined : Number(epoch))
+    if (env === null || Date.parse(env.publishedAt) < now() - retentionMs) {
+      throw new SellAllowanceNotFound(`No published sell allowance for ${hotkey}${epoch === undefined ? '' : ` at epoch ${epoch}`} within the last ${retentionMs / 86_400_000} days`)
+    }
+    if (replyNotModified(req, reply, env.snapshotId)) return reply
+    return env
+  }
+
+  app.get('/v1/telemetry/sell-allowance/:hotkey', {
+    config: SELL,
+    schema: { tags: TAGS, summary: 'Sell allowance proof of a miner hotkey (published one epoch late, kept 7 days)', params: HotkeyParams, querystring: EpochQuery, response: paidReadResponses(Envelope(SellAllowancePaid, 'a sell allowance'), 'sellAllowance') }
+  }, async (req, reply) => sellAllowance(req, reply, 'paid', SELL_PAID_RETENTION_MS))
+
+  app.get('/v1/audit/sell-allowance/:hotkey', {
+    schema: { tags: ['audit'], summary: 'Free audit of a sell allowance: latest published epoch or the given retained one (kept 30 days)', params: HotkeyParams, querystring: EpochQuery, response: freeReadResponses(Envelope(SellAllowanceFree, 'a free sell allowance audit')) }
+  }, async (req, reply) => sellAllowance(req, reply, 'free', SELL_FREE_RETENTION_MS))
+}
+
+function matchesItem (item: ListItem<unknown>, f: ListFilter): boolean {
+  return pageOf([{ ...item, seq: 1 }], 0, 1, f, 1).items.length === 1
+}

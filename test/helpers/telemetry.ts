@@ -1,0 +1,143 @@
+// Telemetry test fixtures: evidence rows as the coordinator writes them, in-memory epoch and
+// sell-allowance sources holding real envelopes built with the real formulas, and an app with the
+// telemetry routes and a console key with credits.
+import { randomBytes, randomUUID } from 'node:crypto'
+import { buildApp } from '../../api/app.ts'
+import type { FastifyInstance } from 'fastify'
+import { TelemetryProjection, type EpochSnapshot, type EpochSource, type SellAllowanceSource, type SellAllowancePaidSnapshot, type SellAllowanceFreeSnapshot } from '../../actors/telemetry/index.ts'
+import { sealEnvelope, formulaReference } from '../../actors/validator/envelope.ts'
+import { epochSummary } from '../../actors/domain/epoch-weights.ts'
+import { computeSellAllowance, sellAllowanceFreeData, sellAllowancePaidData } from '../../actors/domain/sell-allowance.ts'
+import { isoFromMs } from '../../actors/domain/chain-time.ts'
+import type { AuditReader } from '../../actors/telemetry/audit.ts'
+import type { AttemptRow, ResultRow } from '../../actors/transfer/model.ts'
+import { testDeps, type TestDeps } from './api.ts'
+
+export const ORCH = '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY'
+export const ORCH_B = '5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty'
+export const WORKER = '5FLSigC9HGRKVhB9FiEo4Y3koPsNmBmLJbpXg2mp1hXcS59Y'
+export const WORKER_B = '5DAAnrj7VHTznn2AWBemMuyBwZWs6FNFjdyVXUeYum3PTXFy'
+export const EPOCH_MS = 360 * 12_000
+
+/** A settled attempt's result and attempt rows, as the coordinator persists them. */
+export function settled (opts: {
+  transferId: string, index?: number, orchestrator?: string, worker?: string, bytes?: number, offeredAtMs: number, receivedAtMs: number,
+  outcome?: ResultRow['outcome'], attemptState?: AttemptRow['state'], recovery?: boolean, error?: string | null, claimedDurationMs?: number
+}): { row: ResultRow, attempt: AttemptRow } {
+  const taskId = randomUUID()
+  const attemptId = randomUUID()
+  const orchestrator = opts.orchestrator ?? ORCH
+  const worker = opts.worker ?? WORKER
+  const index = opts.index ?? 0
+  const attempt: AttemptRow = {
+    id: attemptId, task_id: taskId, transfer_id: opts.transferId, chunk_index: index, attempt_no: opts.recovery === true ? 1 : 0, attempt_slot: 0,
+    orchestrator_id: orchestrator, worker_id: worker, batch_id: randomUUID(), wave_kind: opts.recovery === true ? 'recovery' : 'initial', recovery: opts.recovery === true,
+    state: opts.attemptState ?? 'succeeded', offered_at: isoFromMs(opts.offeredAtMs), accepted_at: isoFromMs(opts.offeredAtMs), finished_at: isoFromMs(opts.receivedAtMs), failure_reason: null
+  }
+  const row: ResultRow = {
+    attempt_id: attemptId, task_id: taskId, transfer_id: opts.transferId, chunk_index: index, orchestrator_id: orchestrator, worker_id: worker,
+    success: (opts.outcome ?? 'accepted') === 'accepted', bytes: opts.bytes ?? 1_048_576, claimed_bytes: opts.bytes ?? 1_048_576,
+    duration_ms: opts.claimedDurationMs ?? 1, sha256: 'ab'.repeat(32), etag: null, error: opts.error ?? null, via: 'http',
+    outcome: opts.outcome ?? 'accepted', received_at: isoFromMs(opts.receivedAtMs)
+  }
+  return { row, attempt }
+}
+
+/** Epoch versions as a validator publishes them: the real v3 weights, sealed like the epoch machinery does. */
+export function epochVersion (epoch: number, revision: number, previous: EpochSnapshot | null, publishedAtMs: number, verifiedMib = [300, 100]): EpochSnapshot {
+  const summary = epochSummary(epoch, verifiedMib.map((mib, i) => ({ uid: i + 1, hotkey: [ORCH, ORCH_B][i % 2]! + '', verifiedMib: mib, penaltyMultiplier: 1, score: 0 })))
+  const publishedAt = isoFromMs(publishedAtMs)
+  return sealEnvelope({
+    version: `epoch-${epoch}-r${revision}`,
+    observedAt: isoFromMs((epoch + 1) * EPOCH_MS),
+    sourceEpoch: epoch,
+    formulaReference: formulaReference('epoch-weights'),
+    publishedAt,
+    evidenceSequence: String(revision * 10),
+    data: {
+      epoch,
+      formulaVersion: summary.formulaVersion,
+      epochSummaryVersion: publishedAt,
+      expectedOrchestratorCount: summary.expectedOrchestratorCount,
+      contributingOrchestratorCount: summary.contributingOrchestratorCount,
+      sumFinalShare: summary.sumFinalShare,
+      computedAt: publishedAt,
+      previousSnapshotId: previous?.snapshotId ?? null,
+      correctionReason: revision > 1 ? 'verified_evidence_updated' : null,
+      revision
+    }
+  })
+}
+
+export class MemoryEpochSource implements EpochSource {
+  readonly versions: EpochSnapshot[] = []
+  async list (): Promise<EpochSnapshot[]> { return [...this.versions] }
+}
+
+const ALPHA = 1_000_000_000n
+/** Paid and free proofs of one hotkey at one epoch, from the real sell-allowance formula. */
+export function sellProofs (hotkey: string, epoch: number, publishedAtMs: number): { paid: SellAllowancePaidSnapshot, free: SellAllowanceFreeSnapshot } {
+  const atBlock = (epoch + 1) * 360 - 1
+  const r = computeSellAllowance({
+    hotkey, uid: 1, epoch, atBlock,
+    emissions: Array.from({ length: 20 }, (_, i) => ({ block: i * 504, baseAlphaRao: ALPHA })),
+    sales: [{ block: 5000, alphaRao: 3n * ALPHA }],
+    baseWeight: 0.5,
+    blockReference: { block: 0, atMs: 0 },
+    computedAtMs: publishedAtMs
+  })
+  const common = { version: `sell-allowance-${epoch}`, observedAt: isoFromMs((epoch + 1) * EPOCH_MS), sourceEpoch: epoch, formulaReference: formulaReference('sell-allowance'), publishedAt: isoFromMs(publishedAtMs), evidenceSequence: '1' }
+  return { paid: sealEnvelope({ ...common, data: sellAllowancePaidData(r) }), free: sealEnvelope({ ...common, data: sellAllowanceFreeData(r) }) }
+}
+
+export class MemorySellAllowanceSource implements SellAllowanceSource {
+  readonly proofs = new Map<string, { paid: SellAllowancePaidSnapshot, free: SellAllowanceFreeSnapshot }>()
+  add (hotkey: string, epoch: number, publishedAtMs: number): void { this.proofs.set(`${hotkey}/${epoch}`, sellProofs(hotkey, epoch, publishedAtMs)) }
+  get (hotkey: string, variant: 'paid', epoch?: number): Promise<SellAllowancePaidSnapshot | null>
+  get (hotkey: string, variant: 'free', epoch?: number): Promise<SellAllowanceFreeSnapshot | null>
+  async get (hotkey: string, variant: 'paid' | 'free', epoch?: number): Promise<SellAllowancePaidSnapshot | SellAllowanceFreeSnapshot | null> {
+    let found: { paid: SellAllowancePaidSnapshot, free: SellAllowanceFreeSnapshot } | undefined
+    if (epoch !== undefined) found = this.proofs.get(`${hotkey}/${epoch}`)
+    else for (const [k, v] of this.proofs) if (k.startsWith(`${hotkey}/`) && (found === undefined || v.paid.data.epoch > found.paid.data.epoch)) found = v
+    return found === undefined ? null : found[variant]
+  }
+}
+
+export interface TelemetryApp {
+  app: FastifyInstance
+  env: TestDeps
+  projection: TelemetryProjection
+  epochs: MemoryEpochSource
+  sell: MemorySellAllowanceSource
+  keys: { console: string, snapshotOnly: string, admin: string, orchestrator: string, worker: string, client: string }
+  get (url: string, key?: string | null, headers?: Record<string, string>): Promise<{ statusCode: number, body: string, headers: Record<string, unknown>, json (): any }>
+}
+
+export async function telemetryApp (opts: { sources?: boolean, audit?: AuditReader } = {}): Promise<TelemetryApp> {
+  const env = testDeps()
+  const projection = new TelemetryProjection({ epochAt: (ms) => Math.floor(ms / EPOCH_MS) })
+  const epochs = new MemoryEpochSource()
+  const sell = new MemorySellAllowanceSource()
+  const sources = opts.sources !== false
+  env.deps.telemetry = { projection, clock: env.clock, cursorKey: randomBytes(32), epochs: sources ? epochs : null, sellAllowance: sources ? sell : null }
+  if (opts.audit !== undefined) env.deps.audit = opts.audit
+  const org = await env.accounts.createOrganization({ name: 'telemetry' })
+  await env.accounts.grantCredits(org.id, 1_000_000_000)
+  const issue = async (k: Parameters<typeof env.accounts.createKey>[1]): Promise<string> => (await env.accounts.createKey(org.id, { plan: 'enterprise', ...k })).key
+  const keys = {
+    console: await issue({ role: 'console', scopes: ['telemetry:read', 'telemetry:realtime:read'] }),
+    snapshotOnly: await issue({ role: 'console', scopes: ['telemetry:read'] }),
+    admin: await issue({ role: 'admin' }),
+    orchestrator: await issue({ role: 'orchestrator' }),
+    worker: await issue({ role: 'worker' }),
+    client: await issue({ role: 'client' })
+  }
+  const app = await buildApp(env.deps)
+  await app.ready()
+  const get: TelemetryApp['get'] = async (url, key = keys.console, headers = {}) => {
+    const h: Record<string, string> = { ...headers }
+    if (key !== null) h['x-api-key'] = key
+    return await app.inject({ method: 'GET', url, headers: h }) as never
+  }
+  return { app, env, projection, epochs, sell, keys, get }
+}
