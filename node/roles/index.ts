@@ -10,6 +10,8 @@ import { HttpChunkMover } from '../adapters/chunk-mover.ts'
 import { DestinationRegistry } from '../transfers/destinations.ts'
 import { NodeTransferService } from '../transfers/service.ts'
 import { dataRoutes, signChunkSource, readSignedChunk } from '../transfers/data-endpoint.ts'
+import { startTelemetry } from '../../actors/telemetry/index.ts'
+import { storeAuditReader } from '../../actors/telemetry/audit.ts'
 import type { RoleContext, RoleHandle } from './types.ts'
 
 export async function startRole (ctx: RoleContext): Promise<RoleHandle> {
@@ -35,6 +37,13 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   let baseUrl = ''
   const source = { key, store, blobs, clock }
   let service: NodeTransferService | null = null
+  const telemetry = await startTelemetry(ctx.system, {
+    env, store,
+    participants: async () => {
+      const view = await ctx.membership.view()
+      return { counts: view.counts, workers: view.peers.filter(p => p.role === 'worker').map(p => ({ bandwidthMbps: p.capacity.bandwidthMbps })) }
+    }
+  })
 
   const router = startRouter(ctx.system, {
     env, self: key.address, net: messenger, store,
@@ -50,7 +59,10 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       return out
     },
     signSource: (transferId, index, attemptId, expiresAt) => signChunkSource(source, ctx.config.publicUrl ?? baseUrl, transferId, index, attemptId, expiresAt),
-    onEvent: (e) => { if (e.type === 'transfer') service?.onTransferChanged(e.row) }
+    onEvent: (e) => {
+      telemetry.onCoordinatorEvent(e)
+      if (e.type === 'transfer') service?.onTransferChanged(e.row)
+    }
   })
   service = new NodeTransferService({ store, blobs, clock, coordinator: coordinator.ref, destinations })
   destinations.inUse = (id) => service!.activeForDestination(id)
@@ -71,7 +83,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   ctx.onPeerDown((hotkey) => { if (roles.get(hotkey) === 'worker') tell(router.ref, { type: 'detach', worker: hotkey }) })
 
   return {
-    apiDeps: { transfers: service, destinations },
+    apiDeps: { transfers: service, destinations, telemetry: telemetry.reader, audit: storeAuditReader({ store }) },
     routes: async (app) => {
       await app.register(dataRoutes(source))
       await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), trustedSigners: new Set([key.address]), now: () => clock.now() })
@@ -81,7 +93,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await destinations.ensureDefault(ctx.config.publicUrl ?? url)
     },
     workers: () => router.workers(),
-    stop: async () => { coordinator.stop() }
+    stop: async () => { telemetry.stop(); coordinator.stop() }
   }
 }
 
