@@ -3,7 +3,12 @@
 import { Heap } from 'heap-js'
 import type { Clock, Timer } from '../actors/ports.ts'
 
-interface SimEvent { at: number, seq: number, fn: () => void, cancelled: boolean }
+/** A queued event is its own Timer handle (one allocation per timer on the hot path). */
+class SimEvent implements Timer {
+  cancelled = false
+  constructor (readonly at: number, readonly seq: number, readonly fn: () => void) {}
+  cancel (): void { this.cancelled = true }
+}
 
 const byTimeThenSeq = (a: SimEvent, b: SimEvent): number => a.at - b.at || a.seq - b.seq
 
@@ -21,9 +26,9 @@ export class VirtualClock implements Clock {
   now (): number { return this.#now }
 
   setTimer (ms: number, fn: () => void): Timer {
-    const ev: SimEvent = { at: this.#now + Math.max(0, ms), seq: this.#seq++, fn, cancelled: false }
+    const ev = new SimEvent(this.#now + Math.max(0, ms), this.#seq++, fn)
     this.#queue.push(ev)
-    return { cancel: () => { ev.cancelled = true } }
+    return ev
   }
 
   every (ms: number, fn: () => void): Timer {

@@ -193,8 +193,13 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     } else if (m.type === 'task_result' && !m.from.startsWith('w-') && (m.body as { success: boolean }).success) backlog++
   })
 
-  const onEvent = (_coordinator: string, e: CoordinatorEvent): void => {
+  const live = new Map<string, number>(orchIds.map(id => [id, 0]))
+  const onEvent = (coordinator: string, e: CoordinatorEvent): void => {
     const now = clock.now()
+    if (e.type === 'transfer') {
+      if (e.row.status === 'pending') live.set(coordinator, live.get(coordinator)! + 1)
+      else if (e.row.status === 'completed' || e.row.status === 'failed' || e.row.status === 'cancelled') live.set(coordinator, live.get(coordinator)! - 1)
+    }
     for (const c of [epochCounters, totals]) {
       if (e.type === 'intervention') c.reassignments++
       else if (e.type === 'transfer') {
@@ -239,7 +244,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   }
   for (let i = 0; i < nOrch; i++) {
     orchestrators.push(startOrchestratorNode(i, orchIds[i]!, {
-      env, hub, blobs, destination: (id) => destinations.get(id)!, candidates, onEvent, isWorker: n => n.startsWith('w-')
+      env, hub, blobs, destination: (id) => destinations.get(id)!, candidates, onEvent, isWorker: n => n.startsWith('w-'), liveTransfers: id => live.get(id) ?? 0
     }))
   }
   const slots = scenario.workers.slots ?? DEFAULT_SLOTS
@@ -410,6 +415,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     detail: `${rows.length} transfers (${tasks} tasks): ${rows.filter(r => r.status === 'completed').length} completed, ${rows.filter(r => r.status === 'failed').length} failed with a reason; ${accounted}/${tasks} tasks accounted for; ${unfinished.length} unfinished, ${workload.refused} refused`
   })
 
+  ;(globalThis as any).__simDebug = { orchestrators, workers, destinations, clock }
   for (const o of orchestrators) { o.coordinator.stop(); stopNode(o) }
   for (const w of workers) stopNode(w)
   await settle()
