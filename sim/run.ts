@@ -415,7 +415,6 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     detail: `${rows.length} transfers (${tasks} tasks): ${rows.filter(r => r.status === 'completed').length} completed, ${rows.filter(r => r.status === 'failed').length} failed with a reason; ${accounted}/${tasks} tasks accounted for; ${unfinished.length} unfinished, ${workload.refused} refused`
   })
 
-  ;(globalThis as any).__simDebug = { orchestrators, workers, destinations, clock }
   for (const o of orchestrators) { o.coordinator.stop(); stopNode(o) }
   for (const w of workers) stopNode(w)
   await settle()
