@@ -1,7 +1,10 @@
 // The engine: builds the world from a scenario, starts the real actors of every node on a virtual
 // clock, runs the event loop (one instant at a time, waiting for the actors to go idle before time
 // moves), closes epochs, feeds PRISM back as routing scores, and checks the invariants at the end.
-import { HOUR_MS, MIB, type PenaltyKind } from '../actors/domain/index.ts'
+import { HOUR_MS, type PenaltyKind } from '../actors/domain/index.ts'
+import { tell } from '../actors/runtime.ts'
+import type { WorkerMsg } from '../actors/transfer/worker.ts'
+import type { RouterMsg } from '../actors/transfer/router.ts'
 import type { CoordinatorEvent, OrchestratorCandidate } from '../actors/transfer/coordinator.ts'
 import type { TransferRow } from '../actors/transfer/model.ts'
 import { VirtualClock } from './clock.ts'
@@ -446,14 +449,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     epochs: epochRows,
     invariants
   }
-
-  function tellWorker (w: SimWorker, msg: Parameters<typeof import('../actors/runtime.ts').tell<import('../actors/transfer/worker.ts').WorkerMsg>>[1]): void {
-    tellAny(w.worker.ref, msg)
-  }
-  function tellRouter (o: SimOrchestrator, msg: import('../actors/transfer/router.ts').RouterMsg): void {
-    tellAny(o.router.ref, msg)
-  }
 }
 
-import { tell as tellAny } from '../actors/runtime.ts'
-export { MIB }
+function tellWorker (w: SimWorker, msg: WorkerMsg): void { tell(w.worker.ref, msg) }
+function tellRouter (o: SimOrchestrator, msg: RouterMsg): void { tell(o.router.ref, msg) }
