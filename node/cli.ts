@@ -2,6 +2,8 @@
 import { Command, CommanderError } from 'commander'
 import { keysCommand } from './commands/keys.ts'
 import { adminCommand } from './commands/admin.ts'
+import { simCommand } from './commands/sim.ts'
+import { chainCommand } from './commands/chain.ts'
 import { nodeCommand, devnetCommand } from './commands/run.ts'
 import { transferCommand } from './commands/transfer.ts'
 import { SOFTWARE } from './node.ts'
@@ -15,6 +17,8 @@ export function buildCli (): Command {
   program.addCommand(nodeCommand())
   program.addCommand(keysCommand())
   program.addCommand(adminCommand())
+  program.addCommand(simCommand())
+  program.addCommand(chainCommand())
   program.addCommand(transferCommand())
   return program
 }

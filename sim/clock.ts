@@ -1,0 +1,83 @@
+// Virtual time: the Clock port over a seeded-order event queue. Events at the same instant run in the
+// order they were scheduled (insertion sequence breaks ties), so a run is a pure function of its inputs.
+import { Heap } from 'heap-js'
+import type { Clock, Timer } from '../actors/ports.ts'
+
+/** A queued event is its own Timer handle (one allocation per timer on the hot path). */
+class SimEvent implements Timer {
+  cancelled = false
+  constructor (readonly at: number, readonly seq: number, readonly fn: () => void) {}
+  cancel (): void { this.cancelled = true }
+}
+
+const byTimeThenSeq = (a: SimEvent, b: SimEvent): number => a.at - b.at || a.seq - b.seq
+
+export class VirtualClock implements Clock {
+  #now: number
+  #seq = 0
+  readonly #queue = new Heap<SimEvent>(byTimeThenSeq)
+  /** Events run so far (for progress and the report). */
+  fired = 0
+
+  constructor (startMs: number) {
+    this.#now = startMs
+  }
+
+  now (): number { return this.#now }
+
+  setTimer (ms: number, fn: () => void): Timer {
+    const ev = new SimEvent(this.#now + Math.max(0, ms), this.#seq++, fn)
+    this.#queue.push(ev)
+    return ev
+  }
+
+  every (ms: number, fn: () => void): Timer {
+    const period = Math.max(1, ms)
+    let current: Timer | null = null
+    let stopped = false
+    const arm = (): void => {
+      current = this.setTimer(period, () => { if (stopped) return; arm(); fn() })
+    }
+    arm()
+    return { cancel: () => { stopped = true; current?.cancel() } }
+  }
+
+  /** Time of the next live event, or null when the queue is empty. */
+  nextAt (): number | null {
+    let top = this.#queue.peek()
+    while (top !== undefined && top.cancelled) { this.#queue.pop(); top = this.#queue.peek() }
+    return top === undefined ? null : top.at
+  }
+
+  /**
+   * Advances to the next instant (never past `limitMs`) and runs every event due at it that was queued
+   * before this call; events they schedule for the same instant wait for the next call. Returns the
+   * number of events run (0 when nothing is due before the limit).
+   */
+  step (limitMs: number): number {
+    const at = this.nextAt()
+    if (at === null || at > limitMs) return 0
+    this.#now = at
+    const horizon = this.#seq
+    let ran = 0
+    for (;;) {
+      const top = this.#queue.peek()
+      if (top === undefined || top.at !== at || top.seq >= horizon) break
+      this.#queue.pop()
+      if (top.cancelled) continue
+      ran++
+      top.fn()
+    }
+    this.fired += ran
+    return ran
+  }
+
+  /** Moves time forward to `ms` without running anything (only when nothing is due before it). */
+  advanceTo (ms: number): void {
+    const at = this.nextAt()
+    if (at !== null && at < ms) throw new RangeError('events are due before the requested time')
+    if (ms > this.#now) this.#now = ms
+  }
+
+  get pending (): number { return this.#queue.size() }
+}

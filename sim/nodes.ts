@@ -1,0 +1,106 @@
+// The simulated nodes: each orchestrator runs the real router and coordinator actors, each worker the
+// real worker actor, in its own nact system with its own store, wired to the simulated transport the
+// way node/roles/index.ts wires them to the messenger (route by message type and sender role).
+import { startSystem, tell, stopActor, type Env, type SystemRef } from '../actors/runtime.ts'
+import { startCoordinator, type Coordinator, type CoordinatorEvent, type OrchestratorCandidate } from '../actors/transfer/coordinator.ts'
+import { startRouter, type Router } from '../actors/transfer/router.ts'
+import { startWorker, type Worker } from '../actors/transfer/worker.ts'
+import type { Network } from '../actors/ports.ts'
+import type { SimEnvelope, SimHub } from './transport.ts'
+import { SimStore } from './store.ts'
+import type { SimBlobStore, SimDestination, SimChunkMover, WorkerModel } from './world.ts'
+
+export interface SimOrchestrator {
+  index: number
+  id: string
+  system: SystemRef
+  store: SimStore
+  net: Network
+  router: Router
+  coordinator: Coordinator
+}
+
+export interface SimWorker { model: WorkerModel, system: SystemRef, worker: Worker }
+
+export interface OrchestratorWiring {
+  env: Env
+  hub: SimHub
+  blobs: SimBlobStore
+  destination (id: string): SimDestination
+  candidates (self: string): OrchestratorCandidate[]
+  onEvent (coordinator: string, e: CoordinatorEvent): void
+  isWorker (node: string): boolean
+  /** Transfers of this coordinator not yet completed or failed (gates the overseer tick, see below). */
+  liveTransfers (coordinator: string): number
+}
+
+/**
+ * The coordinator's overseer tick does nothing while the coordinator has no transfer in progress
+ * (it walks its active transfers, and there are none). At 100 coordinators over 24 simulated hours
+ * those empty ticks are most of the simulation's messages, so the simulator skips them; every tick
+ * of a coordinator with work runs as in the node.
+ */
+function gatedClock (clock: Env['clock'], live: () => boolean): Env['clock'] {
+  return {
+    now: () => clock.now(),
+    setTimer: (ms, fn) => clock.setTimer(ms, fn),
+    every: (ms, fn) => clock.every(ms, () => { if (live()) fn() })
+  }
+}
+
+export function startOrchestratorNode (index: number, id: string, w: OrchestratorWiring): SimOrchestrator {
+  const system = startSystem()
+  const store = new SimStore()
+  let router: Router | null = null
+  let coordinator: Coordinator | null = null
+  const inbound = (m: SimEnvelope): void => {
+    const body = m.body as never
+    switch (m.type) {
+      case 'worker_attach': tell(router!.ref, { type: 'attach', from: m.from, body }); break
+      case 'task_offer_batch': tell(router!.ref, { type: 'batch', from: m.from, body }); break
+      case 'task_result_ack': tell(router!.ref, { type: 'ack', from: m.from, body }); break
+      case 'task_cancel': tell(router!.ref, { type: 'cancel', from: m.from, body }); break
+      case 'task_assigned': tell(coordinator!.ref, { type: 'assigned', from: m.from, body }); break
+      case 'task_result':
+        // From one of our workers: relay it; from an orchestrator (or ourselves as one): ours to settle.
+        if (w.isWorker(m.from)) tell(router!.ref, { type: 'result', from: m.from, body })
+        else tell(coordinator!.ref, { type: 'result', from: m.from, body })
+        break
+      default: break
+    }
+  }
+  const net = w.hub.register(id, inbound)
+  router = startRouter(system, { env: w.env, self: id, net, store })
+  coordinator = startCoordinator(system, {
+    env: { ...w.env, clock: gatedClock(w.env.clock, () => w.liveTransfers(id) > 0) }, self: id, net, store, blobs: w.blobs,
+    driverFor: async (destinationId) => w.destination(destinationId),
+    candidates: async () => w.candidates(id),
+    signSource: (transferId, index, attemptId, expiresAt) => {
+      const path = `/data/${transferId}/${index}?attempt=${attemptId}&exp=${expiresAt}`
+      return { url: `sim://${id}${path}`, path }
+    },
+    onEvent: (e) => w.onEvent(id, e)
+  })
+  return { index, id, system, store, net, router, coordinator }
+}
+
+export function startWorkerNode (model: WorkerModel, env: Env, hub: SimHub, mover: SimChunkMover, slots: number): SimWorker {
+  const system = startSystem()
+  let worker: Worker | null = null
+  const inbound = (m: SimEnvelope): void => {
+    const body = m.body as never
+    switch (m.type) {
+      case 'worker_attached': tell(worker!.ref, { type: 'attached', from: m.from, session: (m.body as { session: string }).session }); break
+      case 'session_displaced': tell(worker!.ref, { type: 'displaced', from: m.from, session: (m.body as { session: string }).session }); break
+      case 'task_offer': tell(worker!.ref, { type: 'offer', from: m.from, body }); break
+      case 'task_result_ack': tell(worker!.ref, { type: 'ack', from: m.from, body }); break
+      case 'task_cancel': tell(worker!.ref, { type: 'cancel', from: m.from, body }); break
+      default: break
+    }
+  }
+  const net = hub.register(model.id, inbound)
+  worker = startWorker(system, { env, self: model.id, net, mover, slots, attachTo: model.orchestrator, faults: { corrupt: model.corrupting } })
+  return { model, system, worker }
+}
+
+export function stopNode (n: { system: SystemRef }): void { stopActor(n.system) }

@@ -1,0 +1,455 @@
+// The engine: builds the world from a scenario, starts the real actors of every node on a virtual
+// clock, runs the event loop (one instant at a time, waiting for the actors to go idle before time
+// moves), closes epochs, feeds PRISM back as routing scores, and checks the invariants at the end.
+import { HOUR_MS, type PenaltyKind } from '../actors/domain/index.ts'
+import { tell } from '../actors/runtime.ts'
+import type { WorkerMsg } from '../actors/transfer/worker.ts'
+import type { RouterMsg } from '../actors/transfer/router.ts'
+import type { CoordinatorEvent, OrchestratorCandidate } from '../actors/transfer/coordinator.ts'
+import type { TransferRow } from '../actors/transfer/model.ts'
+import { VirtualClock } from './clock.ts'
+import { Rng } from './rng.ts'
+import { installQuiescence, settle } from './quiescence.ts'
+import { DEFAULT_SEED, DEFAULT_START, sample, type Scenario } from './scenario.ts'
+import { SimHub, compose, type SimEnvelope } from './transport.ts'
+import { latencyChannel, lossChannel, dropChannel, partitionChannel, cut, type PartitionWindow } from './transport/index.ts'
+import { SimDestination, SimChunkMover, SimBlobStore, chunkSha256, chunkMd5, type WorkerModel } from './world.ts'
+import { startOrchestratorNode, startWorkerNode, stopNode, type SimOrchestrator, type SimWorker } from './nodes.ts'
+import { FormulaEpochs, type EpochEngine, type EpochClose } from './epochs.ts'
+import { Workload } from './workload.ts'
+import { CountingLogger } from './logger.ts'
+
+export const DEFAULT_DRAIN_HOURS = 1
+export const DEFAULT_SLOTS = 2
+export const DEFAULT_ORCHESTRATOR_LATENCY_MS = 10
+export const WEIGHT_SUM_TOLERANCE = 1e-9
+/** Steps between progress callbacks. */
+export const PROGRESS_EVERY_STEPS = 2_000
+
+export interface OrchestratorEpochRow {
+  id: string
+  role: 'honest' | 'corrupting-workers' | 'stalling-workers' | 'dropping' | 'sybil'
+  routedChunks: number
+  routingShare: number
+  verifiedMib: number
+  weight: number
+  prismFinal: number
+  routingScore: number
+  throughputScore: number
+  reliabilityScore: number
+  readiness: number
+  penaltyMultiplier: number
+  activePenalties: Record<PenaltyKind, number>
+}
+
+export interface EpochMetrics {
+  epoch: number
+  startHours: number
+  endHours: number
+  throughput: { verifiedBytes: number, verifiedMbps: number }
+  tasks: { offered: number, verified: number, failed: number, integrityMismatch: number, reassignments: number }
+  transfers: { created: number, completed: number, failed: number }
+  verificationBacklog: number
+  penaltiesIssued: number
+  weights: { sum: number, allZero: boolean, servedSource: string, contributing: number }
+  orchestrators: OrchestratorEpochRow[]
+}
+
+export interface Invariant { name: string, ok: boolean, detail: string }
+
+export interface SimMetrics {
+  scenario: string
+  seed: number
+  startIso: string
+  durationHours: number
+  simulatedHours: number
+  nodes: { orchestrators: number, workers: number }
+  totals: {
+    transfers: number
+    transfersCompleted: number
+    transfersFailed: number
+    tasks: number
+    tasksVerified: number
+    attempts: number
+    reassignments: number
+    integrityMismatches: number
+    verifiedBytes: number
+    events: number
+    steps: number
+  }
+  transport: { sent: number, delivered: number, lost: number, unreachable: number, byType: Record<string, number> }
+  logs: Record<string, number>
+  epochs: EpochMetrics[]
+  invariants: Invariant[]
+}
+
+export interface Progress { simMs: number, totalMs: number, transfers: number, tasksVerified: number, steps: number }
+export interface RunOptions {
+  seed?: number
+  onProgress?: (p: Progress) => void
+  /** Swaps the epoch machinery (e.g. for the validator's epoch actor); default: the formulas. */
+  epochs?: (orchestrators: string[], startMs: number) => EpochEngine
+}
+
+const orchId = (i: number): string => `orch-${String(i).padStart(3, '0')}`
+const workerId = (o: number, k: number): string => `w-${String(o).padStart(3, '0')}-${String(k).padStart(5, '0')}`
+
+interface Counters { offered: number, verified: number, failed: number, integrity: number, reassignments: number, verifiedBytes: number, created: number, completed: number, failedTransfers: number, penalties: number }
+const zero = (): Counters => ({ offered: 0, verified: 0, failed: 0, integrity: 0, reassignments: 0, verifiedBytes: 0, created: 0, completed: 0, failedTransfers: 0, penalties: 0 })
+
+export async function runSimulation (scenario: Scenario, opts: RunOptions = {}): Promise<SimMetrics> {
+  installQuiescence()
+  const seed = opts.seed ?? scenario.seed ?? DEFAULT_SEED
+  const rng = new Rng(seed)
+  const startMs = Date.parse(scenario.start ?? DEFAULT_START)
+  const durationMs = Math.round(scenario.durationHours * HOUR_MS)
+  const workloadEndMs = startMs + durationMs
+  const endMs = workloadEndMs + Math.round((scenario.drainHours ?? DEFAULT_DRAIN_HOURS) * HOUR_MS)
+  const epochMs = scenario.epoch.blocks * scenario.epoch.blockTimeMs
+  const clock = new VirtualClock(startMs)
+  const logger = new CountingLogger()
+  const env = { clock, logger }
+
+  // --- who is who -------------------------------------------------------------------------------
+  const nOrch = scenario.orchestrators.count
+  const perOrch = scenario.orchestrators.workersPerOrchestrator
+  const adv = scenario.adversaries ?? {}
+  const order = rng.stream('placement').shuffle(Array.from({ length: nOrch }, (_, i) => i))
+  const role = new Array<OrchestratorEpochRow['role']>(nOrch).fill('honest')
+  let cursor = 0
+  const dropping = new Set<number>()
+  for (let k = 0; k < (adv.droppingOrchestrators ?? 0); k++) { const i = order[cursor++]!; dropping.add(i); role[i] = 'dropping' }
+  const sybilGroups: Array<{ members: number[], detectionPerEpoch: number, detected: boolean }> = []
+  for (const g of adv.sybilGroups ?? []) {
+    const members = order.slice(cursor, cursor + g.size); cursor += g.size
+    for (const i of members) role[i] = 'sybil'
+    sybilGroups.push({ members, detectionPerEpoch: g.detectionPerEpoch, detected: false })
+  }
+  const totalWorkers = nOrch * perOrch
+  const corruptN = Math.round((adv.corruptingWorkers ?? 0) * totalWorkers)
+  const stallN = Math.round((adv.stallingWorkers ?? 0) * totalWorkers)
+  const corrupt = new Set<number>()
+  const stall = new Set<number>()
+  if ((adv.placement ?? 'concentrated') === 'concentrated') {
+    // Bad workers fill whole orchestrators (one operator's fleet), taken from the honest ones left.
+    const fill = (target: Set<number>, n: number, label: OrchestratorEpochRow['role']): void => {
+      while (target.size < n && cursor < order.length) {
+        const o = order[cursor++]!
+        role[o] = label
+        for (let k = 0; k < perOrch && target.size < n; k++) target.add(o * perOrch + k)
+      }
+    }
+    fill(corrupt, corruptN, 'corrupting-workers')
+    fill(stall, stallN, 'stalling-workers')
+  } else {
+    const all = rng.stream('spread').shuffle(Array.from({ length: totalWorkers }, (_, i) => i))
+    all.slice(0, corruptN).forEach(i => corrupt.add(i))
+    all.slice(corruptN, corruptN + stallN).forEach(i => stall.add(i))
+  }
+
+  // --- latencies, transport ------------------------------------------------------------------------
+  const latency = new Map<string, number>()
+  const site = new Map<string, number>()
+  const orchRng = rng.stream('orchestrators')
+  const orchIds = Array.from({ length: nOrch }, (_, i) => orchId(i))
+  orchIds.forEach((id, i) => { latency.set(id, sample(scenario.orchestrators.latencyMs ?? { kind: 'constant', value: DEFAULT_ORCHESTRATOR_LATENCY_MS }, orchRng)); site.set(id, i) })
+  const partitions: PartitionWindow[] = (scenario.network?.partitions ?? []).map(p => ({
+    startMs: startMs + Math.round(p.startHours * HOUR_MS), endMs: startMs + Math.round(p.startHours * HOUR_MS + p.durationMinutes * 60_000), sites: new Set(p.orchestrators)
+  }))
+  const droppingIds = new Set([...dropping].map(orchId))
+  const workerModels = new Map<string, WorkerModel>()
+  const online = (node: string): boolean => workerModels.get(node)?.online ?? true
+  const channel = compose(
+    (m: SimEnvelope) => (online(m.from) && online(m.to) ? { kind: 'deliver', delayMs: 0 } : { kind: 'unreachable' }),
+    partitionChannel(partitions, n => site.get(n) ?? -1, () => clock.now()),
+    // An orchestrator that drops results never relays its workers' task results (nor its failure notices).
+    dropChannel(m => m.type === 'task_result' && droppingIds.has(m.from)),
+    lossChannel(scenario.network?.lossRate ?? 0, rng.stream('loss')),
+    latencyChannel(n => latency.get(n) ?? 0)
+  )
+  const hub = new SimHub(clock, channel)
+
+  // --- destinations, blobs -----------------------------------------------------------------------
+  const destModels = scenario.destinations ?? [{ id: 'dest-0', bandwidthMbps: 10_000, latencyMs: 20, failureRate: 0, share: 1 }]
+  const destinations = new Map<string, SimDestination>()
+  for (const d of destModels) destinations.set(d.id, new SimDestination({ id: d.id, bandwidthMbps: d.bandwidthMbps, latencyMs: d.latencyMs, failureRate: d.failureRate ?? 0 }, clock, rng.stream(`dest/${d.id}`)))
+  const destinationOfUrl = (url: string): SimDestination | undefined => destinations.get(url.slice('sim://'.length, url.indexOf('/', 'sim://'.length)))
+  const blobs = new SimBlobStore()
+
+  // --- epochs, evidence, metrics -----------------------------------------------------------------
+  const epochs = (opts.epochs ?? ((ids, s) => new FormulaEpochs(ids, s)))(orchIds, startMs)
+  const routingScore = new Map<string, number>(orchIds.map(id => [id, 1]))
+  const corruptIds = new Set<string>()
+  let epochCounters = zero()
+  const totals = zero()
+  let attempts = 0
+  const routed = new Map<string, number>()
+  const caughtAt = new Map<string, number>() // orchestrator → first integrity penalty
+  let corruptVerified = 0
+  let backlog = 0
+
+  hub.tap((m) => {
+    if (m.type === 'task_offer_batch') {
+      const n = (m.body as { offers: unknown[] }).offers.length
+      routed.set(m.to, (routed.get(m.to) ?? 0) + n)
+      epochCounters.offered += n; attempts += n
+    } else if (m.type === 'task_result' && !m.from.startsWith('w-') && (m.body as { success: boolean }).success) backlog++
+  })
+
+  const live = new Map<string, number>(orchIds.map(id => [id, 0]))
+  const onEvent = (coordinator: string, e: CoordinatorEvent): void => {
+    const now = clock.now()
+    if (e.type === 'transfer') {
+      if (e.row.status === 'pending') live.set(coordinator, live.get(coordinator)! + 1)
+      else if (e.row.status === 'completed' || e.row.status === 'failed' || e.row.status === 'cancelled') live.set(coordinator, live.get(coordinator)! - 1)
+    }
+    for (const c of [epochCounters, totals]) {
+      if (e.type === 'intervention') c.reassignments++
+      else if (e.type === 'transfer') {
+        if (e.row.status === 'pending') c.created++
+        else if (e.row.status === 'completed') c.completed++
+        else if (e.row.status === 'failed') c.failedTransfers++
+      }
+    }
+    if (e.type === 'intervention') { epochs.outcome(e.row.orchestrator_id, now, 'intervention'); return }
+    if (e.type !== 'result') return
+    const r = e.row
+    if (r.outcome === 'accepted' || (r.outcome === 'integrity_mismatch' && r.success)) backlog = Math.max(0, backlog - 1)
+    if (r.outcome === 'accepted') {
+      epochCounters.verified++; totals.verified++
+      epochCounters.verifiedBytes += r.bytes; totals.verifiedBytes += r.bytes
+      if (corruptIds.has(r.worker_id)) corruptVerified++
+      epochs.evidence({ orchestratorHotkey: r.orchestrator_id, workerHotkey: r.worker_id, bytes: r.bytes, durationMs: r.duration_ms, verifiedAt: now, verdict: 'verified' })
+    } else if (r.outcome === 'integrity_mismatch') {
+      epochCounters.integrity++; totals.integrity++
+      epochCounters.penalties++; totals.penalties++
+      epochs.evidence({ orchestratorHotkey: r.orchestrator_id, workerHotkey: r.worker_id, bytes: r.bytes, durationMs: r.duration_ms, verifiedAt: now, verdict: 'mismatch' })
+      // The network's rule: an orchestrator answers for its workers.
+      epochs.penalty({ id: `integrity/${r.attempt_id}`, orchestratorHotkey: r.orchestrator_id, kind: 'integrity_chunk_mismatch', createdAtMs: now })
+      if (!caughtAt.has(r.orchestrator_id)) caughtAt.set(r.orchestrator_id, now)
+    } else if (r.outcome === 'failed') {
+      epochCounters.failed++; totals.failed++
+      epochs.outcome(r.orchestrator_id, now, 'failed')
+    }
+  }
+
+  // --- nodes ---------------------------------------------------------------------------------------
+  const orchestrators: SimOrchestrator[] = []
+  const candidates = (self: string): OrchestratorCandidate[] => {
+    const now = clock.now()
+    const mySite = site.get(self)!
+    const out: OrchestratorCandidate[] = []
+    for (const o of orchestrators) {
+      if (cut(partitions, mySite, o.index, now)) continue
+      out.push({ hotkey: o.id, workers: o.router.workers(), score: routingScore.get(o.id) ?? 0 })
+    }
+    return out
+  }
+  for (let i = 0; i < nOrch; i++) {
+    orchestrators.push(startOrchestratorNode(i, orchIds[i]!, {
+      env, hub, blobs, destination: (id) => destinations.get(id)!, candidates, onEvent, isWorker: n => n.startsWith('w-'), liveTransfers: id => live.get(id) ?? 0
+    }))
+  }
+  const slots = scenario.workers.slots ?? DEFAULT_SLOTS
+  const workerRng = rng.stream('workers')
+  const moverRng = rng.stream('movers')
+  const workers: SimWorker[] = []
+  for (let o = 0; o < nOrch; o++) {
+    for (let k = 0; k < perOrch; k++) {
+      const idx = o * perOrch + k
+      const id = workerId(o, k)
+      const model: WorkerModel = {
+        id, orchestrator: orchIds[o]!, site: o, bandwidthMbps: Math.max(0.1, sample(scenario.workers.bandwidthMbps, workerRng)),
+        latencyMs: sample(scenario.workers.latencyMs, workerRng), failureRate: scenario.workers.failureRate ?? 0,
+        corrupting: corrupt.has(idx), stalling: stall.has(idx), online: true, linkFreeAt: 0, moved: 0, bytes: 0
+      }
+      if (model.corrupting) corruptIds.add(id)
+      workerModels.set(id, model)
+      latency.set(id, model.latencyMs)
+      site.set(id, o)
+      const mover = new SimChunkMover(model, clock, moverRng, destinationOfUrl, n => latency.get(n) ?? 0)
+      workers.push(startWorkerNode(model, env, hub, mover, slots))
+    }
+  }
+  // Discovery: every worker learns its orchestrator (the membership announce) and attaches.
+  for (const w of workers) tellWorker(w, { type: 'orchestrator-up', hotkey: w.model.orchestrator })
+
+  // Churn: Poisson departures per worker; the connection drops on both sides, then the worker returns.
+  const churn = scenario.workers.churn
+  if (churn !== undefined && churn.leavesPerHour > 0) {
+    const churnRng = rng.stream('churn')
+    const byId = new Map(workers.map(w => [w.model.id, w]))
+    const orchById = new Map(orchestrators.map(o => [o.id, o]))
+    const scheduleLeave = (w: SimWorker): void => {
+      const at = clock.now() + Math.round(churnRng.exponential(HOUR_MS / churn.leavesPerHour))
+      if (at >= workloadEndMs) return
+      clock.setTimer(at - clock.now(), () => {
+        w.model.online = false
+        tellWorker(w, { type: 'orchestrator-down', hotkey: w.model.orchestrator })
+        tellRouter(orchById.get(w.model.orchestrator)!, { type: 'detach', worker: w.model.id })
+        clock.setTimer(Math.round(sample(churn.downtimeMinutes, churnRng) * 60_000), () => {
+          w.model.online = true
+          tellWorker(w, { type: 'orchestrator-up', hotkey: w.model.orchestrator })
+          scheduleLeave(w)
+        })
+      })
+    }
+    for (const id of [...byId.keys()]) scheduleLeave(byId.get(id)!)
+  }
+
+  // Partitions lower the readiness the validator sees for the cut-off orchestrators.
+  for (const p of partitions) {
+    clock.setTimer(p.startMs - startMs, () => { for (const i of p.sites) epochs.readiness(orchIds[i]!, clock.now(), false) })
+    clock.setTimer(p.endMs - startMs, () => { for (const i of p.sites) epochs.readiness(orchIds[i]!, clock.now(), true) })
+  }
+
+  // --- workload ----------------------------------------------------------------------------------
+  const workload = new Workload({
+    clock, rng: rng.stream('workload'), scenario, orchestrators, blobs, startMs, endMs: workloadEndMs,
+    destinations: destModels.map(d => ({ id: d.id, share: d.share ?? 1 }))
+  })
+  workload.start()
+
+  // --- epochs --------------------------------------------------------------------------------------
+  const epochRows: EpochMetrics[] = []
+  const closes: EpochClose[] = []
+  const sybilRng = rng.stream('sybil')
+  let epochStart = startMs
+  const closeEpoch = (): void => {
+    const now = clock.now()
+    if (now <= epochStart) return
+    for (const g of sybilGroups) {
+      if (!g.detected && sybilRng.chance(g.detectionPerEpoch)) {
+        g.detected = true
+        for (const i of g.members) { epochs.penalty({ id: `sybil/${i}/${now}`, orchestratorHotkey: orchIds[i]!, kind: 'sybil', createdAtMs: now }); epochCounters.penalties++; totals.penalties++ }
+      }
+    }
+    const close = epochs.close(epochRows.length, now)
+    closes.push(close)
+    const weightOf = new Map(close.summary.orchestrators.map(r => [r.hotkey, r]))
+    const routedTotal = [...routed.values()].reduce((a, b) => a + b, 0)
+    const rows: OrchestratorEpochRow[] = close.prism.map((p, i) => ({
+      id: p.id, role: role[i]!, routedChunks: routed.get(p.id) ?? 0, routingShare: routedTotal > 0 ? (routed.get(p.id) ?? 0) / routedTotal : 0,
+      verifiedMib: weightOf.get(p.id)?.verifiedMib ?? 0, weight: weightOf.get(p.id)?.weight ?? 0,
+      prismFinal: p.finalScore, routingScore: p.routingScore, throughputScore: p.throughputScore, reliabilityScore: p.reliabilityScore,
+      readiness: p.readinessMultiplier, penaltyMultiplier: p.penaltyMultiplier, activePenalties: p.activePenalties
+    }))
+    const spanMs = now - epochStart
+    epochRows.push({
+      epoch: epochRows.length,
+      startHours: (epochStart - startMs) / HOUR_MS,
+      endHours: (now - startMs) / HOUR_MS,
+      throughput: { verifiedBytes: epochCounters.verifiedBytes, verifiedMbps: (epochCounters.verifiedBytes * 8) / (spanMs * 1000) },
+      tasks: { offered: epochCounters.offered, verified: epochCounters.verified, failed: epochCounters.failed, integrityMismatch: epochCounters.integrity, reassignments: epochCounters.reassignments },
+      transfers: { created: epochCounters.created, completed: epochCounters.completed, failed: epochCounters.failedTransfers },
+      verificationBacklog: backlog,
+      penaltiesIssued: epochCounters.penalties,
+      weights: { sum: close.summary.sumFinalShare, allZero: close.summary.allWeightsZero, servedSource: close.served.source, contributing: close.summary.contributingOrchestratorCount },
+      orchestrators: rows
+    })
+    // Routing follows PRISM from the next wave on.
+    for (const p of close.prism) routingScore.set(p.id, p.routingScore)
+    epochCounters = zero()
+    routed.clear()
+    epochStart = now
+  }
+  const epochTimer = clock.every(epochMs, closeEpoch)
+
+  // --- the loop ------------------------------------------------------------------------------------
+  let steps = 0
+  const finished = (): boolean => clock.now() >= workloadEndMs && workload.transfers.length === scenario.workload.transfers &&
+    totals.completed + totals.failedTransfers + workload.refused >= workload.transfers.length
+  await settle()
+  for (;;) {
+    const ran = clock.step(endMs)
+    if (ran === 0) break
+    await settle()
+    steps++
+    if (opts.onProgress !== undefined && steps % PROGRESS_EVERY_STEPS === 0) {
+      opts.onProgress({ simMs: clock.now() - startMs, totalMs: endMs - startMs, transfers: workload.transfers.length, tasksVerified: totals.verified, steps })
+    }
+    if (finished()) break
+  }
+  epochTimer.cancel()
+  closeEpoch()
+  opts.onProgress?.({ simMs: clock.now() - startMs, totalMs: endMs - startMs, transfers: workload.transfers.length, tasksVerified: totals.verified, steps })
+
+  // --- invariants ----------------------------------------------------------------------------------
+  const invariants: Invariant[] = []
+  let checked = 0
+  let mismatched = 0
+  for (const d of destinations.values()) {
+    for (const obj of d.completed.values()) {
+      obj.etags.forEach((etag, i) => { checked++; if (etag.replaceAll('"', '') !== chunkMd5(chunkSha256(obj.transferId, i))) mismatched++ })
+    }
+  }
+  invariants.push({ name: 'every delivered chunk matches', ok: mismatched === 0, detail: `${checked} chunks of completed objects checked, ${mismatched} mismatched` })
+
+  const violations: string[] = []
+  closes.forEach((c) => {
+    for (const r of c.summary.orchestrators) {
+      const caught = caughtAt.get(r.hotkey)
+      if (caught !== undefined && caught <= c.atMs && r.weight > 0) violations.push(`epoch ${c.epoch}: ${r.hotkey} weight ${r.weight}`)
+    }
+  })
+  invariants.push({
+    name: 'corrupting workers never hold weight',
+    ok: violations.length === 0 && corruptVerified === 0,
+    detail: `${caughtAt.size} orchestrators caught with corrupting workers; ${corruptVerified} corrupt deliveries credited; ${violations.length} epochs with weight after a catch${violations.length > 0 ? ': ' + violations.slice(0, 3).join('; ') : ''}`
+  })
+
+  const badSums = closes.filter(c => !(Math.abs(c.summary.sumFinalShare - 1) <= WEIGHT_SUM_TOLERANCE || (c.summary.allWeightsZero && c.served.source !== 'epoch_summary')))
+  invariants.push({
+    name: 'weights of an epoch sum to 1 (or the fallback)',
+    ok: badSums.length === 0,
+    detail: `${closes.length} epochs: ${closes.filter(c => !c.summary.allWeightsZero).length} sum to 1, ${closes.filter(c => c.summary.allWeightsZero).length} served by fallback (${[...new Set(closes.filter(c => c.summary.allWeightsZero).map(c => c.served.source))].join(', ') || 'none'})${badSums.length > 0 ? `; bad: ${badSums.map(c => c.epoch).join(', ')}` : ''}`
+  })
+
+  const rows: TransferRow[] = []
+  for (const o of orchestrators) for (const [, r] of o.store.rows<TransferRow>('transfers')) rows.push(r)
+  const unfinished = rows.filter(r => r.status !== 'completed' && r.status !== 'failed')
+  const incomplete = rows.filter(r => r.status === 'completed' && r.chunks_delivered !== r.total_chunks)
+  const failedNoReason = rows.filter(r => r.status === 'failed' && r.error_code === null)
+  const tasks = rows.reduce((a, r) => a + r.total_chunks, 0)
+  const accounted = rows.filter(r => r.status === 'completed' || r.status === 'failed').reduce((a, r) => a + r.total_chunks, 0)
+  invariants.push({
+    name: 'no task lost',
+    ok: unfinished.length === 0 && incomplete.length === 0 && failedNoReason.length === 0 && workload.refused === 0 && rows.length === workload.transfers.length,
+    detail: `${rows.length} transfers (${tasks} tasks): ${rows.filter(r => r.status === 'completed').length} completed, ${rows.filter(r => r.status === 'failed').length} failed with a reason; ${accounted}/${tasks} tasks accounted for; ${unfinished.length} unfinished, ${workload.refused} refused`
+  })
+
+  for (const o of orchestrators) { o.coordinator.stop(); stopNode(o) }
+  for (const w of workers) stopNode(w)
+  await settle()
+
+  const logs: Record<string, number> = {}
+  for (const [k, v] of [...logger.events.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) logs[k] = v
+  return {
+    scenario: scenario.name,
+    seed,
+    startIso: new Date(startMs).toISOString(),
+    durationHours: scenario.durationHours,
+    simulatedHours: (clock.now() - startMs) / HOUR_MS,
+    nodes: { orchestrators: nOrch, workers: totalWorkers },
+    totals: {
+      transfers: rows.length,
+      transfersCompleted: totals.completed,
+      transfersFailed: totals.failedTransfers,
+      tasks,
+      tasksVerified: totals.verified,
+      attempts,
+      reassignments: totals.reassignments,
+      integrityMismatches: totals.integrity,
+      verifiedBytes: totals.verifiedBytes,
+      events: clock.fired,
+      steps
+    },
+    transport: { ...hub.stats, byType: Object.fromEntries(Object.entries(hub.stats.byType).sort((a, b) => (a[0] < b[0] ? -1 : 1))) },
+    logs,
+    epochs: epochRows,
+    invariants
+  }
+}
+
+function tellWorker (w: SimWorker, msg: WorkerMsg): void { tell(w.worker.ref, msg) }
+function tellRouter (o: SimOrchestrator, msg: RouterMsg): void { tell(o.router.ref, msg) }

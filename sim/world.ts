@@ -1,0 +1,178 @@
+// The world around the actors: modelled destinations (multipart uploads whose parts record a content
+// marker instead of bytes), the chunk mover of a simulated worker (time = latency + bytes / bandwidth
+// on the worker's link, FIFO), and a blob store that only remembers what was staged.
+import { createHash } from 'node:crypto'
+import type { BlobStore } from '../actors/ports.ts'
+import type { ChunkMover } from '../actors/transfer/worker.ts'
+import type { DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, StoredPart } from '../actors/destination.ts'
+import type { TaskOffer } from '../protocol/index.ts'
+import type { VirtualClock } from './clock.ts'
+import type { Rng } from './rng.ts'
+
+/** Synthetic content of one staged chunk: its sha256 (hex) from the transfer id and index. */
+export function chunkSha256 (transferId: string, index: number): string {
+  return createHash('sha256').update(`${transferId}/${index}`).digest('hex')
+}
+/** The ETag a correct write of the chunk gets (an S3 single-part ETag is the md5 of the bytes). */
+export function chunkMd5 (sha256: string): string { return sha256.slice(0, 32) }
+const CORRUPT_MARK = 'c0ffee'
+
+const codedError = (code: string, message: string, extra: Record<string, unknown> = {}): Error =>
+  Object.assign(new Error(message), { code, ...extra })
+
+export interface DestinationModel { id: string, bandwidthMbps: number, latencyMs: number, failureRate: number }
+
+interface Upload { spec: UploadSpec, parts: Map<number, StoredPart> }
+
+/** A modelled S3-like destination: parts are listed before completion, bytes are never readable. */
+export class SimDestination implements DestinationDriver {
+  readonly kind = 's3' as const
+  readonly readableBeforeComplete = false
+  readonly #uploads = new Map<string, Upload>()
+  /** Completed objects: upload id → the ETag of the part chosen for each chunk, in index order. */
+  readonly completed = new Map<string, { transferId: string, etags: string[] }>()
+  writes = 0
+  failedWrites = 0
+
+  constructor (readonly model: DestinationModel, private readonly clock: VirtualClock, private readonly rng: Rng) {}
+
+  #after<T> (fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.clock.setTimer(this.model.latencyMs, () => { try { resolve(fn()) } catch (err) { reject(err) } })
+    })
+  }
+
+  #upload (state: UploadState): Upload {
+    const u = typeof state.uploadId === 'string' ? this.#uploads.get(state.uploadId) : undefined
+    if (u === undefined) throw codedError('BWN_ERR_DESTINATION_STATE', 'no such upload')
+    return u
+  }
+
+  begin (spec: UploadSpec): Promise<UploadState> {
+    return this.#after(() => {
+      const uploadId = `${this.model.id}/${spec.transferId}`
+      this.#uploads.set(uploadId, { spec, parts: new Map() })
+      return { kind: 's3', uploadId }
+    })
+  }
+
+  async target (state: UploadState, chunk: ChunkCoordinates, expiresAt: number): Promise<DeliveryTarget> {
+    return { method: 'PUT', url: `sim://${state.uploadId as string}#${chunk.index}.${chunk.attemptSlot}`, headers: {}, expiresAt }
+  }
+
+  complete (state: UploadState, parts: DeliveredPart[]): Promise<void> {
+    return this.#after(() => {
+      const u = this.#upload(state)
+      const missing: number[] = []
+      const etags: string[] = []
+      for (const p of parts) {
+        const stored = u.parts.get(p.index * 3 + p.attemptSlot)
+        if (stored === undefined) missing.push(p.index)
+        else etags.push(stored.etag)
+      }
+      if (missing.length > 0 || parts.length !== u.spec.totalChunks) throw codedError('BWN_ERR_DESTINATION_INCOMPLETE', 'parts missing', { chunks: missing })
+      this.completed.set(state.uploadId as string, { transferId: u.spec.transferId, etags })
+      this.#uploads.delete(state.uploadId as string)
+    })
+  }
+
+  async abort (state: UploadState): Promise<void> {
+    if (typeof state.uploadId === 'string') this.#uploads.delete(state.uploadId)
+  }
+
+  async readRange (): Promise<Uint8Array> {
+    throw codedError('BWN_ERR_DESTINATION_STATE', 'a simulated destination models bytes and cannot return them')
+  }
+
+  async listParts (state: UploadState): Promise<StoredPart[]> {
+    return [...this.#upload(state).parts.values()]
+  }
+
+  /** A worker's PUT landing: records the part's marker, or fails as the model says. */
+  write (url: string, length: number, etag: string): void {
+    const m = /^sim:\/\/(.+)#(\d+)\.(\d+)$/.exec(url)
+    const u = m === null ? undefined : this.#uploads.get(m[1]!)
+    if (m === null || u === undefined) throw codedError('BWN_ERR_DESTINATION_REFUSED', 'no such upload')
+    if (this.rng.chance(this.model.failureRate)) { this.failedWrites++; throw codedError('BWN_ERR_DESTINATION_UNAVAILABLE', 'destination write failed') }
+    const index = Number(m[2])
+    const slot = Number(m[3])
+    this.writes++
+    u.parts.set(index * 3 + slot, { index, attemptSlot: slot, etag: `"${etag}"`, size: length })
+  }
+}
+
+export interface WorkerModel {
+  id: string
+  orchestrator: string
+  site: number
+  bandwidthMbps: number
+  latencyMs: number
+  failureRate: number
+  corrupting: boolean
+  stalling: boolean
+  online: boolean
+  /** When the worker's link is free again (FIFO sharing of its bandwidth). */
+  linkFreeAt: number
+  moved: number
+  bytes: number
+}
+
+/** Moves a chunk in virtual time; writes a wrong marker when corrupting; never answers when stalling. */
+export class SimChunkMover implements ChunkMover {
+  constructor (
+    private readonly worker: WorkerModel,
+    private readonly clock: VirtualClock,
+    private readonly rng: Rng,
+    private readonly destinationOf: (url: string) => SimDestination | undefined,
+    private readonly latencyOf: (node: string) => number
+  ) {}
+
+  move (offer: TaskOffer, opts: { signal: AbortSignal, corrupt: boolean }): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
+    const w = this.worker
+    return new Promise((resolve, reject) => {
+      if (opts.signal.aborted) { reject(codedError('ABORT_ERR', 'aborted')); return }
+      if (w.stalling) {
+        opts.signal.addEventListener('abort', () => reject(codedError('ABORT_ERR', 'aborted')), { once: true })
+        return
+      }
+      const dest = this.destinationOf(offer.target.url)
+      const now = this.clock.now()
+      const rateMbps = Math.max(1e-6, Math.min(w.bandwidthMbps, dest?.model.bandwidthMbps ?? Infinity))
+      const transmitMs = (offer.length * 8) / (rateMbps * 1000)
+      // Pull from the coordinator (round trip), then stream to the destination over the worker's link.
+      const pullLatency = 2 * (w.latencyMs + this.latencyOf(offer.source.coordinator))
+      const start = Math.max(now + pullLatency, w.linkFreeAt)
+      w.linkFreeAt = start + transmitMs
+      const doneAt = Math.ceil(w.linkFreeAt + (dest?.model.latencyMs ?? 0))
+      const fails = this.rng.chance(w.failureRate)
+      const timer = this.clock.setTimer(doneAt - now, () => {
+        opts.signal.removeEventListener('abort', onAbort)
+        if (fails) { reject(codedError('BWN_ERR_WORKER_IO', 'worker failed to move the chunk')); return }
+        if (dest === undefined) { reject(codedError('BWN_ERR_DESTINATION_REFUSED', 'unknown destination')); return }
+        const md5 = chunkMd5(offer.sha256)
+        const etag = opts.corrupt ? `${CORRUPT_MARK}${md5.slice(CORRUPT_MARK.length)}` : md5
+        try { dest.write(offer.target.url, offer.length, etag) } catch (err) { reject(err); return }
+        w.moved++
+        w.bytes += offer.length
+        resolve({ sha256: opts.corrupt ? createHash('sha256').update(etag).digest('hex') : offer.sha256, etag: `"${etag}"`, bytes: offer.length, via: 'http' })
+      })
+      const onAbort = (): void => { timer.cancel(); reject(codedError('ABORT_ERR', 'aborted')) }
+      opts.signal.addEventListener('abort', onAbort, { once: true })
+    })
+  }
+}
+
+/** Remembers which chunks are staged (by sha256) and their sizes; bytes are never allocated. */
+export class SimBlobStore implements BlobStore {
+  readonly #staged = new Map<string, number>()
+  stage (sha256: string, length: number): void { this.#staged.set(sha256, length) }
+  async put (bytes: Uint8Array, expectedSha256?: string): Promise<string> {
+    const sha = expectedSha256 ?? createHash('sha256').update(bytes).digest('hex')
+    this.#staged.set(sha, bytes.length)
+    return sha
+  }
+  async get (): Promise<Uint8Array | undefined> { return undefined }
+  async has (sha256: string): Promise<boolean> { return this.#staged.has(sha256) }
+  async delete (sha256: string): Promise<void> { this.#staged.delete(sha256) }
+  get size (): number { return this.#staged.size }
+}
