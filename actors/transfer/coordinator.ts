@@ -10,7 +10,7 @@ import { randomUUID, createHash } from 'node:crypto'
 import type { Network, Store, StoreOp, BlobStore } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref, type Reply } from '../runtime.ts'
 import { collect, prefixRange } from '../store.ts'
-import { allocateChunks } from '../domain/allocation.ts'
+import { allocateChunks, rotatedOrder } from '../domain/allocation.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
 import { ATTEMPT_SLOTS_PER_CHUNK, type DestinationDriver, type UploadState } from '../destination.ts'
 import type { TaskOffer, TaskResult, TaskAssigned } from '../../protocol/index.ts'
@@ -25,7 +25,8 @@ export const RESULT_GAP_MS = 5_000 // a worker holding accepted work with no res
 export const OVERSEER_TICK_MS = 1_000
 export const DISPATCH_DEBOUNCE_MS = 20 // chunks landing together go out in one wave
 export const OFFER_TTL_MS = 10 * 60_000 // signed source and target URLs live 10 min
-export const MAX_ATTEMPTS_PER_TASK = 8
+export const MAX_ATTEMPTS_PER_TASK = 8 // failed attempts of one chunk before the transfer fails
+export const MAX_STALLS_PER_TASK = 24 // stall reassignments of one chunk before the transfer fails
 export const MAX_OFFERS_PER_BATCH = 64
 export const COMPLETE_RETRY_MS = 2_000
 
@@ -36,9 +37,10 @@ export interface CoordinatorConfig {
   resultGapMs: number
   offerTtlMs: number
   maxAttemptsPerTask: number
+  maxStallsPerTask: number
 }
 export const DEFAULT_COORDINATOR_CONFIG: CoordinatorConfig = {
-  waveTimeoutMs: WAVE_TIMEOUT_MS, resultGapMs: RESULT_GAP_MS, offerTtlMs: OFFER_TTL_MS, maxAttemptsPerTask: MAX_ATTEMPTS_PER_TASK
+  waveTimeoutMs: WAVE_TIMEOUT_MS, resultGapMs: RESULT_GAP_MS, offerTtlMs: OFFER_TTL_MS, maxAttemptsPerTask: MAX_ATTEMPTS_PER_TASK, maxStallsPerTask: MAX_STALLS_PER_TASK
 }
 
 export interface CoordinatorDeps {
@@ -95,6 +97,7 @@ interface Active {
   open: Map<string, OpenAttempt> // attempt id → its clock readings, while offered or accepted
   lastResultAt: Map<string, number> // worker → when its last result for this transfer arrived
   failures: Map<number, number> // chunk index → failed attempts (stall reassignments do not count)
+  stalls: Map<number, number> // chunk index → stall reassignments
   wave: number
   interventions: number
   dispatchScheduled: boolean
@@ -133,9 +136,10 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     for (const [, at] of await collect(store.table<AttemptRow>('task_attempts'), prefixRange(keys.prefix(transferId)))) {
       a.attempts.set(at.id, at)
       state.attemptIndex.set(at.id, transferId)
-      if (at.state === 'failed') {
+      if (at.state === 'failed' || at.state === 'superseded') {
         if (at.worker_id) addFailedWorker(a, at.chunk_index, at.worker_id)
-        a.failures.set(at.chunk_index, (a.failures.get(at.chunk_index) ?? 0) + 1)
+        const counter = at.state === 'failed' ? a.failures : a.stalls
+        counter.set(at.chunk_index, (counter.get(at.chunk_index) ?? 0) + 1)
       }
     }
     a.wave = (await collect(store.table<PlanRow>('transfer_assignment_plans'), prefixRange(keys.prefix(transferId)))).length
@@ -156,7 +160,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
 
   function newActive (row: TransferRow): Active {
     return {
-      row, chunks: new Map(), tasks: new Map(), attempts: new Map(), failedWorkers: new Map(), checking: new Map(), pending: new Set(), open: new Map(), lastResultAt: new Map(), failures: new Map(),
+      row, chunks: new Map(), tasks: new Map(), attempts: new Map(), failedWorkers: new Map(), checking: new Map(), pending: new Set(), open: new Map(), lastResultAt: new Map(), failures: new Map(), stalls: new Map(),
       wave: 0, interventions: 0, dispatchScheduled: false, beginning: false, completing: false, cancelling: false
     }
   }
@@ -217,7 +221,10 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     const assignment = new Map<string, number[]>()
     const allocate = (chunkIdx: number[], candidates: OrchestratorCandidate[]): void => {
       if (chunkIdx.length === 0) return
-      const alloc = allocateChunks(chunkIdx.length, candidates.map(c => ({ id: c.hotkey, score: c.score })))
+      // Ties in score are broken by a rotation seeded with the transfer and wave, so small transfers
+      // spread over every orchestrator instead of always landing on the lowest keys.
+      const rotated = rotatedOrder(candidates.map(c => ({ id: c.hotkey, score: c.score })), `${a.row.id}/${a.wave}`)
+      const alloc = allocateChunks(chunkIdx.length, rotated.map((c, i) => ({ ...c, key: String(i).padStart(6, '0') })))
       for (const s of alloc.slices) {
         if (s.count === 0) continue
         assignment.set(s.id, [...(assignment.get(s.id) ?? []), ...chunkIdx.slice(s.chunkStart, s.chunkEnd + 1)])
@@ -314,11 +321,12 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     a.open.delete(at.id)
     // A stalled worker is avoided for this chunk too; only real failures count toward the limit.
     if (at.worker_id !== null) addFailedWorker(a, at.chunk_index, at.worker_id)
-    if (!stalled) a.failures.set(at.chunk_index, (a.failures.get(at.chunk_index) ?? 0) + 1)
+    const counter = stalled ? a.stalls : a.failures
+    counter.set(at.chunk_index, (counter.get(at.chunk_index) ?? 0) + 1)
     const ops: StoreOp[] = [{ type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at }]
     const task = a.tasks.get(at.chunk_index)!
     const chunk = a.chunks.get(at.chunk_index)!
-    if ((a.failures.get(at.chunk_index) ?? 0) >= cfg.maxAttemptsPerTask) {
+    if ((a.failures.get(at.chunk_index) ?? 0) >= cfg.maxAttemptsPerTask || (a.stalls.get(at.chunk_index) ?? 0) >= cfg.maxStallsPerTask) {
       task.state = 'failed'; task.failed_at = iso(); task.failure_reason = reason
       ops.push({ type: 'put', table: 'tasks', key: keys.row(a.row.id, task.id), value: task })
       ops.push(...failTransfer(a, 'delivery_failed', 'A chunk could not be delivered after repeated attempts.'))
