@@ -7,6 +7,7 @@ import type { CoordinatorMsg, Outcome } from '../../actors/transfer/coordinator.
 import { TERMINAL, keys, type TransferRow, type ChunkRow } from '../../actors/transfer/model.ts'
 import { planChunks, checkTotalSize, MIN_CHUNK_SIZE, MAX_CHUNKS } from '../../actors/domain/chunk-plan.ts'
 import { isoFromMs } from '../../actors/domain/chain-time.ts'
+import { collect, prefixRange } from '../../actors/store.ts'
 import { checkHotkey } from '../../protocol/index.ts'
 import type { Principal, Plan } from '../../api/accounts/model.ts'
 import { PLAN_REQUESTS_PER_MINUTE } from '../../api/accounts/model.ts'
@@ -159,7 +160,15 @@ export class NodeTransferService implements TransferService {
       const md5 = createHash('md5').update(bytes).digest('hex')
       // Durable before acknowledged: the blob store fsyncs the bytes and their directory entry.
       await this.deps.blobs.put(bytes, digest)
-      duplicate = (await this.#ask<{ duplicate: boolean }>(reply => ({ type: 'chunk', transferId: id, index, sha256: digest, md5, length: bytes.byteLength, reply }))).duplicate
+      try {
+        duplicate = (await this.#ask<{ duplicate: boolean }>(reply => ({ type: 'chunk', transferId: id, index, sha256: digest, md5, length: bytes.byteLength, reply }))).duplicate
+      } catch (err) {
+        // Refused (cancelled meanwhile, or a racing upload of other bytes): drop the staged copy
+        // unless another chunk row references the same content.
+        const refs = await collect(this.deps.store.table('index'), { ...prefixRange(`blob/${digest}/`), limit: 1 })
+        if (refs.length === 0) await this.deps.blobs.delete(digest)
+        throw err
+      }
     }
     const after = await this.deps.store.table<TransferRow>('transfers').get(id)
     return { ack: { transfer_id: id, chunk_index: index, sha256: digest, bytes: bytes.byteLength, duplicate, chunks_received: after?.chunks_received ?? 0 }, created: !duplicate }
