@@ -56,6 +56,14 @@ export interface DeliveryTarget {
   expiresAt: number
 }
 
+/** One ranged read of delivered bytes: a GET with these headers, valid until `expiresAt`. */
+export interface ReadBackTarget {
+  method: 'GET'
+  url: string
+  headers: Record<string, string>
+  expiresAt: number
+}
+
 /** The part a chunk's delivery chose: the slot whose ETag the worker reported. */
 export interface DeliveredPart {
   index: number
@@ -92,6 +100,12 @@ export interface DestinationDriver {
   readRange (state: UploadState, offset: number, length: number): Promise<Uint8Array>
   /** The parts the destination holds before completion (s3 only). */
   listParts? (state: UploadState): Promise<StoredPart[]>
+  /**
+   * A short-lived request a validator can make to read `length` bytes at `offset` back without holding
+   * the destination's credentials (a signed sink URL; the http destination's URL with the upload headers
+   * workers also get). Absent where a third party cannot read before completion (s3).
+   */
+  readTarget? (state: UploadState, offset: number, length: number, expiresAt: number): Promise<ReadBackTarget>
 }
 
 /** Stable codes of the errors drivers throw (`err.code`). */

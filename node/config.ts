@@ -26,7 +26,11 @@ export const NodeSettings = Type.Object({
   attachTo: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'orchestrator hotkey a worker attaches to (default: the first it meets)' }),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l))),
   publicUrl: Type.Union([Type.String({ pattern: '^https?://', maxLength: 512 }), Type.Null()], { description: 'base URL peers use to reach this node over HTTP (default: the listen address)' }),
-  testFaults: Type.Array(Type.Literal('corrupt'), { maxItems: 1, description: 'test-only fault switches: corrupt (a worker flips a byte of every chunk it writes)' })
+  testFaults: Type.Array(Type.Literal('corrupt'), { maxItems: 1, description: 'test-only fault switches: corrupt (a worker flips a byte of every chunk it writes)' }),
+  chainHost: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'hotkey of the node hosting the dev chain; null: an orchestrator hosts its own' }),
+  blockTimeMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'dev chain block time (chain host only)' }),
+  blocksPerEpoch: Type.Integer({ minimum: 2, maximum: 100_000, description: 'dev chain epoch length in blocks (chain host only)' }),
+  verifySampleRate: Type.Number({ minimum: 0, maximum: 1, description: 'fraction of deliveries a validator reads back' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
 
@@ -43,12 +47,17 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   attachTo: { flag: '--attach-to', env: 'BWN_ATTACH_TO' },
   logLevel: { flag: '--log-level', env: 'LOG_LEVEL' },
   publicUrl: { flag: '--public-url', env: 'BWN_PUBLIC_URL' },
-  testFaults: { flag: '--test-faults', env: 'BWN_TEST_FAULTS' }
+  testFaults: { flag: '--test-faults', env: 'BWN_TEST_FAULTS' },
+  chainHost: { flag: '--chain-host', env: 'BWN_CHAIN_HOST' },
+  blockTimeMs: { flag: '--block-time-ms', env: 'BWN_BLOCK_TIME_MS' },
+  blocksPerEpoch: { flag: '--blocks-per-epoch', env: 'BWN_BLOCKS_PER_EPOCH' },
+  verifySampleRate: { flag: '--verify-sample-rate', env: 'BWN_VERIFY_SAMPLE_RATE' }
 }
 
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, host: '127.0.0.1', port: 8000, slots: 4,
-  bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: []
+  bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
+  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1
 }
 
 export const DevnetSettings = Type.Object({

@@ -10,6 +10,8 @@ import type { Pino } from './logger.ts'
 
 export const DEVNET_NETWORK_ID = 'devnet'
 const TESTNET_SIZE = 3
+export const DEVNET_BLOCK_TIME_MS = 1_000 // seconds on the devnet, 12 s on a real chain
+export const DEVNET_BLOCKS_PER_EPOCH = 10 // 10 s epochs
 
 export interface DevnetFile {
   baseUrl: string
@@ -41,19 +43,21 @@ export class Devnet {
     await mkdir(config.data, { recursive: true })
     this.testnet = await createTestnet(TESTNET_SIZE, { host: '127.0.0.1' })
     const bootstrap = this.testnet.bootstrap.map(b => `${b.host}:${b.port}`)
-    const base = { ...NODE_DEFAULTS, network: DEVNET_NETWORK_ID, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel } as NodeConfig
+    const base = { ...NODE_DEFAULTS, network: DEVNET_NETWORK_ID, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel, blockTimeMs: DEVNET_BLOCK_TIME_MS, blocksPerEpoch: DEVNET_BLOCKS_PER_EPOCH, verifySampleRate: 1 } as NodeConfig
     const plan: Array<{ name: string, cfg: NodeConfig }> = [
       { name: 'orchestrator', cfg: { ...base, role: 'orchestrator', port: config.port, data: join(config.data, 'orchestrator') } }
     ]
     for (let i = 1; i <= config.workers; i++) plan.push({ name: `worker-${i}`, cfg: { ...base, role: 'worker', port: 0, data: join(config.data, `worker-${i}`) } })
     plan.push({ name: 'validator', cfg: { ...base, role: 'validator', port: 0, data: join(config.data, 'validator') } })
 
-    for (const { name, cfg } of plan) {
+    const make = ({ name, cfg }: { name: string, cfg: NodeConfig }): void => {
       this.nodes.push({ name, node: new BwnetNode({ config: cfg, logger: this.logger.child({ node: name }), dht: this.testnet.createNode() }) })
     }
     try {
-      // The orchestrator first, so workers meet it as soon as they join.
+      // The orchestrator first: it hosts the dev chain, and workers meet it as soon as they join.
+      make(plan[0]!)
       await this.orchestrator.start()
+      for (const p of plan.slice(1)) make({ name: p.name, cfg: { ...p.cfg, chainHost: this.orchestrator.key.address } })
       await Promise.all(this.nodes.slice(1).map(n => n.node.start()))
     } catch (err) {
       await this.stop()

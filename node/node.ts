@@ -149,7 +149,7 @@ export class BwnetNode {
         ...this.#role.apiDeps
       }
       this.app = await buildApp(deps)
-      if (this.#role.routes) await this.#role.routes(this.app)
+      if (this.#role.routes) await this.#role.routes(this.app, deps)
       const address = await this.app.listen({ host: config.host, port: config.port })
       this.url = address
       announce.dataUrl = config.publicUrl ?? address

@@ -13,7 +13,7 @@ import { collect, prefixRange } from '../store.ts'
 import { allocateChunks, rotatedOrder } from '../domain/allocation.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
 import { ATTEMPT_SLOTS_PER_CHUNK, type DestinationDriver, type UploadState } from '../destination.ts'
-import type { TaskOffer, TaskResult, TaskAssigned } from '../../protocol/index.ts'
+import type { TaskOffer, TaskResult, TaskAssigned, VerifyVerdict } from '../../protocol/index.ts'
 import {
   keys, TERMINAL, type TransferRow, type ChunkRow, type TaskRow, type AttemptRow, type ResultRow,
   type InterventionRow, type PlanRow, type OfferBatchRow, type InterventionReason
@@ -29,6 +29,7 @@ export const MAX_ATTEMPTS_PER_TASK = 8 // failed attempts of one chunk before th
 export const MAX_STALLS_PER_TASK = 24 // stall reassignments of one chunk before the transfer fails
 export const MAX_OFFERS_PER_BATCH = 64
 export const COMPLETE_RETRY_MS = 2_000
+export const VERIFY_TIMEOUT_MS = 15_000 // a validator's verdict later than this: the coordinator checks for itself
 
 export interface OrchestratorCandidate { hotkey: string, workers: number, score: number }
 
@@ -56,6 +57,8 @@ export interface CoordinatorDeps {
   /** Signs the data-endpoint path of one chunk for one attempt; returns { url, path }. */
   signSource (transferId: string, chunkIndex: number, attemptId: string, expiresAt: number): { url: string, path: string }
   config?: Partial<CoordinatorConfig>
+  /** Validators connected now (hotkeys); deliveries are verified by one of them when any is. */
+  validators?: () => string[]
   /** Hook for evidence consumers (validators, telemetry): every settled attempt and transfer change. */
   onEvent?: (event: CoordinatorEvent) => void
 }
@@ -82,6 +85,7 @@ export type CoordinatorMsg =
   | { type: 'checked', transferId: string, attemptId: string, ok: boolean, reason: string | null }
   | { type: 'completed-upload', transferId: string, ok: boolean, retry: boolean, redeliver: number[], error: string | null }
   | { type: 'overseer' }
+  | { type: 'verdict', from: string, body: VerifyVerdict }
 
 /** Clock readings of an open attempt, for the overseer. */
 interface OpenAttempt { offeredAt: number, acceptedAt: number | null }
@@ -93,6 +97,8 @@ interface Active {
   attempts: Map<string, AttemptRow>
   failedWorkers: Map<number, Set<string>> // chunk index → workers that failed it
   checking: Map<string, ResultRow> // attempt id → its result, while the destination check runs
+  verifying: Map<string, { validator: string, since: number }> // attempt id → the validator asked
+  verifiedBy: Set<string> // attempts a validator verified
   pending: Set<number> // staged chunk indices waiting for an offer
   open: Map<string, OpenAttempt> // attempt id → its clock readings, while offered or accepted
   lastResultAt: Map<string, number> // worker → when its last result for this transfer arrived
@@ -107,6 +113,7 @@ interface Active {
 }
 
 interface State {
+  rr: number
   active: Map<string, Active>
   attemptIndex: Map<string, string> // attemptId → transferId
   started: boolean
@@ -160,7 +167,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
 
   function newActive (row: TransferRow): Active {
     return {
-      row, chunks: new Map(), tasks: new Map(), attempts: new Map(), failedWorkers: new Map(), checking: new Map(), pending: new Set(), open: new Map(), lastResultAt: new Map(), failures: new Map(), stalls: new Map(),
+      row, chunks: new Map(), tasks: new Map(), attempts: new Map(), failedWorkers: new Map(), checking: new Map(), verifying: new Map(), verifiedBy: new Set(), pending: new Set(), open: new Map(), lastResultAt: new Map(), failures: new Map(), stalls: new Map(),
       wave: 0, interventions: 0, dispatchScheduled: false, beginning: false, completing: false, cancelling: false
     }
   }
@@ -544,6 +551,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
         if (at.state === 'succeeded') { ack('completed', null); return state }
         if (at.state !== 'offered' && at.state !== 'accepted') { ack('late_superseded', at.state); return state }
         const chunk = a.chunks.get(at.chunk_index)!
+        const offeredAt = a.open.get(at.id)?.offeredAt ?? null
         a.open.delete(at.id)
         a.lastResultAt.set(r.worker, env.clock.now())
         if (at.worker_id === null) at.worker_id = r.worker
@@ -565,7 +573,20 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
           ack('failed', 'hash_mismatch')
         } else {
           at.state = 'checking'
-          checkDelivery(a, at, r)
+          const validators = deps.validators?.() ?? []
+          const driver = await deps.driverFor(a.row.destination_id)
+          if (validators.length > 0 && driver.readableBeforeComplete && driver.readTarget !== undefined) {
+            // Pending verification until a validator's verdict exists.
+            const validator = validators[state.rr++ % validators.length]!
+            const read = await driver.readTarget(a.row.upload!, chunk.offset, chunk.length, env.clock.now() + cfg.offerTtlMs)
+            a.verifying.set(at.id, { validator, since: env.clock.now() })
+            net.send(validator, 'verify_request', {
+              transferId: a.row.id, taskId: at.task_id, attemptId: at.id, chunkIndex: at.chunk_index, orchestrator: at.orchestrator_id, worker: r.worker,
+              length: chunk.length, sha256: chunk.sha256, trustedDurationMs: offeredAt === null ? 0 : Math.max(0, env.clock.now() - offeredAt), read
+            })
+          } else {
+            checkDelivery(a, at, r)
+          }
         }
         ops.push({ type: 'put', table: 'task_results', key: keys.row(a.row.id, at.id), value: row }, { type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at })
         await store.batch(ops)
@@ -598,6 +619,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
           chunk.state = 'delivered'; chunk.delivered_attempt_id = at.id; chunk.attempt_slot = at.attempt_slot; chunk.etag = pending?.etag ?? null; chunk.delivered_at = iso()
           a.row.chunks_delivered++
           a.row.bytes_delivered += chunk.length
+          if (a.verifiedBy.delete(at.id)) { chunk.state = 'verified'; a.row.chunks_verified++ }
           ops.push(
             { type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at },
             { type: 'put', table: 'tasks', key: keys.row(a.row.id, task.id), value: task },
@@ -610,6 +632,21 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
         if (pending) emit({ type: 'result', row: pending, attempt: at })
         if (recover.size > 0) await dispatch(state, a, 'recovery', recover)
         maybeComplete(a)
+        return state
+      }
+      case 'verdict': {
+        const a = state.active.get(msg.body.transferId)
+        const at = a?.attempts.get(msg.body.attemptId)
+        const asked = a?.verifying.get(msg.body.attemptId)
+        if (a === undefined || at === undefined || asked === undefined || asked.validator !== msg.from || at.state !== 'checking') return state
+        a.verifying.delete(at.id)
+        if (msg.body.verdict === 'unreadable') {
+          checkDelivery(a, at, { etag: a.checking.get(at.id)?.etag ?? null } as TaskResult)
+          return state
+        }
+        const ok = msg.body.verdict === 'verified'
+        if (ok) a.verifiedBy.add(at.id)
+        tell(self, { type: 'checked', transferId: a.row.id, attemptId: at.id, ok, reason: ok ? null : `validator ${msg.from} found other bytes at the destination` })
         return state
       }
       case 'finalize': {
@@ -713,6 +750,14 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
             cancel.set(at.orchestrator_id, [...(cancel.get(at.orchestrator_id) ?? []), attemptId])
           }
           for (const [orch, ids] of cancel) net.send(orch, 'task_cancel', { transferId: a.row.id, attemptIds: ids.slice(0, 4096), reason: 'superseded' })
+          for (const [attemptId, v] of [...a.verifying]) {
+            const at = a.attempts.get(attemptId)
+            if (at === undefined || at.state !== 'checking') { a.verifying.delete(attemptId); continue }
+            if (now - v.since < VERIFY_TIMEOUT_MS) continue
+            a.verifying.delete(attemptId)
+            log.warn({ transferId: a.row.id, attemptId, validator: v.validator }, 'no verdict in time; checking the destination directly')
+            checkDelivery(a, at, { etag: a.checking.get(attemptId)?.etag ?? null } as TaskResult)
+          }
           if (ops.length > 0) await store.batch(ops)
           if (recover.size > 0) await dispatch(state, a, 'recovery', recover)
           else if (a.pending.size > 0 && !a.dispatchScheduled) await dispatch(state, a, 'initial')
@@ -722,7 +767,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     }
   }
 
-  self = spawnSupervised<State, CoordinatorMsg>(parent, 'coordinator', env, () => ({ active: new Map(), attemptIndex: new Map(), started: false }), handler)
+  self = spawnSupervised<State, CoordinatorMsg>(parent, 'coordinator', env, () => ({ rr: 0, active: new Map(), attemptIndex: new Map(), started: false }), handler)
   // After a restart (or a crash reset) the active transfers are reloaded from the store.
   tell(self, { type: 'start' })
   const ticker = env.clock.every(OVERSEER_TICK_MS, () => tell(self, { type: 'overseer' }))

@@ -17,7 +17,7 @@ export const BULK_FRAME_BYTES = 256 * 1024 // 256 KiB per data message
 export const BULK_TIMEOUT_MS = 30_000 // 30 s without progress fails a bulk read
 // Peers that join at the same moment miss each other's announcements in their first lookup, so
 // discovery is refreshed soon after start, then at a slow steady pace.
-export const DISCOVERY_REFRESH_AFTER_MS = [1_000, 3_000, 6_000] // after start
+export const DISCOVERY_REFRESH_AFTER_MS = [1_000, 3_000, 6_000, 10_000, 15_000, 20_000, 30_000, 45_000] // after start: a peer met late must not wait a minute
 export const DISCOVERY_REFRESH_EVERY_MS = 60_000 // 1 min
 export const DISCOVERY_REFRESH_ALONE_MS = 2_000 // while no peer is connected
 

@@ -43,6 +43,12 @@ export function nodeCommand (): Command {
     .option('--bandwidth-mbps <n>', 'claimed bandwidth (BWN_BANDWIDTH_MBPS)')
     .option('--attach-to <hotkey>', 'orchestrator a worker attaches to (BWN_ATTACH_TO)')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)')
+    .option('--public-url <url>', 'base URL peers use to reach this node over HTTP (BWN_PUBLIC_URL)')
+    .option('--chain-host <hotkey>', 'hotkey of the node hosting the dev chain; validators need it (BWN_CHAIN_HOST)')
+    .option('--block-time-ms <n>', 'dev chain block time, chain host only (BWN_BLOCK_TIME_MS, default 12000)')
+    .option('--blocks-per-epoch <n>', 'dev chain epoch length, chain host only (BWN_BLOCKS_PER_EPOCH, default 360)')
+    .option('--verify-sample-rate <r>', 'fraction of deliveries a validator reads back (BWN_VERIFY_SAMPLE_RATE, default 1)')
+    .option('--test-faults <list>', 'test-only fault switches: corrupt (BWN_TEST_FAULTS)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })

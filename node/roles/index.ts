@@ -12,13 +12,23 @@ import { NodeTransferService } from '../transfers/service.ts'
 import { dataRoutes, signChunkSource, readSignedChunk } from '../transfers/data-endpoint.ts'
 import { startTelemetry } from '../../actors/telemetry/index.ts'
 import { storeAuditReader } from '../../actors/telemetry/audit.ts'
+import { startVerifier } from '../../actors/validator/verifier.ts'
+import { startValidatorEpochs, type TaskEvidence, type OrchestratorPenalty } from '../../actors/validator/epochs.ts'
+import { listEpochSnapshots, sellAllowanceSnapshot, KEYS } from '../../actors/validator/snapshots.ts'
+import type { Chain } from '../../actors/chain/index.ts'
+import type { PrismScores, SnapshotPublished } from '../../protocol/index.ts'
+import { hostDevChain, remoteChain, type NodeChain } from '../chain.ts'
+import { httpRangeReader } from '../adapters/range-reader.ts'
+import chainRoutes from '../../api/routes/chain.ts'
+import { authGuard } from '../../api/plugins/auth.ts'
+import { Type } from '@sinclair/typebox'
 import type { RoleContext, RoleHandle } from './types.ts'
 
 export async function startRole (ctx: RoleContext): Promise<RoleHandle> {
   switch (ctx.role) {
     case 'orchestrator': return startOrchestrator(ctx)
     case 'worker': return startWorkerRole(ctx)
-    case 'validator': return { stop: async () => {} }
+    case 'validator': return startValidatorRole(ctx)
   }
 }
 
@@ -39,10 +49,41 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   let service: NodeTransferService | null = null
   const telemetry = await startTelemetry(ctx.system, {
     env, store,
+    epochs: { list: () => listEpochSnapshots(store, { limit: 100_000 }) },
+    sellAllowance: { get: (hotkey, variant, epoch) => sellAllowanceSnapshot(store, hotkey, variant as 'paid', epoch) as never },
     participants: async () => {
       const view = await ctx.membership.view()
       return { counts: view.counts, workers: view.peers.filter(p => p.role === 'worker').map(p => ({ bandwidthMbps: p.capacity.bandwidthMbps })) }
     }
+  })
+
+  // The dev chain: hosted here unless another node is named as its host.
+  const nodeChain: NodeChain = ctx.config.chainHost === null || ctx.config.chainHost === key.address
+    ? await hostDevChain({ store, clock, logger: ctx.logger, messenger }, { blockTimeMs: ctx.config.blockTimeMs, blocksPerEpoch: ctx.config.blocksPerEpoch })
+    : remoteChain({ clock, logger: ctx.logger, messenger }, ctx.config.chainHost)
+  // Registered on the chain (a UID) before it can hold weight; retried until the chain host answers.
+  let registered = false
+  const register = (): void => {
+    if (registered) return
+    nodeChain.chain.register(key.address, 'orchestrator').then(() => { registered = true }, (err: Error) => ctx.logger.debug({ err: err.message }, 'chain registration failed; retrying'))
+  }
+  register()
+  const registerTimer = clock.every(2_000, register)
+  // Routing scores: PRISM from validators; uniform (1) until an orchestrator has one.
+  const routing = new Map<string, number>()
+  messenger.on('prism_scores', (m) => {
+    if (roles.get(m.from) !== 'validator') return
+    for (const s of (m.body as PrismScores).scores) routing.set(s.hotkey, s.routingScore)
+    void store.table('meta').put('prism/latest', { validator: m.from, ...(m.body as PrismScores) })
+  })
+  messenger.on('snapshot_published', (m) => {
+    if (roles.get(m.from) !== 'validator') return
+    const b = m.body as SnapshotPublished
+    const key = b.kind === 'epoch' ? KEYS.epochSnapshot(b.epoch, b.revision) : b.kind === 'sell_paid' ? KEYS.sellPaid(b.hotkey ?? '', b.epoch) : KEYS.sellFree(b.hotkey ?? '', b.epoch)
+    void store.batch([
+      { type: 'put', table: 'snapshots', key, value: b.snapshot },
+      { type: 'put', table: 'snapshots', key: KEYS.snapshotId(b.snapshot.snapshotId), value: key }
+    ])
   })
 
   const router = startRouter(ctx.system, {
@@ -54,11 +95,12 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     driverFor: (id) => destinations.driverFor(id),
     candidates: async (): Promise<OrchestratorCandidate[]> => {
       const view = await ctx.membership.view()
-      const out: OrchestratorCandidate[] = [{ hotkey: key.address, workers: router.workers(), score: 1 }]
-      for (const p of view.peers) if (p.role === 'orchestrator') out.push({ hotkey: p.hotkey, workers: p.workers, score: 1 })
+      const out: OrchestratorCandidate[] = [{ hotkey: key.address, workers: router.workers(), score: routing.get(key.address) ?? 1 }]
+      for (const p of view.peers) if (p.role === 'orchestrator') out.push({ hotkey: p.hotkey, workers: p.workers, score: routing.get(p.hotkey) ?? 1 })
       return out
     },
     signSource: (transferId, index, attemptId, expiresAt) => signChunkSource(source, ctx.config.publicUrl ?? baseUrl, transferId, index, attemptId, expiresAt),
+    validators: () => messenger.connectedHotkeys().filter(h => roles.get(h) === 'validator'),
     onEvent: (e) => {
       telemetry.onCoordinatorEvent(e)
       if (e.type === 'transfer') service?.onTransferChanged(e.row)
@@ -72,6 +114,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   messenger.on('task_result_ack', (m) => tell(router.ref, { type: 'ack', from: m.from, body: m.body as never }))
   messenger.on('task_cancel', (m) => tell(router.ref, { type: 'cancel', from: m.from, body: m.body as never }))
   messenger.on('task_assigned', (m) => tell(coordinator.ref, { type: 'assigned', from: m.from, body: m.body as never }))
+  messenger.on('verify_verdict', (m) => { if (roles.get(m.from) === 'validator') tell(coordinator.ref, { type: 'verdict', from: m.from, body: m.body as never }) })
   messenger.on('task_result', (m) => {
     // From one of our workers: relay it; from an orchestrator (or ourselves as one): it is ours to settle.
     if (roles.get(m.from) === 'worker') tell(router.ref, { type: 'result', from: m.from, body: m.body as never })
@@ -84,8 +127,18 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
 
   return {
     apiDeps: { transfers: service, destinations, telemetry: telemetry.reader, audit: storeAuditReader({ store }) },
-    routes: async (app) => {
+    routes: async (app, apiDeps) => {
       await app.register(dataRoutes(source))
+      await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, writeGuard: authGuard(apiDeps.accounts, { roles: ['admin'] }) as never })
+      app.get('/chain/prism', {
+        schema: {
+          tags: ['chain'], summary: 'The latest PRISM scores a validator published (the routing weights this orchestrator uses)',
+          response: { 200: Type.Object({ validator: Type.Union([Type.String(), Type.Null()]), epoch: Type.Union([Type.Integer(), Type.Null()]), scores: Type.Array(Type.Object({ hotkey: Type.String(), pool: Type.String(), routingScore: Type.Number(), finalScore: Type.Number(), penaltyMultiplier: Type.Number() })) }) }
+        }
+      }, async () => {
+        const latest = await store.table<PrismScores & { validator: string }>('meta').get('prism/latest')
+        return latest === undefined ? { validator: null, epoch: null, scores: [] } : { validator: latest.validator, epoch: latest.epoch, scores: latest.scores }
+      })
       await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), trustedSigners: new Set([key.address]), now: () => clock.now() })
     },
     listening: async (url) => {
@@ -93,7 +146,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await destinations.ensureDefault(ctx.config.publicUrl ?? url)
     },
     workers: () => router.workers(),
-    stop: async () => { telemetry.stop(); coordinator.stop() }
+    stop: async () => { registerTimer.cancel(); telemetry.stop(); coordinator.stop(); await nodeChain.stop() }
   }
 }
 
@@ -115,3 +168,77 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   return { load: () => worker.load(), stop: async () => {} }
 }
 export type { RoleContext, RoleHandle }
+
+async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
+  const { messenger, clock, key, store } = ctx
+  const env = { clock, logger: ctx.logger }
+  const roles = roleBook(ctx)
+  if (ctx.config.chainHost === null) throw new Error('a validator needs --chain-host: the hotkey of the node hosting the chain')
+  const nodeChain = remoteChain({ clock, logger: ctx.logger, messenger }, ctx.config.chainHost)
+  const chain: Chain = nodeChain.chain
+  let verifierScore: (hotkey: string) => number = () => 0
+  // The epoch machinery registers this validator on the chain: it starts once the chain host is
+  // connected; evidence that arrives before waits in memory.
+  let epochs: Awaited<ReturnType<typeof startValidatorEpochs>> | null = null
+  const waiting: { evidence: TaskEvidence[], penalties: OrchestratorPenalty[] } = { evidence: [], penalties: [] }
+  const sink = {
+    submitEvidence: async (records: TaskEvidence[]) => { if (epochs) return epochs.submitEvidence(records); waiting.evidence.push(...records) },
+    submitPenalties: async (rows: OrchestratorPenalty[]) => { if (epochs) return epochs.submitPenalties(rows); waiting.penalties.push(...rows) }
+  }
+  let starting = false
+  const tryStart = (): void => {
+    if (epochs !== null || starting || messenger.peerOf(ctx.config.chainHost!) === undefined) return
+    starting = true
+    startValidatorEpochs(ctx.system, env, { store, chain, hotkey: key.address, logger: ctx.logger, scoreOf: (h) => verifierScore(h) }).then(async (e) => {
+      epochs = e
+      if (waiting.penalties.length > 0) await e.submitPenalties(waiting.penalties.splice(0))
+      if (waiting.evidence.length > 0) await e.submitEvidence(waiting.evidence.splice(0))
+      ctx.logger.info({ event: 'validator_ready' }, 'validator epochs started')
+    }, (err: Error) => { starting = false; ctx.logger.warn({ err: err.message }, 'validator epochs could not start yet; retrying') })
+  }
+  const startTimer = clock.every(1_000, tryStart)
+  const workersOf = new Map<string, number>()
+  messenger.on('heartbeat', (m) => { if ((m.body as { role: string }).role === 'orchestrator') workersOf.set(m.from, (m.body as { workers: number }).workers) })
+  const verifier = startVerifier(ctx.system, {
+    env, self: key.address, net: messenger, reader: httpRangeReader, evidence: sink, sampleRate: ctx.config.verifySampleRate,
+    readiness: (h) => {
+      const connected = messenger.peerOf(h) !== undefined
+      return { connected, ready: connected && (workersOf.get(h) ?? 1) > 0 }
+    }
+  })
+  verifierScore = verifier.scoreOf
+  messenger.on('verify_request', (m) => { if (roles.get(m.from) === 'orchestrator') tell(verifier.ref, { type: 'request', from: m.from, body: m.body as never }) })
+
+  // After each epoch close: publish PRISM scores, and replicate what the epoch machine published.
+  const replicate = async (epoch: number): Promise<void> => {
+    if (epochs === null) return
+    await epochs.flush()
+    for (const snap of await listEpochSnapshots(store, { fromEpoch: Math.max(0, epoch - 3), toEpoch: epoch })) {
+      messenger.broadcast('snapshot_published', { kind: 'epoch', epoch: snap.sourceEpoch, revision: snap.data.revision, hotkey: null, snapshot: snap as never })
+    }
+    for (const [k, idx] of await collectRange(store, `sellidx/`, epoch)) {
+      const [, e, hotkey] = k.split('/')
+      for (const variant of ['paid', 'free'] as const) {
+        const snap = await sellAllowanceSnapshot(store, hotkey!, variant as 'paid', Number(e))
+        if (snap !== null) messenger.broadcast('snapshot_published', { kind: variant === 'paid' ? 'sell_paid' : 'sell_free', epoch: Number(e), revision: 0, hotkey: hotkey!, snapshot: snap as never })
+      }
+      void idx
+    }
+  }
+  const unsubscribe = chain.subscribe({
+    epochClosed: (close) => {
+      tell(verifier.ref, { type: 'epoch', epoch: close.epoch })
+      replicate(close.epoch).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'snapshot replication failed'))
+    }
+  })
+  tryStart()
+  return { stop: async () => { startTimer.cancel(); unsubscribe(); await epochs?.stop(); await nodeChain.stop() } }
+}
+
+/** Sell-allowance index rows of recent epochs (`sellidx/<epoch>/<hotkey>`). */
+async function collectRange (store: RoleContext['store'], prefix: string, epoch: number): Promise<Array<[string, unknown]>> {
+  const out: Array<[string, unknown]> = []
+  const from = `${prefix}${String(Math.max(0, epoch - 3)).padStart(10, '0')}/`
+  for await (const entry of store.table('snapshots').entries({ gte: from, lt: `${prefix}\xff` })) out.push(entry)
+  return out
+}

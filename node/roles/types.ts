@@ -30,7 +30,7 @@ export interface RoleHandle {
   /** Extra API dependencies this role provides (orchestrators). */
   apiDeps?: Partial<ApiDeps>
   /** Routes the role mounts on the node's HTTP server. */
-  routes?: (app: FastifyInstance) => Promise<void>
+  routes?: (app: FastifyInstance, deps: ApiDeps) => Promise<void>
   /** Load reported in heartbeats. */
   load?: () => number
   /** Workers attached (orchestrators), reported in heartbeats. */

@@ -3,6 +3,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { Announce, Heartbeat } from './membership.ts'
 import { TaskOfferBatch, TaskOfferMsg, TaskAssigned, TaskResult, TaskResultAck, TaskCancel, WorkerAttach, WorkerAttached, SessionDisplaced } from './transfer.ts'
 import { ChainRequest, ChainResponse } from './chain.ts'
+import { VerifyRequest, VerifyVerdict, PrismScores, SnapshotPublished } from './validation.ts'
 
 export const MESSAGES = {
   announce: Announce,
@@ -17,7 +18,11 @@ export const MESSAGES = {
   worker_attached: WorkerAttached,
   session_displaced: SessionDisplaced,
   chain_request: ChainRequest,
-  chain_response: ChainResponse
+  chain_response: ChainResponse,
+  verify_request: VerifyRequest,
+  verify_verdict: VerifyVerdict,
+  prism_scores: PrismScores,
+  snapshot_published: SnapshotPublished
 } satisfies Record<string, TSchema>
 
 export type MessageType = keyof typeof MESSAGES
@@ -30,3 +35,4 @@ export * from './common.ts'
 export * from './membership.ts'
 export * from './transfer.ts'
 export * from './chain.ts'
+export * from './validation.ts'

@@ -18,8 +18,7 @@
 import type { KeyPair } from '../../../protocol/index.ts'
 import { signUrl } from '../../../protocol/index.ts'
 import type {
-  DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart
-} from '../../../actors/destination.ts'
+  DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, ReadBackTarget } from '../../../actors/destination.ts'
 import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure } from './errors.ts'
 
 /** Time limit for the coordinator's own calls (complete, abort, read-back). */
@@ -100,6 +99,12 @@ export class HttpDriver implements DestinationDriver {
     if (this.#config.deleteOnAbort === false) return
     const res = await this.#call('abort', s.url, { method: 'DELETE' })
     if (!res.ok && res.status !== 404) throw httpFailure('http destination abort', res.status, await res.text().catch(() => ''))
+  }
+
+  async readTarget (state: UploadState, offset: number, length: number, expiresAt: number): Promise<ReadBackTarget> {
+    const s = this.#state(state)
+    checkRange(offset, length, s.totalSize)
+    return { method: 'GET', url: s.url, headers: { ...this.#config.uploadHeaders, range: `bytes=${offset}-${offset + length - 1}` }, expiresAt }
   }
 
   async readRange (state: UploadState, offset: number, length: number): Promise<Uint8Array> {

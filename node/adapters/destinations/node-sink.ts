@@ -19,8 +19,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifyError 
 import { Type, type Static } from '@sinclair/typebox'
 import { signUrl, verifySignedUrl, type KeyPair } from '../../../protocol/index.ts'
 import type {
-  DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart
-} from '../../../actors/destination.ts'
+  DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, ReadBackTarget } from '../../../actors/destination.ts'
 import { toProblem, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
 import {
   SignedUrlRequired, SignedUrlInvalid, SignedUrlExpired, RangeNotSatisfiable, SinkUploadNotFound,
@@ -371,6 +370,12 @@ export class NodeSinkDriver implements DestinationDriver {
 
   async abort (state: UploadState): Promise<void> {
     await this.#call('abort', 'DELETE', `/sink/uploads/${this.#uploadId(state)}`)
+  }
+
+  async readTarget (state: UploadState, offset: number, length: number, expiresAt: number): Promise<ReadBackTarget> {
+    checkRange(offset, length, stateInteger(state, 'totalSize'))
+    const url = signUrl({ method: 'GET', url: new URL(`/sink/uploads/${this.#uploadId(state)}`, this.#base), expiresAt, key: this.#key })
+    return { method: 'GET', url, headers: { range: `bytes=${offset}-${offset + length - 1}` }, expiresAt }
   }
 
   async readRange (state: UploadState, offset: number, length: number): Promise<Uint8Array> {

@@ -16,7 +16,7 @@ t.test('a worker killed mid-transfer: the transfer completes and an intervention
   const victim = runCli(['node', '--role', 'worker', '--data', join(net.data, 'victim'), '--bootstrap', net.file.bootstrap.join(','),
     '--dht-host', '127.0.0.1', '--network', net.file.network, '--port', '0', '--slots', '1'])
   t.teardown(() => victim.stop('SIGKILL'))
-  const ready = await victim.waitFor(l => l.event === 'attached', 30_000, 'victim attached')
+  const ready = await victim.waitFor(l => l.event === 'attached', 60_000, 'victim attached')
   const victimKey = ready.hotkey as string
 
   const data = testBytes(128 * 1024 * 1024, 3)

@@ -1,0 +1,24 @@
+// The validator's read-back: one ranged GET through the read URL a coordinator handed over, hashed.
+import { createHash } from 'node:crypto'
+import type { ReadTarget } from '../../protocol/index.ts'
+import type { RangeReader } from '../../actors/validator/verifier.ts'
+
+export const READ_TIMEOUT_MS = 60_000
+
+export const httpRangeReader: RangeReader = {
+  async sha256Of (target: ReadTarget, length: number) {
+    const res = await fetch(target.url, { method: 'GET', headers: target.headers, signal: AbortSignal.timeout(READ_TIMEOUT_MS) })
+    if (res.status !== 206 && res.status !== 200) {
+      await res.body?.cancel().catch(() => {})
+      throw Object.assign(new Error(`destination answered ${res.status}`), { code: 'read_refused' })
+    }
+    const hash = createHash('sha256')
+    let bytes = 0
+    for await (const piece of res.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += piece.byteLength
+      if (bytes > length) break
+      hash.update(piece)
+    }
+    return { sha256: hash.digest('hex'), bytes }
+  }
+}

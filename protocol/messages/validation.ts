@@ -1,0 +1,63 @@
+// Verification and scores: coordinator ↔ validator, validator → everyone.
+//
+//   coordinator --verify_request--> validator   (read-back URL of one delivered chunk, expected sha256)
+//   coordinator <--verify_verdict-- validator   (signed by the validator's hotkey, like every frame)
+//   validator   --prism_scores-->   everyone    (routing scores after each epoch close)
+import { Type, type Static } from '@sinclair/typebox'
+import { Hotkey, Uuid, Sha256Hex } from './common.ts'
+
+export const ReadTarget = Type.Object({
+  method: Type.Literal('GET'),
+  url: Type.String({ minLength: 1, maxLength: 4096 }),
+  headers: Type.Record(Type.String({ maxLength: 256 }), Type.String({ maxLength: 4096 })),
+  expiresAt: Type.Integer({ minimum: 0 })
+}, { additionalProperties: false })
+export type ReadTarget = Static<typeof ReadTarget>
+
+export const VerifyRequest = Type.Object({
+  transferId: Uuid,
+  taskId: Uuid,
+  attemptId: Uuid,
+  chunkIndex: Type.Integer({ minimum: 0 }),
+  orchestrator: Hotkey,
+  worker: Hotkey,
+  length: Type.Integer({ minimum: 0 }),
+  sha256: Sha256Hex,
+  /** Offer sent → result received, measured by the coordinator (never the worker's claim). */
+  trustedDurationMs: Type.Integer({ minimum: 0 }),
+  read: ReadTarget
+}, { additionalProperties: false })
+export type VerifyRequest = Static<typeof VerifyRequest>
+
+export const VerifyVerdict = Type.Object({
+  transferId: Uuid,
+  attemptId: Uuid,
+  chunkIndex: Type.Integer({ minimum: 0 }),
+  verdict: Type.Union([Type.Literal('verified'), Type.Literal('mismatch'), Type.Literal('unreadable')]),
+  sha256: Type.Union([Sha256Hex, Type.Null()]),
+  detail: Type.Union([Type.String({ maxLength: 256 }), Type.Null()])
+}, { additionalProperties: false })
+export type VerifyVerdict = Static<typeof VerifyVerdict>
+
+export const PrismScores = Type.Object({
+  epoch: Type.Integer({ minimum: 0 }),
+  computedAt: Type.Integer({ minimum: 0 }),
+  scores: Type.Array(Type.Object({
+    hotkey: Hotkey,
+    pool: Type.Union([Type.Literal('qualifying'), Type.Literal('qualified')]),
+    routingScore: Type.Number({ minimum: 0, maximum: 1 }),
+    finalScore: Type.Number({ minimum: 0, maximum: 1 }),
+    penaltyMultiplier: Type.Number({ minimum: 0, maximum: 1 })
+  }, { additionalProperties: false }), { maxItems: 4096 })
+}, { additionalProperties: false })
+export type PrismScores = Static<typeof PrismScores>
+
+/** A validator's newly published version, replicated to orchestrators so their telemetry serves it. */
+export const SnapshotPublished = Type.Object({
+  kind: Type.Union([Type.Literal('epoch'), Type.Literal('sell_paid'), Type.Literal('sell_free')]),
+  epoch: Type.Integer({ minimum: 0 }),
+  revision: Type.Integer({ minimum: 0 }),
+  hotkey: Type.Union([Hotkey, Type.Null()]),
+  snapshot: Type.Object({ snapshotId: Type.String({ format: 'uuid' }) }, { additionalProperties: true })
+}, { additionalProperties: false })
+export type SnapshotPublished = Static<typeof SnapshotPublished>
