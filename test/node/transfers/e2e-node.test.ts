@@ -17,7 +17,7 @@ t.test('256 MiB to the node destination, byte for byte, moved in parallel over H
   t.ok([200, 202].includes(fin.status), `finalize ${fin.status}`)
   const done = await waitForStatus(api, transfer.id, ['completed', 'failed'], 120_000)
   t.equal(done.status, 'completed', JSON.stringify(done.error))
-  t.same(done.chunks, { received: 16, delivered: 16, verified: 0, total: 16 })
+  t.same(done.chunks, { received: 16, delivered: 16, verified: 16, total: 16 }, 'every chunk verified by the devnet validator')
   const written = await readFile(join(net.data, 'orchestrator', 'sink', 'big.bin'))
   t.equal(written.byteLength, SIZE)
   t.equal(sha256(written), sha256(data), 'identical sha256')
