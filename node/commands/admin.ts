@@ -1,9 +1,9 @@
 // `bwnet admin …`: the admin HTTP API from a terminal. Prints JSON on stdout; an API error prints its
 // problem (code and detail) on stderr and exits 1.
 import { Command, Option } from 'commander'
+import { printApiCall, DEFAULT_API } from './http-call.ts'
 
-export const DEFAULT_API = 'http://127.0.0.1:8000'
-const REQUEST_TIMEOUT_MS = 15_000 // 15 s
+export { DEFAULT_API }
 
 interface Globals { api: string, key?: string }
 
@@ -13,27 +13,7 @@ async function callApi (cmd: Command, method: string, path: string, body?: unkno
   const { api, key } = cmd.optsWithGlobals<Globals>()
   if (key === undefined || key === '') cmd.error('error: an admin key is needed (--key or BWN_ADMIN_KEY)', { exitCode: 2, code: 'bwnet.admin.key' })
   const url = new URL(`/admin${path}`, api)
-  let res: Response
-  try {
-    res = await fetch(url, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
-    })
-  } catch (err) {
-    return cmd.error(`error: cannot reach ${url.origin}: ${(err as Error).message}`, { exitCode: 1, code: 'bwnet.admin.unreachable' })
-  }
-  const text = await res.text()
-  if (!res.ok) {
-    let detail = text
-    try {
-      const problem = JSON.parse(text) as { code?: string, detail?: string, errors?: Array<{ field: string, message: string }> }
-      detail = `${problem.code ?? res.status}: ${problem.detail ?? ''}${problem.errors ? ' ' + problem.errors.map(e => `${e.field} ${e.message}`).join('; ') : ''}`
-    } catch {}
-    return cmd.error(`error: ${res.status} ${detail}`, { exitCode: 1, code: 'bwnet.admin.api' })
-  }
-  cmd.configureOutput().writeOut!(JSON.stringify(JSON.parse(text), null, 2) + '\n')
+  return printApiCall(cmd, 'admin', url, method, key, body)
 }
 
 export function adminCommand (): Command {

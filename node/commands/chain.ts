@@ -1,9 +1,9 @@
 // `bwnet chain …`: inspect the chain a node uses, and record a sale on a dev chain, over the node's
 // HTTP API. Prints JSON on stdout; an API error prints its problem code and detail and exits 1.
 import { Command, InvalidArgumentError, Option } from 'commander'
+import { printApiCall, DEFAULT_API } from './http-call.ts'
 
-export const DEFAULT_API = 'http://127.0.0.1:8000'
-const REQUEST_TIMEOUT_MS = 15_000 // 15 s
+export { DEFAULT_API }
 
 interface Globals { api: string, key?: string }
 
@@ -11,30 +11,7 @@ async function callApi (cmd: Command, method: 'GET' | 'POST', path: string, body
   const { api, key } = cmd.optsWithGlobals<Globals>()
   let url: URL
   try { url = new URL(path, api) } catch { return cmd.error(`error: --api ${api} is not a URL`, { exitCode: 2, code: 'bwnet.chain.api' }) }
-  let res: Response
-  try {
-    res = await fetch(url, {
-      method,
-      headers: {
-        ...(key !== undefined && key !== '' ? { authorization: `Bearer ${key}` } : {}),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' })
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
-    })
-  } catch (err) {
-    return cmd.error(`error: cannot reach ${url.origin}: ${(err as Error).message}`, { exitCode: 1, code: 'bwnet.chain.unreachable' })
-  }
-  const text = await res.text()
-  if (!res.ok) {
-    let detail = text
-    try {
-      const problem = JSON.parse(text) as { code?: string, detail?: string, errors?: Array<{ field: string, message: string }> }
-      detail = `${problem.code ?? res.status}: ${problem.detail ?? ''}${problem.errors ? ' ' + problem.errors.map(e => `${e.field} ${e.message}`).join('; ') : ''}`
-    } catch {}
-    return cmd.error(`error: ${res.status} ${detail}`, { exitCode: 1, code: 'bwnet.chain.http' })
-  }
-  cmd.configureOutput().writeOut!(JSON.stringify(JSON.parse(text), null, 2) + '\n')
+  return printApiCall(cmd, 'chain', url, method, key, body)
 }
 
 const parseEpoch = (value: string): string => {
