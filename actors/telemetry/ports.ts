@@ -1,27 +1,12 @@
 // What the telemetry routes read, and the sources other machinery plugs in: published epoch
 // versions and sell-allowance proofs come from the validator's epoch machinery (its snapshots table
 // readers); without a source the lists are empty and single reads answer 404.
-import type { SnapshotEnvelope } from '../validator/envelope.ts'
-import type { SellAllowanceData, SellAllowanceFree, SellAllowancePaid } from '../domain/sell-allowance.ts'
 import type { Clock } from '../ports.ts'
 import type { TelemetryProjection } from './projection.ts'
 
-/** Seed §2.4 epoch data; `previousSnapshotId` and `correctionReason` are null on revision 1. */
-export interface EpochData {
-  epoch: number
-  formulaVersion: string
-  epochSummaryVersion: string
-  expectedOrchestratorCount: number
-  contributingOrchestratorCount: number
-  sumFinalShare: number
-  computedAt: string
-  previousSnapshotId: string | null
-  correctionReason: string | null
-  revision: number
-}
-export type EpochSnapshot = SnapshotEnvelope<EpochData>
-export type SellAllowancePaidSnapshot = SnapshotEnvelope<SellAllowanceData<SellAllowancePaid>>
-export type SellAllowanceFreeSnapshot = SnapshotEnvelope<SellAllowanceData<SellAllowanceFree>>
+// The published shapes are the validator's own (one definition).
+import type { EpochData, EpochSnapshot, SellAllowancePaidSnapshot, SellAllowanceFreeSnapshot } from '../validator/snapshots.ts'
+export type { EpochData, EpochSnapshot, SellAllowancePaidSnapshot, SellAllowanceFreeSnapshot }
 
 export interface EpochSource {
   /**
