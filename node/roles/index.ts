@@ -47,8 +47,10 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   let baseUrl = ''
   const source = { key, store, blobs, clock }
   let service: NodeTransferService | null = null
+  const pools = new Map<string, 'qualifying' | 'qualified'>() // PRISM pools from the validators' scores
   const telemetry = await startTelemetry(ctx.system, {
     env, store,
+    poolOf: (hotkey) => pools.get(hotkey) ?? 'unscored',
     epochs: { list: () => listEpochSnapshots(store, { limit: 100_000 }) },
     sellAllowance: { get: (hotkey, variant, epoch) => sellAllowanceSnapshot(store, hotkey, variant as 'paid', epoch) as never },
     participants: async () => {
@@ -73,7 +75,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const routing = new Map<string, number>()
   messenger.on('prism_scores', (m) => {
     if (roles.get(m.from) !== 'validator') return
-    for (const s of (m.body as PrismScores).scores) routing.set(s.hotkey, s.routingScore)
+    for (const s of (m.body as PrismScores).scores) { routing.set(s.hotkey, s.routingScore); pools.set(s.hotkey, s.pool) }
     void store.table('meta').put('prism/latest', { validator: m.from, ...(m.body as PrismScores) })
   })
   messenger.on('snapshot_published', (m) => {
