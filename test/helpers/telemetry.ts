@@ -5,9 +5,10 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { buildApp } from '../../api/app.ts'
 import type { FastifyInstance } from 'fastify'
 import { TelemetryProjection, type EpochSnapshot, type EpochSource, type SellAllowanceSource, type SellAllowancePaidSnapshot, type SellAllowanceFreeSnapshot } from '../../actors/telemetry/index.ts'
-import { sealEnvelope, formulaReference } from '../../actors/validator/envelope.ts'
+import { sellAllowanceSnapshots } from '../../actors/validator/sell-allowance.ts'
 import { epochSummary } from '../../actors/domain/epoch-weights.ts'
-import { computeSellAllowance, sellAllowanceFreeData, sellAllowancePaidData } from '../../actors/domain/sell-allowance.ts'
+import { epochSnapshotOf } from '../../actors/validator/epochs.ts'
+import { computeSellAllowance } from '../../actors/domain/sell-allowance.ts'
 import { isoFromMs } from '../../actors/domain/chain-time.ts'
 import type { AuditReader } from '../../actors/telemetry/audit.ts'
 import type { AttemptRow, ResultRow } from '../../actors/transfer/model.ts'
@@ -46,26 +47,10 @@ export function settled (opts: {
 /** Epoch versions as a validator publishes them: the real v3 weights, sealed like the epoch machinery does. */
 export function epochVersion (epoch: number, revision: number, previous: EpochSnapshot | null, publishedAtMs: number, verifiedMib = [300, 100]): EpochSnapshot {
   const summary = epochSummary(epoch, verifiedMib.map((mib, i) => ({ uid: i + 1, hotkey: [ORCH, ORCH_B][i % 2]! + '', verifiedMib: mib, penaltyMultiplier: 1, score: 0 })))
-  const publishedAt = isoFromMs(publishedAtMs)
-  return sealEnvelope({
-    version: `epoch-${epoch}-r${revision}`,
-    observedAt: isoFromMs((epoch + 1) * EPOCH_MS),
-    sourceEpoch: epoch,
-    formulaReference: formulaReference('epoch-weights'),
-    publishedAt,
-    evidenceSequence: String(revision * 10),
-    data: {
-      epoch,
-      formulaVersion: summary.formulaVersion,
-      epochSummaryVersion: publishedAt,
-      expectedOrchestratorCount: summary.expectedOrchestratorCount,
-      contributingOrchestratorCount: summary.contributingOrchestratorCount,
-      sumFinalShare: summary.sumFinalShare,
-      computedAt: publishedAt,
-      previousSnapshotId: previous?.snapshotId ?? null,
-      correctionReason: revision > 1 ? 'verified_evidence_updated' : null,
-      revision
-    }
+  // The validator's own builder: the fixtures are exactly what the epoch machinery publishes.
+  return epochSnapshotOf({
+    summary, close: { epoch, endAtMs: (epoch + 1) * EPOCH_MS }, publishedAtMs, revision,
+    previousSnapshotId: previous?.snapshotId ?? null, evidenceCount: revision * 10
   })
 }
 
@@ -86,8 +71,7 @@ export function sellProofs (hotkey: string, epoch: number, publishedAtMs: number
     blockReference: { block: 0, atMs: 0 },
     computedAtMs: publishedAtMs
   })
-  const common = { version: `sell-allowance-${epoch}`, observedAt: isoFromMs((epoch + 1) * EPOCH_MS), sourceEpoch: epoch, formulaReference: formulaReference('sell-allowance'), publishedAt: isoFromMs(publishedAtMs), evidenceSequence: '1' }
-  return { paid: sealEnvelope({ ...common, data: sellAllowancePaidData(r) }), free: sealEnvelope({ ...common, data: sellAllowanceFreeData(r) }) }
+  return sellAllowanceSnapshots(r, { endAtMs: (epoch + 1) * EPOCH_MS }, publishedAtMs, 1)
 }
 
 export class MemorySellAllowanceSource implements SellAllowanceSource {
