@@ -76,6 +76,33 @@ t.test('bad input matrix', async t => {
     t.ok(res.status < 500, `${name}: never 5xx`)
   }
 
+  // Keys on the real transfer and destination routes: unknown, revoked, wrong role.
+  const accounts = net.devnet.orchestrator.accounts!
+  const orgId = (await accounts.listOrganizations())[0]!.id
+  const revoked = await accounts.createKey(orgId, { role: 'client', plan: 'enterprise', name: 'revoked' })
+  await accounts.revokeKey(revoked.apiKey.id)
+  const probes: Array<[string, string, RequestInit]> = [
+    ['GET /transfers/tiers', '/transfers/tiers', {}],
+    ['POST /transfers/create', '/transfers/create', { method: 'POST', body: JSON.stringify(good), headers: { 'content-type': 'application/json' } }],
+    [`GET /transfers/{id}`, `/transfers/${id}`, {}],
+    ['GET /transfers', '/transfers', {}],
+    ['GET /destinations', '/destinations', {}]
+  ]
+  const keyCases: Array<[string, string, number, string]> = [
+    ['unknown key', 'bwn_0000000000000000_' + 'A'.repeat(43), 401, 'BWN_ERR_KEY_INVALID'],
+    ['revoked key', revoked.key, 401, 'BWN_ERR_KEY_REVOKED'],
+    ['console key (wrong role)', net.file.keys.console!, 403, 'BWN_ERR_ROLE_FORBIDDEN'],
+    ['admin key (wrong role)', net.file.keys.admin!, 403, 'BWN_ERR_ROLE_FORBIDDEN']
+  ]
+  for (const [route, path, init] of probes) {
+    for (const [what, k, status, code] of keyCases) {
+      const res = await fetch(net.file.baseUrl + path, { ...init, headers: { ...(init.headers as Record<string, string> ?? {}), 'x-api-key': k } })
+      const body = await res.json() as any
+      t.equal(res.status, status, `${route}, ${what}: ${res.status} ${body.code}`)
+      t.equal(body.code, code, `${route}, ${what}: code`)
+    }
+  }
+
   // Idempotent re-send of the same bytes.
   const again = await chunk(0, c0, { 'x-chunk-sha256': sha256(c0) })
   t.equal(again.status, 200)
