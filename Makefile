@@ -1,10 +1,10 @@
 # Two commands on a fresh clone: `make run` starts the devnet, `make test` runs the whole suite.
 .PHONY: run test test-deps install typecheck bench clean
 
-# `npm ci` refuses a lockfile that lacks optional platform packages the registry does not serve
-# (msgpackr-extract's darwin/win32 builds); `npm install` then installs from the same lockfile.
+# Reproducible installs from the lockfile. msgpackr-extract is pinned (package.json `overrides`) to the
+# release whose platform builds the registry serves for every platform, so the lockfile is complete.
 node_modules/.package-lock.json: package.json package-lock.json
-	npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+	npm ci --no-audit --no-fund
 	@touch $@
 
 install: node_modules/.package-lock.json
