@@ -79,3 +79,4 @@ export const ChainInsufficientAlpha = createError('BWN_ERR_CHAIN_INSUFFICIENT_AL
 export const ChainForbidden = createError('BWN_ERR_CHAIN_FORBIDDEN', '%s', 403)
 export const ChainUnavailable = createError('BWN_ERR_CHAIN_UNAVAILABLE', '%s', 503)
 export const ChainTimeout = createError('BWN_ERR_CHAIN_TIMEOUT', '%s', 504)
+export const ChainRejected = createError('BWN_ERR_CHAIN_REJECTED', '%s', 502)

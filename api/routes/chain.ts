@@ -6,7 +6,7 @@ import { ChainHeadWire, WeightsRecordWire, SaleWire, Hotkey } from '../../protoc
 import { ChainError, type Chain, type ChainErrorCode } from '../../actors/chain/ports.ts'
 import {
   ChainNotRegistered, ChainNotValidator, ChainBadWeights, ChainBadBlock, ChainBadAmount, ChainInsufficientAlpha, ChainForbidden,
-  ChainUnavailable, ChainTimeout
+  ChainUnavailable, ChainTimeout, ChainRejected
 } from '../errors.ts'
 
 /** Epochs looked back for the latest vectors when no epoch is given. */
@@ -29,7 +29,8 @@ const HTTP_ERROR: Record<ChainErrorCode, new (message: string) => Error> = {
   BWN_ERR_CHAIN_INSUFFICIENT_ALPHA: ChainInsufficientAlpha,
   BWN_ERR_CHAIN_FORBIDDEN: ChainForbidden,
   BWN_ERR_CHAIN_UNAVAILABLE: ChainUnavailable,
-  BWN_ERR_CHAIN_TIMEOUT: ChainTimeout
+  BWN_ERR_CHAIN_TIMEOUT: ChainTimeout,
+  BWN_ERR_CHAIN_REJECTED: ChainRejected
 }
 
 /** A chain error as its coded HTTP error; anything else is left to the problem handler (500). */
