@@ -3,6 +3,9 @@
 import type { Clock, Logger, Store } from '../actors/ports.ts'
 import { DevChain, serveChain, RemoteChain, type Chain, type DevChainOptions } from '../actors/chain/index.ts'
 import type { Messenger } from './messenger.ts'
+import type { KeyPair } from '../protocol/index.ts'
+import type { NodeConfig } from './config.ts'
+import { SubtensorChain, checkRegistration } from './adapters/subtensor/chain.ts'
 
 export interface NodeChain {
   chain: Chain
@@ -24,4 +27,22 @@ export async function hostDevChain (deps: { store: Store, clock: Clock, logger: 
 export function remoteChain (deps: { clock: Clock, logger: Logger, messenger: Messenger }, host: string, dev = true): NodeChain {
   const chain = new RemoteChain({ net: deps.messenger, inbox: deps.messenger, host, clock: deps.clock, logger: deps.logger })
   return { chain, dev, stop: async () => { chain.close() } }
+}
+
+/**
+ * The subnet on a Subtensor node (`--chain subtensor --chain-url --netuid`). Orchestrators and workers
+ * (miners) refuse to start without a UID on the subnet unless `--skip-registration-check` is set.
+ */
+export async function openSubtensor (deps: { store: Store, clock: Clock, logger: Logger }, config: Pick<NodeConfig, 'role' | 'chainUrl' | 'netuid' | 'skipRegistrationCheck'>, key: KeyPair, opts: { follow?: boolean } = {}): Promise<NodeChain> {
+  const chain = await SubtensorChain.connect({ url: config.chainUrl!, netuid: config.netuid!, key, store: deps.store, clock: deps.clock, logger: deps.logger, follow: opts.follow })
+  if (config.role !== 'validator' && !config.skipRegistrationCheck) {
+    try {
+      const uid = await checkRegistration(chain, key.address, config.netuid!)
+      deps.logger.info({ event: 'subtensor_registered', uid, netuid: config.netuid }, `hotkey ${key.address} is UID ${uid} on subnet ${config.netuid}`)
+    } catch (err) {
+      await chain.close()
+      throw err
+    }
+  }
+  return { chain, dev: false, stop: async () => { await chain.close() } }
 }

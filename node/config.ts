@@ -30,7 +30,11 @@ export const NodeSettings = Type.Object({
   chainHost: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'hotkey of the node hosting the dev chain; null: an orchestrator hosts its own' }),
   blockTimeMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'dev chain block time (chain host only)' }),
   blocksPerEpoch: Type.Integer({ minimum: 2, maximum: 100_000, description: 'dev chain epoch length in blocks (chain host only)' }),
-  verifySampleRate: Type.Number({ minimum: 0, maximum: 1, description: 'fraction of deliveries a validator reads back' })
+  verifySampleRate: Type.Number({ minimum: 0, maximum: 1, description: 'fraction of deliveries a validator reads back' }),
+  chain: Type.Union([Type.Literal('dev'), Type.Literal('subtensor')], { description: 'dev: the embedded dev chain; subtensor: a Subtensor node (--chain-url, --netuid)' }),
+  chainUrl: Type.Union([Type.String({ pattern: '^wss?://', maxLength: 512 }), Type.Null()], { description: 'WebSocket RPC URL of a Subtensor node (with --chain subtensor)' }),
+  netuid: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'subnet id on Subtensor (with --chain subtensor)' }),
+  skipRegistrationCheck: Type.Boolean({ description: 'start an orchestrator or worker whose hotkey has no UID on the subnet (test networks only)' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
 
@@ -51,13 +55,18 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   chainHost: { flag: '--chain-host', env: 'BWN_CHAIN_HOST' },
   blockTimeMs: { flag: '--block-time-ms', env: 'BWN_BLOCK_TIME_MS' },
   blocksPerEpoch: { flag: '--blocks-per-epoch', env: 'BWN_BLOCKS_PER_EPOCH' },
-  verifySampleRate: { flag: '--verify-sample-rate', env: 'BWN_VERIFY_SAMPLE_RATE' }
+  verifySampleRate: { flag: '--verify-sample-rate', env: 'BWN_VERIFY_SAMPLE_RATE' },
+  chain: { flag: '--chain', env: 'BWN_CHAIN' },
+  chainUrl: { flag: '--chain-url', env: 'BWN_CHAIN_URL' },
+  netuid: { flag: '--netuid', env: 'BWN_NETUID' },
+  skipRegistrationCheck: { flag: '--skip-registration-check', env: 'BWN_SKIP_REGISTRATION_CHECK' }
 }
 
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
-  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1
+  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1,
+  chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false
 }
 
 export const DevnetSettings = Type.Object({
@@ -81,6 +90,7 @@ const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false })
 function fromEnv (schema: any, raw: string): unknown {
   const types = schema.anyOf ? schema.anyOf.map((s: any) => s.type) : [schema.type]
   if (types.includes('null') && (raw === '' || raw === 'null')) return null
+  if (types.includes('boolean') && (raw === 'true' || raw === 'false' || raw === '1' || raw === '0')) return raw === 'true' || raw === '1'
   if (types.includes('array')) return raw.split(',').map(s => s.trim()).filter(Boolean)
   if (types.includes('integer') || types.includes('number')) { const n = Number(raw); return raw.trim() === '' || Number.isNaN(n) ? raw : n }
   return raw
@@ -125,6 +135,9 @@ export function resolveConfig<P extends TProperties> (
     if (!(k in merged)) throw new ConfigError(`missing setting "${k}" (${meta[k]?.flag ?? k} or ${meta[k]?.env ?? 'config file'})`)
   }
   const check = ajv.compile(schema)
+  if (merged.chain === 'subtensor' && (merged.chainUrl === null || merged.netuid === null)) {
+    throw new ConfigError(`setting "chain" = "subtensor" (from ${origin.chain}) needs --chain-url and --netuid`)
+  }
   if (!check(merged)) {
     const e = check.errors![0]!
     const key = e.instancePath.split('/')[1] ?? String((e.params as { additionalProperty?: string }).additionalProperty ?? '')

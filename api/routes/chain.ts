@@ -78,6 +78,20 @@ export default async function chainRoutes (app: FastifyInstance, opts: ChainRout
     return { epoch: head.epoch, headEpoch: head.epoch, weights: [] }
   }))
 
+  app.get('/chain/registrations/:hotkey', {
+    schema: {
+      tags: ['chain'],
+      summary: 'UID, role and registration block of a hotkey (404 BWN_ERR_CHAIN_NOT_REGISTERED when it has none)',
+      params: Type.Object({ hotkey: Hotkey }),
+      response: { 200: Type.Object({ hotkey: Type.String(), uid: Type.Integer(), role: Type.String(), registeredAtBlock: Type.Integer() }) }
+    }
+  }, async (req) => await call(async () => {
+    const { hotkey } = req.params as { hotkey: string }
+    const found = (await chain.registrations()).find(r => r.hotkey === hotkey)
+    if (found === undefined) throw new ChainError('BWN_ERR_CHAIN_NOT_REGISTERED', `hotkey ${hotkey} has no UID on this chain`)
+    return found
+  }))
+
   app.post('/chain/sales', {
     schema: {
       tags: ['chain'],

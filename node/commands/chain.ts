@@ -1,11 +1,39 @@
 // `bwnet chain …`: inspect the chain a node uses, and record a sale on a dev chain, over the node's
-// HTTP API. Prints JSON on stdout; an API error prints its problem code and detail and exits 1.
+// HTTP API; or, with --chain-url and --netuid, read a Subtensor subnet directly over its RPC.
+// Prints JSON on stdout; an API or chain error prints its code and detail and exits 1.
 import { Command, InvalidArgumentError, Option } from 'commander'
+import { MemoryLevel } from 'memory-level'
 import { printApiCall, DEFAULT_API } from './http-call.ts'
+import { LevelStore } from '../../actors/store.ts'
+import { systemClock } from '../clock.ts'
+import { createLogger } from '../logger.ts'
+import { SubtensorChain } from '../adapters/subtensor/chain.ts'
+import { ChainError } from '../../actors/chain/ports.ts'
 
 export { DEFAULT_API }
 
-interface Globals { api: string, key?: string }
+interface Globals { api: string, key?: string, chainUrl?: string, netuid?: string }
+
+/** Runs `fn` against the Subtensor subnet named by --chain-url/--netuid (read-only) and prints its result. */
+async function onSubtensor (cmd: Command, fn: (chain: SubtensorChain) => Promise<unknown>): Promise<void> {
+  const { chainUrl, netuid } = cmd.optsWithGlobals<Globals>()
+  if (netuid === undefined || !/^[0-9]{1,5}$/.test(netuid)) return cmd.error('error: --chain-url needs --netuid <n>', { exitCode: 2, code: 'bwnet.chain.netuid' })
+  let chain: SubtensorChain | null = null
+  try {
+    chain = await SubtensorChain.connect({
+      url: chainUrl!, netuid: Number(netuid), key: null, store: new LevelStore(new MemoryLevel() as never), clock: systemClock, logger: createLogger({ level: 'silent' }), follow: false
+    })
+    const out = await fn(chain)
+    cmd.configureOutput().writeOut!(JSON.stringify(out, (_k, v: unknown) => typeof v === 'bigint' ? v.toString() : v, 2) + '\n')
+  } catch (err) {
+    const code = err instanceof ChainError ? err.code : 'BWN_ERR_CHAIN_UNAVAILABLE'
+    return cmd.error(`error: ${code}: ${(err as Error).message}`, { exitCode: 1, code: 'bwnet.chain.subtensor' })
+  } finally {
+    await chain?.close()
+  }
+}
+
+const useSubtensor = (cmd: Command): boolean => cmd.optsWithGlobals<Globals>().chainUrl !== undefined
 
 async function callApi (cmd: Command, method: 'GET' | 'POST', path: string, body?: unknown): Promise<void> {
   const { api, key } = cmd.optsWithGlobals<Globals>()
@@ -24,13 +52,30 @@ export function chainCommand (): Command {
     .description('inspect the chain (head, weights) and record alpha sales on a dev chain')
     .addOption(new Option('--api <url>', 'API base URL of a node').env('BWN_API').default(DEFAULT_API))
     .addOption(new Option('--key <key>', 'admin API key (recording a sale)').env('BWN_ADMIN_KEY'))
+    .addOption(new Option('--chain-url <url>', 'read a Subtensor node directly (ws:// or wss://) instead of a node\'s API').env('BWN_CHAIN_URL'))
+    .addOption(new Option('--netuid <n>', 'subnet id on Subtensor (with --chain-url)').env('BWN_NETUID'))
 
   chain.command('head').description('latest block, epoch, block time and epoch length')
-    .action((_o, cmd: Command) => callApi(cmd, 'GET', '/chain/head'))
+    .action((_o, cmd: Command) => useSubtensor(cmd) ? onSubtensor(cmd, c => c.head()) : callApi(cmd, 'GET', '/chain/head'))
 
-  chain.command('weights').description('weight vectors validators set for an epoch (default: the latest set)')
+  chain.command('weights').description('weight vectors validators set for an epoch (default: the latest set); on Subtensor, the vector of one UID')
     .option('--epoch <n>', 'epoch number', parseEpoch)
-    .action((o: { epoch?: string }, cmd: Command) => callApi(cmd, 'GET', `/chain/weights${o.epoch !== undefined ? `?epoch=${o.epoch}` : ''}`))
+    .option('--uid <n>', 'validator UID (Subtensor: the vector chain state holds for it)', parseEpoch)
+    .action((o: { epoch?: string, uid?: string }, cmd: Command) => {
+      if (useSubtensor(cmd)) {
+        if (o.uid !== undefined) return onSubtensor(cmd, c => c.weightsOfUid(Number(o.uid)))
+        if (o.epoch !== undefined) return onSubtensor(cmd, c => c.weightsOf(Number(o.epoch)))
+        return cmd.error('error: on Subtensor give --uid <n> (or --epoch <n>)', { exitCode: 2, code: 'bwnet.chain.uid' })
+      }
+      return callApi(cmd, 'GET', `/chain/weights${o.epoch !== undefined ? `?epoch=${o.epoch}` : ''}`)
+    })
+
+  chain.command('registration').description('UID and role of a hotkey on the chain (exit 1 when it has none)')
+    .requiredOption('--hotkey <ss58>', 'hotkey to look up')
+    .action((o: { hotkey: string }, cmd: Command) => {
+      if (useSubtensor(cmd)) return onSubtensor(cmd, async c => await c.register(o.hotkey, 'orchestrator'))
+      return callApi(cmd, 'GET', `/chain/registrations/${encodeURIComponent(o.hotkey)}`)
+    })
 
   chain.command('sale').description('record an alpha sale by a hotkey (dev chain)')
     .requiredOption('--hotkey <ss58>', 'hotkey that sells')

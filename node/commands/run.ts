@@ -48,6 +48,10 @@ export function nodeCommand (): Command {
     .option('--block-time-ms <n>', 'dev chain block time, chain host only (BWN_BLOCK_TIME_MS, default 12000)')
     .option('--blocks-per-epoch <n>', 'dev chain epoch length, chain host only (BWN_BLOCKS_PER_EPOCH, default 360)')
     .option('--verify-sample-rate <r>', 'fraction of deliveries a validator reads back (BWN_VERIFY_SAMPLE_RATE, default 1)')
+    .option('--chain <kind>', 'dev (embedded dev chain) | subtensor (BWN_CHAIN, default dev)')
+    .option('--chain-url <url>', 'WebSocket RPC of a Subtensor node, with --chain subtensor (BWN_CHAIN_URL)')
+    .option('--netuid <n>', 'subnet id on Subtensor, with --chain subtensor (BWN_NETUID)')
+    .option('--skip-registration-check', 'start without a UID on the subnet (test networks; BWN_SKIP_REGISTRATION_CHECK)')
     .option('--test-faults <list>', 'test-only fault switches: corrupt (BWN_TEST_FAULTS)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {

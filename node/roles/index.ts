@@ -17,7 +17,7 @@ import { startValidatorEpochs, type TaskEvidence, type OrchestratorPenalty } fro
 import { listEpochSnapshots, sellAllowanceSnapshot, KEYS } from '../../actors/validator/snapshots.ts'
 import type { Chain } from '../../actors/chain/index.ts'
 import type { PrismScores, SnapshotPublished } from '../../protocol/index.ts'
-import { hostDevChain, remoteChain, type NodeChain } from '../chain.ts'
+import { hostDevChain, openSubtensor, remoteChain, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
 import chainRoutes from '../../api/routes/chain.ts'
 import { authGuard } from '../../api/plugins/auth.ts'
@@ -60,7 +60,9 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   })
 
   // The dev chain: hosted here unless another node is named as its host.
-  const nodeChain: NodeChain = ctx.config.chainHost === null || ctx.config.chainHost === key.address
+  const nodeChain: NodeChain = ctx.config.chain === 'subtensor'
+    ? await openSubtensor({ store, clock, logger: ctx.logger }, ctx.config, key)
+    : ctx.config.chainHost === null || ctx.config.chainHost === key.address
     ? await hostDevChain({ store, clock, logger: ctx.logger, messenger }, { blockTimeMs: ctx.config.blockTimeMs, blocksPerEpoch: ctx.config.blocksPerEpoch })
     : remoteChain({ clock, logger: ctx.logger, messenger }, ctx.config.chainHost)
   // Registered on the chain (a UID) before it can hold weight; retried until the chain host answers.
@@ -155,6 +157,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
 async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, clock, key } = ctx
   const env = { clock, logger: ctx.logger }
+  // A worker on a Subtensor subnet checks its own UID once at start (read-only, no block following).
+  if (ctx.config.chain === 'subtensor') await (await openSubtensor({ store: ctx.store, clock, logger: ctx.logger }, ctx.config, key, { follow: false })).stop()
   const roles = roleBook(ctx)
   const worker = startWorker(ctx.system, {
     env, self: key.address, net: messenger, mover: new HttpChunkMover(ctx.transport, messenger),
@@ -175,8 +179,11 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, clock, key, store } = ctx
   const env = { clock, logger: ctx.logger }
   const roles = roleBook(ctx)
-  if (ctx.config.chainHost === null) throw new Error('a validator needs --chain-host: the hotkey of the node hosting the chain')
-  const nodeChain = remoteChain({ clock, logger: ctx.logger, messenger }, ctx.config.chainHost)
+  const subtensor = ctx.config.chain === 'subtensor'
+  if (!subtensor && ctx.config.chainHost === null) throw new Error('a validator needs --chain-host: the hotkey of the node hosting the chain')
+  const nodeChain = subtensor
+    ? await openSubtensor({ store, clock, logger: ctx.logger }, ctx.config, key)
+    : remoteChain({ clock, logger: ctx.logger, messenger }, ctx.config.chainHost!)
   const chain: Chain = nodeChain.chain
   let verifierScore: (hotkey: string) => number = () => 0
   // The epoch machinery registers this validator on the chain: it starts once the chain host is
@@ -189,7 +196,7 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   }
   let starting = false
   const tryStart = (): void => {
-    if (epochs !== null || starting || messenger.peerOf(ctx.config.chainHost!) === undefined) return
+    if (epochs !== null || starting || (!subtensor && messenger.peerOf(ctx.config.chainHost!) === undefined)) return
     starting = true
     startValidatorEpochs(ctx.system, env, { store, chain, hotkey: key.address, logger: ctx.logger, scoreOf: (h) => verifierScore(h) }).then(async (e) => {
       epochs = e

@@ -52,6 +52,13 @@ t.test('head, weights and a sale through the API; errors exit non-zero with the 
   t.equal(sale.code, 0)
   t.match(JSON.parse(sale.out), { hotkey: m, alphaRao: '250', block: 6 })
 
+  const reg = await run(['--api', api, 'registration', '--hotkey', m])
+  t.equal(reg.code, 0)
+  t.match(JSON.parse(reg.out), { hotkey: m, role: 'orchestrator', uid: 2 })
+  const unregistered = await run(['--api', api, 'registration', '--hotkey', newHotkey().address])
+  t.equal(unregistered.code, 1)
+  t.match(unregistered.err, /404 BWN_ERR_CHAIN_NOT_REGISTERED/)
+
   const over = await run(['--api', api, 'sale', '--hotkey', m, '--alpha', '5000'])
   t.equal(over.code, 1)
   t.match(over.err, /409 BWN_ERR_CHAIN_INSUFFICIENT_ALPHA/)

@@ -15,6 +15,12 @@ import { startValidatorEpochs, epochCandidates, summaryVector, type TaskEvidence
 import { KEYS } from '../../../actors/validator/snapshots.ts'
 import { startSubtensor, type Subtensor } from '../../helpers/subtensor.ts'
 import { capturingLogger } from '../../helpers/logger.ts'
+import { runCliOnce } from '../../helpers/proc.ts'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { CommanderError, type Command } from 'commander'
+import { chainCommand } from '../../../node/commands/chain.ts'
 
 const TAO = 1_000_000_000n
 const MIB = 1_048_576
@@ -82,6 +88,26 @@ t.test('Subtensor adapter on the real runtime', async t => {
     const head = await chain.head()
     t.equal(head.blocksPerEpoch, 11)
     t.equal(head.epoch, Math.floor((head.block + netuid + 1) / 11), 'epoch index as the runtime computes it')
+  })
+
+  await t.test('bwnet chain reads the subnet; a miner without a UID refuses to start', async t => {
+    const subnet = ['--chain-url', s.url, '--netuid', String(netuid)]
+    const head = await runChain([...subnet, 'head'])
+    t.equal(head.code, 0, head.err)
+    t.match(JSON.parse(head.out), { blocksPerEpoch: 11, blockTimeMs: 3_000 })
+    const reg = await runChain([...subnet, 'registration', '--hotkey', orchestrators[1]!.address])
+    t.match(JSON.parse(reg.out), { hotkey: orchestrators[1]!.address, uid: 2, role: 'orchestrator' })
+    const none = await runChain([...subnet, 'registration', '--hotkey', hotkeyFromSeed(seed(98)).address])
+    t.equal(none.code, 1)
+    t.match(none.err, /BWN_ERR_CHAIN_NOT_REGISTERED: .*no UID on subnet/)
+    const weights = await runChain([...subnet, 'weights', '--uid', String(valiUid)])
+    t.match(JSON.parse(weights.out), { uids: [], weights: [] }, 'no vector before the validator sets one')
+
+    const data = await mkdtemp(join(tmpdir(), 'bwnet-miner-'))
+    t.teardown(() => rm(data, { recursive: true, force: true }))
+    const miner = await runCliOnce(['node', '--role', 'worker', '--data', data, '--bootstrap', '127.0.0.1:9', '--dht-host', '127.0.0.1', ...['--chain', 'subtensor'], ...subnet], { LOG_LEVEL: 'warn' })
+    t.equal(miner.code, 1, 'exits 1')
+    t.match(miner.stderr, /has no UID on subnet \d+; register it/, 'and says why')
   })
 
   await t.test('the chain stores exactly the max-upscaled vector', async t => {
@@ -166,6 +192,24 @@ t.test('Subtensor adapter on the real runtime', async t => {
     t.match(records, [{ validatorHotkey: vali.address, uids: [1, 2], weights: vector }])
   })
 })
+
+async function runChain (args: string[]): Promise<{ code: number, out: string, err: string }> {
+  const cmd = chainCommand()
+  let out = ''
+  let err = ''
+  const quiet = (c: Command): void => {
+    c.exitOverride().configureOutput({ writeOut: x => { out += x }, writeErr: x => { err += x } })
+    c.commands.forEach(quiet)
+  }
+  quiet(cmd)
+  try {
+    await cmd.parseAsync(args, { from: 'user' })
+    return { code: 0, out, err }
+  } catch (e) {
+    if (e instanceof CommanderError) return { code: e.exitCode, out, err }
+    throw e
+  }
+}
 
 async function collectKeys (store: LevelStore, prefix: string): Promise<string[]> {
   const out: string[] = []
