@@ -5,7 +5,6 @@ import { DevChain, serveChain, RemoteChain, type Chain, type DevChainOptions } f
 import type { Messenger } from './messenger.ts'
 import type { KeyPair } from '../protocol/index.ts'
 import type { NodeConfig } from './config.ts'
-import { SubtensorChain, checkRegistration } from './adapters/subtensor/chain.ts'
 
 export interface NodeChain {
   chain: Chain
@@ -34,6 +33,8 @@ export function remoteChain (deps: { clock: Clock, logger: Logger, messenger: Me
  * (miners) refuse to start without a UID on the subnet unless `--skip-registration-check` is set.
  */
 export async function openSubtensor (deps: { store: Store, clock: Clock, logger: Logger }, config: Pick<NodeConfig, 'role' | 'chainUrl' | 'netuid' | 'skipRegistrationCheck'>, key: KeyPair, opts: { follow?: boolean } = {}): Promise<NodeChain> {
+  // Loaded on demand: nodes on the dev chain never pay for the polkadot libraries.
+  const { SubtensorChain, checkRegistration } = await import('./adapters/subtensor/chain.ts')
   const chain = await SubtensorChain.connect({ url: config.chainUrl!, netuid: config.netuid!, key, store: deps.store, clock: deps.clock, logger: deps.logger, follow: opts.follow })
   if (config.role !== 'validator' && !config.skipRegistrationCheck) {
     try {

@@ -7,7 +7,7 @@ import { printApiCall, DEFAULT_API } from './http-call.ts'
 import { LevelStore } from '../../actors/store.ts'
 import { systemClock } from '../clock.ts'
 import { createLogger } from '../logger.ts'
-import { SubtensorChain } from '../adapters/subtensor/chain.ts'
+import type { SubtensorChain } from '../adapters/subtensor/chain.ts'
 import { ChainError } from '../../actors/chain/ports.ts'
 
 export { DEFAULT_API }
@@ -20,6 +20,8 @@ async function onSubtensor (cmd: Command, fn: (chain: SubtensorChain) => Promise
   if (netuid === undefined || !/^[0-9]{1,5}$/.test(netuid)) return cmd.error('error: --chain-url needs --netuid <n>', { exitCode: 2, code: 'bwnet.chain.netuid' })
   let chain: SubtensorChain | null = null
   try {
+    // Loaded on demand: the polkadot libraries add noticeably to every command's start-up.
+    const { SubtensorChain } = await import('../adapters/subtensor/chain.ts')
     chain = await SubtensorChain.connect({
       url: chainUrl!, netuid: Number(netuid), key: null, store: new LevelStore(new MemoryLevel() as never), clock: systemClock, logger: createLogger({ level: 'silent' }), follow: false
     })
