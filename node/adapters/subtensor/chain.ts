@@ -53,6 +53,9 @@ export interface SubtensorOptions {
   follow?: boolean
 }
 
+/** A registration with the hotkey's alpha stake on the subnet and its validator permit. */
+export interface SubtensorStanding extends Registration { stakeRao: bigint, validatorPermit: boolean }
+
 interface PendingCommit {
   hash: string
   label: number
@@ -164,18 +167,33 @@ export class SubtensorChain implements Chain {
   }
 
   async registrations (): Promise<Registration[]> {
+    return (await this.#standings()).map(({ stakeRao: _s, validatorPermit: _p, ...r }) => r)
+  }
+
+  /** A hotkey's registration with its alpha stake and validator permit, or null without a UID. */
+  async standing (hotkey: string): Promise<SubtensorStanding | null> {
+    const uid = await this.uidOf(hotkey)
+    if (uid === null) return null
+    return (await this.#standings([uid]))[0] ?? null
+  }
+
+  /** Standings of `uids` (default: every UID of the subnet), ascending by UID. */
+  async #standings (uids?: number[]): Promise<SubtensorStanding[]> {
     return await this.#retrying('registrations', async () => {
       const q = this.#api.query.subtensorModule
       const [keys, permits, minStake] = await Promise.all([q.keys.entries(this.netuid), q.validatorPermit(this.netuid), q.weightsMinStake()])
       const permit = permits.toJSON() as boolean[]
       const threshold = maxBig(this.#opts.validatorMinStakeRao ?? DEFAULT_VALIDATOR_MIN_STAKE_RAO, BigInt(minStake.toString()))
-      const out: Registration[] = []
+      const out: SubtensorStanding[] = []
       for (const [k, v] of keys) {
         const uid = Number(k.args[1]!.toString())
+        if (uids !== undefined && !uids.includes(uid)) continue
         const hotkey = v.toString()
         const [stake, at] = await Promise.all([q.totalHotkeyAlpha(hotkey, this.netuid), q.blockAtRegistration(this.netuid, uid)])
-        const role: Role = permit[uid] === true && BigInt(stake.toString()) >= threshold ? 'validator' : 'orchestrator'
-        out.push({ hotkey, uid, role, registeredAtBlock: Number(at.toString()) })
+        const stakeRao = BigInt(stake.toString())
+        const validatorPermit = permit[uid] === true
+        const role: Role = validatorPermit && stakeRao >= threshold ? 'validator' : 'orchestrator'
+        out.push({ hotkey, uid, role, registeredAtBlock: Number(at.toString()), stakeRao, validatorPermit })
       }
       return out.sort((a, b) => a.uid - b.uid)
     })
