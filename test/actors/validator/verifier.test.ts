@@ -2,6 +2,10 @@
 // (docs/formulas.md#readiness-transitions). Expected values are worked from the formula text.
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Level } from 'level'
 import { MemoryLevel } from 'memory-level'
 import { cryptoReady, newHotkey, type PrismScores, type VerifyRequest } from '../../../protocol/index.ts'
 import { LevelStore, collect, prefixRange } from '../../../actors/store.ts'
@@ -64,7 +68,13 @@ t.before(cryptoReady)
 
 t.test('readiness transitions feed PRISM, and every input survives a restart', async t => {
   const clock = new ManualClock()
-  const store = new LevelStore(new MemoryLevel() as never)
+  // On disk, closed and reopened across the restart, as the node's own store.
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-verifier-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  let db = new Level<string, string>(dir)
+  await db.open()
+  let store = new LevelStore(db as never)
+  t.teardown(() => db.close())
   const current = new Map<string, { ready: boolean, connected: boolean }>()
   const o = newHotkey().address
   const t0 = clock.now()
@@ -87,8 +97,12 @@ t.test('readiness transitions feed PRISM, and every input survives a restart', a
   close(t, s.finalScore, 0.15, 'final')
   t.equal(s.pool, 'qualifying')
 
-  // Restart: a new actor system on the same store, same instant.
+  // Restart: the store closed and reopened, a new actor system, same instant.
   v.stop()
+  await db.close()
+  db = new Level<string, string>(dir)
+  await db.open()
+  store = new LevelStore(db as never)
   v = harness(t, clock, store, current)
   const after = await v.epoch(1)
   t.same(after.scores, before.scores, 'the same scores after a restart')
