@@ -5,6 +5,7 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { loadScenario, runSimulation } from '../../sim/index.ts'
+import { assertInvariants } from '../helpers/sim.ts'
 
 t.test('readiness is the share of the run an orchestrator was reachable', async t => {
   const scenario = await loadScenario(join(import.meta.dirname, '../../sim/scenarios/readiness.json'))
@@ -29,6 +30,5 @@ t.test('readiness is the share of the run an orchestrator was reachable', async 
     }
   }
   t.ok(partial >= 2, `${partial} closes where a partial share is expected (so the walk is exercised)`)
-  for (const inv of m.invariants) t.ok(inv.ok, `${inv.name}: ${inv.detail}`)
-  t.ok(m.invariants.length > 0, 'invariants were checked')
+  assertInvariants(t, m)
 })
