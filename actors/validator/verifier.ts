@@ -57,6 +57,8 @@ interface State {
 /** Store keys (table `meta`) of the PRISM inputs. Times are zero-padded so keys sort by time. */
 export const PRISM_KEYS = {
   prefix: 'prism/',
+  /** The final scores of the last close (the epoch machinery's tie-break reads them between closes). */
+  scores: 'prism/scores',
   track: (hotkey: string) => `prism/track/${hotkey}`,
   evidence: (hotkey: string, atMs: number, attemptId: string) => `prism/ev/${hotkey}/${pad(atMs)}/${attemptId}`,
   penalty: (hotkey: string, atMs: number, attemptId: string) => `prism/pen/${hotkey}/${pad(atMs)}/${attemptId}`,
@@ -70,7 +72,8 @@ interface EvidenceRow { atMs: number, pool: PrismPool, verified: boolean, mbps: 
 interface ReadinessRow { firstSeenAt: number, seq: number }
 
 /** Rebuilds the verifier's PRISM inputs from the store. */
-export async function loadPrismInputs (store: Store): Promise<Pick<State, 'tracks' | 'readiness' | 'seenAttempts'>> {
+export async function loadPrismInputs (store: Store): Promise<Pick<State, 'tracks' | 'readiness' | 'seenAttempts' | 'scores'>> {
+  const scores = new Map<string, number>(Object.entries(await store.table<Record<string, number>>('meta').get(PRISM_KEYS.scores) ?? {}))
   const tracks = new Map<string, Track>()
   const readiness = new Map<string, Readiness>()
   const seenAttempts = new Set<string>()
@@ -105,7 +108,7 @@ export async function loadPrismInputs (store: Store): Promise<Pick<State, 'track
   // Rows whose header never made it (or was pruned) still score: they start when their evidence starts.
   for (const t of tracks.values()) if (t.firstSeenAt === Infinity) t.firstSeenAt = Math.min(...t.outcomes.map(o => o.atMs), ...t.penalties.map(p => p.createdAtMs))
   for (const r of readiness.values()) if (r.firstSeenAt === Infinity) r.firstSeenAt = r.transitions[0]?.atMs ?? 0
-  return { tracks, readiness, seenAttempts }
+  return { tracks, readiness, seenAttempts, scores }
 }
 
 export interface VerifierDeps {
@@ -169,6 +172,7 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
     if (!state.loaded) {
       // First message since start (or since a crash reset the state): rebuild from the store.
       state = { ...state, ...await loadPrismInputs(store), loaded: true }
+      latest = new Map(state.scores)
       log.info({ orchestrators: state.tracks.size, event: 'prism_inputs_loaded' }, 'PRISM inputs rebuilt from the store')
     }
     switch (msg.type) {
@@ -267,6 +271,7 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
             readinessMultiplier: p.readinessMultiplier, activeTimeRatio: p.activeTimeRatio
           })
         }
+        ops.push({ type: 'put', table: 'meta', key: PRISM_KEYS.scores, value: Object.fromEntries(state.scores) })
         await store.batch(ops)
         latest = new Map(state.scores)
         net.broadcast('prism_scores', { epoch: msg.epoch, computedAt: now, scores })
@@ -281,6 +286,7 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
   }
 
   self = spawnSupervised<State, VerifierMsg>(parent, 'verifier', env, () => ({ loaded: false, tracks: new Map(), readiness: new Map(), scores: new Map(), seenAttempts: new Set() }), handler)
+  tell(self, { type: 'scores', reply: () => {} }) // loads the stored inputs now, not at the first delivery
   return { ref: self, scoreOf: (hotkey) => latest.get(hotkey) ?? 0 }
 }
 

@@ -104,6 +104,8 @@ t.test('readiness transitions feed PRISM, and every input survives a restart', a
   await db.open()
   store = new LevelStore(db as never)
   v = harness(t, clock, store, current)
+  await new Promise<void>(resolve => tell(v.verifier.ref, { type: 'scores', reply: () => resolve() }))
+  close(t, v.verifier.scoreOf(o), 0.15, 'the last close\'s score is back before any new close')
   const after = await v.epoch(1)
   t.same(after.scores, before.scores, 'the same scores after a restart')
   // The same attempt asked again is not counted twice (its evidence is in the store), and gets no verdict.
