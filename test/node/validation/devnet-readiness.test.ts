@@ -47,7 +47,7 @@ t.test('an orchestrator that drops and comes back is published with the share of
 
   // B earns evidence (only orchestrators with verified work are scored).
   const api = apiClient(net.file.baseUrl, await net.clientKey('enterprise'))
-  const transfer = await upload(api, testBytes(96 * 1024 * 1024, 7), { filename: 'ready.bin', hotkey: net.file.nodes[0]!.hotkey })
+  const transfer = await upload(api, testBytes(48 * 1024 * 1024, 7), { filename: 'ready.bin', hotkey: net.file.nodes[0]!.hotkey })
   await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
   t.equal((await waitForStatus(api, transfer.id, ['completed', 'failed'], 120_000)).status, 'completed')
   await eventually(async () => (await prismAt()).scores.some((s: any) => s.hotkey === bKey), 60_000, 'PRISM for B', 200)
