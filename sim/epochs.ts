@@ -61,9 +61,13 @@ export class FormulaEpochs implements EpochEngine {
 
   /** `orchestrators` in UID order (UID = position + 1; UID 0 is the burn UID). */
   constructor (orchestrators: readonly string[], startMs: number) {
-    // The simulated network is established: every orchestrator is qualified and a day old at start.
+    // The simulated network is established: every orchestrator is qualified and a day old at start. The
+    // validator starts watching at the start, when it sees every orchestrator connected and ready: with no
+    // transition before the window, the window starts there, in that state (docs/formulas.md#prism).
     this.#ageStartMs = startMs - DAY_MS
-    orchestrators.forEach((id, i) => this.#books.set(id, { id, uid: i + 1, buckets: new Map(), penalties: [], transitions: [], connected: true, lifetimeVerified: 0, epochBytes: 0 }))
+    orchestrators.forEach((id, i) => this.#books.set(id, {
+      id, uid: i + 1, buckets: new Map(), penalties: [], transitions: [{ atMs: startMs, ready: true, connected: true }], connected: true, lifetimeVerified: 0, epochBytes: 0
+    }))
   }
 
   #bucket (orchestrator: string, atMs: number): Bucket | undefined {

@@ -172,31 +172,27 @@ export function performanceScore (throughputScore: number, reliabilityScore: num
 
 /**
  * Share of the window [max(now − lookback, windowStart), now] during which ready ∧ connected held.
- * Without a transition before the window, the window starts at the first transition inside it;
- * without any transition, the current state decides (1 or 0).
+ * The state at the window start is that of the last transition at or before it. Without a transition
+ * there, the window starts at the first transition inside it, in that transition's state; without any
+ * transition, the current state decides (1 or 0). Transitions at the same instant apply in input order.
  */
 export function activeTimeRatio (
   transitions: readonly ReadinessTransition[], current: { ready: boolean, connected: boolean },
   nowMs: number, lookbackMs: number, windowStartMs = -Infinity
 ): number {
   const currentActive = current.ready && current.connected ? 1 : 0
-  let start = Math.max(nowMs - lookbackMs, windowStartMs)
   const events = transitions.filter(e => e.atMs <= nowMs).map((e, i) => ({ e, i }))
     .sort((a, b) => a.e.atMs - b.e.atMs || a.i - b.i).map(x => x.e)
   if (events.length === 0) return currentActive
-  let active: boolean | null = null
-  for (const e of events) if (e.atMs <= start) active = e.ready && e.connected
-  if (active === null) {
-    start = events[0].atMs
-    active = false
-  }
+  let start = Math.max(nowMs - lookbackMs, windowStartMs)
+  if (events[0].atMs > start) start = events[0].atMs
   if (nowMs <= start) return currentActive
+  let active = false
   let activeMs = 0
   let cursor = start
   for (const e of events) {
-    if (e.atMs <= start) continue
-    if (active) activeMs += e.atMs - cursor
-    cursor = e.atMs
+    if (e.atMs > start && active) activeMs += e.atMs - cursor
+    if (e.atMs > start) cursor = e.atMs
     active = e.ready && e.connected
   }
   if (active) activeMs += nowMs - cursor
@@ -239,6 +235,22 @@ export function nextPool (pool: PrismPool, confidence: number, config: Pick<Pris
   return pool === 'qualified' || confidence >= config.graduationConfidence ? 'qualified' : 'qualifying'
 }
 
+/** Why a graduated orchestrator routes on the pool-transition score instead of its final score. */
+export const TRANSITION_PENDING_REASON = 'transition_pending_empty_qualified_task_evidence'
+
+/**
+ * Positive evidence inside the lookback: a verified task, or a throughput sample above 0 Mbps with at
+ * least one task, dated within [now − lookback, now]. Failures, interventions, zero samples and anything
+ * older than the lookback (or later than now) are not.
+ */
+export function hasPositiveEvidence (
+  o: Pick<PrismOrchestratorInput, 'throughputSamples' | 'outcomes'>, nowMs: number, lookbackMs = DEFAULT_EVIDENCE_LOOKBACK_MS
+): boolean {
+  const inside = (atMs: number): boolean => nowMs - atMs >= 0 && nowMs - atMs <= lookbackMs
+  return o.outcomes.some(x => inside(x.atMs) && nonNegative(x.verified) > 0) ||
+    o.throughputSamples.some(s => inside(s.atMs) && nonNegative(s.mbps) > 0 && (s.tasks === undefined || nonNegative(s.tasks) > 0))
+}
+
 /** PRISM over a fleet. Each pool is normalized as its own cohort; output keeps input order. */
 export function computePrism (input: PrismInput, config: PrismConfig = DEFAULT_PRISM_CONFIG): PrismComponents[] {
   const { nowMs, orchestrators } = input
@@ -264,8 +276,8 @@ export function computePrism (input: PrismInput, config: PrismConfig = DEFAULT_P
     const confidence = confidenceScore(o.lifetimeVerifiedTasks, rate, ageDays, config)
     const pool = nextPool(o.pool, confidence, config)
     const finalScore = clamp01(performance * readiness * multiplier)
-    const hasEvidence = o.throughputSamples.length > 0 || o.outcomes.length > 0
-    const pending = pool === 'qualified' && (o.pool === 'qualifying' || o.transitionPending === true) && !(o.pool === 'qualified' && hasEvidence)
+    const pending = pool === 'qualified' && (o.pool === 'qualifying' || o.transitionPending === true) &&
+      !(o.pool === 'qualified' && hasPositiveEvidence(o, nowMs, config.evidenceLookbackMs))
     const routingScore = pending ? clamp01(config.poolTransitionScore * readiness * multiplier) : finalScore
     return {
       id: o.id,
@@ -289,7 +301,7 @@ export function computePrism (input: PrismInput, config: PrismConfig = DEFAULT_P
       confidence,
       finalScore,
       routingScore,
-      routingOverrideReason: pending ? 'transition_pending_empty_qualified_evidence' : null
+      routingOverrideReason: pending ? TRANSITION_PENDING_REASON : null
     }
   })
 }

@@ -122,7 +122,10 @@ export function holdingOf (soldAlpha7dRao: bigint, baseAlpha7dRao: bigint): numb
   return Math.max(0, 1 - Number(soldAlpha7dRao) / Number(baseAlpha7dRao))
 }
 
-/** Rao withheld from an emission at multiplier m: base − floor(base·m) at ppm resolution (rounds up). */
+/**
+ * Rao withheld from an emission at multiplier m: base − floor(base·m̂/1e6), m̂ = m rounded to the nearest
+ * ppm. The floor rounds the withheld part up against m̂; m̂ may differ from m by half a ppm either way.
+ */
 export function withheldRao (baseRao: bigint, multiplier: number): bigint {
   const ppm = BigInt(Math.round(Math.min(1, Math.max(0, multiplier)) * Number(MULTIPLIER_PPM)))
   return baseRao - baseRao * ppm / MULTIPLIER_PPM

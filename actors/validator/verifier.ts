@@ -3,10 +3,16 @@
 // staged chunk, and answer with a signed verdict. Verdicts become epoch evidence; a mismatch becomes an
 // `integrity_chunk_mismatch` penalty on the orchestrator whose worker delivered the bytes (an
 // orchestrator answers for its workers). After each epoch close it computes PRISM from what it verified
-// and publishes the routing scores.
-import type { Network } from '../ports.ts'
+// and from each orchestrator's readiness transitions, and publishes the routing scores. Everything PRISM
+// is computed from lives in the store (`meta`, keys `prism/…`) and is rebuilt on start
+// (docs/formulas.md#readiness-transitions).
+import type { Network, Store, StoreOp } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref } from '../runtime.ts'
-import { computePrism, DAY_MS, type PrismOrchestratorInput, type PrismPool, type ThroughputSample, type OutcomeEvent, type PenaltyRow } from '../domain/prism.ts'
+import { prefixRange } from '../store.ts'
+import {
+  computePrism, DAY_MS, type PrismOrchestratorInput, type PrismPool, type ThroughputSample, type OutcomeEvent,
+  type PenaltyRow, type ReadinessTransition
+} from '../domain/prism.ts'
 import type { VerifyRequest, ReadTarget, PrismScores } from '../../protocol/index.ts'
 import type { TaskEvidence, OrchestratorPenalty } from './epochs.ts'
 
@@ -26,16 +32,91 @@ const MBPS = 8 / 1e6
 export type VerifierMsg =
   | { type: 'request', from: string, body: VerifyRequest }
   | { type: 'read', from: string, body: VerifyRequest, sha256: string | null, error: string | null }
+  /** An orchestrator's membership state as this node saw it at `atMs` (link up/down, workers attached). */
+  | { type: 'readiness', hotkey: string, atMs: number, ready: boolean, connected: boolean }
   | { type: 'epoch', epoch: number }
   | { type: 'scores', reply: (s: Map<string, number>) => void }
 
-interface Track { firstSeenAt: number, samples: ThroughputSample[], outcomes: OutcomeEvent[], penalties: PenaltyRow[], verified: number, pool: PrismPool }
-interface State { tracks: Map<string, Track>, scores: Map<string, number>, seenAttempts: Set<string> }
+/** Evidence tagged with the pool it was earned in: a graduate's qualifying evidence is not qualified evidence. */
+type PooledSample = ThroughputSample & { pool: PrismPool }
+type PooledOutcome = OutcomeEvent & { pool: PrismPool, key: string }
+interface Track {
+  firstSeenAt: number, samples: PooledSample[], outcomes: PooledOutcome[], penalties: PenaltyRow[], verified: number,
+  pool: PrismPool, transitionPending: boolean
+}
+/** Readiness history of one orchestrator; the last transition is its current recorded state. */
+interface Readiness { firstSeenAt: number, seq: number, transitions: Array<ReadinessTransition & { key: string }> }
+interface State {
+  loaded: boolean
+  tracks: Map<string, Track>
+  readiness: Map<string, Readiness>
+  scores: Map<string, number>
+  seenAttempts: Set<string>
+}
+
+/** Store keys (table `meta`) of the PRISM inputs. Times are zero-padded so keys sort by time. */
+export const PRISM_KEYS = {
+  prefix: 'prism/',
+  /** The final scores of the last close (the epoch machinery's tie-break reads them between closes). */
+  scores: 'prism/scores',
+  track: (hotkey: string) => `prism/track/${hotkey}`,
+  evidence: (hotkey: string, atMs: number, attemptId: string) => `prism/ev/${hotkey}/${pad(atMs)}/${attemptId}`,
+  penalty: (hotkey: string, atMs: number, attemptId: string) => `prism/pen/${hotkey}/${pad(atMs)}/${attemptId}`,
+  readiness: (hotkey: string) => `prism/rd/${hotkey}`,
+  transition: (hotkey: string, atMs: number, seq: number) => `prism/tr/${hotkey}/${pad(atMs)}/${String(seq).padStart(10, '0')}`
+}
+const pad = (ms: number): string => String(Math.max(0, Math.floor(ms))).padStart(15, '0')
+
+interface TrackRow { firstSeenAt: number, verified: number, pool: PrismPool, transitionPending: boolean }
+interface EvidenceRow { atMs: number, pool: PrismPool, verified: boolean, mbps: number | null }
+interface ReadinessRow { firstSeenAt: number, seq: number }
+
+/** Rebuilds the verifier's PRISM inputs from the store. */
+export async function loadPrismInputs (store: Store): Promise<Pick<State, 'tracks' | 'readiness' | 'seenAttempts' | 'scores'>> {
+  const scores = new Map<string, number>(Object.entries(await store.table<Record<string, number>>('meta').get(PRISM_KEYS.scores) ?? {}))
+  const tracks = new Map<string, Track>()
+  const readiness = new Map<string, Readiness>()
+  const seenAttempts = new Set<string>()
+  const trackOf = (hotkey: string): Track => {
+    let t = tracks.get(hotkey)
+    if (t === undefined) { t = { firstSeenAt: Infinity, samples: [], outcomes: [], penalties: [], verified: 0, pool: 'qualifying', transitionPending: false }; tracks.set(hotkey, t) }
+    return t
+  }
+  const readinessOf = (hotkey: string): Readiness => {
+    let r = readiness.get(hotkey)
+    if (r === undefined) { r = { firstSeenAt: Infinity, seq: 0, transitions: [] }; readiness.set(hotkey, r) }
+    return r
+  }
+  for await (const [key, value] of store.table<unknown>('meta').entries(prefixRange(PRISM_KEYS.prefix))) {
+    const [, kind, hotkey, , attemptId] = key.split('/')
+    if (hotkey === undefined) continue
+    switch (kind) {
+      case 'track': Object.assign(trackOf(hotkey), value as TrackRow); break
+      case 'ev': {
+        const e = value as EvidenceRow
+        const t = trackOf(hotkey)
+        t.outcomes.push(e.verified ? { atMs: e.atMs, verified: 1, pool: e.pool, key } : { atMs: e.atMs, failed: 1, pool: e.pool, key })
+        if (e.mbps !== null) t.samples.push({ atMs: e.atMs, mbps: e.mbps, pool: e.pool })
+        if (attemptId !== undefined) seenAttempts.add(attemptId)
+        break
+      }
+      case 'pen': trackOf(hotkey).penalties.push(value as PenaltyRow); break
+      case 'rd': Object.assign(readinessOf(hotkey), value as ReadinessRow); break
+      case 'tr': readinessOf(hotkey).transitions.push({ ...(value as ReadinessTransition), key }); break
+    }
+  }
+  // Rows whose header never made it (or was pruned) still score: they start when their evidence starts.
+  for (const t of tracks.values()) if (t.firstSeenAt === Infinity) t.firstSeenAt = Math.min(...t.outcomes.map(o => o.atMs), ...t.penalties.map(p => p.createdAtMs))
+  for (const r of readiness.values()) if (r.firstSeenAt === Infinity) r.firstSeenAt = r.transitions[0]?.atMs ?? 0
+  return { tracks, readiness, seenAttempts, scores }
+}
 
 export interface VerifierDeps {
   env: Env
   self: string
   net: Network
+  /** Where the PRISM inputs are kept across restarts. */
+  store: Store
   reader: RangeReader
   evidence: EvidenceSink
   /** Fraction of deliveries read back (1 in the devnet); decided per attempt from its id, so replayable. */
@@ -54,21 +135,46 @@ export function sampled (attemptId: string, rate: number): boolean {
 }
 
 export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
-  const { env, net } = deps
+  const { env, net, store } = deps
   const log = env.logger.child({ component: 'verifier' })
   let self: Ref<VerifierMsg>
   let latest = new Map<string, number>()
 
-  const track = (state: State, hotkey: string): Track => {
+  const track = (state: State, hotkey: string, ops: StoreOp[]): Track => {
     let t = state.tracks.get(hotkey)
     if (t === undefined) {
-      t = { firstSeenAt: env.clock.now(), samples: [], outcomes: [], penalties: [], verified: 0, pool: 'qualifying' }
+      t = { firstSeenAt: env.clock.now(), samples: [], outcomes: [], penalties: [], verified: 0, pool: 'qualifying', transitionPending: false }
       state.tracks.set(hotkey, t)
+      ops.push(trackOp(hotkey, t))
     }
     return t
   }
+  const trackOp = (hotkey: string, t: Track): StoreOp =>
+    ({ type: 'put', table: 'meta', key: PRISM_KEYS.track(hotkey), value: { firstSeenAt: t.firstSeenAt, verified: t.verified, pool: t.pool, transitionPending: t.transitionPending } satisfies TrackRow })
+
+  /** Appends a transition when the state changed; the store ops that make it durable go to `ops`. */
+  const observe = (state: State, hotkey: string, atMs: number, ready: boolean, connected: boolean, ops: StoreOp[]): void => {
+    let r = state.readiness.get(hotkey)
+    if (r === undefined) { r = { firstSeenAt: atMs, seq: 0, transitions: [] }; state.readiness.set(hotkey, r) }
+    const last = r.transitions.at(-1)
+    if (last !== undefined && last.ready === ready && last.connected === connected) return
+    // Never before the last recorded one: the walk sorts by time, and a late message must not reorder history.
+    const at = Math.max(atMs, last?.atMs ?? -Infinity)
+    r.seq++
+    const key = PRISM_KEYS.transition(hotkey, at, r.seq)
+    r.transitions.push({ atMs: at, ready, connected, key })
+    ops.push({ type: 'put', table: 'meta', key: PRISM_KEYS.readiness(hotkey), value: { firstSeenAt: r.firstSeenAt, seq: r.seq } satisfies ReadinessRow })
+    ops.push({ type: 'put', table: 'meta', key, value: { atMs: at, ready, connected } satisfies ReadinessTransition })
+    log.debug({ orchestrator: hotkey, ready, connected, atMs: at, event: 'readiness_transition' }, 'orchestrator readiness changed')
+  }
 
   const handler = async (state: State, msg: VerifierMsg): Promise<State> => {
+    if (!state.loaded) {
+      // First message since start (or since a crash reset the state): rebuild from the store.
+      state = { ...state, ...await loadPrismInputs(store), loaded: true }
+      latest = new Map(state.scores)
+      log.info({ orchestrators: state.tracks.size, event: 'prism_inputs_loaded' }, 'PRISM inputs rebuilt from the store')
+    }
     switch (msg.type) {
       case 'request': {
         const r = msg.body
@@ -95,15 +201,26 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
           return state
         }
         const verdict = msg.sha256 === r.sha256 ? 'verified' as const : 'mismatch' as const
-        net.send(msg.from, 'verify_verdict', { transferId: r.transferId, attemptId: r.attemptId, chunkIndex: r.chunkIndex, verdict, sha256: msg.sha256, detail: null })
-        const t = track(state, r.orchestrator)
+        const ops: StoreOp[] = []
+        const t = track(state, r.orchestrator, ops)
+        const mbps = verdict === 'verified' && r.trustedDurationMs > 0 ? r.length * MBPS / (r.trustedDurationMs / 1000) : null
+        const key = PRISM_KEYS.evidence(r.orchestrator, now, r.attemptId)
         if (verdict === 'verified') {
           t.verified++
-          t.outcomes.push({ atMs: now, verified: 1 })
-          if (r.trustedDurationMs > 0) t.samples.push({ atMs: now, mbps: r.length * MBPS / (r.trustedDurationMs / 1000) })
+          t.outcomes.push({ atMs: now, verified: 1, pool: t.pool, key })
+          if (mbps !== null) t.samples.push({ atMs: now, mbps, pool: t.pool })
+          ops.push(trackOp(r.orchestrator, t))
         } else {
-          t.outcomes.push({ atMs: now, failed: 1 })
-          t.penalties.push({ kind: 'integrity_chunk_mismatch', createdAtMs: now })
+          t.outcomes.push({ atMs: now, failed: 1, pool: t.pool, key })
+          const row: PenaltyRow = { kind: 'integrity_chunk_mismatch', createdAtMs: now }
+          t.penalties.push(row)
+          ops.push({ type: 'put', table: 'meta', key: PRISM_KEYS.penalty(r.orchestrator, now, r.attemptId), value: row })
+        }
+        ops.push({ type: 'put', table: 'meta', key, value: { atMs: now, pool: t.pool, verified: verdict === 'verified', mbps } satisfies EvidenceRow })
+        // Durable before anyone hears the verdict: a restart must neither lose nor re-count it.
+        await store.batch(ops)
+        net.send(msg.from, 'verify_verdict', { transferId: r.transferId, attemptId: r.attemptId, chunkIndex: r.chunkIndex, verdict, sha256: msg.sha256, detail: null })
+        if (verdict === 'mismatch') {
           log.warn({ transferId: r.transferId, chunk: r.chunkIndex, orchestrator: r.orchestrator, worker: r.worker, event: 'integrity_chunk_mismatch' }, 'delivered bytes do not match the staged chunk')
           await deps.evidence.submitPenalties([{ id: `mismatch-${r.attemptId}`, orchestratorHotkey: r.orchestrator, kind: 'integrity_chunk_mismatch', createdAtMs: now }])
         }
@@ -113,23 +230,49 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
         }])
         return state
       }
+      case 'readiness': {
+        const ops: StoreOp[] = []
+        observe(state, msg.hotkey, msg.atMs, msg.ready, msg.connected, ops)
+        await store.batch(ops)
+        return state
+      }
       case 'epoch': {
         const now = env.clock.now()
+        const horizon = now - EVIDENCE_WINDOW_MS
+        const ops: StoreOp[] = []
         const inputs: PrismOrchestratorInput[] = []
         for (const [hotkey, t] of state.tracks) {
-          t.samples = t.samples.filter(s => now - s.atMs <= EVIDENCE_WINDOW_MS)
-          t.outcomes = t.outcomes.filter(o => now - o.atMs <= EVIDENCE_WINDOW_MS)
-          const r = deps.readiness(hotkey)
-          inputs.push({ id: hotkey, pool: t.pool, throughputSamples: t.samples, outcomes: t.outcomes, ready: r.ready, connected: r.connected, transitions: [], penalties: t.penalties, lifetimeVerifiedTasks: t.verified, ageStartMs: t.firstSeenAt })
+          for (const o of t.outcomes) if (o.atMs < horizon) ops.push({ type: 'del', table: 'meta', key: o.key })
+          t.samples = t.samples.filter(s => s.atMs >= horizon)
+          t.outcomes = t.outcomes.filter(o => o.atMs >= horizon)
+          const current = deps.readiness(hotkey)
+          observe(state, hotkey, now, current.ready, current.connected, ops)
+          const rd = state.readiness.get(hotkey)!
+          pruneTransitions(rd, horizon, ops)
+          inputs.push({
+            id: hotkey, pool: t.pool,
+            throughputSamples: t.samples.filter(s => s.pool === t.pool), outcomes: t.outcomes.filter(o => o.pool === t.pool),
+            ready: current.ready, connected: current.connected, transitions: rd.transitions, penalties: t.penalties,
+            lifetimeVerifiedTasks: t.verified, ageStartMs: Math.min(t.firstSeenAt, rd.firstSeenAt), transitionPending: t.transitionPending
+          })
         }
         if (inputs.length === 0) return state
         const prism = computePrism({ nowMs: now, orchestrators: inputs })
         const scores: PrismScores['scores'] = []
         for (const p of prism) {
-          state.tracks.get(p.id)!.pool = p.nextPool
+          const t = state.tracks.get(p.id)!
+          t.pool = p.nextPool
+          // Set on graduation; cleared once the override no longer applies (positive qualified evidence).
+          t.transitionPending = p.graduated || (t.transitionPending && p.routingOverrideReason !== null)
+          ops.push(trackOp(p.id, t))
           state.scores.set(p.id, p.finalScore)
-          scores.push({ hotkey: p.id, pool: p.nextPool, routingScore: p.routingScore, finalScore: p.finalScore, penaltyMultiplier: p.penaltyMultiplier })
+          scores.push({
+            hotkey: p.id, pool: p.nextPool, routingScore: p.routingScore, finalScore: p.finalScore, penaltyMultiplier: p.penaltyMultiplier,
+            readinessMultiplier: p.readinessMultiplier, activeTimeRatio: p.activeTimeRatio
+          })
         }
+        ops.push({ type: 'put', table: 'meta', key: PRISM_KEYS.scores, value: Object.fromEntries(state.scores) })
+        await store.batch(ops)
         latest = new Map(state.scores)
         net.broadcast('prism_scores', { epoch: msg.epoch, computedAt: now, scores })
         log.info({ epoch: msg.epoch, orchestrators: scores.length, event: 'prism_published' }, 'PRISM scores published')
@@ -142,6 +285,15 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
     }
   }
 
-  self = spawnSupervised<State, VerifierMsg>(parent, 'verifier', env, () => ({ tracks: new Map(), scores: new Map(), seenAttempts: new Set() }), handler)
+  self = spawnSupervised<State, VerifierMsg>(parent, 'verifier', env, () => ({ loaded: false, tracks: new Map(), readiness: new Map(), scores: new Map(), seenAttempts: new Set() }), handler)
+  tell(self, { type: 'scores', reply: () => {} }) // loads the stored inputs now, not at the first delivery
   return { ref: self, scoreOf: (hotkey) => latest.get(hotkey) ?? 0 }
+}
+
+/** Drops transitions older than the window, keeping the last one at or before its start (it carries the state in). */
+function pruneTransitions (r: Readiness, horizon: number, ops: StoreOp[]): void {
+  let keepFrom = 0
+  for (let i = 0; i < r.transitions.length; i++) if (r.transitions[i]!.atMs <= horizon) keepFrom = i
+  for (const tr of r.transitions.slice(0, keepFrom)) ops.push({ type: 'del', table: 'meta', key: tr.key })
+  r.transitions = r.transitions.slice(keepFrom)
 }

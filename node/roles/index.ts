@@ -137,11 +137,11 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       app.get('/chain/prism', {
         schema: {
           tags: ['chain'], summary: 'The latest PRISM scores a validator published (the routing weights this orchestrator uses)',
-          response: { 200: Type.Object({ validator: Type.Union([Type.String(), Type.Null()]), epoch: Type.Union([Type.Integer(), Type.Null()]), scores: Type.Array(Type.Object({ hotkey: Type.String(), pool: Type.String(), routingScore: Type.Number(), finalScore: Type.Number(), penaltyMultiplier: Type.Number() })) }) }
+          response: { 200: Type.Object({ validator: Type.Union([Type.String(), Type.Null()]), epoch: Type.Union([Type.Integer(), Type.Null()]), computedAt: Type.Union([Type.Integer(), Type.Null()]), scores: Type.Array(Type.Object({ hotkey: Type.String(), pool: Type.String(), routingScore: Type.Number(), finalScore: Type.Number(), penaltyMultiplier: Type.Number(), readinessMultiplier: Type.Optional(Type.Number()), activeTimeRatio: Type.Optional(Type.Number()) })) }) }
         }
       }, async () => {
         const latest = await store.table<PrismScores & { validator: string }>('meta').get('prism/latest')
-        return latest === undefined ? { validator: null, epoch: null, scores: [] } : { validator: latest.validator, epoch: latest.epoch, scores: latest.scores }
+        return latest === undefined ? { validator: null, epoch: null, computedAt: null, scores: [] } : { validator: latest.validator, epoch: latest.epoch, computedAt: latest.computedAt, scores: latest.scores }
       })
       await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), trustedSigners: new Set([key.address]), now: () => clock.now() })
     },
@@ -207,15 +207,25 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   }
   const startTimer = clock.every(1_000, tryStart)
   const workersOf = new Map<string, number>()
-  messenger.on('heartbeat', (m) => { if ((m.body as { role: string }).role === 'orchestrator') workersOf.set(m.from, (m.body as { workers: number }).workers) })
+  const readinessOf = (h: string): { ready: boolean, connected: boolean } => {
+    const connected = messenger.peerOf(h) !== undefined
+    return { connected, ready: connected && (workersOf.get(h) ?? 1) > 0 }
+  }
   const verifier = startVerifier(ctx.system, {
-    env, self: key.address, net: messenger, reader: httpRangeReader, evidence: sink, sampleRate: ctx.config.verifySampleRate,
-    readiness: (h) => {
-      const connected = messenger.peerOf(h) !== undefined
-      return { connected, ready: connected && (workersOf.get(h) ?? 1) > 0 }
-    }
+    env, self: key.address, net: messenger, store, reader: httpRangeReader, evidence: sink, sampleRate: ctx.config.verifySampleRate,
+    readiness: readinessOf
   })
   verifierScore = verifier.scoreOf
+  // PRISM readiness transitions: every membership change of an orchestrator (link up with its announce,
+  // workers attached per heartbeat, link down), stamped when this node saw it.
+  const readinessChanged = (h: string): void => { tell(verifier.ref, { type: 'readiness', hotkey: h, atMs: clock.now(), ...readinessOf(h) }) }
+  messenger.on('announce', (m) => { if ((m.body as { role: Role }).role === 'orchestrator') readinessChanged(m.from) })
+  messenger.on('heartbeat', (m) => {
+    if ((m.body as { role: string }).role !== 'orchestrator') return
+    workersOf.set(m.from, (m.body as { workers: number }).workers)
+    readinessChanged(m.from)
+  })
+  ctx.onPeerDown((h) => { if (roles.get(h) === 'orchestrator') { workersOf.delete(h); readinessChanged(h) } })
   messenger.on('verify_request', (m) => { if (roles.get(m.from) === 'orchestrator') tell(verifier.ref, { type: 'request', from: m.from, body: m.body as never }) })
 
   // After each epoch close: publish PRISM scores, and replicate what the epoch machine published.

@@ -47,7 +47,11 @@ export const PrismScores = Type.Object({
     pool: Type.Union([Type.Literal('qualifying'), Type.Literal('qualified')]),
     routingScore: Type.Number({ minimum: 0, maximum: 1 }),
     finalScore: Type.Number({ minimum: 0, maximum: 1 }),
-    penaltyMultiplier: Type.Number({ minimum: 0, maximum: 1 })
+    penaltyMultiplier: Type.Number({ minimum: 0, maximum: 1 }),
+    /** gate (ready ∧ connected now) × activeTimeRatio. */
+    readinessMultiplier: Type.Number({ minimum: 0, maximum: 1 }),
+    /** Share of the lookback window the orchestrator was ready and connected, from the validator's transitions. */
+    activeTimeRatio: Type.Number({ minimum: 0, maximum: 1 })
   }, { additionalProperties: false }), { maxItems: 4096 })
 }, { additionalProperties: false })
 export type PrismScores = Static<typeof PrismScores>

@@ -7,7 +7,6 @@ import { Level } from 'level'
 import { runCli, eventually } from '../helpers/proc.ts'
 
 const MEMBERSHIP_DEADLINE_MS = 10_000 // every node knows every peer within 10 s of start
-const SHUTDOWN_DEADLINE_MS = 5_000
 
 t.test('devnet: up, every node known by role, graceful stop, restart keeps identities and rows', async t => {
   const data = await mkdtemp(join(tmpdir(), 'bwnet-devnet-'))
@@ -15,7 +14,6 @@ t.test('devnet: up, every node known by role, graceful stop, restart keeps ident
 
   const first = runCli(['devnet', '--port', '0', '--data', data, '--workers', '3'])
   t.teardown(() => first.stop('SIGKILL'))
-  const startedAt = Date.now()
   await first.waitFor(l => l.event === 'devnet_ready', 60_000, 'devnet_ready')
   const file = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
   t.match(file, { baseUrl: /^http:\/\/127\.0\.0\.1:\d+$/, dashboardUrl: String, telemetryUrl: String, keys: Object })
@@ -28,7 +26,6 @@ t.test('devnet: up, every node known by role, graceful stop, restart keeps ident
     return body.nodes.orchestrator === 1 && body.nodes.worker === 3 && body.nodes.validator === 1 ? body : undefined
   }, MEMBERSHIP_DEADLINE_MS, '/health to count 1 orchestrator, 3 workers, 1 validator')
   t.equal(health.total, 5)
-  t.ok(Date.now() - startedAt < 60_000)
 
   // Every node, not only the orchestrator, sees all four peers.
   const hotkeys = file.nodes.map((n: any) => n.hotkey)
@@ -40,9 +37,11 @@ t.test('devnet: up, every node known by role, graceful stop, restart keeps ident
     return hotkeys.every((h: string) => joined.get(h)?.size === 4)
   }, MEMBERSHIP_DEADLINE_MS, 'every node to see four peers')
 
+  // Exit 0 means every node stopped within the command's own deadline (SHUTDOWN_TIMEOUT_MS, measured by
+  // the process on its clock; past it the process logs shutdown_timeout and exits 1).
   const stopped = await first.stop('SIGTERM')
-  t.equal(stopped.code, 0, 'exits 0 on SIGTERM')
-  t.ok(stopped.ms < SHUTDOWN_DEADLINE_MS, `stopped in ${stopped.ms} ms`)
+  t.equal(stopped.code, 0, `exits 0 on SIGTERM (${stopped.ms} ms seen from here)`)
+  t.notOk(first.lines.some(l => l.event === 'shutdown_timeout'), 'no shutdown timeout')
   t.equal(first.lines.filter(l => l.event === 'node_stopped').length, 5, 'every node stopped cleanly')
 
   // The databases were closed cleanly: they open again and hold the peer rows.

@@ -1,11 +1,12 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { loadScenario, runSimulation, renderReport } from '../../sim/index.ts'
+import { assertInvariants } from '../helpers/sim.ts'
 
 t.test('corrupting fleets are penalized to zero weight; a dropping orchestrator loses its routing share', async t => {
   const scenario = await loadScenario(join(import.meta.dirname, '../../sim/scenarios/adversarial.json'))
   const m = await runSimulation(scenario)
-  for (const inv of m.invariants) t.ok(inv.ok, `${inv.name}: ${inv.detail}`)
+  assertInvariants(t, m)
   t.ok(m.totals.integrityMismatches > 0, 'corrupt deliveries were caught')
   const first = m.epochs[0]!
   const later = m.epochs.slice(1)

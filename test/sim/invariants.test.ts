@@ -1,5 +1,6 @@
 import t from 'tap'
 import { parseScenario, runSimulation } from '../../sim/index.ts'
+import { assertInvariants } from '../helpers/sim.ts'
 
 const base = {
   name: 'inv', durationHours: 0.5, drainHours: 0.5, epoch: { blocks: 50, blockTimeMs: 12000 },
@@ -16,7 +17,7 @@ t.test('churn, loss, a partition, stalling workers and destination failures: no 
     adversaries: { stallingWorkers: 0.1, placement: 'spread' },
     destinations: [{ id: 'd', bandwidthMbps: 500, latencyMs: 40, failureRate: 0.02 }]
   }), { seed: 5 })
-  for (const inv of m.invariants) t.ok(inv.ok, `${inv.name}: ${inv.detail}`)
+  assertInvariants(t, m)
   t.ok(m.transport.lost > 0, 'messages were lost')
   const cutOff = m.epochs.map(e => e.orchestrators.find(o => o.id === 'orch-001')!.readiness)
   t.ok(Math.min(...cutOff) < 1, `the partitioned orchestrator's readiness dropped (${cutOff.join(', ')})`)

@@ -2,7 +2,7 @@ import t from 'tap'
 import {
   computePrism, decayWeight, decayedThroughput, rawReliability, successRate, fleetNormalize, performanceScore,
   activeTimeRatio, activePenaltyCounts, penaltyMultiplier, confidenceScore, nextPool,
-  DEFAULT_PRISM_CONFIG, HOUR_MS, DAY_MS, type PrismOrchestratorInput
+  hasPositiveEvidence, DEFAULT_PRISM_CONFIG, HOUR_MS, DAY_MS, TRANSITION_PENDING_REASON, type PrismOrchestratorInput
 } from '../../../actors/domain/index.ts'
 
 const now = 1_800_000_000_000
@@ -58,6 +58,28 @@ t.test('active time ratio from transitions', async t => {
   close(t, activeTimeRatio([{ atMs: now - 2 * day, ready: true, connected: true }, { atMs: now - 6 * HOUR_MS, ready: false, connected: true }], { ready: false, connected: true }, now, day, now - 12 * HOUR_MS), 0.5)
 })
 
+// The first transition inside the window sets the state the window starts in (docs/formulas.md#prism:
+// "with no event at or before the window start, the window starts at the first event inside it").
+t.test('active time ratio: the first transition inside the window counts in its own state', async t => {
+  const up = (h: number) => ({ atMs: now - h * HOUR_MS, ready: true, connected: true })
+  const down = (h: number) => ({ atMs: now - h * HOUR_MS, ready: true, connected: false })
+  // one event, up at now − 11 h, still up: the window is [now − 11 h, now], up throughout → 11/11
+  t.equal(activeTimeRatio([up(11)], { ready: true, connected: true }, now, DAY_MS), 1)
+  // up −10 h, down −5 h, up −1 h: window 10 h, up 5 h + 1 h → 6/10
+  close(t, activeTimeRatio([up(10), down(5), up(1)], { ready: true, connected: true }, now, DAY_MS), 0.6)
+  // the same, listed out of order
+  close(t, activeTimeRatio([up(1), up(10), down(5)], { ready: true, connected: true }, now, DAY_MS), 0.6)
+  // down at −8 h, up at −2 h: window 8 h, up 2 h → 0.25
+  close(t, activeTimeRatio([down(8), up(2)], { ready: true, connected: true }, now, DAY_MS), 0.25)
+  // an event exactly at the window start counts as the state from the start: up at −24 h, down at −6 h → 18/24
+  close(t, activeTimeRatio([up(24), down(6)], { ready: true, connected: false }, now, DAY_MS), 0.75)
+  // two events at the same instant: the later one in input order holds (down then up at −4 h) → 1
+  t.equal(activeTimeRatio([down(4), up(4)], { ready: true, connected: true }, now, DAY_MS), 1)
+  // an event later than now is ignored; one event at exactly now leaves no window → current state
+  t.equal(activeTimeRatio([up(3), { ...down(0), atMs: now + HOUR_MS }], { ready: true, connected: true }, now, DAY_MS), 1)
+  t.equal(activeTimeRatio([up(0)], { ready: false, connected: true }, now, DAY_MS), 0)
+})
+
 t.test('penalties: durations, coefficients, clamp', async t => {
   const f = (h: number) => ({ kind: 'fraud' as const, createdAtMs: now - h * HOUR_MS })
   const c = activePenaltyCounts([f(1), f(167), f(168), { kind: 'sybil', createdAtMs: now - HOUR_MS, revokedAtMs: now - 1 }, { kind: 'integrity_chunk_mismatch', createdAtMs: now - 1000 * HOUR_MS }], now)
@@ -108,7 +130,58 @@ t.test('computePrism over a fleet', async t => {
   t.equal(by.new.throughputScore, 0.2, 'lone member of its pool')
   t.equal(by.new.nextPool, 'qualified')
   t.ok(by.new.graduated)
-  t.equal(by.new.routingOverrideReason, 'transition_pending_empty_qualified_evidence')
+  t.equal(by.new.routingOverrideReason, 'transition_pending_empty_qualified_task_evidence')
   close(t, by.new.routingScore, 0.5)
   t.equal(by.fast.routingScore, by.fast.finalScore)
+})
+
+t.test('computePrism: an orchestrator up since its first transition keeps its score', async t => {
+  // Registered 12 h ago, up at now − 11 h and still up: window [now − 11 h, now] all up → ratio 1.
+  // Lone member of its pool: throughput 0.2, reliability 0.2 → performance 0.4·0.2 + 0.6·0.2 = 0.2;
+  // final = 0.2 × 1 × 1 = 0.2, and it routes on that.
+  const [r] = computePrism({
+    nowMs: now,
+    orchestrators: [orch('a', { ageStartMs: now - 12 * HOUR_MS, transitions: [{ atMs: now - 11 * HOUR_MS, ready: true, connected: true }] })]
+  })
+  t.equal(r!.activeTimeRatio, 1)
+  t.equal(r!.readinessMultiplier, 1)
+  close(t, r!.performanceScore, 0.2)
+  close(t, r!.finalScore, 0.2)
+  close(t, r!.routingScore, 0.2)
+})
+
+t.test('transition pending ends only on positive evidence inside the lookback', async t => {
+  // Qualified, transition pending, ready all along: routing = 0.5 × readiness 1 × penalty 1 = 0.5 until
+  // positive evidence arrives.
+  const pending = (over: Partial<PrismOrchestratorInput>) => computePrism({
+    nowMs: now, orchestrators: [orch('g', { transitionPending: true, throughputSamples: [], outcomes: [], ...over })]
+  })[0]!
+  const cases: Array<[string, Partial<PrismOrchestratorInput>]> = [
+    ['no evidence', {}],
+    ['one failed outcome an hour ago', { outcomes: [{ atMs: now - HOUR_MS, failed: 1 }] }],
+    ['an overseer intervention', { outcomes: [{ atMs: now - HOUR_MS, overseerInterventions: 1 }] }],
+    ['a 900 Mbps sample 30 days old', { throughputSamples: [{ atMs: now - 30 * DAY_MS, mbps: 900 }] }],
+    ['a verified task 30 days old', { outcomes: [{ atMs: now - 30 * DAY_MS, verified: 5 }] }],
+    ['a 0 Mbps sample', { throughputSamples: [{ atMs: now - HOUR_MS, mbps: 0 }] }],
+    ['a sample with no tasks', { throughputSamples: [{ atMs: now - HOUR_MS, mbps: 500, tasks: 0 }] }],
+    ['a verified task in the future', { outcomes: [{ atMs: now + HOUR_MS, verified: 1 }] }]
+  ]
+  for (const [name, over] of cases) {
+    const r = pending(over)
+    close(t, r.routingScore, 0.5, `${name}: still routes at 0.5`)
+    t.equal(r.routingOverrideReason, TRANSITION_PENDING_REASON, `${name}: reason kept`)
+  }
+  t.equal(TRANSITION_PENDING_REASON, 'transition_pending_empty_qualified_task_evidence', 'the reference\'s reason string')
+  // Positive evidence inside the lookback ends it: the routing score becomes the final score.
+  for (const [name, over] of [
+    ['a verified task an hour ago', { outcomes: [{ atMs: now - HOUR_MS, verified: 1 }] }],
+    ['a 900 Mbps sample an hour ago', { throughputSamples: [{ atMs: now - HOUR_MS, mbps: 900 }] }]
+  ] as Array<[string, Partial<PrismOrchestratorInput>]>) {
+    const r = pending(over)
+    t.equal(r.routingOverrideReason, null, `${name}: override ends`)
+    t.equal(r.routingScore, r.finalScore, `${name}: routes on the final score`)
+    t.ok(r.finalScore > 0, `${name}: final ${r.finalScore}`)
+  }
+  t.notOk(hasPositiveEvidence({ throughputSamples: [], outcomes: [{ atMs: now - DAY_MS - 1, verified: 1 }] }, now, DAY_MS), 'one ms past the lookback')
+  t.ok(hasPositiveEvidence({ throughputSamples: [], outcomes: [{ atMs: now - DAY_MS, verified: 1 }] }, now, DAY_MS), 'exactly at the lookback edge')
 })

@@ -160,5 +160,7 @@ t.test('pro-rata split and withheld rao are exact in rao', async t => {
   t.throws(() => splitProRata(-1n, []), RangeError)
   t.equal(withheldRao(ALPHA, 0.8), 200_000_000n)
   t.equal(withheldRao(3n, 0.5), 2n, 'rounds the withheld part up')
+  // docs/formulas.md: m̂ = round(2/3 · 10⁶) = 666,667; kept ⌊10⁹ · 666,667 / 10⁶⌋ = 666,667,000 → 333,333,000
+  t.equal(withheldRao(ALPHA, 2 / 3), 333_333_000n, 'the multiplier is rounded to the nearest ppm first')
   t.equal(withheldRao(ALPHA, 1), 0n)
 })

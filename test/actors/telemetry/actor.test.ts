@@ -47,8 +47,13 @@ t.test('telemetry actor', async t => {
   workers = 5
   clock.advance(NETWORK_PUBLISH_INTERVAL_MS)
   await eventually(async () => p.publishedNetwork().length === 3, 2000, 'hourly snapshot')
-  t.ok(NETWORK_PUBLISH_INTERVAL_MS / PARTICIPANTS_REFRESH_MS > 1)
   await eventually(async () => p.current(clock.now()).env.data.workerCount === 5, 2000, 'participants refreshed')
+  // Between snapshots the participants refresh on their own, shorter period.
+  workers = 7
+  clock.advance(PARTICIPANTS_REFRESH_MS)
+  await eventually(async () => p.current(clock.now()).env.data.workerCount === 7, 2000, 'participants refreshed after one refresh period')
+  t.equal(p.current(clock.now()).env.data.reportedCapacityMbps, 700)
+  t.equal(p.publishedNetwork().length, 3, 'with no new snapshot')
 
   const system2 = startSystem()
   t.teardown(() => stopActor(system2))

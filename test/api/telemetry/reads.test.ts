@@ -74,7 +74,10 @@ t.test('network summary: every §2.2 field; realtime counts work in progress, pu
   const settledRt = (await T.get(`/v1/telemetry/tasks?transferId=${running}`)).json()
   t.same(settledRt.items.map((i: any) => i.data.state).sort(), ['cancelled', 'verified'])
   t.ok(settledRt.items.find((i: any) => i.data.state === 'cancelled').data.neutral)
-  t.ok(WORKER)
+  // WORKER moved chunks 0, 2, 3 of the finished transfer and both of the now-cancelled one; WORKER_B the other.
+  const mine = (await T.get(`/v1/telemetry/tasks?participantId=${WORKER}`)).json().items
+  t.equal(mine.length, 5, 'the worker\'s own tasks, once both transfers are terminal')
+  t.ok(mine.every((i: any) => i.data.workerId === WORKER), 'and only its own')
 })
 
 t.test('ETag on every success; If-None-Match answers 304 without a charge', async t => {

@@ -18,15 +18,23 @@ t.test('cancel mid-way: the upload is aborted before the answer and nothing land
   t.ok((await partials()).length >= 1, 'an upload is open at the destination')
 
   const cancelled = await api(`/transfers/${transfer.id}`, { method: 'DELETE' })
+  const cancelReturnedAt = Date.now()
   t.equal(cancelled.status, 200)
   t.equal(cancelled.body.status, 'cancelled')
   const afterCancel = await partials()
   t.same(afterCancel, [], 'the destination upload is gone when the cancel returns')
   await Promise.allSettled(lanes)
 
-  // Workers still holding offers try to write; the destination refuses them.
+  // Workers still holding offers try to write; the destination refuses them. Wait until every worker
+  // has reported, in a heartbeat received after the cancel returned, that it holds no task any more
+  // (the cancel reaches a worker after every offer sent before it): by then each one has dropped or
+  // finished whatever it held, so any late write has been tried.
   const sinkMtime = (await stat(sink)).mtimeMs
-  await new Promise(resolve => setTimeout(resolve, 2_000))
+  const orchestrator = net.devnet.orchestrator
+  await eventually(async () => {
+    const workers = (await orchestrator.membership.view()).peers.filter(p => p.role === 'worker')
+    return workers.length === 2 && workers.every(p => p.lastSeenAt > cancelReturnedAt && p.load === 0)
+  }, 30_000, 'every worker to report an empty load after the cancel', 100)
   t.same(await partials(), [], 'no partial upload reappears')
   t.notOk((await readdir(sink)).includes('cancelled.bin'), 'no object is written')
   t.equal((await stat(sink)).mtimeMs, sinkMtime, 'the sink directory did not change after the cancel')
