@@ -10,6 +10,7 @@ import { randomUUID, createHash } from 'node:crypto'
 import type { Network, Store, StoreOp, BlobStore } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref, type Reply } from '../runtime.ts'
 import { collect, prefixRange } from '../store.ts'
+import { blobRefKey, releaseBlobRef } from './blob-refs.ts'
 import { allocateChunks, rotatedOrder } from '../domain/allocation.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
 import { ATTEMPT_SLOTS_PER_CHUNK, type DestinationDriver, type UploadState } from '../destination.ts'
@@ -356,6 +357,8 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     const ops: StoreOp[] = [touch(a)]
     cancelOpenAttempts(a, ops, 'transfer_failed')
     void abortUpload(a)
+    // A failed transfer takes no more chunks and delivers none: its staged bytes are released too.
+    freeStaging(a).catch((err: Error) => log.warn({ transferId: a.row.id, err: err.message }, 'staging release failed'))
     emit({ type: 'transfer', row: a.row })
     return ops
   }
@@ -389,13 +392,9 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     }
   }
 
+  /** Drops this transfer's blob references; a blob goes with its last reference (blob-refs.ts). */
   async function freeStaging (a: Active): Promise<void> {
-    for (const c of a.chunks.values()) {
-      const ref = `blob/${c.sha256}/${a.row.id}/${c.chunk_index}`
-      await store.table('index').del(ref)
-      const others = await collect(store.table('index'), { ...prefixRange(`blob/${c.sha256}/`), limit: 1 })
-      if (others.length === 0) await deps.blobs.delete(c.sha256)
-    }
+    for (const c of a.chunks.values()) await releaseBlobRef(store, deps.blobs, c.sha256, a.row.id, c.chunk_index)
   }
 
   function checkDelivery (a: Active, at: AttemptRow, result: TaskResult): void {
@@ -486,7 +485,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
         if (a.row.status === 'pending') { a.row.status = 'in_progress'; a.row.started_at = iso() }
         await store.batch([
           { type: 'put', table: 'chunks', key: keys.chunk(a.row.id, msg.index), value: chunk },
-          { type: 'put', table: 'index', key: `blob/${msg.sha256}/${a.row.id}/${msg.index}`, value: 1 },
+          { type: 'put', table: 'index', key: blobRefKey(msg.sha256, a.row.id, msg.index), value: 1 },
           touch(a)
         ])
         a.pending.add(msg.index)
