@@ -71,12 +71,15 @@ export type CoordinatorEvent =
   | { type: 'checking', row: ResultRow, attempt: AttemptRow }
   | { type: 'intervention', row: InterventionRow }
 
+/** The answer to a staged chunk: a repeat of a recorded one, or newly recorded (with the new count). */
+export interface ChunkRecorded { duplicate: boolean, chunksReceived?: number }
+
 export type Outcome<T> = { ok: true, value: T } | { ok: false, code: string, status: number, detail: string, extensions?: Record<string, unknown> }
 
 export type CoordinatorMsg =
   | { type: 'start' }
   | { type: 'create', row: TransferRow, reply: Reply<Outcome<TransferRow>> }
-  | { type: 'chunk', transferId: string, index: number, sha256: string, md5: string, length: number, reply: Reply<Outcome<{ duplicate: boolean }>> }
+  | { type: 'chunk', transferId: string, index: number, sha256: string, md5: string, length: number, reply: Reply<Outcome<ChunkRecorded>> }
   | { type: 'finalize', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'cancel', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'assigned', from: string, body: TaskAssigned }
@@ -490,7 +493,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
         ])
         a.pending.add(msg.index)
         scheduleDispatch(a)
-        msg.reply.resolve({ ok: true, value: { duplicate: false } })
+        msg.reply.resolve({ ok: true, value: { duplicate: false, chunksReceived: a.row.chunks_received } })
         return state
       }
       case 'dispatch': {

@@ -227,14 +227,14 @@ async function main (): Promise<void> {
 
     const rssPeak = { bwnet: await rssRounds.bwnet.stop(), baseline: await rssRounds.baseline.stop() }
 
-    // Flood: oversized bodies at one chunk of the planned size, all at once, on a fresh transfer.
+    // Flood: oversized bodies at one chunk of `chunkBytes` (a one-chunk transfer of that size), all at once.
     let flood: { results: FloodResult[], rssBefore: number | null, rssPeak: number | null, health: number[] } | null = null
     if (floods > 0) {
       const t = await call(`${api}/transfers/create`, {
         method: 'POST', key, headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ sender_hotkey: sender, total_size: chunkBytes, filename: 'flood.bin', tier: 'STANDARD' })
       })
-      if (t.status !== 201 || t.body.chunk_size !== chunkBytes) throw new Error(`flood transfer: ${t.status} ${JSON.stringify(t.body)}`)
+      if (t.status !== 201 || t.body.total_chunks !== 1) throw new Error(`flood transfer: ${t.status} ${JSON.stringify(t.body)}`)
       const rssBefore = await rssOf(bw.child.pid!)
       const sampler = sampleRss(bw.child.pid!)
       const health: number[] = []

@@ -49,8 +49,8 @@ export interface StagedBody {
   readonly bytes: number
   /**
    * Makes it durable under its name: fsyncs the file, then, alone on its digest, renames it over
-   * the blob (replacing any file of that name), fsyncs the directory and runs `linked` (which takes
-   * the reference, so the existence and the reference are one step for every releaser).
+   * the blob (replacing any file of that name), fsyncs the directory and runs `linked` (which pins
+   * the blob, so its existence and the pin are one step for every releaser; blob-refs.ts).
    */
   commit (linked?: () => Promise<void>): Promise<void>
   /** Drops the temp file. */

@@ -3,11 +3,11 @@
 import { randomUUID } from 'node:crypto'
 import type { Store, Clock } from '../../actors/ports.ts'
 import { ask, type Ref } from '../../actors/runtime.ts'
-import type { CoordinatorMsg, Outcome } from '../../actors/transfer/coordinator.ts'
+import type { CoordinatorMsg, Outcome, ChunkRecorded } from '../../actors/transfer/coordinator.ts'
 import { TERMINAL, keys, type TransferRow, type ChunkRow } from '../../actors/transfer/model.ts'
 import { planChunks, checkTotalSize, MIN_CHUNK_SIZE, MAX_CHUNKS } from '../../actors/domain/chunk-plan.ts'
 import { isoFromMs } from '../../actors/domain/chain-time.ts'
-import { takeBlobRef, releaseBlobRef } from '../../actors/transfer/blob-refs.ts'
+import { pinBlob, releaseBlobRef } from '../../actors/transfer/blob-refs.ts'
 import { checkHotkey } from '../../protocol/index.ts'
 import type { Principal, Plan } from '../../api/accounts/model.ts'
 import { PLAN_REQUESTS_PER_MINUTE } from '../../api/accounts/model.ts'
@@ -156,6 +156,9 @@ export class NodeTransferService implements TransferService {
     const row = await this.#owned(id, principal)
     if (!Number.isInteger(index) || index < 0 || index >= row.total_chunks) throw new ChunkIndexInvalid(`Chunk index ${index} is outside 0..${row.total_chunks - 1}.`)
     if (TERMINAL.has(row.status)) throw new TransferClosed(`The transfer is ${row.status}; it takes no more chunks.`)
+    // Looked up while the body streams (a repeat of a received index is answered without a write).
+    const existingRow = this.deps.store.table<ChunkRow>('chunks').get(keys.chunk(id, index))
+    existingRow.catch(() => {})
     const expected = planChunks(row.total_size).chunk(index).length
     const tooLarge = (): Error => withExtensions(new ChunkTooLarge(`Chunk ${index} is ${expected} bytes; the body is longer.`), { expected_bytes: expected })
     const tooShort = (got: number): Error => withExtensions(new ChunkSizeInvalid(`Chunk ${index} must be ${expected} bytes; got ${got}.`), { expected_bytes: expected })
@@ -171,30 +174,35 @@ export class NodeTransferService implements TransferService {
       throw err
     }
     const digest = staged.sha256
-    const existing = await this.deps.store.table<ChunkRow>('chunks').get(keys.chunk(id, index))
+    const existing = await existingRow
     if (existing !== undefined) {
       await staged.discard()
       if (existing.sha256 !== digest) throw withExtensions(new ChunkConflict(`Chunk ${index} was already received with other bytes.`), { chunk_index: index })
-      return { ack: await this.#ack(id, index, digest, staged.bytes, true), created: false }
+      return { ack: await this.#ack(id, index, digest, staged.bytes, true, null), created: false }
     }
-    // Durable before acknowledged: the file and its directory entry are fsynced, and the blob's
-    // reference is taken in the same step as the rename (no release on the digest can run between).
-    await staged.commit(() => takeBlobRef(this.deps.store, digest, id, index))
-    let duplicate: boolean
+    // Durable before acknowledged: the file and its directory entry are fsynced. The blob is pinned
+    // in the same step as the rename (no release on the digest runs between) and stays pinned until
+    // the coordinator has written the chunk row and its blob reference in one batch.
+    let unpin = (): void => {}
+    await staged.commit(async () => { unpin = pinBlob(this.deps.blobs, digest) })
+    let out: ChunkRecorded
     try {
-      duplicate = (await this.#ask<{ duplicate: boolean }>(reply => ({ type: 'chunk', transferId: id, index, sha256: digest, md5: staged.md5 ?? '', length: staged.bytes, reply }))).duplicate
+      out = await this.#ask<ChunkRecorded>(reply => ({ type: 'chunk', transferId: id, index, sha256: digest, md5: staged.md5 ?? '', length: staged.bytes, reply }))
     } catch (err) {
-      // Refused (cancelled meanwhile, or a racing upload of other bytes): drop this reference; the
-      // blob goes when no other chunk references the same content.
-      await releaseBlobRef(this.deps.store, this.deps.blobs, digest, id, index)
+      // Refused (cancelled meanwhile, or a racing upload of other bytes): the blob goes unless
+      // another chunk references the same content.
+      unpin()
+      // After a timeout the coordinator may still record the chunk: the blob stays (at worst unreferenced).
+      if ((err as { code?: string }).code !== 'BWN_ERR_TIMEOUT') await releaseBlobRef(this.deps.store, this.deps.blobs, digest, null, index)
       throw err
     }
-    return { ack: await this.#ack(id, index, digest, staged.bytes, duplicate), created: !duplicate }
+    unpin()
+    return { ack: await this.#ack(id, index, digest, staged.bytes, out.duplicate, out.chunksReceived ?? null), created: !out.duplicate }
   }
 
-  async #ack (id: string, index: number, sha256: string, bytes: number, duplicate: boolean): Promise<ChunkAck> {
-    const after = await this.deps.store.table<TransferRow>('transfers').get(id)
-    return { transfer_id: id, chunk_index: index, sha256, bytes, duplicate, chunks_received: after?.chunks_received ?? 0 }
+  async #ack (id: string, index: number, sha256: string, bytes: number, duplicate: boolean, chunksReceived: number | null): Promise<ChunkAck> {
+    const received = chunksReceived ?? (await this.deps.store.table<TransferRow>('transfers').get(id))?.chunks_received ?? 0
+    return { transfer_id: id, chunk_index: index, sha256, bytes, duplicate, chunks_received: received }
   }
 
   /** Destinations whose parts are checked by ETag (S3 multipart) need each chunk's md5. */
