@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net'
 import { Devnet } from '../../node/devnet.ts'
 import { createLogger } from '../../node/logger.ts'
 import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
+import { WRITE_BATCH_BYTES } from '../../node/adapters/blob-store.ts'
 
 const { values } = parseArgs({ options: { mode: { type: 'string' }, data: { type: 'string' } } })
 const data = values.data!
@@ -39,7 +40,8 @@ if (values.mode === 'bwnet') {
     const hash = createHash('sha256')
     let bytes = 0
     const tap = new Transform({ transform (piece: Buffer, _enc, cb) { hash.update(piece); bytes += piece.length; cb(null, piece) } })
-    pipeline(req, tap, createWriteStream(join(dir, name), { flush: true })).then(
+    // Writes batched like the blob store's (1 MiB, one in flight), so neither side wins on syscalls.
+    pipeline(req, tap, createWriteStream(join(dir, name), { flush: true, highWaterMark: WRITE_BATCH_BYTES })).then(
       () => { res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes, sha256: hash.digest('hex') })) },
       (err: Error) => { res.writeHead(500).end(err.message) }
     )
