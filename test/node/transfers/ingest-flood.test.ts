@@ -86,3 +86,31 @@ t.test('a body is not read before the 401 of an unknown key or the 429 of a rate
   t.equal(flood.code, 'BWN_ERR_RATE_LIMITED')
   t.ok(flood.bytesSent <= SLACK_BYTES, `rate-limited key: answered before its body was read (${(flood.bytesSent / MIB).toFixed(1)} MiB sent of 512)`)
 })
+
+t.test('a body cut off by the client leaves no temp file and no chunk; the index then takes its bytes', async t => {
+  const { request } = await import('node:http')
+  const { readdir } = await import('node:fs/promises')
+  const { join } = await import('node:path')
+  const { eventually } = await import('../../helpers/proc.ts')
+  const net = await startTestDevnet(t, { workers: 0 })
+  const key = await net.clientKey('enterprise')
+  const api = apiClient(net.file.baseUrl, key)
+  const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: net.file.nodes[0]!.hotkey, total_size: 16 * MIB, filename: 'cut.bin', tier: 'STANDARD' } })
+  t.equal(created.status, 201)
+  const tmp = join(net.data, 'orchestrator', 'blobs', 'tmp')
+  // Half the body, then the connection goes away.
+  const req = request(new URL(`/transfers/${created.body.id}/chunks`, net.file.baseUrl), {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream', 'x-chunk-index': '0', 'content-length': String(16 * MIB) }
+  })
+  req.on('error', () => {})
+  await new Promise<void>(resolve => req.write(Buffer.alloc(8 * MIB, 3), () => resolve()))
+  const T0 = performance.now()
+  await eventually(async () => (await readdir(tmp)).length === 1, 30_000, 'the body to be streaming into a temp file')
+  t.comment(`streaming after ${performance.now() - T0} ms`)
+  req.destroy()
+  await eventually(async () => (await readdir(tmp)).length === 0, 30_000, 'the temp file of the cut-off body to go')
+  t.comment(`gone after ${performance.now() - T0} ms`)
+  t.equal((await api(`/transfers/${created.body.id}`)).body.chunks.received, 0, 'no chunk recorded')
+  const ok = await api(`/transfers/${created.body.id}/chunks`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-chunk-index': '0' }, body: Buffer.alloc(16 * MIB, 3) as unknown as BodyInit })
+  t.equal(ok.status, 201, 'the whole body is then accepted')
+})
