@@ -15,13 +15,18 @@ const FLOOD_BYTES = 1023 * MIB
 const SLACK_BYTES = 48 * MIB
 const RSS_GROWTH_LIMIT = 256 * MIB
 
-t.test('four 1 GiB bodies at a 16 MiB chunk: 413 at the excess byte, RSS bounded, /healthz answers', async t => {
+/** A workerless devnet, a client key of `plan` and a transfer of `size` bytes (nothing moves its chunks). */
+async function setup (t: { equal (a: unknown, b: unknown): void, teardown (fn: () => unknown): void }, plan: 'free' | 'enterprise', size: number, filename: string) {
   const net = await startTestDevnet(t, { workers: 0 })
-  const key = await net.clientKey('enterprise')
+  const key = await net.clientKey(plan)
   const api = apiClient(net.file.baseUrl, key)
-  const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: net.file.nodes[0]!.hotkey, total_size: 64 * MIB, filename: 'flood.bin', tier: 'STANDARD' } })
+  const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: net.file.nodes[0]!.hotkey, total_size: size, filename, tier: 'STANDARD' } })
   t.equal(created.status, 201)
-  const transfer = created.body
+  return { net, key, api, transfer: created.body }
+}
+
+t.test('four 1 GiB bodies at a 16 MiB chunk: 413 at the excess byte, RSS bounded, /healthz answers', async t => {
+  const { net, key, api, transfer } = await setup(t, 'enterprise', 64 * MIB, 'flood.bin')
   t.equal(transfer.chunk_size, 16 * MIB, 'the plan cuts 16 MiB chunks')
 
   const rssBefore = process.memoryUsage().rss
@@ -66,12 +71,7 @@ t.test('four 1 GiB bodies at a 16 MiB chunk: 413 at the excess byte, RSS bounded
 })
 
 t.test('a body is not read before the 401 of an unknown key or the 429 of a rate-limited one', async t => {
-  const net = await startTestDevnet(t, { workers: 0 })
-  const key = await net.clientKey('free')
-  const api = apiClient(net.file.baseUrl, key)
-  const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: net.file.nodes[0]!.hotkey, total_size: 64 * MIB, filename: 'limited.bin', tier: 'STANDARD' } })
-  t.equal(created.status, 201)
-  const transfer = created.body
+  const { net, key, api, transfer } = await setup(t, 'free', 64 * MIB, 'limited.bin')
 
   const unknown = await floodChunk({ baseUrl: net.file.baseUrl, key: 'bwn_sk_unknown0000000000000000000000', transferId: transfer.id, index: 0, expectedBytes: transfer.chunk_size, maxBytes: 512 * MIB, timeoutMs: 120_000 })
   t.equal(unknown.status, 401, 'unknown key: 401')
@@ -92,14 +92,10 @@ t.test('a body cut off by the client leaves no temp file and no chunk; the index
   const { readdir } = await import('node:fs/promises')
   const { join } = await import('node:path')
   const { eventually } = await import('../../helpers/proc.ts')
-  const net = await startTestDevnet(t, { workers: 0 })
-  const key = await net.clientKey('enterprise')
-  const api = apiClient(net.file.baseUrl, key)
-  const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: net.file.nodes[0]!.hotkey, total_size: 16 * MIB, filename: 'cut.bin', tier: 'STANDARD' } })
-  t.equal(created.status, 201)
+  const { net, key, api, transfer: created } = await setup(t, 'enterprise', 16 * MIB, 'cut.bin')
   const tmp = join(net.data, 'orchestrator', 'blobs', 'tmp')
   // Half the body, then the connection goes away.
-  const req = request(new URL(`/transfers/${created.body.id}/chunks`, net.file.baseUrl), {
+  const req = request(new URL(`/transfers/${created.id}/chunks`, net.file.baseUrl), {
     method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream', 'x-chunk-index': '0', 'content-length': String(16 * MIB) }
   })
   req.on('error', () => {})
@@ -110,7 +106,7 @@ t.test('a body cut off by the client leaves no temp file and no chunk; the index
   req.destroy()
   await eventually(async () => (await readdir(tmp)).length === 0, 30_000, 'the temp file of the cut-off body to go')
   t.comment(`gone after ${performance.now() - T0} ms`)
-  t.equal((await api(`/transfers/${created.body.id}`)).body.chunks.received, 0, 'no chunk recorded')
-  const ok = await api(`/transfers/${created.body.id}/chunks`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-chunk-index': '0' }, body: Buffer.alloc(16 * MIB, 3) as unknown as BodyInit })
+  t.equal((await api(`/transfers/${created.id}`)).body.chunks.received, 0, 'no chunk recorded')
+  const ok = await api(`/transfers/${created.id}/chunks`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-chunk-index': '0' }, body: Buffer.alloc(16 * MIB, 3) as unknown as BodyInit })
   t.equal(ok.status, 201, 'the whole body is then accepted')
 })
