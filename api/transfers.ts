@@ -102,11 +102,19 @@ export const CreateDestinationBody = Type.Union([
 ])
 export type CreateDestinationBody = Static<typeof CreateDestinationBody>
 
+export interface ChunkBodyOptions {
+  /** X-Chunk-SHA256 (hex, lower case), or null. */
+  sha256: string | null
+  /** The declared Content-Length, or null (chunked encoding): a wrong one is refused before reading. */
+  contentLength: number | null
+}
+
 export interface ListQuery { limit: number, offset: number, status?: string }
 
 export interface TransferService {
   create (body: CreateTransferBody, principal: Principal): Promise<TransferRecord>
-  putChunk (id: string, index: number, bytes: Buffer, sha256: string | null, principal: Principal): Promise<{ ack: ChunkAck, created: boolean }>
+  /** Streams one chunk's body (read only after the transfer and index are checked). */
+  putChunk (id: string, index: number, body: AsyncIterable<Uint8Array>, opts: ChunkBodyOptions, principal: Principal): Promise<{ ack: ChunkAck, created: boolean }>
   finalize (id: string, principal: Principal): Promise<TransferRecord>
   get (id: string, principal: Principal): Promise<TransferRecord>
   cancel (id: string, principal: Principal): Promise<TransferRecord>

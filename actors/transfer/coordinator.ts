@@ -10,6 +10,7 @@ import { randomUUID, createHash } from 'node:crypto'
 import type { Network, Store, StoreOp, BlobStore } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref, type Reply } from '../runtime.ts'
 import { collect, prefixRange } from '../store.ts'
+import { blobRefKey, releaseBlobRef } from './blob-refs.ts'
 import { allocateChunks, rotatedOrder } from '../domain/allocation.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
 import { ATTEMPT_SLOTS_PER_CHUNK, type DestinationDriver, type UploadState } from '../destination.ts'
@@ -70,12 +71,15 @@ export type CoordinatorEvent =
   | { type: 'checking', row: ResultRow, attempt: AttemptRow }
   | { type: 'intervention', row: InterventionRow }
 
+/** The answer to a staged chunk: a repeat of a recorded one, or newly recorded (with the new count). */
+export interface ChunkRecorded { duplicate: boolean, chunksReceived?: number }
+
 export type Outcome<T> = { ok: true, value: T } | { ok: false, code: string, status: number, detail: string, extensions?: Record<string, unknown> }
 
 export type CoordinatorMsg =
   | { type: 'start' }
   | { type: 'create', row: TransferRow, reply: Reply<Outcome<TransferRow>> }
-  | { type: 'chunk', transferId: string, index: number, sha256: string, md5: string, length: number, reply: Reply<Outcome<{ duplicate: boolean }>> }
+  | { type: 'chunk', transferId: string, index: number, sha256: string, md5: string, length: number, reply: Reply<Outcome<ChunkRecorded>> }
   | { type: 'finalize', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'cancel', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'assigned', from: string, body: TaskAssigned }
@@ -356,6 +360,8 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     const ops: StoreOp[] = [touch(a)]
     cancelOpenAttempts(a, ops, 'transfer_failed')
     void abortUpload(a)
+    // A failed transfer takes no more chunks and delivers none: its staged bytes are released too.
+    freeStaging(a).catch((err: Error) => log.warn({ transferId: a.row.id, err: err.message }, 'staging release failed'))
     emit({ type: 'transfer', row: a.row })
     return ops
   }
@@ -389,13 +395,9 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     }
   }
 
+  /** Drops this transfer's blob references; a blob goes with its last reference (blob-refs.ts). */
   async function freeStaging (a: Active): Promise<void> {
-    for (const c of a.chunks.values()) {
-      const ref = `blob/${c.sha256}/${a.row.id}/${c.chunk_index}`
-      await store.table('index').del(ref)
-      const others = await collect(store.table('index'), { ...prefixRange(`blob/${c.sha256}/`), limit: 1 })
-      if (others.length === 0) await deps.blobs.delete(c.sha256)
-    }
+    for (const c of a.chunks.values()) await releaseBlobRef(store, deps.blobs, c.sha256, a.row.id, c.chunk_index)
   }
 
   function checkDelivery (a: Active, at: AttemptRow, result: TaskResult): void {
@@ -486,12 +488,12 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
         if (a.row.status === 'pending') { a.row.status = 'in_progress'; a.row.started_at = iso() }
         await store.batch([
           { type: 'put', table: 'chunks', key: keys.chunk(a.row.id, msg.index), value: chunk },
-          { type: 'put', table: 'index', key: `blob/${msg.sha256}/${a.row.id}/${msg.index}`, value: 1 },
+          { type: 'put', table: 'index', key: blobRefKey(msg.sha256, a.row.id, msg.index), value: 1 },
           touch(a)
         ])
         a.pending.add(msg.index)
         scheduleDispatch(a)
-        msg.reply.resolve({ ok: true, value: { duplicate: false } })
+        msg.reply.resolve({ ok: true, value: { duplicate: false, chunksReceived: a.row.chunks_received } })
         return state
       }
       case 'dispatch': {

@@ -1,9 +1,10 @@
 // Transfer routes ({base_url}, no version prefix): seed §4.1. Keys: client role, Bearer or X-Api-Key.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest, FastifyReply } from 'fastify'
+import type { Readable } from 'node:stream'
 import type { ApiDeps } from '../deps.ts'
 import { guardedResponses } from '../responses.ts'
-import { ChunkIndexInvalid } from '../errors.ts'
+import { ChunkIndexInvalid, BadRequest } from '../errors.ts'
 import { TransferRecord, CreateTransferBody, ChunkAck, TiersResponse, TransferStatusSchema, type TransferService } from '../transfers.ts'
 
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
@@ -18,7 +19,10 @@ export default async function transferRoutes (app: FastifyInstance, opts: { deps
   const service = opts.deps.transfers as TransferService
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: 64 * 1024 }, app.getDefaultJsonParser('error', 'error'))
-  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: service.maxChunkBytes }, (_req, body, done) => { done(null, body) })
+  // Chunk bodies are not parsed: the route gets the request stream itself and reads it only after
+  // authentication (onRequest), the rate limit (preHandler) and the transfer's checks, with the
+  // chunk's planned length as the limit (docs/transfers.md#chunk-ingest).
+  app.addContentTypeParser('application/octet-stream', (_req, payload, done) => { done(null, payload) })
 
   app.get('/transfers/tiers', {
     config: CLIENT,
@@ -39,10 +43,13 @@ export default async function transferRoutes (app: FastifyInstance, opts: { deps
 
   app.post('/transfers/:id/chunks', {
     config: CLIENT,
+    // An answer sent before the body was read whole (refused early, or 413 mid-body) closes the
+    // connection: the rest of the body is never read, buffered or parsed as a next request.
+    onSend: closeIfBodyUnread,
     schema: {
       tags: ['transfers'],
       summary: 'Submit one chunk as raw bytes; acknowledged once durable',
-      description: `Body: the chunk's bytes (application/octet-stream). Headers: \`X-Chunk-Index\` (or query \`index\`), optional \`X-Chunk-SHA256\` (hex). The same bytes again for an index answer 200 (idempotent); other bytes for a received index answer 409.`,
+      description: `Body: the chunk's bytes (application/octet-stream), exactly the planned length of that index. Headers: \`X-Chunk-Index\` (or query \`index\`), optional \`X-Chunk-SHA256\` (hex). The body is streamed to disk and hashed as it arrives: a body longer than the chunk is refused with 413 as soon as the first excess byte arrives (the connection is closed), a shorter one with 400. The same bytes again for an index answer 200 (idempotent); other bytes for a received index answer 409.`,
       params: IdParams,
       querystring: Type.Object({ index: Type.Optional(Type.Integer({ minimum: 0 })) }),
       headers: Type.Object({
@@ -53,13 +60,24 @@ export default async function transferRoutes (app: FastifyInstance, opts: { deps
     }
   }, async (req, reply) => {
     const { id } = req.params as { id: string }
-    const headerIndex = (req.headers as Record<string, string | undefined>)[CHUNK_INDEX_HEADER]
+    const headers = req.headers as Record<string, string | undefined>
+    const headerIndex = headers[CHUNK_INDEX_HEADER]
     const index = headerIndex !== undefined ? Number(headerIndex) : (req.query as { index?: number }).index
     if (index === undefined) throw new ChunkIndexInvalid('Name the chunk with the X-Chunk-Index header (or ?index=).')
-    if (!Buffer.isBuffer(req.body)) throw new ChunkIndexInvalid('Send the chunk as application/octet-stream.')
-    const digest = (req.headers as Record<string, string | undefined>)[CHUNK_SHA256_HEADER]?.toLowerCase() ?? null
-    const { ack, created } = await service.putChunk(id, index, req.body, digest, req.principal!)
-    return reply.code(created ? 201 : 200).send(ack)
+    const body = req.body as Readable | undefined
+    if (body === undefined || body === null || typeof (body as Readable).iterator !== 'function') throw new ChunkIndexInvalid('Send the chunk as application/octet-stream.')
+    const digest = headers[CHUNK_SHA256_HEADER]?.toLowerCase() ?? null
+    const declared = headers['content-length']
+    const contentLength = declared !== undefined && /^[0-9]{1,16}$/.test(declared) ? Number(declared) : null
+    let result
+    try {
+      // destroyOnReturn: false, so a refusal mid-body leaves the socket to answer on.
+      result = await service.putChunk(id, index, body.iterator({ destroyOnReturn: false }), { sha256: digest, contentLength }, req.principal!)
+    } catch (err) {
+      if (isBodyCutOff(err)) throw new BadRequest('The chunk body was cut off before its end.')
+      throw err
+    }
+    return reply.code(result.created ? 201 : 200).send(result.ack)
   })
 
   app.post('/transfers/:id/finalize', {
@@ -101,4 +119,14 @@ export default async function transferRoutes (app: FastifyInstance, opts: { deps
     const { items, total } = await service.list(req.principal!, q)
     return { items, total, limit: q.limit, offset: q.offset }
   })
+}
+
+function closeIfBodyUnread (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void {
+  if (!req.raw.complete) reply.header('connection', 'close')
+  done(null, payload)
+}
+
+function isBodyCutOff (err: unknown): boolean {
+  const code = (err as { code?: string }).code
+  return code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || (err as Error).message === 'aborted'
 }

@@ -1,16 +1,20 @@
 // Ingest bench: how fast the API takes chunk bytes (POST /transfers/{id}/chunks on a real orchestrator:
-// parse, sha256, durable blob write, coordinator bookkeeping) against a bare node:http server that only
-// writes the same bytes to disk and fsyncs them. Same run, same chunks, same client, rounds
-// interleaved; every stored byte is read back and checked. docs/benchmarks.md#ingest.
+// auth, streamed sha256 + durable blob write, coordinator bookkeeping) against a bare node:http server
+// that streams the same bytes to a file with sha256 and fsyncs before answering. Same run, same chunks,
+// same client, rounds interleaved; every stored byte is read back and checked. Then a flood phase:
+// `--floods` concurrent bodies of `--flood-mib` sent to one chunk of the planned size, each of which
+// must be refused with 413 at the excess byte while the server's RSS (sampled from /proc) stays
+// bounded. docs/benchmarks.md#ingest.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { tmpdir, loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createInterface } from 'node:readline'
 import PQueue from 'p-queue'
 import { cryptoReady, newHotkey } from '../../protocol/index.ts'
+import { floodChunk, type FloodResult } from './flood.ts'
 
 const MIB = 1024 * 1024
 const MB = 1_000_000
@@ -27,6 +31,9 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '4' },
     parallel: { type: 'string', default: '4' },
     'timeout-s': { type: 'string', default: '600' },
+    floods: { type: 'string', default: '4' },
+    'cpu-prof-dir': { type: 'string' },
+    'flood-mib': { type: 'string', default: '1024' },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'out', 'ingest.json') }
   }
 })
@@ -39,7 +46,44 @@ if (!(chunkMib > 0 && chunkMib <= PLAN_CHUNK_MIB) || !Number.isInteger(chunkMib 
 if (!Number.isInteger(chunks) || chunks < 1 || chunks > MAX_CHUNKS_PER_ROUND) throw new Error(`--chunks 1..${MAX_CHUNKS_PER_ROUND}`)
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > MAX_ROUNDS) throw new Error(`--rounds 1..${MAX_ROUNDS}`)
 if (!Number.isInteger(parallel) || parallel < 1 || parallel > 64) throw new Error('--parallel 1..64')
+const floods = Number(args.floods)
+const floodMib = Number(args['flood-mib'])
+if (!Number.isInteger(floods) || floods < 0 || floods > 16) throw new Error('--floods 0..16')
+if (!Number.isInteger(floodMib) || floodMib <= chunkMib || floodMib > 4096) throw new Error('--flood-mib: more than --chunk-mib, at most 4096')
 const chunkBytes = chunkMib * MIB
+// A flood body may get this far past the chunk before its 413 (what loopback sockets buffer).
+const FLOOD_SLACK_BYTES = 48 * MIB
+
+/** Resident set size of a process, from /proc (Linux); null elsewhere. */
+async function rssOf (pid: number): Promise<number | null> {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))
+    return m ? Number(m[1]) * 1024 : null
+  } catch { return null }
+}
+
+/** CPU time (user + system, ms) a process has used so far, from /proc (Linux); null elsewhere. */
+async function cpuMsOf (pid: number): Promise<number | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms
+  } catch { return null }
+}
+
+/** Samples a process's RSS every 50 ms until stopped; returns the peak. */
+function sampleRss (pid: number): { stop (): Promise<number | null> } {
+  let peak: number | null = null
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const r = await rssOf(pid)
+      if (r !== null) peak = Math.max(peak ?? 0, r)
+      await new Promise(resolve => setTimeout(resolve, 50))
+    }
+  })()
+  return { async stop () { running = false; await loop; return peak } }
+}
 
 const children: ChildProcess[] = []
 const killAll = (): void => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL') }
@@ -48,7 +92,10 @@ const overall = setTimeout(() => { process.stderr.write(`ingest bench: over --ti
 overall.unref()
 
 async function startServer (mode: 'bwnet' | 'baseline', data: string): Promise<{ child: ChildProcess, ready: Record<string, string> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'server.ts'), '--mode', mode, '--data', data], { stdio: ['ignore', 'pipe', 'inherit'] })
+  // --cpu-prof-dir: each server writes V8 CPU profiles (one per thread; the main thread's is the
+  // largest) to <dir>/<mode>/ when it stops (docs/benchmarks.md#ingest, bench/profile-top.ts).
+  const prof = args['cpu-prof-dir'] !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${join(args['cpu-prof-dir'], mode)}`] : []
+  const child = spawn(process.execPath, [...prof, '--import', 'tsx', join(import.meta.dirname, 'server.ts'), '--mode', mode, '--data', data], { stdio: ['ignore', 'pipe', 'inherit'] })
   children.push(child)
   const lines = createInterface({ input: child.stdout! })
   const ready = await new Promise<Record<string, string>>((resolve, reject) => {
@@ -148,7 +195,7 @@ async function main (): Promise<void> {
         async prepare (round) {
           return async (i, c) => {
             const r = await call(`${base.ready.url}/chunks/r${round}-${i}`, { method: 'POST', body: c.bytes as Uint8Array<ArrayBuffer>, headers: { 'content-type': 'application/octet-stream' } })
-            if (r.status !== 201 || r.body.bytes !== c.bytes.length) throw new Error(`baseline chunk ${i}: ${r.status}`)
+            if (r.status !== 201 || r.body.bytes !== c.bytes.length || r.body.sha256 !== c.sha256) throw new Error(`baseline chunk ${i}: ${r.status} ${JSON.stringify(r.body)}`)
             expected.baseline.push(`r${round}-${i}:${c.sha256}`)
           }
         }
@@ -159,15 +206,52 @@ async function main (): Promise<void> {
     const warm = payload(MAX_ROUNDS + 1).slice(0, 1)
     for (const tg of targets) await timed(await tg.prepare(MAX_ROUNDS + 1), warm)
 
+    const rssIdle = { bwnet: await rssOf(bw.child.pid!), baseline: await rssOf(base.child.pid!) }
+    const rssRounds = { bwnet: sampleRss(bw.child.pid!), baseline: sampleRss(base.child.pid!) }
     const perRound: Record<'bwnet' | 'baseline', number[]> = { bwnet: [], baseline: [] }
+    // Server CPU time spent in the timed rounds: on a shared machine, a steadier measure than the clock.
+    const cpuMs: Record<'bwnet' | 'baseline', number> = { bwnet: 0, baseline: 0 }
     for (let round = 0; round < rounds; round++) {
       const data = payload(round)
       const order = round % 2 === 0 ? targets : [...targets].reverse()
       for (const tg of order) {
         const send = await tg.prepare(round)
+        const pid = (tg.name === 'bwnet' ? bw : base).child.pid!
+        const cpu0 = await cpuMsOf(pid)
         const ms = await timed(send, data)
+        const cpu1 = await cpuMsOf(pid)
         perRound[tg.name].push((chunks * chunkBytes / MB) / (ms / 1000))
+        if (cpu0 !== null && cpu1 !== null) cpuMs[tg.name] += cpu1 - cpu0
       }
+    }
+
+    const rssPeak = { bwnet: await rssRounds.bwnet.stop(), baseline: await rssRounds.baseline.stop() }
+
+    // Flood: oversized bodies at one chunk of `chunkBytes` (a one-chunk transfer of that size), all at once.
+    let flood: { results: FloodResult[], rssBefore: number | null, rssPeak: number | null, health: number[] } | null = null
+    if (floods > 0) {
+      const t = await call(`${api}/transfers/create`, {
+        method: 'POST', key, headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sender_hotkey: sender, total_size: chunkBytes, filename: 'flood.bin', tier: 'STANDARD' })
+      })
+      if (t.status !== 201 || t.body.total_chunks !== 1) throw new Error(`flood transfer: ${t.status} ${JSON.stringify(t.body)}`)
+      const rssBefore = await rssOf(bw.child.pid!)
+      const sampler = sampleRss(bw.child.pid!)
+      const health: number[] = []
+      let flooding = true
+      const healthLoop = (async () => {
+        for (let i = 0; i < 1000 && flooding; i++) {
+          const r = await fetch(`${api}/healthz`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
+          await r.arrayBuffer()
+          health.push(r.status)
+        }
+      })()
+      const results = await Promise.all(Array.from({ length: floods }, () => floodChunk({
+        baseUrl: api, key, transferId: t.body.id, index: 0, expectedBytes: chunkBytes, maxBytes: floodMib * MIB, timeoutMs: REQUEST_TIMEOUT_MS
+      })))
+      flooding = false
+      await healthLoop
+      flood = { results, rssBefore, rssPeak: await sampler.stop(), health }
     }
 
     // Every byte stored, read back and hashed (untimed).
@@ -189,6 +273,8 @@ async function main (): Promise<void> {
     const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2 }
     const mbPerSec = { bwnet: median(perRound.bwnet), baseline: median(perRound.baseline) }
     const round2 = (x: number): number => Math.round(x * 100) / 100
+    const mib = (x: number | null): number | null => x === null ? null : Math.round(x / MIB)
+    const gib = rounds * chunks * chunkBytes / 1024 ** 3
     const result = {
       bench: 'ingest',
       chunkBytes, chunksPerRound: chunks, rounds, parallel,
@@ -196,13 +282,41 @@ async function main (): Promise<void> {
       ratio: { bwnetOverBaseline: round2(mbPerSec.bwnet / mbPerSec.baseline) },
       perRoundMbPerSec: { bwnet: perRound.bwnet.map(round2), baseline: perRound.baseline.map(round2) },
       chunksVerified: verified,
-      node: process.version
+      // Server CPU ms per GiB taken in; the ratio is baseline/bwnet (1 = as frugal as the baseline).
+      cpuMsPerGiB: { bwnet: Math.round(cpuMs.bwnet / gib), baseline: Math.round(cpuMs.baseline / gib) },
+      cpuRatio: { baselineOverBwnet: cpuMs.bwnet > 0 ? round2(cpuMs.baseline / cpuMs.bwnet) : null },
+      rssMiB: {
+        bwnet: { idle: mib(rssIdle.bwnet), peak: mib(rssPeak.bwnet) },
+        baseline: { idle: mib(rssIdle.baseline), peak: mib(rssPeak.baseline) }
+      },
+      flood: flood === null
+        ? null
+        : {
+            bodies: floods,
+            bodyMiB: floodMib,
+            chunkBytes,
+            statuses: flood.results.map(r => r.status),
+            codes: flood.results.map(r => r.code),
+            sentMiB: flood.results.map(r => round2(r.bytesSent / MIB)),
+            msFromExcessToAnswer: flood.results.map(r => r.msFromExcessToAnswer === null ? null : Math.round(r.msFromExcessToAnswer)),
+            rssMiB: { before: mib(flood.rssBefore), peak: mib(flood.rssPeak) },
+            healthz: { answers: flood.health.length, allOk: flood.health.every(s => s === 200) },
+            refusedAtExcess: flood.results.every(r => r.status === 413 && r.excessSent && r.bytesSent <= chunkBytes + FLOOD_SLACK_BYTES)
+          },
+      node: process.version,
+      loadavg: loadavg().map(round2)
     }
     console.log('| path | MB/s (median) | per round |')
     console.log('|---|---:|---|')
     console.log(`| bwnet POST /transfers/{id}/chunks | ${result.mbPerSec.bwnet} | ${result.perRoundMbPerSec.bwnet.join(', ')} |`)
     console.log(`| baseline node:http write+fsync | ${result.mbPerSec.baseline} | ${result.perRoundMbPerSec.baseline.join(', ')} |`)
     console.log(`bwnet/baseline = ${result.ratio.bwnetOverBaseline} (${chunks} × ${chunkMib} MiB per path per round, ${rounds} rounds, ${parallel} in flight; ${verified} chunks read back and verified)`)
+    console.log(`server CPU ms per GiB: bwnet ${result.cpuMsPerGiB.bwnet}, baseline ${result.cpuMsPerGiB.baseline} (baseline/bwnet = ${result.cpuRatio.baselineOverBwnet})`)
+    console.log(`RSS MiB: bwnet idle ${result.rssMiB.bwnet.idle}, peak ${result.rssMiB.bwnet.peak}; baseline idle ${result.rssMiB.baseline.idle}, peak ${result.rssMiB.baseline.peak}`)
+    if (result.flood !== null) {
+      const f = result.flood
+      console.log(`flood: ${f.bodies} × ${f.bodyMiB} MiB at a ${chunkBytes / MIB} MiB chunk → ${f.statuses.join(', ')}; sent MiB ${f.sentMiB.join(', ')}; ms from excess byte to answer ${f.msFromExcessToAnswer.join(', ')}; server RSS ${f.rssMiB.before} → peak ${f.rssMiB.peak} MiB; /healthz ${f.healthz.answers} answers${f.healthz.allOk ? ', all 200' : ', NOT all 200'}`)
+    }
     await mkdir(dirname(args.out!), { recursive: true })
     await writeFile(args.out!, JSON.stringify(result, null, 2) + '\n')
     console.log(JSON.stringify(result))

@@ -1,18 +1,23 @@
 // The server side of the ingest bench, run as a child process so both paths are served by the same
 // kind of process: `--mode bwnet` starts a devnet with no workers (an orchestrator with the API, its
 // blob store and coordinator, and a validator: chunks are staged and nothing moves them on), `--mode
-// baseline` a bare node:http server that writes each POSTed body to its own file and fsyncs it.
+// baseline` a bare node:http server that streams each POSTed body to its own file, hashing it
+// (sha256) on the way, and fsyncs it before answering.
 // Prints one JSON line when ready; SIGTERM stops it.
 import { createServer } from 'node:http'
 import { once } from 'node:events'
-import { open } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { createWriteStream } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
+import { Transform } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { AddressInfo } from 'node:net'
 import { Devnet } from '../../node/devnet.ts'
 import { createLogger } from '../../node/logger.ts'
 import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
+import { WRITE_BATCH_BYTES } from '../../node/adapters/blob-store.ts'
 
 const { values } = parseArgs({ options: { mode: { type: 'string' }, data: { type: 'string' } } })
 const data = values.data!
@@ -30,17 +35,16 @@ if (values.mode === 'bwnet') {
   const server = createServer((req, res) => {
     const name = /^\/chunks\/([A-Za-z0-9_-]{1,64})$/.exec(req.url ?? '')?.[1]
     if (req.method !== 'POST' || name === undefined) { res.writeHead(404).end(); return }
-    // Collect the body into one buffer, as the API's octet-stream parser does, then write + fsync.
-    const parts: Buffer[] = []
-    req.on('data', (c: Buffer) => parts.push(c))
-    req.on('end', () => {
-      const body = Buffer.concat(parts)
-      void (async () => {
-        const fh = await open(join(dir, name), 'w')
-        try { await fh.write(body); await fh.sync() } finally { await fh.close() }
-        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes: body.length }))
-      })().catch((err: Error) => { res.writeHead(500).end(err.message) })
-    })
+    // Stream the body to its file while hashing it (sha256), fsync, then answer: the least any
+    // durable, checked ingest has to do.
+    const hash = createHash('sha256')
+    let bytes = 0
+    const tap = new Transform({ transform (piece: Buffer, _enc, cb) { hash.update(piece); bytes += piece.length; cb(null, piece) } })
+    // Writes batched like the blob store's (1 MiB, one in flight), so neither side wins on syscalls.
+    pipeline(req, tap, createWriteStream(join(dir, name), { flush: true, highWaterMark: WRITE_BATCH_BYTES })).then(
+      () => { res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ bytes, sha256: hash.digest('hex') })) },
+      (err: Error) => { res.writeHead(500).end(err.message) }
+    )
   })
   server.keepAliveTimeout = 72_000 // as Fastify's default, so both paths reuse connections alike
   server.listen(0, '127.0.0.1')

@@ -1,16 +1,61 @@
-// Chunk bytes on the filesystem, content-addressed by sha256. A `put` resolves only after the file
-// and its directory entry are fsynced, so an acknowledged chunk survives a crash.
-import { createHash, randomBytes } from 'node:crypto'
-import { mkdir, open, rename, readFile, rm, stat } from 'node:fs/promises'
+// Chunk bytes on the filesystem, content-addressed by sha256.
+//
+// `ingest` streams a body into a temp file while hashing it in the same pass (sha256, and md5 when
+// asked), refusing it the moment it grows past the expected length; nothing is held whole in
+// memory. `commit` fsyncs the temp file, renames it over the blob's name and fsyncs the directory,
+// so an acknowledged chunk survives a crash. A commit always replaces the file by name: an existing
+// file is never trusted for its name alone, so a blob damaged on disk is healed by the next upload
+// of the same content. docs/transfers.md#staging.
+import { createHash, randomBytes, type Hash } from 'node:crypto'
+import { mkdir, open, rename, readFile, rm, stat, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { BlobStore } from '../../actors/ports.ts'
+import { withBlobLock } from '../../actors/transfer/blob-refs.ts'
 
 export class DigestMismatchError extends Error {
   readonly code = 'BWN_ERR_DIGEST_MISMATCH'
   constructor (readonly expected: string, readonly actual: string) { super(`sha256 is ${actual}, expected ${expected}`) }
 }
 
+/** The body went past its expected length; thrown as soon as the first excess byte is seen. */
+export class BodyTooLongError extends Error {
+  readonly code = 'BWN_ERR_BODY_TOO_LONG'
+  constructor (readonly expected: number) { super(`body longer than ${expected} bytes`) }
+}
+
+/** The body ended before its expected length. */
+export class BodyTooShortError extends Error {
+  readonly code = 'BWN_ERR_BODY_TOO_SHORT'
+  constructor (readonly expected: number, readonly received: number) { super(`body of ${received} bytes, expected ${expected}`) }
+}
+
 const HEX64 = /^[0-9a-f]{64}$/
+/** Bytes gathered before one write; one write is in flight while the next batch is read. */
+export const WRITE_BATCH_BYTES = 1024 * 1024
+
+export interface IngestOptions {
+  /** Exact length the body must have. */
+  length: number
+  /** Also compute the md5 (for destinations whose parts are checked by ETag). */
+  md5?: boolean
+  /** sha256 the body must hash to (hex, lower case). */
+  sha256?: string | null
+}
+
+/** A body written to a temp file and hashed; not yet durable, not yet under its name. */
+export interface StagedBody {
+  readonly sha256: string
+  readonly md5: string | null
+  readonly bytes: number
+  /**
+   * Makes it durable under its name: fsyncs the file, then, alone on its digest, renames it over
+   * the blob (replacing any file of that name), fsyncs the directory and runs `linked` (which pins
+   * the blob, so its existence and the pin are one step for every releaser; blob-refs.ts).
+   */
+  commit (linked?: () => Promise<void>): Promise<void>
+  /** Drops the temp file. */
+  discard (): Promise<void>
+}
 
 export class FileBlobStore implements BlobStore {
   readonly #dir: string
@@ -31,24 +76,54 @@ export class FileBlobStore implements BlobStore {
     return join(this.#dir, sha.slice(0, 2), sha)
   }
 
-  async put (bytes: Uint8Array, expectedSha256?: string): Promise<string> {
-    const sha = createHash('sha256').update(bytes).digest('hex')
-    if (expectedSha256 !== undefined && expectedSha256 !== sha) throw new DigestMismatchError(expectedSha256, sha)
-    const final = this.#path(sha)
-    if (await this.has(sha)) return sha
-    const shard = join(this.#dir, sha.slice(0, 2))
-    await mkdir(shard, { recursive: true })
-    const tmp = join(this.#tmp, `${sha}.${randomBytes(6).toString('hex')}`)
+  /** Streams `source` to a temp file, hashing every piece as it passes; see StagedBody. */
+  async ingest (source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, opts: IngestOptions): Promise<StagedBody> {
+    const tmp = join(this.#tmp, randomBytes(12).toString('hex'))
     const fh = await open(tmp, 'w')
+    const sha = createHash('sha256')
+    const md5: Hash | null = opts.md5 === true ? createHash('md5') : null
+    let closed = false
+    const close = async (): Promise<void> => { if (!closed) { closed = true; await fh.close() } }
     try {
-      await fh.write(bytes)
-      await fh.sync()
-    } finally {
-      await fh.close()
+      const total = await writeAll(fh, source, opts.length, (piece) => { sha.update(piece); md5?.update(piece) })
+      if (total < opts.length) throw new BodyTooShortError(opts.length, total)
+      const digest = sha.digest('hex')
+      if (opts.sha256 != null && opts.sha256 !== digest) throw new DigestMismatchError(opts.sha256, digest)
+      const md5hex = md5 === null ? null : md5.digest('hex')
+      return {
+        sha256: digest,
+        md5: md5hex,
+        bytes: total,
+        commit: async (linked) => {
+          try {
+            await fh.sync()
+            await close()
+            await withBlobLock(this, digest, async () => {
+              const shard = join(this.#dir, digest.slice(0, 2))
+              await mkdir(shard, { recursive: true })
+              await rename(tmp, this.#path(digest))
+              await fsyncDir(shard)
+              await linked?.()
+            })
+          } catch (err) {
+            await close().catch(() => {})
+            await rm(tmp, { force: true })
+            throw err
+          }
+        },
+        discard: async () => { await close().catch(() => {}); await rm(tmp, { force: true }) }
+      }
+    } catch (err) {
+      await close().catch(() => {})
+      await rm(tmp, { force: true })
+      throw err
     }
-    await rename(tmp, final)
-    await fsyncDir(shard)
-    return sha
+  }
+
+  async put (bytes: Uint8Array, expectedSha256?: string): Promise<string> {
+    const staged = await this.ingest([bytes], { length: bytes.byteLength, sha256: expectedSha256 ?? null })
+    await staged.commit()
+    return staged.sha256
   }
 
   async get (sha: string): Promise<Uint8Array | undefined> {
@@ -71,7 +146,56 @@ export class FileBlobStore implements BlobStore {
   pathOf (sha: string): string { return this.#path(sha) }
 }
 
+/**
+ * Copies `source` into `fh` in batches, keeping one write in flight while the next batch is read.
+ * `seen` sees every piece before it is queued; a piece that takes the total past `limit` throws
+ * BodyTooLongError before it is hashed or written. Returns the bytes written.
+ */
+async function writeAll (fh: FileHandle, source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limit: number, seen: (piece: Uint8Array) => void): Promise<number> {
+  let total = 0
+  let batch: Uint8Array[] = []
+  let batchBytes = 0
+  let inflight: Promise<void> = Promise.resolve()
+  let writeError: unknown = null
+  const start = (bufs: Uint8Array[], size: number): void => {
+    inflight = fh.writev(bufs).then(
+      (r) => { if (r.bytesWritten !== size) writeError = new Error(`short write: ${r.bytesWritten} of ${size} bytes`) },
+      (err: unknown) => { writeError = err }
+    )
+  }
+  try {
+    for await (const piece of source) {
+      if (total + piece.byteLength > limit) throw new BodyTooLongError(limit)
+      total += piece.byteLength
+      seen(piece)
+      batch.push(piece)
+      batchBytes += piece.byteLength
+      if (batchBytes >= WRITE_BATCH_BYTES) {
+        await inflight
+        if (writeError !== null) throw writeError
+        start(batch, batchBytes)
+        batch = []
+        batchBytes = 0
+      }
+    }
+  } finally {
+    await inflight
+  }
+  if (writeError !== null) throw writeError
+  if (batch.length > 0) {
+    start(batch, batchBytes)
+    await inflight
+    if (writeError !== null) throw writeError
+  }
+  return total
+}
+
 export async function fsyncDir (dir: string): Promise<void> {
   const fh = await open(dir, 'r')
   try { await fh.sync() } finally { await fh.close() }
+}
+
+/** A blob store that can take a streamed body (what the chunk ingest route needs). */
+export interface IngestingBlobStore extends BlobStore {
+  ingest (source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, opts: IngestOptions): Promise<StagedBody>
 }

@@ -1,7 +1,8 @@
 // What a role's wiring gets from the node, and what it hands back.
 import type { FastifyInstance } from 'fastify'
 import type { Role, KeyPair } from '../../protocol/index.ts'
-import type { Clock, Logger, Store, BlobStore } from '../../actors/ports.ts'
+import type { Clock, Logger, Store } from '../../actors/ports.ts'
+import type { IngestingBlobStore } from '../adapters/blob-store.ts'
 import type { SystemRef } from '../../actors/runtime.ts'
 import type { Membership } from '../../actors/membership.ts'
 import type { Messenger } from '../messenger.ts'
@@ -17,7 +18,7 @@ export interface RoleContext {
   logger: Logger
   system: SystemRef
   store: Store
-  blobs: BlobStore
+  blobs: IngestingBlobStore
   messenger: Messenger
   transport: SwarmTransport
   membership: Membership

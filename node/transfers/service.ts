@@ -1,23 +1,24 @@
 // The transfer API's service: validates input, applies the caller's plan limits, stages chunk bytes
 // durably in the blob store, and hands every state change to the coordinator actor.
-import { randomUUID, createHash } from 'node:crypto'
-import type { Store, BlobStore, Clock } from '../../actors/ports.ts'
+import { randomUUID } from 'node:crypto'
+import type { Store, Clock } from '../../actors/ports.ts'
 import { ask, type Ref } from '../../actors/runtime.ts'
-import type { CoordinatorMsg, Outcome } from '../../actors/transfer/coordinator.ts'
+import type { CoordinatorMsg, Outcome, ChunkRecorded } from '../../actors/transfer/coordinator.ts'
 import { TERMINAL, keys, type TransferRow, type ChunkRow } from '../../actors/transfer/model.ts'
 import { planChunks, checkTotalSize, MIN_CHUNK_SIZE, MAX_CHUNKS } from '../../actors/domain/chunk-plan.ts'
 import { isoFromMs } from '../../actors/domain/chain-time.ts'
-import { collect, prefixRange } from '../../actors/store.ts'
+import { pinBlob, releaseBlobRef } from '../../actors/transfer/blob-refs.ts'
 import { checkHotkey } from '../../protocol/index.ts'
 import type { Principal, Plan } from '../../api/accounts/model.ts'
 import { PLAN_REQUESTS_PER_MINUTE } from '../../api/accounts/model.ts'
-import type { TransferService, TransferRecord, CreateTransferBody, ChunkAck, TiersResponse, ListQuery } from '../../api/transfers.ts'
+import type { TransferService, TransferRecord, CreateTransferBody, ChunkAck, ChunkBodyOptions, TiersResponse, ListQuery } from '../../api/transfers.ts'
 import {
-  TransferNotFound, TransferClosed, ChunkConflict, ChunksMissing, ChunkIndexInvalid, ChunkSizeInvalid, ChunkDigestMismatch,
+  TransferNotFound, TransferClosed, ChunkConflict, ChunksMissing, ChunkIndexInvalid, ChunkSizeInvalid, ChunkDigestMismatch, ChunkTooLarge,
   HotkeyInvalid, TierUnknown, SizeInvalid, FilenameInvalid, FileTooLarge, TooManyTransfers, Timeout, withExtensions
 } from '../../api/errors.ts'
 import { filenameProblem } from '../adapters/destinations/index.ts'
 import type { DestinationRegistry } from './destinations.ts'
+import { BodyTooLongError, BodyTooShortError, DigestMismatchError, type IngestingBlobStore, type StagedBody } from '../adapters/blob-store.ts'
 
 export const ASK_TIMEOUT_MS = 30_000
 export const MAX_CHUNK_BODY_BYTES = 1024 * 1024 * 1024 // 1 GiB: larger chunks (files over ~3.3 TiB) are not accepted
@@ -36,7 +37,7 @@ export const PLAN_LIMITS: Record<Plan, { concurrentTransfers: number | null, max
 
 export interface TransferServiceDeps {
   store: Store
-  blobs: BlobStore
+  blobs: IngestingBlobStore
   clock: Clock
   coordinator: Ref<CoordinatorMsg>
   destinations: DestinationRegistry
@@ -145,33 +146,72 @@ export class NodeTransferService implements TransferService {
     return this.toRecord(created, { redactName: false })
   }
 
-  async putChunk (id: string, index: number, bytes: Buffer, sha256: string | null, principal: Principal): Promise<{ ack: ChunkAck, created: boolean }> {
+  /**
+   * Streams one chunk's body into the blob store (hashed in the same pass, refused with 413 the
+   * moment it runs past the chunk's planned length), makes it durable, takes its blob reference in
+   * the same step, and only then records it with the coordinator. Nothing is read from `body`
+   * before the transfer, the index and the declared length have been checked.
+   */
+  async putChunk (id: string, index: number, body: AsyncIterable<Uint8Array>, opts: ChunkBodyOptions, principal: Principal): Promise<{ ack: ChunkAck, created: boolean }> {
     const row = await this.#owned(id, principal)
     if (!Number.isInteger(index) || index < 0 || index >= row.total_chunks) throw new ChunkIndexInvalid(`Chunk index ${index} is outside 0..${row.total_chunks - 1}.`)
     if (TERMINAL.has(row.status)) throw new TransferClosed(`The transfer is ${row.status}; it takes no more chunks.`)
+    // Looked up while the body streams (a repeat of a received index is answered without a write).
+    const existingRow = this.deps.store.table<ChunkRow>('chunks').get(keys.chunk(id, index))
+    existingRow.catch(() => {})
     const expected = planChunks(row.total_size).chunk(index).length
-    if (bytes.byteLength !== expected) throw withExtensions(new ChunkSizeInvalid(`Chunk ${index} must be ${expected} bytes; got ${bytes.byteLength}.`), { expected_bytes: expected })
-    const digest = createHash('sha256').update(bytes).digest('hex')
-    if (sha256 !== null && sha256 !== digest) throw new ChunkDigestMismatch(`Chunk ${index} hashes to ${digest}, not the X-Chunk-SHA256 given.`)
-    const existing = await this.deps.store.table<ChunkRow>('chunks').get(keys.chunk(id, index))
-    if (existing !== undefined && existing.sha256 !== digest) throw withExtensions(new ChunkConflict(`Chunk ${index} was already received with other bytes.`), { chunk_index: index })
-    let duplicate = existing !== undefined
-    if (!duplicate) {
-      const md5 = createHash('md5').update(bytes).digest('hex')
-      // Durable before acknowledged: the blob store fsyncs the bytes and their directory entry.
-      await this.deps.blobs.put(bytes, digest)
-      try {
-        duplicate = (await this.#ask<{ duplicate: boolean }>(reply => ({ type: 'chunk', transferId: id, index, sha256: digest, md5, length: bytes.byteLength, reply }))).duplicate
-      } catch (err) {
-        // Refused (cancelled meanwhile, or a racing upload of other bytes): drop the staged copy
-        // unless another chunk row references the same content.
-        const refs = await collect(this.deps.store.table('index'), { ...prefixRange(`blob/${digest}/`), limit: 1 })
-        if (refs.length === 0) await this.deps.blobs.delete(digest)
-        throw err
-      }
+    const tooLarge = (): Error => withExtensions(new ChunkTooLarge(`Chunk ${index} is ${expected} bytes; the body is longer.`), { expected_bytes: expected })
+    const tooShort = (got: number): Error => withExtensions(new ChunkSizeInvalid(`Chunk ${index} must be ${expected} bytes; got ${got}.`), { expected_bytes: expected })
+    if (opts.contentLength !== null && opts.contentLength > expected) throw tooLarge()
+    if (opts.contentLength !== null && opts.contentLength < expected) throw tooShort(opts.contentLength)
+    let staged: StagedBody
+    try {
+      staged = await this.deps.blobs.ingest(body, { length: expected, sha256: opts.sha256, md5: await this.#needsMd5(row.destination_id) })
+    } catch (err) {
+      if (err instanceof BodyTooLongError) throw tooLarge()
+      if (err instanceof BodyTooShortError) throw tooShort(err.received)
+      if (err instanceof DigestMismatchError) throw new ChunkDigestMismatch(`Chunk ${index} hashes to ${err.actual}, not the X-Chunk-SHA256 given.`)
+      throw err
     }
-    const after = await this.deps.store.table<TransferRow>('transfers').get(id)
-    return { ack: { transfer_id: id, chunk_index: index, sha256: digest, bytes: bytes.byteLength, duplicate, chunks_received: after?.chunks_received ?? 0 }, created: !duplicate }
+    const digest = staged.sha256
+    const existing = await existingRow
+    if (existing !== undefined) {
+      await staged.discard()
+      if (existing.sha256 !== digest) throw withExtensions(new ChunkConflict(`Chunk ${index} was already received with other bytes.`), { chunk_index: index })
+      return { ack: await this.#ack(id, index, digest, staged.bytes, true, null), created: false }
+    }
+    // Durable before acknowledged: the file and its directory entry are fsynced. The blob is pinned
+    // in the same step as the rename (no release on the digest runs between) and stays pinned until
+    // the coordinator has written the chunk row and its blob reference in one batch.
+    let unpin = (): void => {}
+    await staged.commit(async () => { unpin = pinBlob(this.deps.blobs, digest) })
+    let out: ChunkRecorded
+    try {
+      out = await this.#ask<ChunkRecorded>(reply => ({ type: 'chunk', transferId: id, index, sha256: digest, md5: staged.md5 ?? '', length: staged.bytes, reply }))
+    } catch (err) {
+      // Refused (cancelled meanwhile, or a racing upload of other bytes): the blob goes unless
+      // another chunk references the same content.
+      unpin()
+      // After a timeout the coordinator may still record the chunk: the blob stays (at worst unreferenced).
+      if ((err as { code?: string }).code !== 'BWN_ERR_TIMEOUT') await releaseBlobRef(this.deps.store, this.deps.blobs, digest, null, index)
+      throw err
+    }
+    unpin()
+    return { ack: await this.#ack(id, index, digest, staged.bytes, out.duplicate, out.chunksReceived ?? null), created: !out.duplicate }
+  }
+
+  async #ack (id: string, index: number, sha256: string, bytes: number, duplicate: boolean, chunksReceived: number | null): Promise<ChunkAck> {
+    const received = chunksReceived ?? (await this.deps.store.table<TransferRow>('transfers').get(id))?.chunks_received ?? 0
+    return { transfer_id: id, chunk_index: index, sha256, bytes, duplicate, chunks_received: received }
+  }
+
+  /** Destinations whose parts are checked by ETag (S3 multipart) need each chunk's md5. */
+  async #needsMd5 (destinationId: string): Promise<boolean> {
+    try {
+      return !(await this.deps.destinations.driverFor(destinationId)).readableBeforeComplete
+    } catch {
+      return true
+    }
   }
 
   async finalize (id: string, principal: Principal): Promise<TransferRecord> {

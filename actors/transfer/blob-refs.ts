@@ -1,0 +1,75 @@
+// References to staged chunk bytes. The blob store deduplicates by content (sha256), so one blob can
+// back chunks of several transfers, in one organization or across them. Each chunk that needs the
+// bytes holds one `index` row `blob/<sha256>/<transferId>/<chunkIndex>`; the blob is deleted only
+// when the last such row goes.
+//
+// Making a blob exist and pinning it, and dropping a reference together with the check for others
+// and the delete, run one at a time per digest. An upload pins the blob in the same step as the
+// rename that makes it exist and unpins it only once the coordinator has recorded the chunk and its
+// reference in one LevelDB batch (or refused it). A release finds either the pin or the reference, so
+// a cancel of transfer X can never delete the bytes that transfer Y's upload of the same content just
+// made durable and is about to acknowledge (docs/transfers.md#staging). Pins live in memory: they
+// only bridge an upload in flight, which a crash ends before its acknowledgement anyway.
+import type { BlobStore, Store } from '../ports.ts'
+import { collect, prefixRange } from '../store.ts'
+
+export const blobRefKey = (sha256: string, transferId: string, chunkIndex: number): string => `blob/${sha256}/${transferId}/${chunkIndex}`
+const blobRefPrefix = (sha256: string): string => `blob/${sha256}/`
+
+// Per blob store instance (the service and the coordinator share one), per digest: the tail of the
+// queue of critical sections on that digest.
+const queues = new WeakMap<object, Map<string, Promise<void>>>()
+
+/** Runs `fn` once every earlier critical section on the same digest of the same blob store has ended. */
+export async function withBlobLock<T> (blobs: BlobStore, sha256: string, fn: () => Promise<T>): Promise<T> {
+  let byDigest = queues.get(blobs)
+  if (byDigest === undefined) { byDigest = new Map(); queues.set(blobs, byDigest) }
+  const previous = byDigest.get(sha256) ?? Promise.resolve()
+  const run = previous.then(() => fn())
+  const tail = run.then(() => {}, () => {})
+  byDigest.set(sha256, tail)
+  try {
+    return await run
+  } finally {
+    if (byDigest.get(sha256) === tail) byDigest.delete(sha256)
+  }
+}
+
+const pins = new WeakMap<object, Map<string, number>>()
+
+/** Pins a blob against deletion; call inside `withBlobLock`, in the step that made it exist. Returns the unpin. */
+export function pinBlob (blobs: BlobStore, sha256: string): () => void {
+  let byDigest = pins.get(blobs)
+  if (byDigest === undefined) { byDigest = new Map(); pins.set(blobs, byDigest) }
+  byDigest.set(sha256, (byDigest.get(sha256) ?? 0) + 1)
+  let pinned = true
+  return () => {
+    if (!pinned) return
+    pinned = false
+    const n = (byDigest.get(sha256) ?? 1) - 1
+    if (n <= 0) byDigest.delete(sha256)
+    else byDigest.set(sha256, n)
+  }
+}
+
+const pinned = (blobs: BlobStore, sha256: string): boolean => (pins.get(blobs)?.get(sha256) ?? 0) > 0
+
+/**
+ * Drops one reference (when named) and deletes the blob when neither another reference nor a pin
+ * remains. True when the blob was deleted.
+ */
+export async function releaseBlobRef (store: Store, blobs: BlobStore, sha256: string, transferId: string | null, chunkIndex: number): Promise<boolean> {
+  return withBlobLock(blobs, sha256, async () => {
+    if (transferId !== null) await store.table('index').del(blobRefKey(sha256, transferId, chunkIndex))
+    if (pinned(blobs, sha256)) return false
+    const others = await collect(store.table('index'), { ...prefixRange(blobRefPrefix(sha256)), limit: 1 })
+    if (others.length > 0) return false
+    await blobs.delete(sha256)
+    return true
+  })
+}
+
+/** How many references a blob has (tests and diagnostics). */
+export async function blobRefCount (store: Store, sha256: string): Promise<number> {
+  return (await collect(store.table('index'), prefixRange(blobRefPrefix(sha256)))).length
+}

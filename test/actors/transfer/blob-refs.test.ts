@@ -1,0 +1,56 @@
+// Blob references and pins: a release never deletes a blob that is pinned by an upload in flight or
+// referenced by another chunk; critical sections on one digest run one at a time.
+import t from 'tap'
+import { MemoryLevel } from 'memory-level'
+import { LevelStore } from '../../../actors/store.ts'
+import type { BlobStore } from '../../../actors/ports.ts'
+import { blobRefKey, pinBlob, releaseBlobRef, withBlobLock, blobRefCount } from '../../../actors/transfer/blob-refs.ts'
+
+function memoryBlobs (): BlobStore & { files: Set<string> } {
+  const files = new Set<string>()
+  return {
+    files,
+    put: async () => { throw new Error('unused') },
+    get: async () => undefined,
+    has: async (h) => files.has(h),
+    delete: async (h) => { files.delete(h) }
+  }
+}
+
+const SHA = 'a'.repeat(64)
+
+t.test('a release keeps a blob that is pinned or referenced elsewhere, and deletes it with the last reference', async t => {
+  const store = new LevelStore(new MemoryLevel() as never)
+  const blobs = memoryBlobs()
+  blobs.files.add(SHA)
+  await store.table('index').put(blobRefKey(SHA, 'x', 0), 1)
+
+  const unpin = await withBlobLock(blobs, SHA, async () => pinBlob(blobs, SHA)) // Y's upload, in flight
+  t.equal(await releaseBlobRef(store, blobs, SHA, 'x', 0), false, 'X cancelled while Y is pinned: kept')
+  t.ok(blobs.files.has(SHA))
+  await store.table('index').put(blobRefKey(SHA, 'y', 0), 1) // the coordinator records Y's chunk
+  unpin()
+  unpin()
+  t.equal(await blobRefCount(store, SHA), 1)
+  t.equal(await releaseBlobRef(store, blobs, SHA, null, 0), false, 'referenced by Y: kept')
+  t.equal(await releaseBlobRef(store, blobs, SHA, 'y', 0), true, 'last reference: deleted')
+  t.notOk(blobs.files.has(SHA))
+})
+
+t.test('critical sections on one digest run one at a time, in order; other digests do not wait', async t => {
+  const blobs = memoryBlobs()
+  const order: string[] = []
+  let releaseFirst!: () => void
+  const first = withBlobLock(blobs, SHA, async () => { order.push('a:start'); await new Promise<void>(resolve => { releaseFirst = resolve }); order.push('a:end') })
+  const second = withBlobLock(blobs, SHA, async () => { order.push('b') })
+  const other = withBlobLock(blobs, 'b'.repeat(64), async () => { order.push('other') })
+  await other
+  await new Promise(resolve => setImmediate(resolve))
+  t.same(order, ['a:start', 'other'], 'the second waits; another digest does not')
+  releaseFirst()
+  await Promise.all([first, second])
+  t.same(order, ['a:start', 'other', 'a:end', 'b'])
+  const failing = withBlobLock(blobs, SHA, async () => { throw new Error('boom') })
+  await t.rejects(failing, /boom/)
+  t.equal(await withBlobLock(blobs, SHA, async () => 'next'), 'next', 'a failed section does not block the next')
+})
