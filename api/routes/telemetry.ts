@@ -12,7 +12,7 @@ import { BodyCache, serveResolvedRead, type ReadResult } from '../telemetry/read
 import { RateLimited, SellAllowanceNotFound, SnapshotNotFound } from '../errors.ts'
 import { decodeCursor, encodeCursor, filtersHash } from '../telemetry/cursor.ts'
 import {
-  Envelope, EnvelopeList, EpochQuery, EpochSummary, HotkeyParams, ListQuery, NetworkSummary, SellAllowanceFree, SellAllowancePaid,
+  ConditionalHeaders, Envelope, EnvelopeList, EpochQuery, EpochSummary, HotkeyParams, ListQuery, NetworkSummary, SellAllowanceFree, SellAllowancePaid,
   SingleQuery, TaskEvidence, TaskListQuery
 } from '../telemetry/schemas.ts'
 import { pageOf, type Envelope as Env, type ListFilter, type ListItem, type Page, type TelemetryReader, type EpochSnapshot } from '../../actors/telemetry/index.ts'
@@ -103,7 +103,7 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
   const bodies = new BodyCache()
   /** A single immutable version: its id is its ETag, its body is serialized once. */
   const conditional = (path: string, config: object, schema: Record<string, unknown>, read: (req: FastifyRequest) => Promise<ReadResult>): void => {
-    app.get(path, { config: { ...config, read }, schema }, serveResolvedRead)
+    app.get(path, { config: { ...config, read }, schema: { headers: ConditionalHeaders, ...schema } }, serveResolvedRead)
   }
   const single = (id: string, env: unknown): ReadResult => ({ etag: id, body: () => bodies.get(id, () => env) })
 
@@ -117,7 +117,7 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
         return single(item.env.snapshotId, item.env)
       }
     },
-    schema: { tags: TAGS, summary: 'Latest published network summary, or the one named by snapshotId', querystring: SingleQuery, response: paidReadResponses(Envelope(NetworkSummary, 'a network summary')) }
+    schema: { tags: TAGS, summary: 'Latest published network summary, or the one named by snapshotId', headers: ConditionalHeaders, querystring: SingleQuery, response: paidReadResponses(Envelope(NetworkSummary, 'a network summary')) }
   }, serveResolvedRead)
 
   app.get('/v1/telemetry/realtime/network', {
@@ -130,7 +130,7 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
         return single(v.id, v.env)
       }
     },
-    schema: { tags: TAGS, summary: 'Live network summary (transfers in progress included), or the live version named by snapshotId', querystring: SingleQuery, response: paidReadResponses(Envelope(NetworkSummary, 'a live network summary')) }
+    schema: { tags: TAGS, summary: 'Live network summary (transfers in progress included), or the live version named by snapshotId', headers: ConditionalHeaders, querystring: SingleQuery, response: paidReadResponses(Envelope(NetworkSummary, 'a live network summary')) }
   }, serveResolvedRead)
 
   conditional('/v1/telemetry/network/history', SNAPSHOT, { tags: TAGS, summary: 'Published network summaries, oldest first (at least one an hour)', querystring: ListQuery, response: paidReadResponses(EnvelopeList(NetworkSummary, 'a network summary')) }, async (req) => listing(reader, req, 'network/history', () => projection.networkSeq, 0,
@@ -205,7 +205,7 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
 
   app.get('/v1/audit/sell-allowance/:hotkey', {
     config: { read: (req) => sellAllowance(req, 'free', SELL_FREE_RETENTION_MS), rateLimit: FREE_AUDIT_RATE_LIMIT },
-    schema: { tags: ['audit'], summary: 'Free audit of a sell allowance: latest published epoch or the given retained one (kept 30 days)', params: HotkeyParams, querystring: EpochQuery, response: freeReadResponses(Envelope(SellAllowanceFree, 'a free sell allowance audit')) }
+    schema: { headers: ConditionalHeaders, tags: ['audit'], summary: 'Free audit of a sell allowance: latest published epoch or the given retained one (kept 30 days)', params: HotkeyParams, querystring: EpochQuery, response: freeReadResponses(Envelope(SellAllowanceFree, 'a free sell allowance audit')) }
   }, serveResolvedRead)
 }
 

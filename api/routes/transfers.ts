@@ -38,7 +38,7 @@ export default async function transferRoutes (app: FastifyInstance, opts: { deps
   })
 
   app.post('/transfers/:id/chunks', {
-    config: CLIENT,
+    config: { ...CLIENT, openapiRequestBody: { required: true, description: 'The chunk\'s bytes', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } } },
     schema: {
       tags: ['transfers'],
       summary: 'Submit one chunk as raw bytes; acknowledged once durable',
