@@ -5,6 +5,7 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { telemetryApp, settled, epochVersion, ORCH } from '../../helpers/telemetry.ts'
 import { FREE_AUDIT_REQUESTS_PER_MINUTE } from '../../../api/routes/telemetry.ts'
+import { injectClient } from '../../helpers/client.ts'
 
 const T = await telemetryApp()
 t.teardown(() => T.app.close())
@@ -73,4 +74,23 @@ t.test('the free audit route answers 429 per source address, 304s not counted', 
   t.match(limited.headers['content-type'], 'application/problem+json')
   t.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After')
   t.equal((await from('127.0.0.10')).statusCode, 200, 'another address has its own budget')
+})
+
+t.test('through the typed client: 200 with a typed body, then 304 on its ETag with an empty balance', async t => {
+  const funded = injectClient(T.app, { key: T.keys.console, keyHeader: 'x-api-key' })
+  const first = await funded.GET('/v1/telemetry/network')
+  t.equal(first.response.status, 200)
+  t.equal(typeof first.data?.data.workerCount, 'number', 'typed: data.workerCount')
+  const etag = first.response.headers.get('etag')!
+  const org = await T.env.accounts.createOrganization({ name: 'broke via client' })
+  const { key } = await T.env.accounts.createKey(org.id, { role: 'console', plan: 'enterprise', scopes: ['telemetry:read'] })
+  const broke = injectClient(T.app, { key, keyHeader: 'x-api-key' })
+  const again = await broke.GET('/v1/telemetry/network', { params: { header: { 'if-none-match': etag } } })
+  t.equal(again.response.status, 304)
+  const miss = await broke.GET('/v1/telemetry/network')
+  t.equal(miss.response.status, 402)
+  t.equal(miss.error?.code, 'BWN_ERR_INSUFFICIENT_CREDITS', 'typed: the Problem code')
+  t.equal(miss.error?.price, 1, 'typed: the Problem extension member')
+  const free = await broke.GET('/v1/audit/sell-allowance/{hotkey}', { params: { path: { hotkey: ORCH } } })
+  t.equal(free.data?.data.sellAllowance.allowanceRemainingAlphaRao !== undefined, true)
 })
