@@ -148,7 +148,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await destinations.ensureDefault(ctx.config.publicUrl ?? url)
     },
     workers: () => router.workers(),
-    stop: async () => { registerTimer.cancel(); telemetry.stop(); coordinator.stop(); await nodeChain.stop() }
+    stop: async () => { registerTimer.cancel(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
   }
 }
 
