@@ -19,7 +19,7 @@ t.test('a restarted telemetry actor serves the same history, ids and live versio
   const clock = new ManualClock()
   const system = startSystem()
   t.teardown(() => stopActor(system))
-  const pools = new Map([[ORCH, 'qualified' as const]])
+  const pools = new Map<string, 'qualified' | 'qualifying'>([[ORCH, 'qualified']])
   const tel = await startTelemetry(system, { env: { clock, logger: silentLogger() }, store, poolOf: (h) => pools.get(h) ?? 'unscored' })
   const p = tel.reader.projection
 
