@@ -44,10 +44,25 @@ interface Pending { item: DebitItem, resolve: (b: Balance) => void, reject: (e: 
  * Groups the debits of concurrent reads per organization: while one batch is being written, the next
  * collects; each batch is one `debitBatch` call (checked in order, one store batch).
  */
+export const KNOWN_BALANCES_MAX = 10_000 // organizations whose last balance is remembered
+
 export class DebitBatcher {
   readonly #accounts: AccountsService
   readonly #orgs = new Map<string, { waiting: Pending[], running: boolean }>()
+  /** The balance each organization had after its last batch: the pre-check's answer without a read. */
+  readonly #known = new Map<string, number>()
   constructor (accounts: AccountsService) { this.#accounts = accounts }
+
+  /**
+   * The pre-check before a read (402 early). A balance known to cover the price passes without a store
+   * read: grants only raise it, and the debit itself is checked again, atomically, in `debitBatch`.
+   * Otherwise (unknown, or short: a grant may have come since) the stored balance decides.
+   */
+  async ensure (organizationId: string, price: number): Promise<void> {
+    const known = this.#known.get(organizationId)
+    if (known !== undefined && known >= price) return
+    await this.#accounts.ensureCredits(organizationId, price)
+  }
 
   debit (organizationId: string, item: DebitItem): Promise<Balance> {
     return new Promise((resolve, reject) => {
@@ -64,7 +79,15 @@ export class DebitBatcher {
     org.waiting = []
     org.running = true
     this.#accounts.debitBatch(organizationId, batch.map(p => p.item)).then((outcomes: DebitOutcome[]) => {
-      batch.forEach((p, i) => { const o = outcomes[i]!; if (o.ok) p.resolve(o.balance); else p.reject(o.error) })
+      let last: number | undefined
+      batch.forEach((p, i) => {
+        const o = outcomes[i]!
+        if (o.ok) { p.resolve(o.balance); last = o.balance.balance } else { p.reject(o.error); last = (o.error as { extensions?: { balance?: number } }).extensions?.balance ?? last }
+      })
+      if (last !== undefined) {
+        if (this.#known.size >= KNOWN_BALANCES_MAX && !this.#known.has(organizationId)) this.#known.clear()
+        this.#known.set(organizationId, last)
+      }
     }, (err: unknown) => { for (const p of batch) p.reject(err) }).finally(() => this.#flush(organizationId, org))
   }
 }
@@ -84,7 +107,7 @@ export default fp(async function creditsPlugin (app: FastifyInstance, opts: { ac
     const memo = `${String(route.method)} ${route.url}`
 
     route.preHandler = append(route.preHandler, async function checkCredits (req: FastifyRequest) {
-      await accounts.ensureCredits(req.principal!.organizationId, accounts.price(priceName))
+      await batcher.ensure(req.principal!.organizationId, accounts.price(priceName))
     })
 
     route.onSend = append(route.onSend, async function chargeRead (req: FastifyRequest, reply: FastifyReply, payload: unknown) {
