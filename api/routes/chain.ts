@@ -1,7 +1,6 @@
 // Read-only chain routes for operators, plus recording a sale on a dev chain. The node registers this
 // plugin with the Chain it uses (its DevChain, or a RemoteChain to the host) and a guard for writes.
 import { Type } from '@sinclair/typebox'
-import { guardedResponses } from '../responses.ts'
 import type { FastifyInstance, preHandlerHookHandler } from 'fastify'
 import { ChainHeadWire, WeightsRecordWire, SaleWire, Hotkey } from '../../protocol/index.ts'
 import { ChainError, type Chain, type ChainErrorCode } from '../../actors/chain/ports.ts'
@@ -84,7 +83,7 @@ export default async function chainRoutes (app: FastifyInstance, opts: ChainRout
       summary: 'Record an alpha sale by a hotkey (dev chains only)',
       body: SaleBody,
       ...(opts.writeGuard !== undefined ? { security: [{ bearerAuth: [] }, { apiKey: [] }] } : {}),
-      response: opts.writeGuard !== undefined ? guardedResponses({ 201: SaleWire }) : { 201: SaleWire }
+      response: { 201: SaleWire }
     },
     ...(opts.writeGuard !== undefined ? { preHandler: opts.writeGuard } : {})
   }, async (req, reply) => {
