@@ -13,7 +13,12 @@ export const ProblemSchema = Type.Object({
   detail: Type.String(),
   instance: Type.String({ description: 'The request id' }),
   code: Type.String({ pattern: '^BWN_ERR_[A-Z0-9_]+$', description: 'Stable machine code, see docs/errors.md' }),
-  errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() })))
+  errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), { description: 'Validation failures (400)' })),
+  // Extension members some codes carry (docs/errors.md).
+  balance: Type.Optional(Type.Integer({ description: 'BWN_ERR_INSUFFICIENT_CREDITS (402): the organization\'s balance' })),
+  price: Type.Optional(Type.Integer({ description: 'BWN_ERR_INSUFFICIENT_CREDITS (402): the price of the read' })),
+  missing_chunks: Type.Optional(Type.Array(Type.Integer(), { maxItems: 1000, description: 'BWN_ERR_CHUNKS_MISSING (409): the first missing chunk indices' })),
+  missing_count: Type.Optional(Type.Integer({ description: 'BWN_ERR_CHUNKS_MISSING (409): how many chunks are missing' }))
 }, { $id: PROBLEM_SCHEMA_ID, additionalProperties: true, description: 'RFC 9457 problem details' })
 
 const PROBLEM_REF = { $ref: `${PROBLEM_SCHEMA_ID}#` }

@@ -130,3 +130,6 @@ export interface DestinationService {
   get (id: string, principal: Principal): Promise<DestinationRecord>
   remove (id: string, principal: Principal): Promise<void>
 }
+
+// Component names in the OpenAPI document (api/plugins/openapi.ts hoists titled schemas).
+for (const [title, schema] of Object.entries({ TransferRecord, CreateTransferBody, ChunkAck, Tier, PlanLimits, TiersResponse, DestinationRecord, CreateDestinationBody })) (schema as { title?: string }).title ??= title

@@ -3,7 +3,7 @@
 import { join } from 'node:path'
 import { mkdir, writeFile, rename } from 'node:fs/promises'
 import createTestnet, { type Testnet } from 'hyperdht/testnet.js'
-import type { Role } from '../protocol/index.ts'
+import { nodeIdOf, type Role } from '../protocol/index.ts'
 import { BwnetNode, type NodeInfo } from './node.ts'
 import { NODE_DEFAULTS, type DevnetConfig, type NodeConfig } from './config.ts'
 import type { Pino } from './logger.ts'
@@ -20,7 +20,8 @@ export interface DevnetFile {
   keys: Record<string, string>
   network: string
   bootstrap: string[]
-  nodes: Array<{ role: Role, name: string, hotkey: string, publicKey: string }>
+  /** `id`: the node's stable UUID (protocol/node-id.ts), what audit routes accept besides the hotkey. */
+  nodes: Array<{ role: Role, name: string, hotkey: string, publicKey: string, id: string }>
 }
 
 export interface DevnetHooks {
@@ -76,7 +77,7 @@ export class Devnet {
       bootstrap,
       nodes: this.nodes.map(({ name, node }) => {
         const info: NodeInfo = node.info()
-        return { role: info.role, name, hotkey: info.hotkey, publicKey: info.publicKey }
+        return { role: info.role, name, hotkey: info.hotkey, publicKey: info.publicKey, id: nodeIdOf(info.hotkey) }
       })
     }
     const path = join(config.data, 'devnet.json')

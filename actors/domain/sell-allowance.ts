@@ -1,6 +1,7 @@
 // Sell allowance: how much of a miner hotkey's weight it keeps after selling alpha, from a 7-day window
 // of base emission and sales, a carried sell debt and a new-hotkey ramp (docs/formulas.md#sell-allowance).
 import { blockToMs, isoFromMs, BLOCKS_PER_EPOCH, type BlockReference } from './chain-time.ts'
+import { toUint16 } from './epoch-weights.ts'
 
 export const SELL_ALLOWANCE_FORMULA_VERSION = 'sell_allowance_7d_80pct_debt2x_freq_ramp_v1'
 /** 7 days of 12 s blocks. */
@@ -343,4 +344,25 @@ export function splitProRata (amountRao: bigint, parts: ReadonlyArray<{ id: stri
   const order = parts.map((_, i) => i).sort((a, b) => (remainders[b] > remainders[a] ? 1 : remainders[b] < remainders[a] ? -1 : (parts[a].id < parts[b].id ? -1 : parts[a].id > parts[b].id ? 1 : 0)))
   for (let k = 0; leftover > 0n; k = (k + 1) % parts.length, leftover--) shares[order[k]]++
   return parts.map((p, i) => ({ id: p.id, amountRao: shares[i] }))
+}
+
+/** One UID's sell pressure for the weights: its multiplier and holding (from its sell allowance). */
+export interface UidPressure { hotkey: string, coldkey: string, multiplier: number, holding: number }
+export interface PressuredVector { uids: number[], weights: number[], uint16Weights: number[], outcomes: PressureOutcome[] }
+
+/**
+ * The weights a validator sets on chain: the served (normalized) vector with each UID's sell
+ * pressure applied by the fleet step (redistributeSellPressure), normalized again, then converted to
+ * uint16. A UID without an entry is unreduced (multiplier 1, holding 1, its own coldkey). Order of
+ * `uids` is kept. docs/formulas.md#sell-pressure.
+ */
+export function applySellPressure (vector: { uids: readonly number[], weights: readonly number[] }, pressure: ReadonlyMap<number, UidPressure>): PressuredVector {
+  const entries: PressureEntry[] = vector.uids.map((uid, i) => {
+    const p = pressure.get(uid)
+    return { hotkey: p?.hotkey ?? `uid:${uid}`, coldkey: p?.coldkey ?? `uid:${uid}`, baseWeight: vector.weights[i] ?? 0, multiplier: p?.multiplier ?? 1, holding: p?.holding ?? 1 }
+  })
+  const outcomes = redistributeSellPressure(entries)
+  const total = outcomes.reduce((a, o) => a + o.receivedWeight, 0)
+  const weights = total > 0 ? outcomes.map(o => o.receivedWeight / total) : vector.weights.map(w => w)
+  return { uids: [...vector.uids], weights, uint16Weights: weights.map(toUint16), outcomes }
 }

@@ -2,6 +2,7 @@
 // §4.3), read from the level tables the transfer flow writes. Rows are redacted before they leave:
 // credentials, signatures, URLs, object paths, upload state, display names and the worker's own
 // timing claims never appear. docs/telemetry.md#dashboard-audit.
+import { nodeIdOf, UUID_PATTERN } from '../../protocol/node-id.ts'
 import type { Store } from '../ports.ts'
 import { collect, prefixRange } from '../store.ts'
 import { keys, type AttemptRow, type InterventionRow, type OfferBatchRow, type PlanRow, type ResultRow, type TaskRow, type TransferRow } from '../transfer/model.ts'
@@ -47,9 +48,16 @@ export interface AuditResult {
 }
 
 export interface AuditReader {
-  /** null when the transfer or the participant is not known here. */
+  /**
+   * Rows of an orchestrator named by its node UUID, chain UID or hotkey; null when the transfer or the
+   * participant is not known here.
+   */
   orchestrator (orchestratorId: string, transferId: string, page: AuditPage): Promise<AuditResult | null>
-  worker (workerId: string, transferId: string, page: AuditPage): Promise<AuditResult | null>
+  /**
+   * Rows of a worker named by its worker id (node UUID) or hotkey. `via`: only the work that went
+   * through this orchestrator (an orchestrator key reads its own workers' rows); null when none.
+   */
+  worker (workerId: string, transferId: string, page: AuditPage, via?: string): Promise<AuditResult | null>
 }
 
 export interface AuditReaderDeps {
@@ -80,16 +88,29 @@ export function storeAuditReader (deps: AuditReaderDeps): AuditReader {
     return { transfer, plans, batches, tasks, attempts, results, interventions }
   }
 
-  const known = (r: Awaited<ReturnType<typeof transferRows>>): boolean => r.transfer !== undefined || r.batches.length > 0 || r.attempts.length > 0
+  type Rows = Awaited<ReturnType<typeof transferRows>>
+  const known = (r: Rows): boolean => r.transfer !== undefined || r.batches.length > 0 || r.attempts.length > 0
+  /** The hotkey among `candidates` whose node UUID is `id`. */
+  const byNodeId = (id: string, candidates: Iterable<string | null | undefined>): string | null => {
+    const wanted = id.toLowerCase()
+    for (const c of new Set(candidates)) if (typeof c === 'string' && HOTKEY.test(c) && nodeIdOf(c) === wanted) return c
+    return null
+  }
+  const orchestratorsOf = (r: Rows): Array<string | null | undefined> => [
+    r.transfer?.coordinator_id, ...r.plans.flatMap(p => p.deliveries.map(d => d.orchestrator_id)), ...r.batches.flatMap(b => [b.orchestrator_id, b.coordinator_id]),
+    ...r.tasks.map(t => t.orchestrator_id), ...r.attempts.map(a => a.orchestrator_id)
+  ]
+  const workersOf = (r: Rows): Array<string | null | undefined> => [...r.attempts.map(a => a.worker_id), ...r.results.map(x => x.worker_id), ...r.interventions.map(i => i.previous_worker_id)]
 
   return {
     async orchestrator (orchestratorId, transferId, page) {
-      let hotkey: string | null = null
-      if (HOTKEY.test(orchestratorId)) hotkey = orchestratorId
-      else if (UID.test(orchestratorId) && deps.hotkeyOfUid !== undefined) hotkey = await deps.hotkeyOfUid(Number(orchestratorId))
-      if (hotkey === null) return null // a UUID, or a UID nobody resolves: orchestrators are known by hotkey here
       const r = await transferRows(transferId)
       if (!known(r)) return null
+      let hotkey: string | null = null
+      if (HOTKEY.test(orchestratorId)) hotkey = orchestratorId
+      else if (UID.test(orchestratorId)) hotkey = deps.hotkeyOfUid === undefined ? null : await deps.hotkeyOfUid(Number(orchestratorId))
+      else if (UUID_PATTERN.test(orchestratorId)) hotkey = byNodeId(orchestratorId, orchestratorsOf(r))
+      if (hotkey === null) return null
       // The coordinator of the transfer acted on every row; another orchestrator on the rows that name it.
       const all = r.transfer?.coordinator_id === hotkey
       const mine = (id: string | null | undefined): boolean => all || id === hotkey
@@ -106,24 +127,28 @@ export function storeAuditReader (deps: AuditReaderDeps): AuditReader {
         }
       }
     },
-    async worker (workerId, transferId, page) {
-      if (!HOTKEY.test(workerId)) return null // worker ids are their hotkeys
+    async worker (workerId, transferId, page, via) {
       const r = await transferRows(transferId)
       if (!known(r)) return null
-      const attempts = r.attempts.filter(a => a.worker_id === workerId)
+      const hotkey = HOTKEY.test(workerId) ? workerId : UUID_PATTERN.test(workerId) ? byNodeId(workerId, workersOf(r)) : null
+      if (hotkey === null) return null
+      const attempts = r.attempts.filter(a => a.worker_id === hotkey && (via === undefined || a.orchestrator_id === via))
+      if (via !== undefined && attempts.length === 0) return null
+      const attemptIds = new Set(attempts.map(a => a.id))
       const taskIds = new Set(attempts.map(a => a.task_id))
       const orchestrators = new Set(attempts.map(a => a.orchestrator_id))
-      const workerRows = [await store.table('workers').get(`session/${workerId}`), await store.table('workers').get(workerId)].filter(x => x !== undefined)
+      const workerRows = [await store.table('workers').get(`session/${hotkey}`), await store.table('workers').get(hotkey)]
+        .filter(x => x !== undefined && (via === undefined || (x as { orchestrator_id?: string }).orchestrator_id === via))
       return {
         transferId,
-        participant: { role: 'worker', id: workerId, hotkey: workerId },
+        participant: { role: 'worker', id: workerId, hotkey },
         tables: {
           workers: paged(workerRows, page),
           transfer_assignment_plans: paged(r.plans.filter(p => p.deliveries.some(d => orchestrators.has(d.orchestrator_id))), page),
           tasks: paged(r.tasks.filter(t => taskIds.has(t.id)), page),
           task_attempts: paged(attempts, page),
-          task_results: paged(r.results.filter(x => x.worker_id === workerId), page),
-          overseer_interventions: paged(r.interventions.filter(i => i.previous_worker_id === workerId), page)
+          task_results: paged(r.results.filter(x => x.worker_id === hotkey && (via === undefined || attemptIds.has(x.attempt_id))), page),
+          overseer_interventions: paged(r.interventions.filter(i => i.previous_worker_id === hotkey && (via === undefined || i.orchestrator_id === via)), page)
         }
       }
     }

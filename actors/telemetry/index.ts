@@ -8,6 +8,7 @@ import { BLOCKS_PER_EPOCH, DEFAULT_BLOCK_TIME_MS } from '../domain/chain-time.ts
 import { TelemetryProjection, type TelemetryEvent } from './projection.ts'
 import type { ParticipantCounts, Pool } from './evidence.ts'
 import type { EpochSource, ParticipantsSource, SellAllowanceSource, TelemetryReader } from './ports.ts'
+import { restoreProjection } from './journal.ts'
 
 export const NETWORK_PUBLISH_INTERVAL_MS = 3_600_000 // 1 h: network snapshots at least hourly
 export const PARTICIPANTS_REFRESH_MS = 5_000 // 5 s
@@ -17,6 +18,7 @@ const CURSOR_KEY_BYTES = 32
 export * from './ports.ts'
 export * from './projection.ts'
 export * from './evidence.ts'
+export * from './journal.ts'
 
 export type TelemetryMsg =
   | { type: 'event', event: TelemetryEvent }
@@ -41,7 +43,8 @@ export interface Telemetry {
   /** Forward every coordinator event here (copied at once: the coordinator mutates its rows later). */
   onCoordinatorEvent (e: CoordinatorEvent): void
   reader: TelemetryReader
-  stop (): void
+  /** Stops the timers and waits until the journal is written. */
+  stop (): Promise<void>
 }
 
 const defaultEpochAt = (ms: number): number => Math.floor(ms / (DEFAULT_BLOCK_TIME_MS * BLOCKS_PER_EPOCH))
@@ -70,7 +73,10 @@ export async function startTelemetry (parent: Ref<any>, deps: TelemetryDeps): Pr
   const log = env.logger.child({ component: 'telemetry' })
   const projection = new TelemetryProjection({ epochAt: deps.epochAt ?? defaultEpochAt, poolOf: deps.poolOf, formulaDocsUri: deps.formulaDocsUri })
   const cursorKey = await cursorKeyOf(deps.store)
-  projection.publishNetwork(env.clock.now())
+  // Published history, evidence and live versions come back from the journal (a restart keeps them).
+  const { journal, replayed } = await restoreProjection(deps.store, projection, log)
+  if (projection.publishedNetwork().length === 0) projection.publishNetwork(env.clock.now())
+  log.info({ event: 'telemetry_restored', entries: replayed, networkSnapshots: projection.networkSeq, publishedTasks: projection.taskSeq }, 'telemetry projection rebuilt')
 
   // The projection lives outside the actor state: a restart keeps it (it is only ever appended to).
   const ref = spawnSupervised<null, TelemetryMsg>(parent, 'telemetry', env, () => null, (state, msg) => {
@@ -124,6 +130,9 @@ export async function startTelemetry (parent: Ref<any>, deps: TelemetryDeps): Pr
       if (event !== null) tell(ref, { type: 'event', event })
     },
     reader: { projection, clock: env.clock, cursorKey, epochs: deps.epochs ?? null, sellAllowance: deps.sellAllowance ?? null },
-    stop: () => { for (const t of timers) t.cancel() }
+    stop: async () => {
+      for (const t of timers) t.cancel()
+      await journal.flush()
+    }
   }
 }

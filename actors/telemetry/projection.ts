@@ -25,7 +25,20 @@ export type Envelope<D> = SnapshotEnvelope<D>
 /** An input event, copied out of the coordinator's rows at the moment it fired. */
 export type TelemetryEvent =
   | { type: 'transfer', id: string, status: TransferStatus, completedAtMs: number | null }
-  | { type: 'result', row: ResultRow, attempt: AttemptRow }
+  | { type: 'result', row: ResultRow, attempt: AttemptRow, pool?: Pool }
+
+/**
+ * Every input that changed the projection, with its time, in order: replaying the entries into a
+ * fresh projection rebuilds the same state — the same published snapshots and evidence, the same
+ * snapshot ids, sequences and live versions (actors/telemetry/journal.ts keeps them in the
+ * `telemetry` table). A result carries the pool it was scored in when it arrived.
+ */
+export type JournalEntry =
+  | { k: 'event', at: number, event: TelemetryEvent }
+  | { k: 'participants', participants: ParticipantCounts, weights: Record<string, unknown> }
+  | { k: 'publish', at: number }
+  | { k: 'prune', at: number }
+  | { k: 'cut', at: number }
 
 export interface ListItem<D> {
   /** Position in its list: grows with every item appended. */
@@ -64,6 +77,8 @@ export interface ProjectionOptions {
   epochAt: (ms: number) => number
   poolOf?: (orchestratorHotkey: string) => Pool
   formulaDocsUri?: string
+  /** Receives every entry that changes the projection, in order (persistence); not called by `replay`. */
+  journal?: (entry: JournalEntry) => void
 }
 
 function matches (item: ListItem<unknown>, f: ListFilter): boolean {
@@ -124,10 +139,32 @@ export class TelemetryProjection {
   // Context.
   #participants: ParticipantCounts = NO_PARTICIPANTS
   #weights: Record<string, unknown> = {}
+  #journal: ((entry: JournalEntry) => void) | undefined
 
   constructor (opts: ProjectionOptions) {
     this.#opts = opts
     this.#formulaRef = formulaReference('network-summary', opts.formulaDocsUri)
+    this.#journal = opts.journal
+  }
+
+  /** Where entries go from now on (set after a replay). */
+  set journal (fn: ((entry: JournalEntry) => void) | undefined) { this.#journal = fn }
+
+  /** Applies one journaled entry (a rebuild on start); journals nothing. */
+  replay (entry: JournalEntry): void {
+    const journal = this.#journal
+    this.#journal = undefined
+    try {
+      switch (entry.k) {
+        case 'event': this.apply(entry.event, entry.at); break
+        case 'participants': this.setParticipants(entry.participants, entry.weights); break
+        case 'publish': this.publishNetwork(entry.at); break
+        case 'prune': this.prune(entry.at); break
+        case 'cut': this.current(entry.at); break
+      }
+    } finally {
+      this.#journal = journal
+    }
   }
 
   get eventSeq (): number { return this.#eventSeq }
@@ -135,22 +172,26 @@ export class TelemetryProjection {
   // ---- input ----
 
   apply (e: TelemetryEvent, nowMs: number): void {
+    // The pool is fixed when the result arrives, so a replay scores it the same way.
+    const event = e.type === 'result' && e.pool === undefined ? { ...e, pool: this.#opts.poolOf?.(e.attempt.orchestrator_id) ?? 'unscored' } : e
+    this.#journal?.({ k: 'event', at: nowMs, event })
     this.#eventSeq++
     this.#dirty = true
-    if (e.type === 'result') this.#applyResult(e.row, e.attempt, nowMs)
-    else this.#applyTransfer(e, nowMs)
+    if (event.type === 'result') this.#applyResult(event.row, event.attempt, event.pool ?? 'unscored', nowMs)
+    else this.#applyTransfer(event, nowMs)
   }
 
   setParticipants (p: ParticipantCounts, weights: Record<string, unknown>): void {
     if (JSON.stringify(p) === JSON.stringify(this.#participants) && JSON.stringify(weights) === JSON.stringify(this.#weights)) return
+    this.#journal?.({ k: 'participants', participants: p, weights })
     this.#participants = p
     this.#weights = weights
     this.#eventSeq++
     this.#dirty = true
   }
 
-  #applyResult (row: ResultRow, attempt: AttemptRow, nowMs: number): void {
-    const rec = evidenceOf(row, attempt, this.#opts.poolOf?.(attempt.orchestrator_id) ?? 'unscored')
+  #applyResult (row: ResultRow, attempt: AttemptRow, pool: Pool, nowMs: number): void {
+    const rec = evidenceOf(row, attempt, pool)
     const t = this.#transfers.get(rec.transferId) ?? { status: 'in_progress' as TransferStatus, attempts: new Set<string>() }
     this.#transfers.set(rec.transferId, t)
     t.attempts.add(rec.data.attemptId)
@@ -165,6 +206,13 @@ export class TelemetryProjection {
     t.status = e.status
     this.#transfers.set(e.id, t)
     if (!TERMINAL.has(e.status) || wasTerminal) return
+    // The snapshot this terminal transfer publishes is an effect of the event: not journaled apart.
+    const journal = this.#journal
+    this.#journal = undefined
+    try { this.#settleTransfer(e, t, nowMs) } finally { this.#journal = journal }
+  }
+
+  #settleTransfer (e: Extract<TelemetryEvent, { type: 'transfer' }>, t: { status: TransferStatus, attempts: Set<string> }, nowMs: number): void {
     if (e.status === 'completed') {
       const at = e.completedAtMs ?? nowMs
       this.#liveCounters.bucket(at).completedTransfers++
@@ -237,6 +285,7 @@ export class TelemetryProjection {
 
   /** Publishes an immutable network snapshot of the published evidence (hourly, and per terminal transfer). */
   publishNetwork (nowMs: number): Envelope<NetworkSummaryData> {
+    this.#journal?.({ k: 'publish', at: nowMs })
     this.#networkSeq++
     const env = this.#networkEnvelope(`network-summary-${this.#networkSeq}`, nowMs, this.#taskSeq, this.#publishedCounters, this.#publishedOrchestrators)
     this.#publishedNetwork.push({ seq: this.#networkSeq, env, observedMs: nowMs })
@@ -245,6 +294,7 @@ export class TelemetryProjection {
 
   /** Drops what retention no longer keeps: published items past 30 days, live evidence past the lookback. */
   prune (nowMs: number): void {
+    this.#journal?.({ k: 'prune', at: nowMs })
     const keepPublished = nowMs - HISTORY_RETENTION_MS
     this.#publishedNetwork = this.#publishedNetwork.filter((i, idx, all) => i.observedMs >= keepPublished || idx === all.length - 1)
     this.#publishedTasks = this.#publishedTasks.filter(i => Date.parse(i.env.publishedAt) >= keepPublished)
@@ -295,6 +345,7 @@ export class TelemetryProjection {
     let cur = this.#versions[this.#versions.length - 1]
     if (cur === undefined || (this.#dirty && cur.seq !== this.#eventSeq) || nowMs - cur.cutAtMs >= LIVE_REFRESH_MS) {
       const env = this.#networkEnvelope(`network-live-${this.#eventSeq}`, nowMs, this.#eventSeq, this.#liveCounters, this.#liveOrchestrators)
+      this.#journal?.({ k: 'cut', at: nowMs })
       if (cur !== undefined && cur.id === env.snapshotId) {
         cur.cutAtMs = nowMs
       } else {

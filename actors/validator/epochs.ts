@@ -18,6 +18,7 @@ import {
   type WeightsProofRecord
 } from './snapshots.ts'
 import { publishSellAllowances, sellAllowancePruneOps } from './sell-allowance.ts'
+import { applySellPressure } from '../domain/sell-allowance.ts'
 
 export const EPOCH_RETENTION_MS = 30 * DAY_MS // seed: epoch sets are kept 30 days
 /** Evidence is kept a day longer than the epochs it can still correct. */
@@ -298,10 +299,14 @@ export class EpochMachine {
     if (newest !== null) {
       const served = await this.#served(newest.record)
       const weightOf = new Map(served.uids.map((uid, i) => [uid, served.weights[i]!]))
-      outcome.sellAllowances = await publishSellAllowances({
+      const sell = await publishSellAllowances({
         store: this.#store, chain: this.#deps.chain, close: newest.close, servedWeightOf: uid => weightOf.get(uid) ?? 0, publishedAtMs, formulaDocsUri: this.#deps.formulaDocsUri
       })
-      if (this.#deps.setWeights !== false) outcome.weights = await this.#setWeights(newest.record, served)
+      outcome.sellAllowances = sell.count
+      // Sell pressure on the normalized served weights before uint16 (docs/formulas.md#sell-pressure);
+      // the burn vector has no miner to adjust.
+      const pressured = served.source === 'burn' ? served : { ...served, ...applySellPressure(served, sell.pressure) }
+      if (this.#deps.setWeights !== false) outcome.weights = await this.#setWeights(newest.record, pressured)
     }
 
     // 4. Retention, measured on chain time.

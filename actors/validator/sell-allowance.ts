@@ -3,7 +3,7 @@
 import type { Store, StoreOp } from '../ports.ts'
 import { collect } from '../store.ts'
 import type { Chain, EpochClose } from '../chain/ports.ts'
-import { computeSellAllowance, sellAllowanceFreeData, sellAllowancePaidData, type SellAllowanceResult } from '../domain/sell-allowance.ts'
+import { computeSellAllowance, redistributeSellPressure, sellAllowanceFreeData, sellAllowancePaidData, type SellAllowanceResult, type UidPressure } from '../domain/sell-allowance.ts'
 import { DAY_MS } from '../domain/prism.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
 import { sealEnvelope, formulaReference } from './envelope.ts'
@@ -35,12 +35,24 @@ export interface PublishSellAllowancesArgs {
   formulaDocsUri?: string
 }
 
-/** Computes and stores the proofs of every orchestrator registered by the epoch's last block. */
-export async function publishSellAllowances (args: PublishSellAllowancesArgs): Promise<number> {
+export interface PublishedSellAllowances {
+  /** Miners whose proofs were published. */
+  count: number
+  /** Each miner's pressure on the weights, by UID (applySellPressure). */
+  pressure: Map<number, UidPressure>
+}
+
+/**
+ * Computes and stores the proofs of every orchestrator registered by the epoch's last block, and
+ * returns each one's sell pressure. `receivedWeight` in a proof is the fleet step's received weight
+ * (redistributeSellPressure over every miner): the weight the validator sets for it before the final
+ * normalization. A hotkey is its own coldkey here (the chain records no coldkeys).
+ */
+export async function publishSellAllowances (args: PublishSellAllowancesArgs): Promise<PublishedSellAllowances> {
   const { store, chain, close, publishedAtMs } = args
   const head = await chain.head()
   const miners = (await chain.registrations()).filter(r => r.role === 'orchestrator' && r.registeredAtBlock <= close.lastBlock)
-  const ops: StoreOp[] = []
+  const computed: Array<{ result: SellAllowanceResult, events: number }> = []
   for (const m of miners) {
     // Full history: carried debt depends on every earlier emission and sale.
     const emissions = await chain.emissionsFor(m.hotkey, 0, close.lastBlock)
@@ -57,19 +69,27 @@ export async function publishSellAllowances (args: PublishSellAllowancesArgs): P
       blockReference: { block: close.lastBlock, atMs: close.endAtMs, blockTimeMs: head.blockTimeMs },
       computedAtMs: publishedAtMs
     })
-    const { paid, free } = sellAllowanceSnapshots(result, close, publishedAtMs, emissions.length + sales.length, args.formulaDocsUri)
-    const paidKey = KEYS.sellPaid(m.hotkey, close.epoch)
-    const freeKey = KEYS.sellFree(m.hotkey, close.epoch)
+    computed.push({ result, events: emissions.length + sales.length })
+  }
+  const fleet = redistributeSellPressure(computed.map(({ result: r }) => ({ hotkey: r.hotkey, coldkey: r.hotkey, baseWeight: r.baseWeight, multiplier: r.sellAllowanceMultiplier, holding: r.holding })))
+  const ops: StoreOp[] = []
+  const pressure = new Map<number, UidPressure>()
+  for (const [i, { result: r, events }] of computed.entries()) {
+    const result: SellAllowanceResult = { ...r, receivedWeight: fleet[i]!.receivedWeight }
+    pressure.set(r.uid, { hotkey: r.hotkey, coldkey: r.hotkey, multiplier: r.sellAllowanceMultiplier, holding: r.holding })
+    const { paid, free } = sellAllowanceSnapshots(result, close, publishedAtMs, events, args.formulaDocsUri)
+    const paidKey = KEYS.sellPaid(r.hotkey, close.epoch)
+    const freeKey = KEYS.sellFree(r.hotkey, close.epoch)
     ops.push(
       { type: 'put', table: 'snapshots', key: paidKey, value: paid },
       { type: 'put', table: 'snapshots', key: freeKey, value: free },
       { type: 'put', table: 'snapshots', key: KEYS.snapshotId(paid.snapshotId), value: paidKey },
       { type: 'put', table: 'snapshots', key: KEYS.snapshotId(free.snapshotId), value: freeKey },
-      { type: 'put', table: 'snapshots', key: KEYS.sellIndex(close.epoch, m.hotkey), value: { paid: paid.snapshotId, free: free.snapshotId, endAtMs: close.endAtMs } }
+      { type: 'put', table: 'snapshots', key: KEYS.sellIndex(close.epoch, r.hotkey), value: { paid: paid.snapshotId, free: free.snapshotId, endAtMs: close.endAtMs } }
     )
   }
   await store.batch(ops)
-  return miners.length
+  return { count: miners.length, pressure }
 }
 
 interface SellIndexRow { paid: string | null, free: string | null, endAtMs: number }

@@ -14,6 +14,10 @@ export type Plan = typeof PLANS[number]
 /** Requests per minute per key; null is unlimited (seed §8). */
 export const PLAN_REQUESTS_PER_MINUTE: Record<Plan, number | null> = { free: 60, pro: 300, enterprise: null }
 
+/** Roles whose keys can be bound to one participant's hotkey (they then read only its audit rows). */
+export const BINDABLE_ROLES: readonly KeyRole[] = ['orchestrator', 'worker']
+const Hotkey = Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$', description: 'SS58 hotkey of the participant the key is bound to' })
+
 export const Id = Type.String({ format: 'uuid' })
 export const KeyId = Type.String({ pattern: '^[0-9a-f]{16}$', description: 'Public id of a key; also its visible prefix' })
 const Name = Type.String({ minLength: 1, maxLength: 128 })
@@ -45,7 +49,8 @@ export const ApiKeyView = Type.Object({
   plan: Type.Union(PLANS.map(p => Type.Literal(p))),
   createdAt: Timestamp,
   expiresAt: Type.Union([Timestamp, Type.Null()]),
-  revokedAt: Type.Union([Timestamp, Type.Null()])
+  revokedAt: Type.Union([Timestamp, Type.Null()]),
+  hotkey: Type.Optional(Hotkey)
 })
 export type ApiKeyView = Static<typeof ApiKeyView>
 
@@ -59,7 +64,8 @@ export const NewKey = Type.Object({
   projectId: Type.Optional(Id),
   environmentId: Type.Optional(Id),
   name: Type.Optional(Name),
-  expiresAt: Type.Optional(Timestamp)
+  expiresAt: Type.Optional(Timestamp),
+  hotkey: Type.Optional(Hotkey)
 }, { additionalProperties: false })
 export type NewKey = Static<typeof NewKey>
 
@@ -98,4 +104,8 @@ export interface Principal {
   role: KeyRole
   scopes: Scope[]
   plan: Plan
+  /** When the key stops working (null: never); caches of authenticated keys honour it. */
+  expiresAt?: string | null
+  /** The participant an orchestrator or worker key is bound to (null: unbound). */
+  hotkey?: string | null
 }

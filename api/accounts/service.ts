@@ -14,6 +14,7 @@ import type { Store, StoreOp } from '../../actors/ports.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
 import { BadRequest, EnvironmentNotFound, InsufficientCredits, KeyNotFound, OrganizationNotFound, ProjectNotFound } from '../errors.ts'
 import { generateKey, hashMatches, keyIdOf, visiblePrefix } from './keys.ts'
+import { BINDABLE_ROLES } from './model.ts'
 import type {
   ApiKeyRecord, ApiKeyView, Balance, CreatedKey, Environment, LedgerEntry, NewKey, Organization, Principal, Project
 } from './model.ts'
@@ -44,11 +45,19 @@ export type AuthResult =
 
 interface BalanceRow { balance: number, seq: number }
 
+/** One read's debit in a batch. */
+export interface DebitItem { amount: number, keyId: string, memo: string }
+export type DebitOutcome = { ok: true, balance: Balance } | { ok: false, error: Error }
+
 export class AccountsService {
   readonly pricing: Pricing
   readonly #store: Store
   readonly #clock: { now (): number }
   readonly #queues = new Map<string, PQueue>()
+  #keyGeneration = 0
+
+  /** Changes whenever a key is revoked: caches of authenticated keys compare it on every use. */
+  get keyGeneration (): number { return this.#keyGeneration }
 
   constructor (opts: AccountsOptions) {
     this.#store = opts.store
@@ -58,6 +67,9 @@ export class AccountsService {
       if (!Number.isSafeInteger(v) || v < 0) throw new TypeError(`price ${name} must be a non-negative integer`)
     }
   }
+
+  /** The service's clock (expiry is judged on it). */
+  now (): number { return this.#clock.now() }
 
   price (name: PriceName): number {
     if (name === 'realtime') return 2 * this.pricing.snapshotRead
@@ -139,6 +151,7 @@ export class AccountsService {
     await this.getOrganization(organizationId)
     const scopes = [...new Set(input.scopes ?? [])]
     if (scopes.length > 0 && input.role !== 'console') throw new BadRequest('scopes are given only to console keys')
+    if (input.hotkey !== undefined && !BINDABLE_ROLES.includes(input.role)) throw new BadRequest('only orchestrator and worker keys are bound to a hotkey')
     let projectId: string | null = null
     let environmentId: string | null = null
     if (input.environmentId !== undefined) {
@@ -173,6 +186,7 @@ export class AccountsService {
       createdAt: this.#iso(),
       expiresAt,
       revokedAt: null,
+      ...(input.hotkey !== undefined ? { hotkey: input.hotkey } : {}),
       hash: material.hash
     }
     await this.#store.batch([
@@ -203,7 +217,9 @@ export class AccountsService {
     const record = await this.#keyRecord(keyId)
     if (record.revokedAt === null) {
       record.revokedAt = this.#iso()
+      this.#keyGeneration++ // before the write: a cache never outlives the revocation
       await this.#keys.put(`key/${keyId}`, record)
+      this.#keyGeneration++
     }
     return toView(record)
   }
@@ -226,7 +242,9 @@ export class AccountsService {
         grant: record.grant,
         role: record.role,
         scopes: record.scopes,
-        plan: record.plan
+        plan: record.plan,
+        expiresAt: record.expiresAt,
+        hotkey: record.hotkey ?? null
       }
     }
   }
@@ -263,6 +281,34 @@ export class AccountsService {
       const balance = row?.balance ?? 0
       if (balance < amount) throw insufficient(balance, amount)
       return this.#append(organizationId, -amount, 'read', what.memo, what.keyId)
+    })
+  }
+
+  /**
+   * Debits several reads of one organization in one store batch, each checked in order against the
+   * running balance: an item the balance cannot cover fails (InsufficientCredits) and writes nothing.
+   */
+  async debitBatch (organizationId: string, items: readonly DebitItem[]): Promise<DebitOutcome[]> {
+    return this.#serial(organizationId, async () => {
+      const row = await this.#ledger.get(`balance/${organizationId}`) as BalanceRow | undefined
+      let balance = row?.balance ?? 0
+      let seq = row?.seq ?? 0
+      const at = this.#iso()
+      const ops: StoreOp[] = []
+      const outcomes: DebitOutcome[] = items.map(item => {
+        if (item.amount === 0) return { ok: true, balance: { organizationId, balance, entries: seq } }
+        if (balance < item.amount) return { ok: false, error: insufficient(balance, item.amount) }
+        balance -= item.amount
+        seq++
+        const entry: LedgerEntry = { seq, organizationId, amount: -item.amount, kind: 'read', memo: item.memo, keyId: item.keyId, balanceAfter: balance, at }
+        ops.push({ type: 'put', table: 'credit_ledger', key: `entry/${organizationId}/${String(seq).padStart(SEQ_DIGITS, '0')}`, value: entry })
+        return { ok: true, balance: { organizationId, balance, entries: seq } }
+      })
+      if (ops.length > 0) {
+        ops.push({ type: 'put', table: 'credit_ledger', key: `balance/${organizationId}`, value: { balance, seq } satisfies BalanceRow })
+        await this.#store.batch(ops)
+      }
+      return outcomes
     })
   }
 

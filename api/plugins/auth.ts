@@ -71,11 +71,54 @@ export function presentedKey (req: FastifyRequest, headers: KeyHeaders): string 
   return key
 }
 
+export const KEY_CACHE_ENTRIES = 10_000 // authenticated keys remembered (cleared when full)
+
+/**
+ * Remembers keys that authenticated, so a hot key costs a map lookup instead of a store read and a
+ * hash. An entry is used only while the accounts' key generation is unchanged (any revocation
+ * empties the cache, so the next request with a revoked key is refused) and the key is not expired.
+ * Refusals are never cached.
+ */
+export class KeyCache {
+  readonly #entries = new Map<string, { principal: Principal, expiresAtMs: number }>()
+  #generation: number
+  constructor (readonly accounts: AccountsService, readonly now: () => number = () => Date.now()) {
+    this.#generation = accounts.keyGeneration
+  }
+
+  async authenticate (key: string): ReturnType<AccountsService['authenticate']> {
+    if (this.accounts.keyGeneration !== this.#generation) {
+      this.#entries.clear()
+      this.#generation = this.accounts.keyGeneration
+    }
+    const hit = this.#entries.get(key)
+    if (hit !== undefined && hit.expiresAtMs > this.now()) return { ok: true, principal: hit.principal }
+    const generation = this.accounts.keyGeneration
+    const result = await this.accounts.authenticate(key)
+    // A revocation that raced this lookup changed the generation: do not remember what was read.
+    if (result.ok && generation === this.accounts.keyGeneration && generation === this.#generation) {
+      if (this.#entries.size >= KEY_CACHE_ENTRIES) this.#entries.clear()
+      const expires = result.principal.expiresAt == null ? Infinity : Date.parse(result.principal.expiresAt)
+      this.#entries.set(key, { principal: result.principal, expiresAtMs: expires })
+    }
+    return result
+  }
+}
+
+const keyCaches = new WeakMap<AccountsService, KeyCache>()
+/** One cache per accounts service (every guard of an app shares it). */
+export function keyCacheOf (accounts: AccountsService): KeyCache {
+  let cache = keyCaches.get(accounts)
+  if (cache === undefined) { cache = new KeyCache(accounts, () => accounts.now()); keyCaches.set(accounts, cache) }
+  return cache
+}
+
 export function authGuard (accounts: AccountsService, auth: RouteAuth): onRequestHookHandler {
   const rule = resolveAuth(auth)
   const challenge = rule.headers === 'bearer-or-x-api-key' ? { headers: BEARER_CHALLENGE } : {}
+  const cache = keyCacheOf(accounts)
   return async function authenticate (req) {
-    const result = await accounts.authenticate(presentedKey(req, rule.headers))
+    const result = await cache.authenticate(presentedKey(req, rule.headers))
     if (!result.ok) {
       const err = result.reason === 'revoked' ? new KeyRevoked() : result.reason === 'expired' ? new KeyExpired() : new KeyInvalid()
       throw Object.assign(err, challenge)

@@ -97,6 +97,7 @@ export default async function chainRoutes (app: FastifyInstance, opts: ChainRout
       tags: ['chain'],
       summary: 'Record an alpha sale by a hotkey (dev chains only)',
       body: SaleBody,
+      ...(opts.writeGuard !== undefined ? { security: [{ bearerAuth: [] }, { apiKey: [] }] } : {}),
       response: { 201: SaleWire }
     },
     ...(opts.writeGuard !== undefined ? { preHandler: opts.writeGuard } : {})

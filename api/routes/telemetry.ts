@@ -1,16 +1,18 @@
 // Telemetry routes ({telemetry_url}, /v1): seed §4.4 and §4.5. Paid reads are guarded and charged by
-// the auth and credits plugins from `config.auth.telemetry`; a matching If-None-Match is answered
-// 304 before any payload is built, and costs nothing. ETags come from version ids, never from
-// serialising a body. docs/telemetry.md.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+// the auth and credits plugins from `config.auth.telemetry`. Every route is a conditional read
+// (`config.read`, api/telemetry/read.ts): its version and ETag are resolved first, and a matching
+// If-None-Match is answered 304 before the rate limit and the credit check, costing nothing. ETags
+// come from version ids, never from serialising a body; bodies of immutable versions (published
+// network snapshots, live versions, sell-allowance proofs) are serialized once. docs/telemetry.md.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { ApiDeps } from '../deps.ts'
 import { freeReadResponses, paidReadResponses } from '../responses.ts'
-import { replyNotModified } from '../plugins/credits.ts'
-import { SellAllowanceNotFound, SnapshotNotFound } from '../errors.ts'
+import { BodyCache, serveResolvedRead, type ReadResult } from '../telemetry/read.ts'
+import { RateLimited, SellAllowanceNotFound, SnapshotNotFound } from '../errors.ts'
 import { decodeCursor, encodeCursor, filtersHash } from '../telemetry/cursor.ts'
 import {
-  Envelope, EnvelopeList, EpochQuery, EpochSummary, HotkeyParams, ListQuery, NetworkSummary, SellAllowanceFree, SellAllowancePaid,
+  ConditionalHeaders, Envelope, EnvelopeList, EpochQuery, EpochSummary, HotkeyParams, ListQuery, NetworkSummary, SellAllowanceFree, SellAllowancePaid,
   SingleQuery, TaskEvidence, TaskListQuery
 } from '../telemetry/schemas.ts'
 import { pageOf, type Envelope as Env, type ListFilter, type ListItem, type Page, type TelemetryReader, type EpochSnapshot } from '../../actors/telemetry/index.ts'
@@ -19,6 +21,14 @@ export const EPOCH_RETENTION_MS = 30 * 24 * 3_600_000 // seed §8: epoch sets ke
 export const SELL_PAID_RETENTION_MS = 7 * 24 * 3_600_000 // seed §8: paid sell allowance kept 7 days
 export const SELL_FREE_RETENTION_MS = 30 * 24 * 3_600_000 // seed §8: free audit kept 30 days
 
+export const FREE_AUDIT_REQUESTS_PER_MINUTE = 60 // per source address on the free audit route (the Free plan's rate)
+/** The free audit route has no key: it is limited per source address (429 problem+json, Retry-After). */
+const FREE_AUDIT_RATE_LIMIT = {
+  max: FREE_AUDIT_REQUESTS_PER_MINUTE,
+  keyGenerator: (req: FastifyRequest) => `ip:${req.ip}`,
+  allowList: () => false,
+  errorResponseBuilder: (_req: FastifyRequest, ctx: { max: number, after: string }) => new RateLimited(`At most ${ctx.max} requests per minute from one address on the free audit route; retry in ${ctx.after}`)
+}
 const SNAPSHOT = { auth: { telemetry: {} } }
 const REALTIME = { auth: { telemetry: { realtime: true } } }
 const SELL = { auth: { telemetry: { orgOnly: true, price: 'sellAllowance' as const } } }
@@ -45,10 +55,10 @@ const filterKey = (q: ListParams): string => filtersHash({ snapshotId: q.snapsho
  * pin after a position; the cursor carries both, bound to the route and the filters.
  */
 async function listing<D, V extends number | string, P extends number | string> (
-  reader: TelemetryReader, req: FastifyRequest, reply: FastifyReply, route: string,
+  reader: TelemetryReader, req: FastifyRequest, route: string,
   pinNow: () => V | Promise<V>, start: P,
   page: (pin: V, after: P, limit: number) => Page<D> | Promise<Page<D>>, positionOf: (last: number | string) => P = (l) => l as P
-): Promise<unknown> {
+): Promise<ReadResult> {
   const q = req.query as ListParams
   const limit = q.limit ?? 100
   const filters = filterKey(q)
@@ -62,10 +72,14 @@ async function listing<D, V extends number | string, P extends number | string> 
     pin = await pinNow()
     after = start
   }
-  if (replyNotModified(req, reply, etagOf(route, filters, pin, after, limit))) return reply
-  const p = await page(pin, after, limit)
-  const nextCursor = p.more && p.last !== null ? encodeCursor(reader.cursorKey, { route, filters, pinned: pin, position: positionOf(p.last) }) : ''
-  return { nextCursor, items: p.items }
+  return {
+    etag: etagOf(route, filters, pin, after, limit),
+    body: async () => {
+      const p = await page(pin, after, limit)
+      const nextCursor = p.more && p.last !== null ? encodeCursor(reader.cursorKey, { route, filters, pinned: pin, position: positionOf(p.last) }) : ''
+      return JSON.stringify({ nextCursor, items: p.items })
+    }
+  }
 }
 
 const sortKey = (e: EpochSnapshot): string => `${String(Date.parse(e.publishedAt)).padStart(16, '0')}/${String(e.data.epoch).padStart(10, '0')}/${String(e.data.revision).padStart(6, '0')}`
@@ -86,57 +100,55 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
     return all.length === 0 ? '' : sortKey(all[all.length - 1]).slice(0, 16)
   }
   const epochItem = (e: EpochSnapshot): ListItem<unknown> => ({ seq: 0, env: e, observedMs: Date.parse(e.observedAt) })
+  const bodies = new BodyCache()
+  /** A single immutable version: its id is its ETag, its body is serialized once. */
+  const conditional = (path: string, config: object, schema: Record<string, unknown>, read: (req: FastifyRequest) => Promise<ReadResult>): void => {
+    app.get(path, { config: { ...config, read }, schema: { headers: ConditionalHeaders, ...schema } }, serveResolvedRead)
+  }
+  const single = (id: string, env: unknown): ReadResult => ({ etag: id, body: () => bodies.get(id, () => env) })
 
   app.get('/v1/telemetry/network', {
-    config: SNAPSHOT,
-    schema: { tags: TAGS, summary: 'Latest published network summary, or the one named by snapshotId', querystring: SingleQuery, response: paidReadResponses(Envelope(NetworkSummary, 'a network summary')) }
-  }, async (req, reply) => {
-    const { snapshotId } = req.query as { snapshotId?: string }
-    const item = snapshotId === undefined ? projection.latestNetwork(now()) : projection.publishedNetwork().find(i => i.env.snapshotId === snapshotId)
-    if (item === undefined) throw new SnapshotNotFound(`No published network snapshot ${snapshotId}`)
-    if (replyNotModified(req, reply, item.env.snapshotId)) return reply
-    return item.env
-  })
+    config: {
+      ...SNAPSHOT,
+      read: (req) => {
+        const { snapshotId } = req.query as { snapshotId?: string }
+        const item = snapshotId === undefined ? projection.latestNetwork(now()) : projection.publishedNetwork().find(i => i.env.snapshotId === snapshotId)
+        if (item === undefined) throw new SnapshotNotFound(`No published network snapshot ${snapshotId}`)
+        return single(item.env.snapshotId, item.env)
+      }
+    },
+    schema: { tags: TAGS, summary: 'Latest published network summary, or the one named by snapshotId', headers: ConditionalHeaders, querystring: SingleQuery, response: paidReadResponses(Envelope(NetworkSummary, 'a network summary')) }
+  }, serveResolvedRead)
 
   app.get('/v1/telemetry/realtime/network', {
-    config: REALTIME,
-    schema: { tags: TAGS, summary: 'Live network summary (transfers in progress included), or the live version named by snapshotId', querystring: SingleQuery, response: paidReadResponses(Envelope(NetworkSummary, 'a live network summary')) }
-  }, async (req, reply) => {
-    const { snapshotId } = req.query as { snapshotId?: string }
-    const v = snapshotId === undefined ? projection.current(now()) : projection.version(snapshotId, now())
-    if (v === null) throw new SnapshotNotFound(`No live version ${snapshotId}: unknown, or superseded more than 10 minutes ago`)
-    if (replyNotModified(req, reply, v.id)) return reply
-    return v.env
-  })
+    config: {
+      ...REALTIME,
+      read: (req) => {
+        const { snapshotId } = req.query as { snapshotId?: string }
+        const v = snapshotId === undefined ? projection.current(now()) : projection.version(snapshotId, now())
+        if (v === null) throw new SnapshotNotFound(`No live version ${snapshotId}: unknown, or superseded more than 10 minutes ago`)
+        return single(v.id, v.env)
+      }
+    },
+    schema: { tags: TAGS, summary: 'Live network summary (transfers in progress included), or the live version named by snapshotId', headers: ConditionalHeaders, querystring: SingleQuery, response: paidReadResponses(Envelope(NetworkSummary, 'a live network summary')) }
+  }, serveResolvedRead)
 
-  app.get('/v1/telemetry/network/history', {
-    config: SNAPSHOT,
-    schema: { tags: TAGS, summary: 'Published network summaries, oldest first (at least one an hour)', querystring: ListQuery, response: paidReadResponses(EnvelopeList(NetworkSummary, 'a network summary')) }
-  }, async (req, reply) => listing(reader, req, reply, 'network/history', () => projection.networkSeq, 0,
+  conditional('/v1/telemetry/network/history', SNAPSHOT, { tags: TAGS, summary: 'Published network summaries, oldest first (at least one an hour)', querystring: ListQuery, response: paidReadResponses(EnvelopeList(NetworkSummary, 'a network summary')) }, async (req) => listing(reader, req, 'network/history', () => projection.networkSeq, 0,
     (pin, after, limit) => pageOf(projection.publishedNetwork(), after, pin, filterOf(req.query as ListParams), limit)))
 
-  app.get('/v1/telemetry/realtime/network/history', {
-    config: REALTIME,
-    schema: { tags: TAGS, summary: 'Live network summary versions still readable (current and superseded within 10 minutes), oldest first', querystring: ListQuery, response: paidReadResponses(EnvelopeList(NetworkSummary, 'a live network summary')) }
-  }, async (req, reply) => listing(reader, req, reply, 'realtime/network/history', () => projection.current(now()).no, 0,
+  conditional('/v1/telemetry/realtime/network/history', REALTIME, { tags: TAGS, summary: 'Live network summary versions still readable (current and superseded within 10 minutes), oldest first', querystring: ListQuery, response: paidReadResponses(EnvelopeList(NetworkSummary, 'a live network summary')) }, async (req) => listing(reader, req, 'realtime/network/history', () => projection.current(now()).no, 0,
     (pin, after, limit) => pageOf(projection.liveVersions(now()), after, pin, filterOf(req.query as ListParams), limit)))
 
-  app.get('/v1/telemetry/tasks', {
-    config: SNAPSHOT,
-    schema: { tags: TAGS, summary: 'Finished task evidence of published terminal transfers, in publication order', querystring: TaskListQuery, response: paidReadResponses(EnvelopeList(TaskEvidence, 'finished task evidence')) }
-  }, async (req, reply) => listing(reader, req, reply, 'tasks', () => projection.taskSeq, 0,
+  conditional('/v1/telemetry/tasks', SNAPSHOT, { tags: TAGS, summary: 'Finished task evidence of published terminal transfers, in publication order', querystring: TaskListQuery, response: paidReadResponses(EnvelopeList(TaskEvidence, 'finished task evidence')) }, async (req) => listing(reader, req, 'tasks', () => projection.taskSeq, 0,
     (pin, after, limit) => pageOf(projection.publishedTasks(), after, pin, filterOf(req.query as ListParams), limit)))
 
-  app.get('/v1/telemetry/realtime/tasks', {
-    config: REALTIME,
-    schema: {
+  conditional('/v1/telemetry/realtime/tasks', REALTIME, {
       tags: TAGS,
       summary: 'Live task evidence, transfers in progress included; pending_verification apart from verified',
       description: 'snapshotId pins the live version (from a realtime read) the listing shows; without it the current version is pinned.',
       querystring: TaskListQuery,
       response: paidReadResponses(EnvelopeList(TaskEvidence, 'live task evidence'))
-    }
-  }, async (req, reply) => {
+    }, async (req) => {
     const q = req.query as ListParams
     const filter = { ...filterOf(q), snapshotId: undefined }
     const resolve = (id: string): number => {
@@ -144,15 +156,12 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
       if (v === null) throw new SnapshotNotFound(`Live version ${id} is no longer readable (superseded more than 10 minutes ago) or unknown`)
       return v.seq
     }
-    return listing<unknown, string, number>(reader, req, reply, 'realtime/tasks',
+    return listing<unknown, string, number>(reader, req, 'realtime/tasks',
       () => { if (q.snapshotId !== undefined) resolve(q.snapshotId); return q.snapshotId ?? projection.current(now()).id }, 0,
       (pin, after, limit) => projection.liveTasks(resolve(pin), after, filter, limit))
   })
 
-  app.get('/v1/telemetry/epochs', {
-    config: SNAPSHOT,
-    schema: { tags: TAGS, summary: 'Published closed-epoch versions (every revision), in publication order; one epoch late, kept 30 days', querystring: ListQuery, response: paidReadResponses(EnvelopeList(EpochSummary, 'a closed epoch')) }
-  }, async (req, reply) => listing<unknown, string, string>(reader, req, reply, 'epochs', epochPin, '',
+  conditional('/v1/telemetry/epochs', SNAPSHOT, { tags: TAGS, summary: 'Published closed-epoch versions (every revision), in publication order; one epoch late, kept 30 days', querystring: ListQuery, response: paidReadResponses(EnvelopeList(EpochSummary, 'a closed epoch')) }, async (req) => listing<unknown, string, string>(reader, req, 'epochs', epochPin, '',
     async (pin, after, limit) => {
       const filter = filterOf(req.query as ListParams)
       const items: Array<Env<unknown>> = []
@@ -166,10 +175,7 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
       return { items, last: last as never, more: false }
     }))
 
-  app.get('/v1/telemetry/realtime/epochs', {
-    config: REALTIME,
-    schema: { tags: TAGS, summary: 'The current revision of every retained closed epoch, by epoch; one epoch late, kept 30 days', querystring: ListQuery, response: paidReadResponses(EnvelopeList(EpochSummary, 'a closed epoch')) }
-  }, async (req, reply) => listing<unknown, string, number>(reader, req, reply, 'realtime/epochs', epochPin, -1,
+  conditional('/v1/telemetry/realtime/epochs', REALTIME, { tags: TAGS, summary: 'The current revision of every retained closed epoch, by epoch; one epoch late, kept 30 days', querystring: ListQuery, response: paidReadResponses(EnvelopeList(EpochSummary, 'a closed epoch')) }, async (req) => listing<unknown, string, number>(reader, req, 'realtime/epochs', epochPin, -1,
     async (pin, after, limit) => {
       const filter = filterOf(req.query as ListParams)
       const latest = new Map<number, EpochSnapshot>()
@@ -184,7 +190,7 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
       return { items, last, more: false }
     }))
 
-  async function sellAllowance (req: FastifyRequest, reply: FastifyReply, variant: 'paid' | 'free', retentionMs: number): Promise<unknown> {
+  async function sellAllowance (req: FastifyRequest, variant: 'paid' | 'free', retentionMs: number): Promise<ReadResult> {
     const { hotkey } = req.params as { hotkey: string }
     const { epoch } = req.query as { epoch?: string }
     const source = reader.sellAllowance
@@ -192,18 +198,15 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
     if (env === null || Date.parse(env.publishedAt) < now() - retentionMs) {
       throw new SellAllowanceNotFound(`No published sell allowance for ${hotkey}${epoch === undefined ? '' : ` at epoch ${epoch}`} within the last ${retentionMs / 86_400_000} days`)
     }
-    if (replyNotModified(req, reply, env.snapshotId)) return reply
-    return env
+    return single(env.snapshotId, env)
   }
 
-  app.get('/v1/telemetry/sell-allowance/:hotkey', {
-    config: SELL,
-    schema: { tags: TAGS, summary: 'Sell allowance proof of a miner hotkey (published one epoch late, kept 7 days)', params: HotkeyParams, querystring: EpochQuery, response: paidReadResponses(Envelope(SellAllowancePaid, 'a sell allowance'), 'sellAllowance') }
-  }, async (req, reply) => sellAllowance(req, reply, 'paid', SELL_PAID_RETENTION_MS))
+  conditional('/v1/telemetry/sell-allowance/:hotkey', SELL, { tags: TAGS, summary: 'Sell allowance proof of a miner hotkey (published one epoch late, kept 7 days)', params: HotkeyParams, querystring: EpochQuery, response: paidReadResponses(Envelope(SellAllowancePaid, 'a sell allowance'), 'sellAllowance') }, async (req) => sellAllowance(req, 'paid', SELL_PAID_RETENTION_MS))
 
   app.get('/v1/audit/sell-allowance/:hotkey', {
-    schema: { tags: ['audit'], summary: 'Free audit of a sell allowance: latest published epoch or the given retained one (kept 30 days)', params: HotkeyParams, querystring: EpochQuery, response: freeReadResponses(Envelope(SellAllowanceFree, 'a free sell allowance audit')) }
-  }, async (req, reply) => sellAllowance(req, reply, 'free', SELL_FREE_RETENTION_MS))
+    config: { read: (req) => sellAllowance(req, 'free', SELL_FREE_RETENTION_MS), rateLimit: FREE_AUDIT_RATE_LIMIT },
+    schema: { headers: ConditionalHeaders, tags: ['audit'], summary: 'Free audit of a sell allowance: latest published epoch or the given retained one (kept 30 days)', params: HotkeyParams, querystring: EpochQuery, response: freeReadResponses(Envelope(SellAllowanceFree, 'a free sell allowance audit')) }
+  }, serveResolvedRead)
 }
 
 function matchesItem (item: ListItem<unknown>, f: ListFilter): boolean {

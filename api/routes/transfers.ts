@@ -42,7 +42,7 @@ export default async function transferRoutes (app: FastifyInstance, opts: { deps
   })
 
   app.post('/transfers/:id/chunks', {
-    config: CLIENT,
+    config: { ...CLIENT, openapiRequestBody: { required: true, description: 'The chunk\'s bytes', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } } },
     // An answer sent before the body was read whole (refused early, or 413 mid-body) closes the
     // connection: the rest of the body is never read, buffered or parsed as a next request.
     onSend: closeIfBodyUnread,

@@ -39,6 +39,7 @@ export const HotkeyParams = Type.Object({ hotkey: Hotkey })
 export const EpochQuery = Type.Object({ epoch: Type.Optional(EpochParam) })
 
 export function Envelope<T extends TSchema> (data: T, name: string): TSchema {
+  const title = typeof data.title === 'string' ? { title: `${data.title}Envelope` } : {}
   return Type.Object({
     snapshotId: Uuid,
     version: Type.String(),
@@ -48,14 +49,14 @@ export function Envelope<T extends TSchema> (data: T, name: string): TSchema {
     publishedAt: DateTime,
     evidenceSequence: Type.String(),
     data
-  }, { description: `Snapshot envelope (seed §2.1) of ${name}` })
+  }, { description: `Snapshot envelope (seed §2.1) of ${name}`, ...title })
 }
 
 export function EnvelopeList<T extends TSchema> (data: T, name: string): TSchema {
   return Type.Object({
     nextCursor: Type.String({ description: 'Cursor of the next page; the empty string once the listing is complete' }),
     items: Type.Array(Envelope(data, name))
-  })
+  }, typeof data.title === 'string' ? { title: `${data.title}EnvelopeList` } : {})
 }
 
 export const WorkloadEntry = Type.Object({
@@ -167,12 +168,20 @@ export const AuditWorkerParams = Type.Object({
 })
 const TablePage = Type.Object({ limit: Int, offset: Int, returned: Int, has_more: Type.Boolean(), next_offset: Int })
 const Rows = Type.Array(Type.Object({}, { additionalProperties: true }))
-export function AuditResponse (tables: readonly string[]): TSchema {
+export function AuditResponse (tables: readonly string[], title?: string): TSchema {
   return Type.Object({
     transfer_id: Uuid,
     transfer_name: Type.Null(),
     participant: Type.Object({ role: Type.String(), id: Type.String(), hotkey: Type.String() }),
     ...Object.fromEntries(tables.map(t => [t, Rows])),
     pagination: Type.Object({ limit: Int, offset: Int, tables: Type.Object(Object.fromEntries(tables.map(t => [t, TablePage]))) })
-  })
+  }, title === undefined ? {} : { title })
 }
+
+/** Optional If-None-Match on every telemetry and audit read (seed §4.4). */
+export const ConditionalHeaders = Type.Object({
+  'if-none-match': Type.Optional(Type.String({ maxLength: 1024, description: 'An ETag of a payload already held: the answer is then 304, free' }))
+})
+
+// Component names in the OpenAPI document (api/plugins/openapi.ts hoists titled schemas).
+for (const [title, schema] of Object.entries({ WorkloadEntry, NetworkSummary, TaskEvidence, EpochSummary, SellAllowancePaid, SellAllowanceFree, AuditTablePage: TablePage })) (schema as { title?: string }).title ??= title

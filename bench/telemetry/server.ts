@@ -1,59 +1,65 @@
-// The telemetry bench's server process: the real API (auth, rate limit, credits, telemetry routes) over
-// a memory store with a projection holding evidence, and a bare Fastify app whose one route returns the
-// same network envelope as a constant. Prints one JSON line with the ports, a console key and the ETag.
+// The telemetry bench's server process: a running devnet (the same `Devnet` that `bwnet devnet`
+// starts: orchestrator with its API on a level store on disk, workers, a validator, the dev chain,
+// a hyperdht testnet on loopback), with one small transfer completed so the network summary carries
+// evidence, and — in the same process, sharing its event loop — a bare Fastify app whose one route
+// returns the same network envelope as a constant. Prints one JSON line with the ports, the devnet's
+// console key and the ETag.
 import Fastify from 'fastify'
-import { randomBytes, randomUUID } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createHash } from 'node:crypto'
 import { pino } from 'pino'
-import { MemoryLevel } from 'memory-level'
-import { LevelStore } from '../../actors/store.ts'
-import { AccountsService } from '../../api/accounts/service.ts'
-import { buildApp } from '../../api/app.ts'
-import { TelemetryProjection } from '../../actors/telemetry/index.ts'
-import { isoFromMs } from '../../actors/domain/chain-time.ts'
+import { Devnet } from '../../node/devnet.ts'
+import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
+import { createApiClient } from '../../api/client/index.ts'
 
-const EVIDENCE_TRANSFERS = 50 // transfers of 20 chunks each in the projection
-const CHUNKS_PER_TRANSFER = 20
-const ORCH = '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY'
-const WORKER = '5FLSigC9HGRKVhB9FiEo4Y3koPsNmBmLJbpXg2mp1hXcS59Y'
+const WORKERS = 2
+const TRANSFER_BYTES = 2 * 1024 * 1024 + 3 // one chunk of evidence per worker at most
+const READY_TIMEOUT_MS = 60_000
 
-const clock = { now: () => Date.now() }
-const store = new LevelStore(new MemoryLevel() as never)
-const accounts = new AccountsService({ store, clock })
-const projection = new TelemetryProjection({ epochAt: (ms) => Math.floor(ms / 4_320_000) })
-const t0 = Date.now() - 3_600_000
-for (let tr = 0; tr < EVIDENCE_TRANSFERS; tr++) {
-  const transferId = randomUUID()
-  for (let i = 0; i < CHUNKS_PER_TRANSFER; i++) {
-    const at = t0 + tr * 1000 + i * 10
-    const attemptId = randomUUID(); const taskId = randomUUID()
-    projection.apply({
-      type: 'result',
-      row: { attempt_id: attemptId, task_id: taskId, transfer_id: transferId, chunk_index: i, orchestrator_id: ORCH, worker_id: WORKER, success: true, bytes: 8_388_608, claimed_bytes: 8_388_608, duration_ms: 1, sha256: null, etag: null, error: null, via: 'http', outcome: 'accepted', received_at: isoFromMs(at) },
-      attempt: { id: attemptId, task_id: taskId, transfer_id: transferId, chunk_index: i, attempt_no: 0, attempt_slot: 0, orchestrator_id: ORCH, worker_id: WORKER, batch_id: randomUUID(), wave_kind: 'initial', recovery: false, state: 'succeeded', offered_at: isoFromMs(at - 800), accepted_at: null, finished_at: isoFromMs(at), failure_reason: null }
-    }, at)
+const data = await mkdtemp(join(tmpdir(), 'bwnet-bench-telemetry-'))
+const devnet = new Devnet({ port: 0, data, workers: WORKERS, logLevel: 'silent' }, pino({ level: 'silent' }), { bootstrapKeys: async (o) => ({ ...await bootstrapDevnetKeys(o.accounts!) }) })
+const file = await devnet.start()
+const deadline = Date.now() + READY_TIMEOUT_MS
+const until = async (what: string, fn: () => Promise<boolean>): Promise<void> => {
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`devnet: timed out waiting for ${what}`)
+    await new Promise(resolve => setTimeout(resolve, 100))
   }
-  projection.apply({ type: 'transfer', id: transferId, status: 'completed', completedAtMs: t0 + tr * 1000 + 500 }, t0 + tr * 1000 + 500)
 }
-projection.setParticipants({ workerCount: 12, orchestratorCount: 3, validatorCount: 2, reportedCapacityMbps: 12_000, providers: [{ provider: 'unknown', workerCount: 12 }] }, {})
-projection.publishNetwork(Date.now())
+await until('workers', async () => ((await (await fetch(`${file.baseUrl}/health`)).json()) as { nodes: { worker: number } }).nodes.worker === WORKERS)
 
-const logger = pino({ level: 'silent' })
-const org = await accounts.createOrganization({ name: 'bench' })
-await accounts.grantCredits(org.id, 1_000_000_000_000)
-const key = (await accounts.createKey(org.id, { role: 'console', plan: 'enterprise', scopes: ['telemetry:read', 'telemetry:realtime:read'] })).key
-const app = await buildApp({
-  logger, self: { hotkey: ORCH, role: 'orchestrator', software: 'bwnet/bench' },
-  membership: { counts: async () => ({ orchestrator: 1, worker: 0, validator: 0 }), peers: async () => [] },
-  ready: () => true, accounts,
-  telemetry: { projection, clock, cursorKey: randomBytes(32), epochs: null, sellAllowance: null }
-})
-await app.listen({ port: 0, host: '127.0.0.1' })
+// One transfer, completed: published task evidence in the network summary.
+const client = createApiClient(file.baseUrl, { key: file.keys.client })
+const bytes = Buffer.alloc(TRANSFER_BYTES, 7)
+const created = await client.POST('/transfers/create', { body: { sender_hotkey: file.nodes[0]!.hotkey, total_size: bytes.byteLength, filename: 'bench.bin', tier: 'STANDARD' } })
+const transfer = created.data!
+for (let i = 0; i < transfer.total_chunks; i++) {
+  const chunk = bytes.subarray(i * transfer.chunk_size, Math.min(bytes.byteLength, (i + 1) * transfer.chunk_size))
+  await client.POST('/transfers/{id}/chunks', {
+    params: { path: { id: transfer.id }, header: { 'x-chunk-index': String(i), 'x-chunk-sha256': createHash('sha256').update(chunk).digest('hex') } },
+    body: chunk as never, bodySerializer: (b: unknown) => b as Uint8Array<ArrayBuffer>, headers: { 'content-type': 'application/octet-stream' }
+  })
+}
+await client.POST('/transfers/{id}/finalize', { params: { path: { id: transfer.id } } })
+await until('the transfer to complete', async () => (await client.GET('/transfers/{id}', { params: { path: { id: transfer.id } } })).data?.status === 'completed')
 
-const envelope = projection.latestNetwork(Date.now()).env
+const telemetry = createApiClient(file.telemetryUrl, { key: file.keys.console, keyHeader: 'x-api-key' })
+const read = await telemetry.GET('/v1/telemetry/network')
+if (read.data === undefined) throw new Error(`network read answered ${read.response.status}`)
+const envelope = read.data
+const etag = read.response.headers.get('etag')!
+
 const bare = Fastify({ logger: false })
 bare.get('/v1/telemetry/network', async () => envelope)
+// The load generator reads the process's CPU time around each slice: CPU per request is the cost of a
+// route, much less sensitive than wall time to other load on a shared machine.
+bare.get('/__cpu', async () => process.cpuUsage())
 await bare.listen({ port: 0, host: '127.0.0.1' })
 
-const port = (a: typeof bare): number => (a.server.address() as { port: number }).port
-process.stdout.write(JSON.stringify({ event: 'ready', apiPort: port(app as never), barePort: port(bare), key, etag: `"${envelope.snapshotId}"`, bytes: JSON.stringify(envelope).length }) + '\n')
-process.on('SIGTERM', () => { void Promise.all([app.close(), bare.close()]).then(() => process.exit(0)) })
+const apiPort = Number(new URL(file.telemetryUrl).port)
+process.stdout.write(JSON.stringify({ event: 'ready', apiPort, barePort: (bare.server.address() as { port: number }).port, key: file.keys.console, etag, bytes: JSON.stringify(envelope).length, evidence: envelope.data.workloads[0]?.successfulTasks ?? 0 }) + '\n')
+process.on('SIGTERM', () => {
+  void Promise.allSettled([bare.close(), devnet.stop()]).then(() => rm(data, { recursive: true, force: true })).then(() => process.exit(0))
+})

@@ -51,7 +51,8 @@ export function adminCommand (): Command {
     .option('--environment <environmentId>', 'grant at environment level')
     .option('--name <name>', 'a label')
     .option('--expires-at <date-time>', 'expiry, ISO 8601')
-    .action((id: string, o: { role: string, scope?: string[], plan: string, project?: string, environment?: string, name?: string, expiresAt?: string }, cmd: Command) =>
+    .option('--hotkey <hotkey>', 'bind an orchestrator or worker key to its participant (it then reads only its own audit rows)')
+    .action((id: string, o: { role: string, scope?: string[], plan: string, project?: string, environment?: string, name?: string, expiresAt?: string, hotkey?: string }, cmd: Command) =>
       callApi(cmd, 'POST', `/organizations/${encodeURIComponent(id)}/keys`, {
         role: o.role,
         plan: o.plan,
@@ -59,7 +60,8 @@ export function adminCommand (): Command {
         ...(o.project !== undefined ? { projectId: o.project } : {}),
         ...(o.environment !== undefined ? { environmentId: o.environment } : {}),
         ...(o.name !== undefined ? { name: o.name } : {}),
-        ...(o.expiresAt !== undefined ? { expiresAt: o.expiresAt } : {})
+        ...(o.expiresAt !== undefined ? { expiresAt: o.expiresAt } : {}),
+        ...(o.hotkey !== undefined ? { hotkey: o.hotkey } : {})
       }))
   key.command('list <organizationId>').description('list the keys of an organization (no secrets)')
     .action((id: string, _o, cmd: Command) => callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/keys`))

@@ -130,7 +130,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   ctx.onPeerDown((hotkey) => { if (roles.get(hotkey) === 'worker') tell(router.ref, { type: 'detach', worker: hotkey }) })
 
   return {
-    apiDeps: { transfers: service, destinations, telemetry: telemetry.reader, audit: storeAuditReader({ store }) },
+    apiDeps: { transfers: service, destinations, telemetry: telemetry.reader, audit: storeAuditReader({ store, hotkeyOfUid: async (uid) => (await nodeChain.chain.registrations()).find(r => r.uid === uid)?.hotkey ?? null }) },
     routes: async (app, apiDeps) => {
       await app.register(dataRoutes(source))
       await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, writeGuard: authGuard(apiDeps.accounts, { roles: ['admin'] }) as never })
@@ -150,7 +150,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await destinations.ensureDefault(ctx.config.publicUrl ?? url)
     },
     workers: () => router.workers(),
-    stop: async () => { registerTimer.cancel(); telemetry.stop(); coordinator.stop(); await nodeChain.stop() }
+    stop: async () => { registerTimer.cancel(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
   }
 }
 

@@ -1,8 +1,9 @@
-// A small client for the transfer API as a sender uses it: every request retried on 429 (after
+// The transfer API as a sender uses it, through the typed client (api/client): every request retried on 429 (after
 // Retry-After), on 5xx and on network errors with capped exponential backoff, a bounded number of times.
 // Other 4xx answers become an ApiProblem carrying the problem's stable `code`.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { TransferRecord, ChunkAck } from '../../api/transfers.ts'
+import { createApiClient, type ApiClient } from '../../api/client/index.ts'
 
 export const CONTROL_TIMEOUT_MS = 30_000 // 30 s for create, finalize, status
 export const CHUNK_TIMEOUT_MS = 300_000 // 5 min for one chunk body (up to 1 GiB on a slow link)
@@ -42,31 +43,27 @@ export function retryAfterMs (header: string | null, now = Date.now()): number |
   return Math.min(RETRY_AFTER_MAX_MS, Math.max(0, ms))
 }
 
-interface Call { method: string, path: string, json?: unknown, body?: Buffer, headers?: Record<string, string>, timeoutMs?: number }
+/** What one attempt of a call returns (openapi-fetch's answer). */
+interface Sent { response: Response, data?: unknown, error?: unknown }
+interface Call { method: string, path: string, timeoutMs?: number, send: (init: { signal: AbortSignal }) => Promise<Sent> }
 
 export class TransferApiClient {
   readonly stats: RetryStats = { retries: 0, rateLimited: 0 }
+  /** The typed client (api/client) every call goes through. */
+  readonly client: ApiClient
 
-  constructor (readonly api: string, private readonly key: string) {}
+  constructor (readonly api: string, key: string) {
+    this.client = createApiClient(this.api.endsWith('/') ? this.api.slice(0, -1) : this.api, { key })
+  }
 
   async #request (call: Call): Promise<{ status: number, body: any }> {
     const url = new URL(call.path.replace(/^\//, ''), this.api.endsWith('/') ? this.api : `${this.api}/`)
     let transient = 0
     let limited = 0
     for (;;) {
-      let res: Response
+      let sent: Sent
       try {
-        res = await fetch(url, {
-          method: call.method,
-          headers: {
-            authorization: `Bearer ${this.key}`,
-            ...(call.json !== undefined ? { 'content-type': 'application/json' } : {}),
-            ...(call.body !== undefined ? { 'content-type': 'application/octet-stream' } : {}),
-            ...call.headers
-          },
-          body: call.json !== undefined ? JSON.stringify(call.json) : call.body as Uint8Array<ArrayBuffer> | undefined,
-          signal: AbortSignal.timeout(call.timeoutMs ?? CONTROL_TIMEOUT_MS)
-        })
+        sent = await call.send({ signal: AbortSignal.timeout(call.timeoutMs ?? CONTROL_TIMEOUT_MS) })
       } catch (err) {
         // Connection refused/reset, DNS, timeout: the request may or may not have landed; every call
         // here is safe to repeat (chunk uploads are idempotent by content).
@@ -75,9 +72,9 @@ export class TransferApiClient {
         await sleep(backoffMs(transient))
         continue
       }
-      const text = await res.text()
-      let body: any = null
-      try { body = text === '' ? null : JSON.parse(text) } catch { body = { detail: text } }
+      const res = sent.response
+      let body: any = res.ok ? (sent.data ?? null) : (sent.error ?? null)
+      if (typeof body === 'string') body = body === '' ? null : { detail: body }
       if (res.status === 429) {
         if (++limited > MAX_RATE_LIMIT_WAITS) throw new ApiProblem(429, body?.code ?? 'BWN_ERR_RATE_LIMITED', body?.detail ?? 'rate limited', body ?? {})
         this.stats.rateLimited++
@@ -96,22 +93,30 @@ export class TransferApiClient {
   }
 
   async create (body: { sender_hotkey: string, total_size: number, filename: string, tier: string, destination_id?: string }): Promise<TransferRecord> {
-    return (await this.#request({ method: 'POST', path: '/transfers/create', json: body })).body as TransferRecord
+    return (await this.#request({ method: 'POST', path: '/transfers/create', send: (init) => this.client.POST('/transfers/create', { body, ...init }) })).body as TransferRecord
   }
 
   async get (id: string): Promise<TransferRecord> {
-    return (await this.#request({ method: 'GET', path: `/transfers/${encodeURIComponent(id)}` })).body as TransferRecord
+    return (await this.#request({ method: 'GET', path: `/transfers/${encodeURIComponent(id)}`, send: (init) => this.client.GET('/transfers/{id}', { params: { path: { id } }, ...init }) })).body as TransferRecord
   }
 
   async putChunk (id: string, index: number, bytes: Buffer, sha256: string): Promise<{ ack: ChunkAck, created: boolean }> {
     const { status, body } = await this.#request({
-      method: 'POST', path: `/transfers/${encodeURIComponent(id)}/chunks`, body: bytes,
-      headers: { 'x-chunk-index': String(index), 'x-chunk-sha256': sha256 }, timeoutMs: CHUNK_TIMEOUT_MS
+      method: 'POST',
+      path: `/transfers/${encodeURIComponent(id)}/chunks`,
+      timeoutMs: CHUNK_TIMEOUT_MS,
+      send: (init) => this.client.POST('/transfers/{id}/chunks', {
+        params: { path: { id }, header: { 'x-chunk-index': String(index), 'x-chunk-sha256': sha256 } },
+        body: bytes as never,
+        bodySerializer: (b: unknown) => b as Uint8Array<ArrayBuffer>,
+        headers: { 'content-type': 'application/octet-stream' },
+        ...init
+      })
     })
     return { ack: body as ChunkAck, created: status === 201 }
   }
 
   async finalize (id: string): Promise<TransferRecord> {
-    return (await this.#request({ method: 'POST', path: `/transfers/${encodeURIComponent(id)}/finalize` })).body as TransferRecord
+    return (await this.#request({ method: 'POST', path: `/transfers/${encodeURIComponent(id)}/finalize`, send: (init) => this.client.POST('/transfers/{id}/finalize', { params: { path: { id } }, ...init }) })).body as TransferRecord
   }
 }

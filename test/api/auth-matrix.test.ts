@@ -91,7 +91,8 @@ const CASES: Row[] = [
   { route: PROBES.telemetry, key: 'consoleProject', via: 'x-api-key', status: 200 },
   { route: PROBES.telemetry, key: 'consoleSnapshotOnly', via: 'x-api-key', status: 200 },
   { route: PROBES.telemetry, key: 'console', via: 'x-api-key', headers: { 'if-none-match': PROBE_ETAG }, status: 304 },
-  { route: PROBES.telemetry, key: 'consoleBroke', via: 'x-api-key', headers: { 'if-none-match': PROBE_ETAG }, status: 402, code: 'BWN_ERR_INSUFFICIENT_CREDITS' },
+  // 304 comes before the balance check: an empty balance holding the current ETag is not refused
+  { route: PROBES.telemetry, key: 'consoleBroke', via: 'x-api-key', headers: { 'if-none-match': PROBE_ETAG }, status: 304 },
   // a telemetry realtime read
   { route: PROBES.realtime, key: 'consoleSnapshotOnly', via: 'x-api-key', status: 403, code: 'BWN_ERR_SCOPE_MISSING' },
   { route: PROBES.realtime, key: 'consoleEnvironment', via: 'x-api-key', status: 403, code: 'BWN_ERR_GRANT_TOO_NARROW' },
@@ -105,6 +106,8 @@ const CASES: Row[] = [
   { route: PROBES.sellAllowance, key: 'consoleNoScopes', via: 'x-api-key', status: 403, code: 'BWN_ERR_SCOPE_MISSING' },
   { route: PROBES.sellAllowance, key: 'worker', via: 'x-api-key', status: 403, code: 'BWN_ERR_ROLE_FORBIDDEN' },
   { route: PROBES.sellAllowance, key: 'consoleBroke', via: 'x-api-key', status: 402, code: 'BWN_ERR_INSUFFICIENT_CREDITS' },
+  { route: PROBES.sellAllowance, key: 'consoleBroke', via: 'x-api-key', headers: { 'if-none-match': PROBE_ETAG }, status: 304 },
+  { route: PROBES.realtime, key: 'consoleBroke', via: 'x-api-key', headers: { 'if-none-match': PROBE_ETAG }, status: 304 },
   { route: PROBES.sellAllowance, key: 'console', via: 'x-api-key', status: 200 }
 ]
 

@@ -2,7 +2,7 @@
 // are: they exercise the guards before those routes exist, and stay as the guards' contract.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { replyNotModified } from '../../api/plugins/credits.ts'
+import { serveResolvedRead } from '../../api/telemetry/read.ts'
 import { guardedResponses, paidReadResponses } from '../../api/responses.ts'
 
 export const PROBE_ETAG = '"probe-v1"'
@@ -20,14 +20,9 @@ export async function registerProbes (app: FastifyInstance): Promise<void> {
   const ok = async (req: { principal: { keyId: string } | null }) => ({ ok: true as const, keyId: req.principal!.keyId })
   app.get(PROBES.transfer, { config: { auth: { roles: ['client'] } }, schema: { response: guardedResponses({ 200: Ok }) } }, ok)
   app.get(PROBES.destination, { config: { auth: { roles: ['client'], headers: 'x-api-key' } }, schema: { response: guardedResponses({ 200: Ok }) } }, ok)
-  // A snapshot read that answers 304 when If-None-Match holds the current ETag, as telemetry does.
-  app.get(PROBES.telemetry, { config: { auth: { telemetry: {} } }, schema: { response: paidReadResponses(Ok) } }, async (req, reply) => {
-    if (replyNotModified(req, reply, PROBE_ETAG)) return reply
-    return ok(req)
-  })
-  app.get(PROBES.realtime, { config: { auth: { telemetry: { realtime: true } } }, schema: { response: paidReadResponses(Ok) } }, async (req, reply) => {
-    if (replyNotModified(req, reply, PROBE_ETAG)) return reply
-    return ok(req)
-  })
-  app.get(PROBES.sellAllowance, { config: { auth: { telemetry: { orgOnly: true, price: 'sellAllowance' } } }, schema: { response: paidReadResponses(Ok, 'sellAllowance') } }, ok)
+  // Conditional reads that answer 304 when If-None-Match holds the current ETag, as telemetry does.
+  const read = (req: { principal: { keyId: string } | null }) => ({ etag: PROBE_ETAG, body: () => JSON.stringify({ ok: true, keyId: req.principal!.keyId }) })
+  app.get(PROBES.telemetry, { config: { auth: { telemetry: {} }, read }, schema: { response: paidReadResponses(Ok) } }, serveResolvedRead)
+  app.get(PROBES.realtime, { config: { auth: { telemetry: { realtime: true } }, read }, schema: { response: paidReadResponses(Ok) } }, serveResolvedRead)
+  app.get(PROBES.sellAllowance, { config: { auth: { telemetry: { orgOnly: true, price: 'sellAllowance' } }, read }, schema: { response: paidReadResponses(Ok, 'sellAllowance') } }, serveResolvedRead)
 }

@@ -112,8 +112,8 @@ export async function telemetryApp (opts: { sources?: boolean, audit?: AuditRead
     console: await issue({ role: 'console', scopes: ['telemetry:read', 'telemetry:realtime:read'] }),
     snapshotOnly: await issue({ role: 'console', scopes: ['telemetry:read'] }),
     admin: await issue({ role: 'admin' }),
-    orchestrator: await issue({ role: 'orchestrator' }),
-    worker: await issue({ role: 'worker' }),
+    orchestrator: await issue({ role: 'orchestrator', hotkey: ORCH_B }),
+    worker: await issue({ role: 'worker', hotkey: WORKER_B }),
     client: await issue({ role: 'client' })
   }
   const app = await buildApp(env.deps)

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Level } from 'level'
 import { runCli, eventually } from '../helpers/proc.ts'
+import { nodeIdOf } from '../../protocol/node-id.ts'
 
 const MEMBERSHIP_DEADLINE_MS = 10_000 // every node knows every peer within 10 s of start
 
@@ -18,7 +19,7 @@ t.test('devnet: up, every node known by role, graceful stop, restart keeps ident
   const file = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
   t.match(file, { baseUrl: /^http:\/\/127\.0\.0\.1:\d+$/, dashboardUrl: String, telemetryUrl: String, keys: Object })
   t.same(file.nodes.map((n: any) => n.role).sort(), ['orchestrator', 'validator', 'worker', 'worker', 'worker'])
-  for (const n of file.nodes) t.match(n, { hotkey: /^5[1-9A-HJ-NP-Za-km-z]{47}$/, publicKey: /^[0-9a-f]{64}$/ })
+  for (const n of file.nodes) t.match(n, { hotkey: /^5[1-9A-HJ-NP-Za-km-z]{47}$/, publicKey: /^[0-9a-f]{64}$/, id: nodeIdOf(n.hotkey) })
 
   const health = await eventually(async () => {
     const res = await fetch(`${file.baseUrl}/health`)

@@ -164,3 +164,33 @@ t.test('pro-rata split and withheld rao are exact in rao', async t => {
   t.equal(withheldRao(ALPHA, 2 / 3), 333_333_000n, 'the multiplier is rounded to the nearest ppm first')
   t.equal(withheldRao(ALPHA, 1), 0n)
 })
+
+t.test('applySellPressure: the worked example of docs/formulas.md#sell-pressure', async t => {
+  const { applySellPressure } = await import('../../../actors/domain/sell-allowance.ts')
+  // UID 1 sold its whole 7-day emission (multiplier 0.60); UIDs 2 and 3 kept to their allowance
+  // (multiplier 1), UID 2 holding everything, UID 3 half of it.
+  const pressure = new Map([
+    [1, { hotkey: 'A', coldkey: 'A', multiplier: 0.6, holding: 0 }],
+    [2, { hotkey: 'B', coldkey: 'B', multiplier: 1, holding: 1 }],
+    [3, { hotkey: 'C', coldkey: 'C', multiplier: 1, holding: 0.5 }]
+  ])
+  const out = applySellPressure({ uids: [1, 2, 3], weights: [0.5, 0.3, 0.2] }, pressure)
+  t.same(out.uids, [1, 2, 3])
+  // A loses 0.5 × 0.4 = 0.2; B gets 0.2 × 1/1.5, C 0.2 × 0.5/1.5.
+  const want = [0.3, 0.3 + 0.2 / 1.5, 0.2 + 0.1 / 1.5]
+  out.weights.forEach((w, i) => t.ok(Math.abs(w - want[i]!) < 1e-12, `uid ${i + 1}: ${w} ≈ ${want[i]}`))
+  t.same(out.uint16Weights, [19660, 28398, 17476])
+  t.ok(Math.abs(out.weights.reduce((a, b) => a + b, 0) - 1) < 1e-12, 'still normalized')
+  t.same(out.outcomes.map(o => o.hotkey), ['A', 'B', 'C'])
+})
+
+t.test('applySellPressure: no recipient keeps the weight; unknown UIDs are unreduced; same coldkey never receives', async t => {
+  const { applySellPressure } = await import('../../../actors/domain/sell-allowance.ts')
+  const young = new Map([[1, { hotkey: 'A', coldkey: 'A', multiplier: 0.1, holding: 1 }], [2, { hotkey: 'B', coldkey: 'B', multiplier: 0.1, holding: 1 }]])
+  t.same(applySellPressure({ uids: [1, 2], weights: [0.75, 0.25] }, young).weights, [0.75, 0.25], 'all reduced: nothing moves, nothing is burned')
+  const sameColdkey = new Map([[1, { hotkey: 'A', coldkey: 'K', multiplier: 0.6, holding: 0 }], [2, { hotkey: 'B', coldkey: 'K', multiplier: 1, holding: 1 }]])
+  t.same(applySellPressure({ uids: [1, 2], weights: [0.5, 0.5] }, sameColdkey).weights, [0.5, 0.5], 'a coldkey does not receive its own hotkey\'s cut')
+  const partial = applySellPressure({ uids: [1, 9], weights: [0.5, 0.5] }, new Map([[1, { hotkey: 'A', coldkey: 'A', multiplier: 0.6, holding: 0 }]]))
+  t.same(partial.weights, [0.3, 0.7], 'UID 9 (no proof) is unreduced and receives as holding 1')
+  t.same(applySellPressure({ uids: [1], weights: [0] }, new Map()).weights, [0], 'all zero stays zero')
+})

@@ -5,9 +5,11 @@ import { storeAuditReader, redactRow, REDACTED } from '../../../actors/telemetry
 import { keys as rowKeys } from '../../../actors/transfer/model.ts'
 import { telemetryApp, settled, ORCH, ORCH_B, WORKER, WORKER_B } from '../../helpers/telemetry.ts'
 import { testDeps } from '../../helpers/api.ts'
+import { nodeIdOf } from '../../../protocol/node-id.ts'
 
 const store = testDeps().store
-const T = await telemetryApp({ audit: storeAuditReader({ store }) })
+const UIDS = new Map([[3, ORCH], [7, ORCH_B]])
+const T = await telemetryApp({ audit: storeAuditReader({ store, hotkeyOfUid: async (uid) => UIDS.get(uid) ?? null }) })
 t.teardown(() => T.app.close())
 
 const transferId = randomUUID()
@@ -54,6 +56,51 @@ t.test('another orchestrator and a worker see their own rows; failure texts with
   t.same(Object.keys(w.pagination.tables).sort(), ['overseer_interventions', 'task_attempts', 'task_results', 'tasks', 'transfer_assignment_plans', 'workers'])
   t.equal((await get(`/api/audit/worker/${WORKER}/transfers/${transferId}`)).json().task_results.length, 3)
   t.equal((await get(`/api/audit/worker/${WORKER}/transfers/${randomUUID()}`)).statusCode, 404)
+})
+
+t.test('an orchestrator by node UUID, chain UID or hotkey; a worker by worker id or hotkey', async t => {
+  const byHotkey = (await get(`/api/audit/orchestrator/${ORCH}/transfers/${transferId}`)).json()
+  for (const id of [nodeIdOf(ORCH), nodeIdOf(ORCH).toUpperCase(), '3']) {
+    const res = await get(`/api/audit/orchestrator/${id}/transfers/${transferId}`)
+    t.equal(res.statusCode, 200, `orchestrator ${id}`)
+    t.same({ ...res.json(), participant: null }, { ...byHotkey, participant: null }, `${id}: the same rows as by hotkey`)
+    t.equal(res.json().participant.hotkey, ORCH)
+  }
+  t.equal((await get(`/api/audit/orchestrator/7/transfers/${transferId}`)).json().task_results.length, 1, 'UID 7 is ORCH_B')
+  t.equal((await get(`/api/audit/orchestrator/99/transfers/${transferId}`)).statusCode, 404, 'an unregistered UID')
+  t.equal((await get(`/api/audit/orchestrator/${randomUUID()}/transfers/${transferId}`)).statusCode, 404, 'a UUID of no participant')
+  const wByHotkey = (await get(`/api/audit/worker/${WORKER}/transfers/${transferId}`)).json()
+  const wById = await get(`/api/audit/worker/${nodeIdOf(WORKER)}/transfers/${transferId}`)
+  t.equal(wById.statusCode, 200)
+  t.same({ ...wById.json(), participant: null }, { ...wByHotkey, participant: null }, 'worker id and hotkey read the same rows')
+  t.equal(wById.json().participant.hotkey, WORKER)
+  t.equal((await get(`/api/audit/worker/${nodeIdOf(ORCH)}/transfers/${transferId}`)).statusCode, 404, 'an orchestrator\'s id is no worker id')
+})
+
+t.test('keys bound to participants read only their own rows; admin and validator read all', async t => {
+  // T.keys.orchestrator is bound to ORCH_B, T.keys.worker to WORKER_B.
+  const validator = (await T.env.accounts.createKey((await T.env.accounts.createOrganization({ name: 'v' })).id, { role: 'validator', plan: 'enterprise' })).key
+  for (const key of [T.keys.admin, validator]) {
+    t.equal((await get(`/api/audit/orchestrator/${ORCH}/transfers/${transferId}`, key)).statusCode, 200)
+    t.equal((await get(`/api/audit/worker/${WORKER}/transfers/${transferId}`, key)).statusCode, 200)
+  }
+  t.equal((await get(`/api/audit/orchestrator/${ORCH}/transfers/${transferId}`, T.keys.orchestrator)).statusCode, 404, 'another orchestrator\'s rows')
+  t.equal((await get(`/api/audit/orchestrator/${nodeIdOf(ORCH)}/transfers/${transferId}`, T.keys.orchestrator)).statusCode, 404, '… by UUID too')
+  t.equal((await get(`/api/audit/orchestrator/3/transfers/${transferId}`, T.keys.orchestrator)).statusCode, 404, '… by UID too')
+  t.equal((await get(`/api/audit/orchestrator/7/transfers/${transferId}`, T.keys.orchestrator)).statusCode, 200, 'its own by UID')
+  const wrongWorker = await get(`/api/audit/worker/${WORKER}/transfers/${transferId}`, T.keys.worker)
+  t.equal(wrongWorker.statusCode, 404, 'a worker key reading another worker\'s rows')
+  t.equal(wrongWorker.json().code, 'BWN_ERR_AUDIT_NOT_FOUND')
+  t.equal((await get(`/api/audit/worker/${nodeIdOf(WORKER)}/transfers/${transferId}`, T.keys.worker)).statusCode, 404, '… by worker id too')
+  t.equal((await get(`/api/audit/worker/${nodeIdOf(WORKER_B)}/transfers/${transferId}`, T.keys.worker)).statusCode, 200, 'its own by worker id')
+  t.equal((await get(`/api/audit/worker/${WORKER}/transfers/${transferId}`, T.keys.orchestrator)).statusCode, 404, 'an orchestrator key: not a worker that never worked through it')
+  const viaB = await get(`/api/audit/worker/${WORKER_B}/transfers/${transferId}`, T.keys.orchestrator)
+  t.equal(viaB.statusCode, 200, 'an orchestrator key: its own worker')
+  t.equal(viaB.json().task_attempts.length, 1)
+  const org = (await T.env.accounts.createOrganization({ name: 'u' })).id
+  const unbound = (await T.env.accounts.createKey(org, { role: 'worker', plan: 'enterprise' })).key
+  t.equal((await get(`/api/audit/worker/${WORKER_B}/transfers/${transferId}`, unbound)).statusCode, 404, 'an unbound worker key reads nothing')
+  await t.rejects(T.env.accounts.createKey(org, { role: 'client', hotkey: ORCH }), { code: 'BWN_ERR_BAD_REQUEST' }, 'only orchestrator and worker keys are bound')
 })
 
 t.test('redactRow', async t => {

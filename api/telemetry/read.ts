@@ -1,0 +1,88 @@
+// Conditional reads: a route that declares `config.read` has its version resolved (ETag + a lazily
+// built body) in the first preHandler, before the rate limit (429) and the credit check (402), so a
+// matching If-None-Match is answered 304 whatever the balance or the request rate (seed §4.4 rule 1:
+// "the answer is 304 and no charge is made"). Errors of the resolution (bad cursor, unknown
+// snapshot) are held and thrown by the handler, so the limits keep their order in front of them.
+//
+// Bodies of immutable versions are serialized once: `cachedBody` keeps the JSON text per ETag, so a
+// 200 of a published version costs a header write and a socket write.
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteHandlerMethod } from 'fastify'
+
+export const BODY_CACHE_ENTRIES = 512 // serialized immutable versions kept (LRU)
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
+
+/** One resolved read: its ETag and its JSON body (text, built only for a 200). */
+export interface ReadResult {
+  etag: string
+  body: () => string | Promise<string>
+}
+
+export type ReadResolver = (req: FastifyRequest) => ReadResult | Promise<ReadResult>
+
+declare module 'fastify' {
+  interface FastifyContextConfig { read?: ReadResolver }
+  interface FastifyRequest {
+    /** The resolved read of a conditional route (set by the first preHandler). */
+    resolvedRead: ReadResult | { error: unknown } | null
+  }
+}
+
+/** `"tag"` as sent in ETag headers. */
+export const quoteEtag = (etag: string): string => (etag.startsWith('"') || etag.startsWith('W/"') ? etag : `"${etag}"`)
+
+/** True when the request's If-None-Match names `quoted` (weak comparison, or `*`). */
+export function ifNoneMatch (req: FastifyRequest, quoted: string): boolean {
+  const header = req.headers['if-none-match']
+  if (typeof header !== 'string') return false
+  if (header === quoted) return true
+  const strip = (t: string): string => { const s = t.trim(); return s.startsWith('W/') ? s.slice(2) : s }
+  return header.trim() === '*' || header.split(',').some(t => strip(t) === strip(quoted))
+}
+
+/** The first preHandler of a conditional route: resolves the version and answers 304 on a match. */
+export function resolveReadFirst (resolve: ReadResolver): preHandlerAsyncHookHandler {
+  return async function notModifiedFirst (req: FastifyRequest, reply: FastifyReply) {
+    let r: ReadResult
+    try {
+      r = await resolve(req)
+    } catch (error) {
+      req.resolvedRead = { error }
+      return
+    }
+    req.resolvedRead = r
+    const quoted = quoteEtag(r.etag)
+    void reply.header('etag', quoted)
+    if (ifNoneMatch(req, quoted)) {
+      await reply.code(304).send()
+      return reply
+    }
+  }
+}
+
+/** The handler of a conditional route: throws the held error, or sends the body as JSON text. */
+export const serveResolvedRead: RouteHandlerMethod = async function serveResolvedRead (req, reply) {
+  const r = req.resolvedRead
+  if (r === null) throw new Error('conditional route without a resolved read')
+  if ('error' in r) throw r.error
+  const body = await r.body()
+  return reply.type(JSON_CONTENT_TYPE).send(body)
+}
+
+/** A small LRU of serialized bodies of immutable versions, keyed by ETag. */
+export class BodyCache {
+  readonly #entries = new Map<string, string>()
+  constructor (readonly size = BODY_CACHE_ENTRIES) {}
+
+  get (etag: string, build: () => unknown): string {
+    const hit = this.#entries.get(etag)
+    if (hit !== undefined) {
+      this.#entries.delete(etag)
+      this.#entries.set(etag, hit)
+      return hit
+    }
+    const text = JSON.stringify(build())
+    this.#entries.set(etag, text)
+    if (this.#entries.size > this.size) this.#entries.delete(this.#entries.keys().next().value as string)
+    return text
+  }
+}
