@@ -30,7 +30,8 @@ export const NodeSettings = Type.Object({
   chainHost: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'hotkey of the node hosting the dev chain; null: an orchestrator hosts its own' }),
   blockTimeMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'dev chain block time (chain host only)' }),
   blocksPerEpoch: Type.Integer({ minimum: 2, maximum: 100_000, description: 'dev chain epoch length in blocks (chain host only)' }),
-  verifySampleRate: Type.Number({ minimum: 0, maximum: 1, description: 'fraction of deliveries a validator reads back' })
+  verifySampleRate: Type.Number({ minimum: 0, maximum: 1, description: 'fraction of deliveries a validator reads back' }),
+  inflightMib: Type.Integer({ minimum: 1, maximum: 65_536, description: 'MiB of chunk data this node holds in memory at once (streams reserve their window; docs/node.md#memory)' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
 
@@ -51,29 +52,32 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   chainHost: { flag: '--chain-host', env: 'BWN_CHAIN_HOST' },
   blockTimeMs: { flag: '--block-time-ms', env: 'BWN_BLOCK_TIME_MS' },
   blocksPerEpoch: { flag: '--blocks-per-epoch', env: 'BWN_BLOCKS_PER_EPOCH' },
-  verifySampleRate: { flag: '--verify-sample-rate', env: 'BWN_VERIFY_SAMPLE_RATE' }
+  verifySampleRate: { flag: '--verify-sample-rate', env: 'BWN_VERIFY_SAMPLE_RATE' },
+  inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' }
 }
 
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
-  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1
+  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, inflightMib: 64
 }
 
 export const DevnetSettings = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
   data: Type.String({ minLength: 1 }),
   workers: Type.Integer({ minimum: 1, maximum: 64 }),
-  logLevel: NodeSettings.properties.logLevel
+  logLevel: NodeSettings.properties.logLevel,
+  inflightMib: Type.Optional(NodeSettings.properties.inflightMib)
 }, { additionalProperties: false })
 export type DevnetConfig = Static<typeof DevnetSettings>
 export const DEVNET_SETTINGS: Record<keyof DevnetConfig, SettingMeta> = {
   port: { flag: '--port', env: 'BWN_PORT' },
   data: { flag: '--data', env: 'BWN_DATA' },
   workers: { flag: '--workers', env: 'BWN_WORKERS' },
-  logLevel: { flag: '--log-level', env: 'LOG_LEVEL' }
+  logLevel: { flag: '--log-level', env: 'LOG_LEVEL' },
+  inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' }
 }
-export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, logLevel: 'info' }
+export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, logLevel: 'info', inflightMib: 64 }
 
 const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false })
 

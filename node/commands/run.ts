@@ -48,6 +48,7 @@ export function nodeCommand (): Command {
     .option('--block-time-ms <n>', 'dev chain block time, chain host only (BWN_BLOCK_TIME_MS, default 12000)')
     .option('--blocks-per-epoch <n>', 'dev chain epoch length, chain host only (BWN_BLOCKS_PER_EPOCH, default 360)')
     .option('--verify-sample-rate <r>', 'fraction of deliveries a validator reads back (BWN_VERIFY_SAMPLE_RATE, default 1)')
+    .option('--inflight-mib <n>', `MiB of chunk data the node holds in memory at once (BWN_INFLIGHT_MIB, default ${NODE_DEFAULTS.inflightMib})`)
     .option('--test-faults <list>', 'test-only fault switches: corrupt (BWN_TEST_FAULTS)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
@@ -66,6 +67,7 @@ export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o) =
     .option('--port <n>', `API port (BWN_PORT, default ${DEVNET_DEFAULTS.port})`)
     .option('--data <dir>', `data directory; devnet.json is written there (BWN_DATA, default ${DEVNET_DEFAULTS.data})`)
     .option('--workers <n>', `worker nodes (BWN_WORKERS, default ${DEVNET_DEFAULTS.workers})`)
+    .option('--inflight-mib <n>', `MiB of chunk data each node holds in memory at once (BWN_INFLIGHT_MIB, default ${DEVNET_DEFAULTS.inflightMib})`)
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
