@@ -5,7 +5,7 @@
 // both copies checked byte for byte. docs/benchmarks.md#e2e.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { createReadStream } from 'node:fs'
+import { createReadStream, createWriteStream } from 'node:fs'
 import { mkdtemp, mkdir, open, readFile, rm, symlink, writeFile, unlink } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -39,6 +39,8 @@ const { values: args } = parseArgs({
     'heap-prof': { type: 'boolean', default: false },
     // Fail (exit 1) when the devnet's peak RSS goes over this many MiB (0: no limit).
     'max-rss-mib': { type: 'string', default: '0' },
+    // Keep the devnet's log (stderr, --log-level warn) in this file.
+    'devnet-log': { type: 'string' },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'out', 'e2e.json') }
   }
 })
@@ -55,6 +57,7 @@ const rssEveryMs = Number(args['rss-every-ms'])
 const maxRssMib = Number(args['max-rss-mib'])
 if (!Number.isInteger(rssEveryMs) || rssEveryMs < 20 || rssEveryMs > 10_000) throw new Error('--rss-every-ms 20..10000')
 if (!(maxRssMib >= 0)) throw new Error('--max-rss-mib ≥ 0')
+const CLOCK_TICKS = 100 // USER_HZ of /proc/<pid>/stat on Linux
 const CHUNK_BYTES = 16 * MIB // the CLI's chunk size for files up to ~52 GiB: each chunk of the source differs
 
 const children: ChildProcess[] = []
@@ -107,6 +110,15 @@ async function viaBwnet (file: string, baseUrl: string, key: string, stateDir: s
   return { ms: Date.parse(record.completed_at) - Date.parse(record.created_at), cliMs: summary.elapsed_ms, wallMs, id: record.id }
 }
 
+/** What the orchestrator's audit rows say about one transfer: tasks, attempts, results by outcome, interventions. */
+async function attemptsOf (baseUrl: string, adminKey: string, orchestrator: string, id: string): Promise<{ tasks: number, attempts: number, interventions: number, results: Record<string, number> }> {
+  const r = await api(baseUrl, adminKey, `/api/audit/orchestrator/${orchestrator}/transfers/${id}?limit=5000`)
+  const results: Record<string, number> = {}
+  for (const row of r.task_results as Array<{ outcome: string }>) results[row.outcome] = (results[row.outcome] ?? 0) + 1
+  if (process.env.BWN_BENCH_DEBUG === '1') process.stderr.write(JSON.stringify({ results: r.task_results, interventions: r.overseer_interventions, attempts: r.task_attempts }) + '\n')
+  return { tasks: r.tasks.length, attempts: r.task_attempts.length, interventions: r.overseer_interventions.length, results }
+}
+
 /** Baseline: one streaming PUT of the whole file to the receiver writing into the sink directory. */
 async function viaPut (file: string, url: string): Promise<{ ms: number, sha256: string }> {
   const t0 = performance.now()
@@ -131,6 +143,14 @@ async function rssOf (pid: number): Promise<number | null> {
   try {
     const m = /^VmRSS:\s+(\d+) kB$/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))
     return m === null ? null : Number(m[1]) * 1024
+  } catch { return null }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null when unreadable. */
+async function cpuSecondsOf (pid: number): Promise<number | null> {
+  try {
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
   } catch { return null }
 }
 
@@ -199,7 +219,12 @@ async function main (): Promise<void> {
     const devnet = spawnTs(join(REPO, 'node', 'cli.ts'), ['devnet', '--port', '0', '--data', data, '--workers', String(workers), '--log-level', 'warn', ...devnetArgs], {}, nodeArgs)
     devnet.stdout!.resume()
     let devnetErr = ''
-    devnet.stderr!.setEncoding('utf8').on('data', (d: string) => { devnetErr += d })
+    devnet.stderr!.setEncoding('utf8').on('data', (d: string) => { devnetErr = (devnetErr + d).slice(-100_000) })
+    if (args['devnet-log'] !== undefined) {
+      const log = createWriteStream(args['devnet-log'])
+      devnet.stdout!.pipe(log)
+      devnet.stderr!.pipe(log)
+    }
     const t0 = Date.now()
     let file: any
     for (;;) {
@@ -227,7 +252,7 @@ async function main (): Promise<void> {
     const idle = rssSampler(devnet.pid!, rssEveryMs)
     await sleep(Math.max(1000, 5 * rssEveryMs))
     const idleSamples = (await idle.stop()).samples
-    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [] }
+    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], attempts: [] }
     const skipBaseline = args['skip-baseline'] === true
     for (let round = 0; round < rounds; round++) {
       const order = skipBaseline ? ['bwnet'] : round % 2 === 0 ? ['bwnet', 'baseline'] : ['baseline', 'bwnet']
@@ -238,8 +263,11 @@ async function main (): Promise<void> {
           const link = join(work, name)
           await symlink(source, link)
           const sampler = rssSampler(devnet.pid!, rssEveryMs)
+          const cpu0 = await cpuSecondsOf(devnet.pid!)
           const r = await viaBwnet(link, file.baseUrl, key, join(work, 'state'))
           per.rssPeak.push((await sampler.stop()).peak)
+          per.devnetCpu.push((await cpuSecondsOf(devnet.pid!) ?? NaN) - (cpu0 ?? NaN))
+          per.attempts.push(await attemptsOf(file.baseUrl, file.keys.admin, file.nodes.find((n: { role: string }) => n.role === 'orchestrator').hotkey, r.id))
           const got = await sha256File(join(sink, name))
           if (got !== sourceSha) throw new Error(`bwnet delivered ${got}, not ${sourceSha}`)
           await unlink(join(sink, name))
@@ -274,6 +302,9 @@ async function main (): Promise<void> {
       perRoundSeconds: { bwnet: per.bwnet.map(s3), baseline: per.baseline.map(s3) },
       bwnetCliSeconds: per.bwnetCli.map(s3),
       bwnetWallSeconds: per.bwnetWall.map(s3),
+      // CPU seconds the devnet process used while each bwnet round ran (both cores count).
+      devnetCpuSeconds: per.devnetCpu.map(x => Math.round(x * 10) / 10),
+      attempts: per.attempts,
       // The devnet process's resident set: idle (the same run's baseline) and the peak while moving.
       rssMiB: { idle: mib(idleRss), peak: mib(peakRss), perRoundPeak: per.rssPeak.map(mib), peakOverIdle: round2(peakRss / idleRss), limit: maxRssMib > 0 ? maxRssMib : null },
       sha256: sourceSha,
@@ -287,6 +318,7 @@ async function main (): Promise<void> {
       console.log(`| baseline single PUT into the sink dir | ${seconds.baseline} | ${result.mibPerSec.baseline} | ${result.perRoundSeconds.baseline.join(', ')} |`)
       console.log(`bwnet/baseline = ${result.ratio.bwnetOverBaseline} (${sizeMib} MiB, ${rounds} round(s); CLI elapsed ${result.bwnetCliSeconds.join(', ')} s, with process start ${result.bwnetWallSeconds.join(', ')} s)`)
     }
+    console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s; attempts: ${JSON.stringify(per.attempts)}`)
     console.log(`devnet RSS: idle ${result.rssMiB.idle} MiB, peak ${result.rssMiB.peak} MiB while moving (peak/idle = ${result.rssMiB.peakOverIdle}${maxRssMib > 0 ? `; limit ${maxRssMib} MiB` : ''})`)
     await mkdir(dirname(args.out!), { recursive: true })
     await writeFile(args.out!, JSON.stringify(result, null, 2) + '\n')
