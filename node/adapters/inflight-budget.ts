@@ -26,7 +26,7 @@ export class InflightBudget {
    */
   acquire (bytes: number, signal?: AbortSignal): Promise<() => void> {
     const want = Math.min(Math.max(0, Math.ceil(bytes)), this.capacity)
-    signal?.throwIfAborted()
+    if (signal?.aborted === true) return Promise.reject(signal.reason)
     const release = (): (() => void) => {
       let done = false
       return () => {
