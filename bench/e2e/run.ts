@@ -154,6 +154,9 @@ async function cpuSecondsOf (pid: number): Promise<number | null> {
   } catch { return null }
 }
 
+/** The highest RSS any sampler saw: reported even when the run fails. */
+let rssPeakSoFar = 0
+
 /** Samples a process's RSS every `everyMs` until stopped: peak and every sample, in bytes. */
 function rssSampler (pid: number, everyMs: number): { stop (): Promise<{ peak: number, samples: number[] }> } {
   const samples: number[] = []
@@ -161,7 +164,7 @@ function rssSampler (pid: number, everyMs: number): { stop (): Promise<{ peak: n
   const loop = (async () => {
     while (running) {
       const rss = await rssOf(pid)
-      if (rss !== null) samples.push(rss)
+      if (rss !== null) { samples.push(rss); rssPeakSoFar = Math.max(rssPeakSoFar, rss) }
       await sleep(everyMs)
     }
   })()
@@ -330,4 +333,8 @@ async function main (): Promise<void> {
   }
 }
 
-main().then(() => { clearTimeout(overall) }, (err: unknown) => { process.stderr.write(`e2e bench failed: ${(err as Error).stack ?? String(err)}\n`); killAll(); process.exit(1) })
+main().then(() => { clearTimeout(overall) }, (err: unknown) => {
+  process.stderr.write(`e2e bench failed: ${(err as Error).stack ?? String(err)}\n(devnet RSS peak until then: ${Math.round(rssPeakSoFar / MIB * 10) / 10} MiB)\n`)
+  killAll()
+  process.exit(1)
+})

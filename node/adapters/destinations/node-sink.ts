@@ -177,6 +177,16 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     return run
   }
 
+  /** The partial file; gone (aborted meanwhile) is a 404, not a server error. */
+  async function openData (id: string, flags: 'r' | 'r+'): Promise<FileHandle> {
+    try {
+      return await open(dataPath(id), flags)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new SinkUploadNotFound(id)
+      throw err
+    }
+  }
+
   async function openMeta (id: string): Promise<UploadMeta> {
     const meta = await loadMeta(id)
     if (!meta) throw new SinkUploadNotFound(id)
@@ -238,7 +248,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     // Stopped (complete or abort): cut the body off, so a stalled sender cannot hold the upload.
     write.controller.signal.addEventListener('abort', () => { req.raw.destroy(new SinkConflict(`upload ${uploadId} is being completed or aborted`)) }, { once: true })
     const run = (async () => {
-      const fh = await open(dataPath(uploadId), 'r+')
+      const fh = await openData(uploadId, 'r+')
       try {
         const sha256 = await writeAt(fh, req.raw, index * meta.chunkSize, expected, write.controller.signal, index)
         await fh.datasync() // durable before the worker is told it landed
@@ -329,8 +339,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   }, async (req, reply) => {
     const meta = await openMeta(req.params.uploadId)
     const range = parseRange(req.headers.range, meta.totalSize)
-    const path = meta.status === 'completed' ? join(dir, meta.finalName!) : dataPath(req.params.uploadId)
-    const fh = await open(path, 'r')
+    const fh = meta.status === 'completed' ? await open(join(dir, meta.finalName!), 'r') : await openData(req.params.uploadId, 'r')
     let stream: ReturnType<typeof createReadStream> | null = null
     try {
       const { size } = await fh.stat()
