@@ -39,6 +39,10 @@ const { values: args } = parseArgs({
     'heap-prof': { type: 'boolean', default: false },
     // Fail (exit 1) when the devnet's peak RSS goes over this many MiB (0: no limit).
     'max-rss-mib': { type: 'string', default: '0' },
+    // Memory under abuse: after the rounds, send --oversize-count concurrent bodies of --oversize-mib MiB
+    // to one chunk index of a fresh 16 MiB-chunk transfer (each must be refused with 413), RSS sampled.
+    'oversize-mib': { type: 'string', default: '0' },
+    'oversize-count': { type: 'string', default: '4' },
     // Keep the devnet's log (stderr, --log-level warn) in this file.
     'devnet-log': { type: 'string' },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'out', 'e2e.json') }
@@ -57,6 +61,10 @@ const rssEveryMs = Number(args['rss-every-ms'])
 const maxRssMib = Number(args['max-rss-mib'])
 if (!Number.isInteger(rssEveryMs) || rssEveryMs < 20 || rssEveryMs > 10_000) throw new Error('--rss-every-ms 20..10000')
 if (!(maxRssMib >= 0)) throw new Error('--max-rss-mib ≥ 0')
+const oversizeMib = Number(args['oversize-mib'])
+const oversizeCount = Number(args['oversize-count'])
+if (!Number.isInteger(oversizeMib) || oversizeMib < 0 || oversizeMib > 4096) throw new Error('--oversize-mib 0..4096')
+if (!Number.isInteger(oversizeCount) || oversizeCount < 1 || oversizeCount > 16) throw new Error('--oversize-count 1..16')
 const CLOCK_TICKS = 100 // USER_HZ of /proc/<pid>/stat on Linux
 const CHUNK_BYTES = 16 * MIB // the CLI's chunk size for files up to ~52 GiB: each chunk of the source differs
 
@@ -117,6 +125,36 @@ async function attemptsOf (baseUrl: string, adminKey: string, orchestrator: stri
   for (const row of r.task_results as Array<{ outcome: string }>) results[row.outcome] = (results[row.outcome] ?? 0) + 1
   if (process.env.BWN_BENCH_DEBUG === '1') process.stderr.write(JSON.stringify({ results: r.task_results, interventions: r.overseer_interventions, attempts: r.task_attempts }) + '\n')
   return { tasks: r.tasks.length, attempts: r.task_attempts.length, interventions: r.overseer_interventions.length, results }
+}
+
+/**
+ * Sends a body of `bytes` zeros (generated, 1 MiB at a time, never held) as chunk 0 of `transferId` and
+ * stops sending as soon as the server answers. Resolves with the status and how many bytes went out.
+ */
+async function oversizeChunk (baseUrl: string, key: string, transferId: string, bytes: number): Promise<{ status: number, sentMiB: number }> {
+  const piece = Buffer.alloc(MIB)
+  return await new Promise((resolve, reject) => {
+    let sent = 0
+    let answered = false
+    const req = request(`${baseUrl}/transfers/${transferId}/chunks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream', 'content-length': String(bytes), 'x-chunk-index': '0' }
+    }, (res) => {
+      answered = true
+      res.resume()
+      res.on('end', () => { req.destroy(); resolve({ status: res.statusCode ?? 0, sentMiB: Math.round(sent / MIB) }) })
+    })
+    req.on('error', (err) => { if (!answered) reject(err) })
+    const pump = (): void => {
+      while (!answered && sent < bytes) {
+        const n = Math.min(piece.length, bytes - sent)
+        sent += n
+        if (!req.write(n === piece.length ? piece : piece.subarray(0, n))) { req.once('drain', pump); return }
+      }
+      if (sent >= bytes && !answered) req.end()
+    }
+    pump()
+  })
 }
 
 /** Baseline: one streaming PUT of the whole file to the receiver writing into the sink directory. */
@@ -285,6 +323,17 @@ async function main (): Promise<void> {
         }
       }
     }
+    // Abuse: concurrent oversized bodies for one chunk index; each must be refused (413) without buffering.
+    let oversize: { statuses: number[], sentMiB: number[], rssPeakMiB: number } | null = null
+    if (oversizeMib > 0) {
+      const orchestrator = file.nodes.find((n: { role: string }) => n.role === 'orchestrator').hotkey
+      const t = await api(file.baseUrl, key, '/transfers/create', { method: 'POST', body: JSON.stringify({ sender_hotkey: orchestrator, total_size: 64 * MIB, filename: 'oversize.bin', tier: 'STANDARD' }) })
+      const sampler = rssSampler(devnet.pid!, rssEveryMs)
+      const answers = await Promise.all(Array.from({ length: oversizeCount }, async () => await oversizeChunk(file.baseUrl, key, t.id, oversizeMib * MIB)))
+      const peak = (await sampler.stop()).peak
+      oversize = { statuses: answers.map(a => a.status), sentMiB: answers.map(a => a.sentMiB), rssPeakMiB: Math.round(peak / MIB * 10) / 10 }
+      per.rssPeak.push(peak)
+    }
     await stopChild(receiver)
     await stopChild(devnet)
 
@@ -309,6 +358,7 @@ async function main (): Promise<void> {
       devnetCpuSeconds: per.devnetCpu.map(x => Math.round(x * 10) / 10),
       attempts: per.attempts,
       // The devnet process's resident set: idle (the same run's baseline) and the peak while moving.
+      oversize,
       rssMiB: { idle: mib(idleRss), peak: mib(peakRss), perRoundPeak: per.rssPeak.map(mib), peakOverIdle: round2(peakRss / idleRss), limit: maxRssMib > 0 ? maxRssMib : null },
       sha256: sourceSha,
       verified: true,
@@ -322,10 +372,12 @@ async function main (): Promise<void> {
       console.log(`bwnet/baseline = ${result.ratio.bwnetOverBaseline} (${sizeMib} MiB, ${rounds} round(s); CLI elapsed ${result.bwnetCliSeconds.join(', ')} s, with process start ${result.bwnetWallSeconds.join(', ')} s)`)
     }
     console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s; attempts: ${JSON.stringify(per.attempts)}`)
+    if (oversize !== null) console.log(`${oversizeCount} × ${oversizeMib} MiB bodies for one chunk index: statuses ${oversize.statuses.join(', ')}, MiB sent before the answer ${oversize.sentMiB.join(', ')}, devnet RSS peak ${oversize.rssPeakMiB} MiB`)
     console.log(`devnet RSS: idle ${result.rssMiB.idle} MiB, peak ${result.rssMiB.peak} MiB while moving (peak/idle = ${result.rssMiB.peakOverIdle}${maxRssMib > 0 ? `; limit ${maxRssMib} MiB` : ''})`)
     await mkdir(dirname(args.out!), { recursive: true })
     await writeFile(args.out!, JSON.stringify(result, null, 2) + '\n')
     console.log(JSON.stringify(result))
+    if (oversize !== null && oversize.statuses.some(s => s !== 413)) throw new Error(`oversized chunk bodies answered ${oversize.statuses.join(', ')}, not 413`)
     if (maxRssMib > 0 && peakRss > maxRssMib * MIB) throw new Error(`devnet RSS peaked at ${result.rssMiB.peak} MiB, over --max-rss-mib ${maxRssMib}`)
   } finally {
     killAll()
