@@ -11,7 +11,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { TaskOffer } from '../../protocol/index.ts'
 import type { ChunkMover } from '../../actors/transfer/worker.ts'
-import type { SwarmTransport } from './swarm-transport.ts'
+import { BULK_TIMEOUT_MS, type SwarmTransport } from './swarm-transport.ts'
 import type { Messenger } from '../messenger.ts'
 import type { InflightBudget } from './inflight-budget.ts'
 
@@ -129,7 +129,7 @@ export class HttpChunkMover implements ChunkMover {
       const peer = this.messenger.peerOf(offer.source.coordinator)
       if (peer === undefined) throw new MoveError('source_unreachable', 'coordinator reachable neither over HTTP nor the swarm')
       // The bulk channel hands over the whole chunk: it is held (and accounted) until written.
-      const bytes = await this.transport.fetchBulk(peer, offer.source.path)
+      const bytes = await this.transport.fetchBulk(peer, offer.source.path, BULK_TIMEOUT_MS, offer.length)
       const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
       const pieces = function * (): Generator<Buffer> { for (let off = 0; off < buf.length; off += PIECE_BYTES) yield buf.subarray(off, off + PIECE_BYTES) }
       return { source: Readable.from(pieces(), { objectMode: false }), via: 'bulk', held: buf.length }
