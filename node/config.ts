@@ -34,7 +34,8 @@ export const NodeSettings = Type.Object({
   chain: Type.Union([Type.Literal('dev'), Type.Literal('subtensor')], { description: 'dev: the embedded dev chain; subtensor: a Subtensor node (--chain-url, --netuid)' }),
   chainUrl: Type.Union([Type.String({ pattern: '^wss?://', maxLength: 512 }), Type.Null()], { description: 'WebSocket RPC URL of a Subtensor node (with --chain subtensor)' }),
   netuid: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'subnet id on Subtensor (with --chain subtensor)' }),
-  skipRegistrationCheck: Type.Boolean({ description: 'start an orchestrator or worker whose hotkey has no UID on the subnet (test networks only)' })
+  skipRegistrationCheck: Type.Boolean({ description: 'start an orchestrator or worker whose hotkey has no UID on the subnet (test networks only)' }),
+  inflightMib: Type.Integer({ minimum: 1, maximum: 65_536, description: 'MiB of chunk data this node holds in memory at once (streams reserve their window; docs/node.md#memory)' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
 
@@ -59,13 +60,14 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   chain: { flag: '--chain', env: 'BWN_CHAIN' },
   chainUrl: { flag: '--chain-url', env: 'BWN_CHAIN_URL' },
   netuid: { flag: '--netuid', env: 'BWN_NETUID' },
-  skipRegistrationCheck: { flag: '--skip-registration-check', env: 'BWN_SKIP_REGISTRATION_CHECK' }
+  skipRegistrationCheck: { flag: '--skip-registration-check', env: 'BWN_SKIP_REGISTRATION_CHECK' },
+  inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' }
 }
 
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
-  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1,
+  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, inflightMib: 64,
   chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false
 }
 
@@ -73,16 +75,18 @@ export const DevnetSettings = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
   data: Type.String({ minLength: 1 }),
   workers: Type.Integer({ minimum: 1, maximum: 64 }),
-  logLevel: NodeSettings.properties.logLevel
+  logLevel: NodeSettings.properties.logLevel,
+  inflightMib: Type.Optional(NodeSettings.properties.inflightMib)
 }, { additionalProperties: false })
 export type DevnetConfig = Static<typeof DevnetSettings>
 export const DEVNET_SETTINGS: Record<keyof DevnetConfig, SettingMeta> = {
   port: { flag: '--port', env: 'BWN_PORT' },
   data: { flag: '--data', env: 'BWN_DATA' },
   workers: { flag: '--workers', env: 'BWN_WORKERS' },
-  logLevel: { flag: '--log-level', env: 'LOG_LEVEL' }
+  logLevel: { flag: '--log-level', env: 'LOG_LEVEL' },
+  inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' }
 }
-export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, logLevel: 'info' }
+export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, logLevel: 'info', inflightMib: 64 }
 
 const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false })
 

@@ -5,7 +5,7 @@
 // both copies checked byte for byte. docs/benchmarks.md#e2e.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { createReadStream } from 'node:fs'
+import { createReadStream, createWriteStream } from 'node:fs'
 import { mkdtemp, mkdir, open, readFile, rm, symlink, writeFile, unlink } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -18,7 +18,6 @@ const MIB = 1024 * 1024
 const MAX_SIZE_MIB = 16 * 1024
 const MAX_ROUNDS = 10
 const START_TIMEOUT_MS = 90_000 // devnet up and devnet.json written
-const WRITE_PIECE_BYTES = 16 * MIB // generating the source file
 
 const REPO = join(import.meta.dirname, '..', '..')
 const { values: args } = parseArgs({
@@ -29,6 +28,23 @@ const { values: args } = parseArgs({
     // The CLI's default. (Before the overseer fix a 1 GiB transfer with 4 in flight could fail on a loaded devnet.)
     parallel: { type: 'string', default: '4' },
     'timeout-s': { type: 'string', default: '1800' },
+    // Memory: sample the devnet process's RSS (/proc/<pid>/status) every --rss-every-ms while it works.
+    'rss-every-ms': { type: 'string', default: '200' },
+    // Skip the baseline PUT (the memory run times nothing against it).
+    'skip-baseline': { type: 'boolean', default: false },
+    // Extra devnet flags, e.g. '--inflight-mib 64' (split on spaces).
+    'devnet-args': { type: 'string', default: '' },
+    // Profile the devnet: --cpu-prof (and --heap-prof with --heap-prof) into this directory.
+    profile: { type: 'string' },
+    'heap-prof': { type: 'boolean', default: false },
+    // Fail (exit 1) when the devnet's peak RSS goes over this many MiB (0: no limit).
+    'max-rss-mib': { type: 'string', default: '0' },
+    // Memory under abuse: after the rounds, send --oversize-count concurrent bodies of --oversize-mib MiB
+    // to one chunk index of a fresh 16 MiB-chunk transfer (each must be refused with 413), RSS sampled.
+    'oversize-mib': { type: 'string', default: '0' },
+    'oversize-count': { type: 'string', default: '4' },
+    // Keep the devnet's log (stderr, --log-level warn) in this file.
+    'devnet-log': { type: 'string' },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'out', 'e2e.json') }
   }
 })
@@ -41,6 +57,16 @@ if (!(sizeMib > 0 && sizeMib <= MAX_SIZE_MIB) || !Number.isInteger(sizeMib * MIB
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > MAX_ROUNDS) throw new Error(`--rounds 1..${MAX_ROUNDS}`)
 if (!Number.isInteger(workers) || workers < 1 || workers > 16) throw new Error('--workers 1..16')
 const sizeBytes = sizeMib * MIB
+const rssEveryMs = Number(args['rss-every-ms'])
+const maxRssMib = Number(args['max-rss-mib'])
+if (!Number.isInteger(rssEveryMs) || rssEveryMs < 20 || rssEveryMs > 10_000) throw new Error('--rss-every-ms 20..10000')
+if (!(maxRssMib >= 0)) throw new Error('--max-rss-mib ≥ 0')
+const oversizeMib = Number(args['oversize-mib'])
+const oversizeCount = Number(args['oversize-count'])
+if (!Number.isInteger(oversizeMib) || oversizeMib < 0 || oversizeMib > 4096) throw new Error('--oversize-mib 0..4096')
+if (!Number.isInteger(oversizeCount) || oversizeCount < 1 || oversizeCount > 16) throw new Error('--oversize-count 1..16')
+const CLOCK_TICKS = 100 // USER_HZ of /proc/<pid>/stat on Linux
+const CHUNK_BYTES = 16 * MIB // the CLI's chunk size for files up to ~52 GiB: each chunk of the source differs
 
 const children: ChildProcess[] = []
 const killAll = (): void => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL') }
@@ -48,8 +74,8 @@ process.on('exit', killAll)
 const overall = setTimeout(() => { process.stderr.write(`e2e bench: over --timeout-s ${timeoutS}; giving up\n`); killAll(); process.exit(1) }, timeoutS * 1000)
 overall.unref()
 
-function spawnTs (script: string, argv: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...argv], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+function spawnTs (script: string, argv: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): ChildProcess {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...argv], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   children.push(child)
   return child
 }
@@ -92,6 +118,45 @@ async function viaBwnet (file: string, baseUrl: string, key: string, stateDir: s
   return { ms: Date.parse(record.completed_at) - Date.parse(record.created_at), cliMs: summary.elapsed_ms, wallMs, id: record.id }
 }
 
+/** What the orchestrator's audit rows say about one transfer: tasks, attempts, results by outcome, interventions. */
+async function attemptsOf (baseUrl: string, adminKey: string, orchestrator: string, id: string): Promise<{ tasks: number, attempts: number, interventions: number, results: Record<string, number> }> {
+  const r = await api(baseUrl, adminKey, `/api/audit/orchestrator/${orchestrator}/transfers/${id}?limit=5000`)
+  const results: Record<string, number> = {}
+  for (const row of r.task_results as Array<{ outcome: string }>) results[row.outcome] = (results[row.outcome] ?? 0) + 1
+  if (process.env.BWN_BENCH_DEBUG === '1') process.stderr.write(JSON.stringify({ results: r.task_results, interventions: r.overseer_interventions, attempts: r.task_attempts }) + '\n')
+  return { tasks: r.tasks.length, attempts: r.task_attempts.length, interventions: r.overseer_interventions.length, results }
+}
+
+/**
+ * Sends a body of `bytes` zeros (generated, 1 MiB at a time, never held) as chunk 0 of `transferId` and
+ * stops sending as soon as the server answers. Resolves with the status and how many bytes went out.
+ */
+async function oversizeChunk (baseUrl: string, key: string, transferId: string, bytes: number): Promise<{ status: number, sentMiB: number }> {
+  const piece = Buffer.alloc(MIB)
+  return await new Promise((resolve, reject) => {
+    let sent = 0
+    let answered = false
+    const req = request(`${baseUrl}/transfers/${transferId}/chunks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream', 'content-length': String(bytes), 'x-chunk-index': '0' }
+    }, (res) => {
+      answered = true
+      res.resume()
+      res.on('end', () => { req.destroy(); resolve({ status: res.statusCode ?? 0, sentMiB: Math.round(sent / MIB) }) })
+    })
+    req.on('error', (err) => { if (!answered) reject(err) })
+    const pump = (): void => {
+      while (!answered && sent < bytes) {
+        const n = Math.min(piece.length, bytes - sent)
+        sent += n
+        if (!req.write(n === piece.length ? piece : piece.subarray(0, n))) { req.once('drain', pump); return }
+      }
+      if (sent >= bytes && !answered) req.end()
+    }
+    pump()
+  })
+}
+
 /** Baseline: one streaming PUT of the whole file to the receiver writing into the sink directory. */
 async function viaPut (file: string, url: string): Promise<{ ms: number, sha256: string }> {
   const t0 = performance.now()
@@ -111,6 +176,64 @@ async function viaPut (file: string, url: string): Promise<{ ms: number, sha256:
   return { ms, sha256: body.sha256 }
 }
 
+/** Resident set size of a process in bytes, from /proc (Linux); null when it cannot be read. */
+async function rssOf (pid: number): Promise<number | null> {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB$/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))
+    return m === null ? null : Number(m[1]) * 1024
+  } catch { return null }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null when unreadable. */
+async function cpuSecondsOf (pid: number): Promise<number | null> {
+  try {
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+  } catch { return null }
+}
+
+/** The highest RSS any sampler saw: reported even when the run fails. */
+let rssPeakSoFar = 0
+
+/** Samples a process's RSS every `everyMs` until stopped: peak and every sample, in bytes. */
+function rssSampler (pid: number, everyMs: number): { stop (): Promise<{ peak: number, samples: number[] }> } {
+  const samples: number[] = []
+  let running = true
+  const loop = (async () => {
+    while (running) {
+      const rss = await rssOf(pid)
+      if (rss !== null) { samples.push(rss); rssPeakSoFar = Math.max(rssPeakSoFar, rss) }
+      await sleep(everyMs)
+    }
+  })()
+  return {
+    async stop () {
+      running = false
+      await loop
+      return { peak: samples.reduce((a, b) => Math.max(a, b), 0), samples }
+    }
+  }
+}
+
+/**
+ * The source file: one random 16 MiB block written over and over, each chunk-sized piece stamped with
+ * its index and the run's nonce in its first bytes, so every chunk is distinct (the blob store never
+ * deduplicates) while writing costs no more than the disk. Quick even at 4 GiB.
+ */
+async function writeSource (path: string): Promise<void> {
+  const block = randomBytes(Math.min(CHUNK_BYTES, sizeBytes))
+  const nonce = randomBytes(16)
+  const fh = await open(path, 'w')
+  try {
+    for (let off = 0, i = 0; off < sizeBytes; off += CHUNK_BYTES, i++) {
+      const piece = block.subarray(0, Math.min(CHUNK_BYTES, sizeBytes - off))
+      piece.writeUInt32BE(i, 0)
+      nonce.copy(piece, 4)
+      for (let done = 0; done < piece.length;) done += (await fh.write(piece, done, piece.length - done, off + done)).bytesWritten
+    }
+  } finally { await fh.close() }
+}
+
 async function waitForLine (child: ChildProcess, what: string): Promise<Record<string, any>> {
   const lines = createInterface({ input: child.stdout! })
   return new Promise((resolve, reject) => {
@@ -125,16 +248,24 @@ async function main (): Promise<void> {
   try {
     // The source file, random bytes, written before anything is timed.
     const source = join(work, 'payload.bin')
-    const fh = await open(source, 'w')
-    for (let written = 0; written < sizeBytes; written += WRITE_PIECE_BYTES) await fh.write(randomBytes(Math.min(WRITE_PIECE_BYTES, sizeBytes - written)))
-    await fh.close()
+    await writeSource(source)
     const sourceSha = await sha256File(source)
 
     const data = join(work, 'devnet')
-    const devnet = spawnTs(join(REPO, 'node', 'cli.ts'), ['devnet', '--port', '0', '--data', data, '--workers', String(workers), '--log-level', 'warn'])
+    const devnetArgs = args['devnet-args']!.split(' ').filter(a => a !== '')
+    const nodeArgs = args.profile === undefined
+      ? []
+      : ['--cpu-prof', '--cpu-prof-dir', args.profile, ...(args['heap-prof'] === true ? ['--heap-prof', '--heap-prof-dir', args.profile] : [])]
+    if (args.profile !== undefined) await mkdir(args.profile, { recursive: true })
+    const devnet = spawnTs(join(REPO, 'node', 'cli.ts'), ['devnet', '--port', '0', '--data', data, '--workers', String(workers), '--log-level', 'warn', ...devnetArgs], {}, nodeArgs)
     devnet.stdout!.resume()
     let devnetErr = ''
-    devnet.stderr!.setEncoding('utf8').on('data', (d: string) => { devnetErr += d })
+    devnet.stderr!.setEncoding('utf8').on('data', (d: string) => { devnetErr = (devnetErr + d).slice(-100_000) })
+    if (args['devnet-log'] !== undefined) {
+      const log = createWriteStream(args['devnet-log'])
+      devnet.stdout!.pipe(log)
+      devnet.stderr!.pipe(log)
+    }
     const t0 = Date.now()
     let file: any
     for (;;) {
@@ -158,16 +289,26 @@ async function main (): Promise<void> {
       if (Date.now() - started > START_TIMEOUT_MS) throw new Error('workers did not join')
     }
 
-    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [] }
+    // The idle devnet's RSS (workers attached, nothing moving): the memory baseline of the same run.
+    const idle = rssSampler(devnet.pid!, rssEveryMs)
+    await sleep(Math.max(1000, 5 * rssEveryMs))
+    const idleSamples = (await idle.stop()).samples
+    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], attempts: [] }
+    const skipBaseline = args['skip-baseline'] === true
     for (let round = 0; round < rounds; round++) {
-      const order = round % 2 === 0 ? ['bwnet', 'baseline'] : ['baseline', 'bwnet']
+      const order = skipBaseline ? ['bwnet'] : round % 2 === 0 ? ['bwnet', 'baseline'] : ['baseline', 'bwnet']
       for (const path of order) {
         if (path === 'bwnet') {
           // A link per round gives each round its own name in the sink (and its own resume state).
           const name = `bwnet-r${round}.bin`
           const link = join(work, name)
           await symlink(source, link)
+          const sampler = rssSampler(devnet.pid!, rssEveryMs)
+          const cpu0 = await cpuSecondsOf(devnet.pid!)
           const r = await viaBwnet(link, file.baseUrl, key, join(work, 'state'))
+          per.rssPeak.push((await sampler.stop()).peak)
+          per.devnetCpu.push((await cpuSecondsOf(devnet.pid!) ?? NaN) - (cpu0 ?? NaN))
+          per.attempts.push(await attemptsOf(file.baseUrl, file.keys.admin, file.nodes.find((n: { role: string }) => n.role === 'orchestrator').hotkey, r.id))
           const got = await sha256File(join(sink, name))
           if (got !== sourceSha) throw new Error(`bwnet delivered ${got}, not ${sourceSha}`)
           await unlink(join(sink, name))
@@ -182,21 +323,43 @@ async function main (): Promise<void> {
         }
       }
     }
+    // Abuse: concurrent oversized bodies for one chunk index; each must be refused (413) without buffering.
+    let oversize: { statuses: number[], sentMiB: number[], rssPeakMiB: number } | null = null
+    if (oversizeMib > 0) {
+      const orchestrator = file.nodes.find((n: { role: string }) => n.role === 'orchestrator').hotkey
+      const t = await api(file.baseUrl, key, '/transfers/create', { method: 'POST', body: JSON.stringify({ sender_hotkey: orchestrator, total_size: 64 * MIB, filename: 'oversize.bin', tier: 'STANDARD' }) })
+      const sampler = rssSampler(devnet.pid!, rssEveryMs)
+      const answers = await Promise.all(Array.from({ length: oversizeCount }, async () => await oversizeChunk(file.baseUrl, key, t.id, oversizeMib * MIB)))
+      const peak = (await sampler.stop()).peak
+      oversize = { statuses: answers.map(a => a.status), sentMiB: answers.map(a => a.sentMiB), rssPeakMiB: Math.round(peak / MIB * 10) / 10 }
+      per.rssPeak.push(peak)
+    }
     await stopChild(receiver)
     await stopChild(devnet)
 
     const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2 }
     const s3 = (ms: number): number => Math.round(ms) / 1000
-    const seconds = { bwnet: s3(median(per.bwnet)), baseline: s3(median(per.baseline)) }
+    const mib = (bytes: number): number => Math.round(bytes / MIB * 10) / 10
+    const round2 = (x: number): number => Math.round(x * 100) / 100
+    const seconds = { bwnet: s3(median(per.bwnet)), baseline: skipBaseline ? null : s3(median(per.baseline)) }
+    const idleRss = median(idleSamples)
+    const peakRss = Math.max(...per.rssPeak)
     const result = {
       bench: 'e2e',
       sizeBytes, rounds, workers, parallel,
+      devnetArgs: args['devnet-args'],
       seconds,
-      ratio: { bwnetOverBaseline: Math.round(median(per.bwnet) / median(per.baseline) * 100) / 100 },
-      mibPerSec: { bwnet: Math.round(sizeMib / (median(per.bwnet) / 1000) * 10) / 10, baseline: Math.round(sizeMib / (median(per.baseline) / 1000) * 10) / 10 },
+      ratio: { bwnetOverBaseline: skipBaseline ? null : round2(median(per.bwnet) / median(per.baseline)) },
+      mibPerSec: { bwnet: Math.round(sizeMib / (median(per.bwnet) / 1000) * 10) / 10, baseline: skipBaseline ? null : Math.round(sizeMib / (median(per.baseline) / 1000) * 10) / 10 },
       perRoundSeconds: { bwnet: per.bwnet.map(s3), baseline: per.baseline.map(s3) },
       bwnetCliSeconds: per.bwnetCli.map(s3),
       bwnetWallSeconds: per.bwnetWall.map(s3),
+      // CPU seconds the devnet process used while each bwnet round ran (both cores count).
+      devnetCpuSeconds: per.devnetCpu.map(x => Math.round(x * 10) / 10),
+      attempts: per.attempts,
+      // The devnet process's resident set: idle (the same run's baseline) and the peak while moving.
+      oversize,
+      rssMiB: { idle: mib(idleRss), peak: mib(peakRss), perRoundPeak: per.rssPeak.map(mib), peakOverIdle: round2(peakRss / idleRss), limit: maxRssMib > 0 ? maxRssMib : null },
       sha256: sourceSha,
       verified: true,
       node: process.version
@@ -204,15 +367,26 @@ async function main (): Promise<void> {
     console.log('| path | seconds (median) | MiB/s | per round |')
     console.log('|---|---:|---:|---|')
     console.log(`| bwnet devnet (create → completed, ${workers} workers) | ${seconds.bwnet} | ${result.mibPerSec.bwnet} | ${result.perRoundSeconds.bwnet.join(', ')} |`)
-    console.log(`| baseline single PUT into the sink dir | ${seconds.baseline} | ${result.mibPerSec.baseline} | ${result.perRoundSeconds.baseline.join(', ')} |`)
-    console.log(`bwnet/baseline = ${result.ratio.bwnetOverBaseline} (${sizeMib} MiB, ${rounds} round(s); CLI elapsed ${result.bwnetCliSeconds.join(', ')} s, with process start ${result.bwnetWallSeconds.join(', ')} s)`)
+    if (!skipBaseline) {
+      console.log(`| baseline single PUT into the sink dir | ${seconds.baseline} | ${result.mibPerSec.baseline} | ${result.perRoundSeconds.baseline.join(', ')} |`)
+      console.log(`bwnet/baseline = ${result.ratio.bwnetOverBaseline} (${sizeMib} MiB, ${rounds} round(s); CLI elapsed ${result.bwnetCliSeconds.join(', ')} s, with process start ${result.bwnetWallSeconds.join(', ')} s)`)
+    }
+    console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s; attempts: ${JSON.stringify(per.attempts)}`)
+    if (oversize !== null) console.log(`${oversizeCount} × ${oversizeMib} MiB bodies for one chunk index: statuses ${oversize.statuses.join(', ')}, MiB sent before the answer ${oversize.sentMiB.join(', ')}, devnet RSS peak ${oversize.rssPeakMiB} MiB`)
+    console.log(`devnet RSS: idle ${result.rssMiB.idle} MiB, peak ${result.rssMiB.peak} MiB while moving (peak/idle = ${result.rssMiB.peakOverIdle}${maxRssMib > 0 ? `; limit ${maxRssMib} MiB` : ''})`)
     await mkdir(dirname(args.out!), { recursive: true })
     await writeFile(args.out!, JSON.stringify(result, null, 2) + '\n')
     console.log(JSON.stringify(result))
+    if (oversize !== null && oversize.statuses.some(s => s !== 413)) throw new Error(`oversized chunk bodies answered ${oversize.statuses.join(', ')}, not 413`)
+    if (maxRssMib > 0 && peakRss > maxRssMib * MIB) throw new Error(`devnet RSS peaked at ${result.rssMiB.peak} MiB, over --max-rss-mib ${maxRssMib}`)
   } finally {
     killAll()
     await rm(work, { recursive: true, force: true })
   }
 }
 
-main().then(() => { clearTimeout(overall) }, (err: unknown) => { process.stderr.write(`e2e bench failed: ${(err as Error).stack ?? String(err)}\n`); killAll(); process.exit(1) })
+main().then(() => { clearTimeout(overall) }, (err: unknown) => {
+  process.stderr.write(`e2e bench failed: ${(err as Error).stack ?? String(err)}\n(devnet RSS peak until then: ${Math.round(rssPeakSoFar / MIB * 10) / 10} MiB)\n`)
+  killAll()
+  process.exit(1)
+})

@@ -1,13 +1,26 @@
-// The worker's I/O: pull a chunk from its coordinator's HTTP data endpoint (signed URL), or over the
-// swarm bulk channel when that endpoint cannot be reached; check it against the offered hash; write
-// it to the destination target; report the destination's ETag.
-import { createHash } from 'node:crypto'
+// The worker's I/O: stream a chunk from its coordinator's HTTP data endpoint (signed URL) into the
+// destination's PUT — `pipeline(pull, check, put)` — hashing it on the way; or, when that endpoint
+// cannot be reached, read it over the swarm bulk channel and stream that into the same PUT. No whole
+// chunk is held on the HTTP path: the check passes pieces on as they arrive and holds back only the
+// last one until the chunk's sha256 and length match the offer, so a chunk that does not match is
+// never completed at the destination (its PUT is cut short) and the attempt fails.
+import { request as httpRequest, type IncomingMessage, type ClientRequest, type RequestOptions } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import { createHash, type Hash } from 'node:crypto'
+import { Readable, Transform, type TransformCallback } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import type { TaskOffer } from '../../protocol/index.ts'
 import type { ChunkMover } from '../../actors/transfer/worker.ts'
-import type { SwarmTransport } from './swarm-transport.ts'
+import { BULK_TIMEOUT_MS, type SwarmTransport } from './swarm-transport.ts'
 import type { Messenger } from '../messenger.ts'
+import type { InflightBudget } from './inflight-budget.ts'
 
 export const FETCH_TIMEOUT_MS = 60_000 // 1 min for one chunk either way
+/** A whole move (pull and PUT overlap) may take both directions' time. */
+export const MOVE_TIMEOUT_MS = 2 * FETCH_TIMEOUT_MS
+/** Bytes a streamed move holds at most: socket and stream buffers on both sides, the held-back piece. */
+export const STREAM_WINDOW_BYTES = 1024 * 1024 // 1 MiB
+const PIECE_BYTES = 256 * 1024 // stream buffer (highWaterMark) of the PUT side
 
 export class MoveError extends Error {
   constructor (readonly code: string, message: string) { super(message) }
@@ -17,47 +30,167 @@ export class MoveError extends Error {
 function unreachable (err: unknown): boolean {
   const cause = (err as { cause?: { code?: string } }).cause
   const code = cause?.code ?? (err as { code?: string }).code
-  return err instanceof TypeError || ['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET'].includes(code ?? '')
+  return err instanceof TypeError || ['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET'].includes(code ?? '')
+}
+
+function requestFor (url: URL): (url: URL, options: RequestOptions) => ClientRequest {
+  if (url.protocol === 'http:') return httpRequest
+  if (url.protocol === 'https:') return httpsRequest
+  throw new MoveError('bad_url', `not an http(s) URL: ${url.protocol}`)
+}
+
+/** GET `url`; resolves with the response once its head arrives. */
+function get (url: string, signal: AbortSignal): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    let u: URL
+    try { u = new URL(url) } catch (err) { reject(err); return }
+    const req = requestFor(u)(u, { method: 'GET', signal })
+    req.once('response', resolve)
+    req.once('error', reject)
+    req.end()
+  })
+}
+
+/**
+ * Hashes and counts the bytes passing through, refuses more than `length`, and holds back the last
+ * piece until the end: it goes out only when the bytes are exactly `length` long and hash to `sha256`.
+ * With `corrupt` (a test fault) the byte in the middle is flipped after hashing, as a lying worker would.
+ */
+export class ChunkCheck extends Transform {
+  readonly #hash: Hash = createHash('sha256')
+  #bytes = 0
+  #held: Buffer | null = null
+  #digest: string | null = null
+  /** Why the check refused the chunk, when it did. */
+  failure: MoveError | null = null
+
+  constructor (private readonly length: number, private readonly sha256: string, private readonly corrupt: boolean) {
+    super({ highWaterMark: PIECE_BYTES })
+  }
+
+  get bytes (): number { return this.#bytes }
+  /** The sha256 of every byte that came in, once the stream ended. */
+  get digest (): string | null { return this.#digest }
+
+  override _transform (piece: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    const start = this.#bytes
+    this.#bytes += piece.length
+    if (this.#bytes > this.length) { done(this.#fail('source_size_mismatch', `the source sends more than the offered ${this.length} bytes`)); return }
+    this.#hash.update(piece)
+    const middle = this.length >> 1
+    if (this.corrupt && middle >= start && middle < this.#bytes) {
+      piece = Buffer.from(piece) // a copy: the source's buffer stays as it was
+      piece[middle - start]! ^= 0xff
+    }
+    const previous = this.#held
+    this.#held = piece
+    done(null, previous ?? undefined)
+  }
+
+  override _flush (done: TransformCallback): void {
+    this.#digest = this.#hash.digest('hex')
+    if (this.#bytes !== this.length) { done(this.#fail('source_size_mismatch', `got ${this.#bytes} bytes, offer says ${this.length}`)); return }
+    if (this.#digest !== this.sha256) { done(this.#fail('source_hash_mismatch', 'the chunk from the coordinator does not match its offered hash')); return }
+    const last = this.#held
+    this.#held = null
+    done(null, last ?? undefined)
+  }
+
+  #fail (code: string, message: string): MoveError {
+    this.failure = new MoveError(code, message)
+    return this.failure
+  }
+}
+
+async function text (res: IncomingMessage, max = 200): Promise<string> {
+  let out = ''
+  for await (const piece of res) if (out.length < max) out += (piece as Buffer).toString('utf8')
+  return out.slice(0, max)
+}
+
+export interface HttpChunkMoverOptions {
+  /** Bytes this node may hold in chunk buffers at once; a streamed move reserves its window, a bulk read its chunk. */
+  budget?: InflightBudget
 }
 
 export class HttpChunkMover implements ChunkMover {
-  constructor (private readonly transport: SwarmTransport, private readonly messenger: Messenger) {}
+  constructor (private readonly transport: SwarmTransport, private readonly messenger: Messenger, private readonly options: HttpChunkMoverOptions = {}) {}
 
-  async #pull (offer: TaskOffer, signal: AbortSignal): Promise<{ bytes: Uint8Array, via: 'http' | 'bulk' }> {
+  /** The chunk's bytes as a stream: the HTTP response, or the swarm bulk read when HTTP is unreachable. */
+  async #open (offer: TaskOffer, signal: AbortSignal): Promise<{ source: Readable, via: 'http' | 'bulk', held: number }> {
     try {
-      const res = await fetch(offer.source.url, { signal: AbortSignal.any([signal, AbortSignal.timeout(FETCH_TIMEOUT_MS)]) })
-      if (!res.ok) throw new MoveError('source_refused', `coordinator answered ${res.status}`)
-      const len = Number(res.headers.get('content-length') ?? NaN)
-      if (Number.isFinite(len) && len !== offer.length) throw new MoveError('source_size_mismatch', `source sends ${len} bytes, offer says ${offer.length}`)
-      return { bytes: new Uint8Array(await res.arrayBuffer()), via: 'http' }
+      const res = await get(offer.source.url, signal)
+      if (res.statusCode !== 200) { res.resume(); throw new MoveError('source_refused', `coordinator answered ${res.statusCode}`) }
+      const len = Number(res.headers['content-length'] ?? NaN)
+      if (Number.isFinite(len) && len !== offer.length) { res.destroy(); throw new MoveError('source_size_mismatch', `source sends ${len} bytes, offer says ${offer.length}`) }
+      return { source: res, via: 'http', held: 0 }
     } catch (err) {
       if (signal.aborted || err instanceof MoveError || !unreachable(err)) throw err
       const peer = this.messenger.peerOf(offer.source.coordinator)
       if (peer === undefined) throw new MoveError('source_unreachable', 'coordinator reachable neither over HTTP nor the swarm')
-      return { bytes: await this.transport.fetchBulk(peer, offer.source.path), via: 'bulk' }
+      // The bulk channel hands over the whole chunk: it is held (and accounted) until written.
+      const bytes = await this.transport.fetchBulk(peer, offer.source.path, BULK_TIMEOUT_MS, offer.length)
+      const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+      const pieces = function * (): Generator<Buffer> { for (let off = 0; off < buf.length; off += PIECE_BYTES) yield buf.subarray(off, off + PIECE_BYTES) }
+      return { source: Readable.from(pieces(), { objectMode: false }), via: 'bulk', held: buf.length }
     }
   }
 
   async move (offer: TaskOffer, opts: { signal: AbortSignal, corrupt: boolean }): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
-    const { bytes, via } = await this.#pull(offer, opts.signal)
-    if (bytes.byteLength !== offer.length) throw new MoveError('source_size_mismatch', `got ${bytes.byteLength} bytes, offer says ${offer.length}`)
-    const sha256 = createHash('sha256').update(bytes).digest('hex')
-    if (sha256 !== offer.sha256) throw new MoveError('source_hash_mismatch', 'the chunk from the coordinator does not match its offered hash')
-    let body = bytes
-    if (opts.corrupt && bytes.byteLength > 0) {
-      body = Uint8Array.from(bytes)
-      body[body.byteLength >> 1]! ^= 0xff
+    const release = await this.options.budget?.acquire(STREAM_WINDOW_BYTES, opts.signal)
+    try {
+      return await this.#move(offer, opts)
+    } finally { release?.() }
+  }
+
+  async #move (offer: TaskOffer, opts: { signal: AbortSignal, corrupt: boolean }): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
+    const signal = AbortSignal.any([opts.signal, AbortSignal.timeout(MOVE_TIMEOUT_MS)])
+    const { source, via, held } = await this.#open(offer, signal)
+    // A bulk read holds the whole chunk: account it beyond the stream window already reserved.
+    const releaseHeld = held > STREAM_WINDOW_BYTES ? await this.options.budget?.acquire(held - STREAM_WINDOW_BYTES, opts.signal) : undefined
+    try {
+      if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
+      const check = new ChunkCheck(offer.length, offer.sha256, opts.corrupt)
+      const target = new URL(offer.target.url)
+      const req = requestFor(target)(target, {
+        method: 'PUT',
+        signal,
+        headers: {
+          ...offer.target.headers,
+          'content-type': offer.target.headers['content-type'] ?? 'application/octet-stream',
+          // Known up front: S3 UploadPart and the node sink refuse a body of any other length.
+          'content-length': String(offer.length)
+        }
+      })
+      let answered: IncomingMessage | null = null
+      const response = new Promise<IncomingMessage>((resolve, reject) => {
+        req.once('response', (res: IncomingMessage) => { answered = res; resolve(res) })
+        req.once('error', reject)
+      })
+      response.catch(() => {}) // observed below
+      try {
+        await pipeline(source, check, req, { signal })
+      } catch (err) {
+        if (check.failure !== null) throw check.failure
+        if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
+        // The destination may have answered (and stopped reading) before the body was done: its answer says why.
+        const early = answered as IncomingMessage | null
+        if (early !== null && (early.statusCode ?? 0) >= 300) throw await this.#refused(early)
+        throw err
+      }
+      const res = await response
+      if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) throw await this.#refused(res)
+      res.resume()
+      return { sha256: check.digest!, etag: typeof res.headers.etag === 'string' ? res.headers.etag : null, bytes: check.bytes, via }
+    } finally {
+      source.destroy()
+      releaseHeld?.()
     }
-    if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
-    const res = await fetch(offer.target.url, {
-      method: 'PUT',
-      headers: { ...offer.target.headers, 'content-type': offer.target.headers['content-type'] ?? 'application/octet-stream' },
-      body: body as unknown as BodyInit,
-      signal: AbortSignal.any([opts.signal, AbortSignal.timeout(FETCH_TIMEOUT_MS)])
-    })
-    const text = res.ok ? '' : (await res.text()).slice(0, 200)
-    if (!res.ok) throw new MoveError(res.status >= 500 ? 'destination_unavailable' : 'destination_refused', `destination answered ${res.status} ${text}`)
-    await res.body?.cancel().catch(() => {})
-    return { sha256, etag: res.headers.get('etag'), bytes: body.byteLength, via }
+  }
+
+  async #refused (res: IncomingMessage): Promise<MoveError> {
+    const status = res.statusCode ?? 0
+    const body = await text(res).catch(() => '')
+    return new MoveError(status >= 500 ? 'destination_unavailable' : 'destination_refused', `destination answered ${status} ${body}`)
   }
 }

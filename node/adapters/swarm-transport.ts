@@ -68,6 +68,8 @@ interface PeerLink {
 interface PendingBulk {
   parts: Uint8Array[]
   bytes: number
+  /** More than this many bytes fails the read at once: a peer cannot make us buffer without bound. */
+  maxBytes: number
   resolve (b: Uint8Array): void
   reject (e: Error): void
   timer: NodeJS.Timeout
@@ -132,14 +134,14 @@ export class SwarmTransport {
     return n
   }
 
-  /** Reads the bytes the peer serves under `key` over the bulk channel. */
-  fetchBulk (peer: string, key: string, timeoutMs = BULK_TIMEOUT_MS): Promise<Uint8Array> {
+  /** Reads the bytes the peer serves under `key` over the bulk channel (at most `maxBytes`). */
+  fetchBulk (peer: string, key: string, timeoutMs = BULK_TIMEOUT_MS, maxBytes = Number.POSITIVE_INFINITY): Promise<Uint8Array> {
     const link = this.#links.get(peer)
     if (link === undefined || !link.ready) return Promise.reject(new BulkError(`no connection to ${peer.slice(0, 12)}`))
     const id = this.#nextBulkId++
     return new Promise((resolve, reject) => {
       const fail = (): void => { this.#pending.delete(id); reject(new BulkError(`bulk read ${key} timed out`)) }
-      const entry: PendingBulk = { parts: [], bytes: 0, resolve, reject, timer: setTimeout(fail, timeoutMs) }
+      const entry: PendingBulk = { parts: [], bytes: 0, maxBytes, resolve, reject, timer: setTimeout(fail, timeoutMs) }
       this.#pending.set(id, entry)
       link.bulkReq.send(pack({ id, key }))
     })
@@ -219,8 +221,15 @@ export class SwarmTransport {
     const p = this.#pending.get(m.id)
     if (p === undefined) return
     const piece = m.piece
-    p.parts.push(piece)
     p.bytes += piece.byteLength
+    if (p.bytes > p.maxBytes) {
+      this.#pending.delete(m.id)
+      clearTimeout(p.timer)
+      p.parts.length = 0
+      p.reject(new BulkError(`bulk read over its ${p.maxBytes}-byte limit`))
+      return
+    }
+    p.parts.push(piece)
     p.timer.refresh()
   }
 

@@ -52,6 +52,7 @@ export function nodeCommand (): Command {
     .option('--chain-url <url>', 'WebSocket RPC of a Subtensor node, with --chain subtensor (BWN_CHAIN_URL)')
     .option('--netuid <n>', 'subnet id on Subtensor, with --chain subtensor (BWN_NETUID)')
     .option('--skip-registration-check', 'start without a UID on the subnet (test networks; BWN_SKIP_REGISTRATION_CHECK)')
+    .option('--inflight-mib <n>', `MiB of chunk data the node holds in memory at once (BWN_INFLIGHT_MIB, default ${NODE_DEFAULTS.inflightMib})`)
     .option('--test-faults <list>', 'test-only fault switches: corrupt (BWN_TEST_FAULTS)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
@@ -70,6 +71,7 @@ export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o) =
     .option('--port <n>', `API port (BWN_PORT, default ${DEVNET_DEFAULTS.port})`)
     .option('--data <dir>', `data directory; devnet.json is written there (BWN_DATA, default ${DEVNET_DEFAULTS.data})`)
     .option('--workers <n>', `worker nodes (BWN_WORKERS, default ${DEVNET_DEFAULTS.workers})`)
+    .option('--inflight-mib <n>', `MiB of chunk data each node holds in memory at once (BWN_INFLIGHT_MIB, default ${DEVNET_DEFAULTS.inflightMib})`)
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {

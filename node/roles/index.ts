@@ -19,6 +19,7 @@ import type { Chain } from '../../actors/chain/index.ts'
 import type { PrismScores, SnapshotPublished } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
+import { InflightBudget } from '../adapters/inflight-budget.ts'
 import chainRoutes from '../../api/routes/chain.ts'
 import { authGuard } from '../../api/plugins/auth.ts'
 import { Type } from '@sinclair/typebox'
@@ -30,6 +31,11 @@ export async function startRole (ctx: RoleContext): Promise<RoleHandle> {
     case 'worker': return startWorkerRole(ctx)
     case 'validator': return startValidatorRole(ctx)
   }
+}
+
+/** The node's in-flight budget (`--inflight-mib`): chunk bytes its streams may hold in memory at once. */
+function inflightBudget (ctx: RoleContext): InflightBudget {
+  return new InflightBudget(ctx.config.inflightMib * 1024 * 1024)
 }
 
 /** Who sent a message, by role, as the membership saw their announce. */
@@ -46,6 +52,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const destinations = new DestinationRegistry(store, key, clock)
   let baseUrl = ''
   const source = { key, store, blobs, clock }
+  const budget = inflightBudget(ctx)
   let service: NodeTransferService | null = null
   const pools = new Map<string, 'qualifying' | 'qualified'>() // PRISM pools from the validators' scores
   const telemetry = await startTelemetry(ctx.system, {
@@ -143,7 +150,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
         const latest = await store.table<PrismScores & { validator: string }>('meta').get('prism/latest')
         return latest === undefined ? { validator: null, epoch: null, computedAt: null, scores: [] } : { validator: latest.validator, epoch: latest.epoch, computedAt: latest.computedAt, scores: latest.scores }
       })
-      await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), trustedSigners: new Set([key.address]), now: () => clock.now() })
+      await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), trustedSigners: new Set([key.address]), now: () => clock.now(), budget })
     },
     listening: async (url) => {
       baseUrl = url
@@ -161,7 +168,7 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   if (ctx.config.chain === 'subtensor') await (await openSubtensor({ store: ctx.store, clock, logger: ctx.logger }, ctx.config, key, { follow: false })).stop()
   const roles = roleBook(ctx)
   const worker = startWorker(ctx.system, {
-    env, self: key.address, net: messenger, mover: new HttpChunkMover(ctx.transport, messenger),
+    env, self: key.address, net: messenger, mover: new HttpChunkMover(ctx.transport, messenger, { budget: inflightBudget(ctx) }),
     slots: ctx.config.slots, attachTo: ctx.config.attachTo, faults: { corrupt: ctx.config.testFaults.includes('corrupt') }
   })
   messenger.on('announce', (m) => { if ((m.body as { role: Role }).role === 'orchestrator') tell(worker.ref, { type: 'orchestrator-up', hotkey: m.from }) })

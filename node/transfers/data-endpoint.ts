@@ -1,7 +1,10 @@
 // The coordinator's chunk data endpoint: workers pull staged chunk bytes with task-scoped signed
 // URLs (signed by this node's hotkey, naming transfer, chunk and attempt, expiring with the offer).
 // The same signed path is the key of a swarm bulk read, the fallback when HTTP is not reachable.
+// Over HTTP a chunk streams from its blob file (no whole chunk in memory).
 import type { FastifyInstance } from 'fastify'
+import { createReadStream, type ReadStream } from 'node:fs'
+import { open, type FileHandle } from 'node:fs/promises'
 import { Type } from '@sinclair/typebox'
 import { signUrl, verifySignedUrl, type KeyPair } from '../../protocol/index.ts'
 import type { Store, BlobStore, Clock } from '../../actors/ports.ts'
@@ -9,6 +12,7 @@ import { keys, type ChunkRow } from '../../actors/transfer/model.ts'
 import { SignedUrlRequired, SignedUrlExpired, SignedUrlInvalid, TransferNotFound } from '../../api/errors.ts'
 
 export const DATA_PREFIX = '/data/transfers'
+const STREAM_PIECE_BYTES = 256 * 1024 // read size when a chunk streams from its blob file
 
 export interface ChunkSource { key: KeyPair, store: Store, blobs: BlobStore, clock: Clock }
 
@@ -23,8 +27,8 @@ export function signChunkSource (src: ChunkSource, baseUrl: string, transferId: 
 
 const PATH_RE = new RegExp(`^${DATA_PREFIX}/([0-9a-f-]{36})/chunks/([0-9]{1,9})$`)
 
-/** The staged bytes a signed path names, or an error saying why not. */
-export async function readSignedChunk (src: ChunkSource, signedPath: string): Promise<Uint8Array> {
+/** The sha256 of the staged chunk a signed path names, or an error saying why not. */
+export async function signedChunkSha (src: ChunkSource, signedPath: string): Promise<string> {
   const check = verifySignedUrl({ method: 'GET', url: signedPath, now: src.clock.now(), trustedSigners: new Set([src.key.address]) })
   if (!check.ok) {
     if (check.reason === 'unsigned') throw new SignedUrlRequired()
@@ -34,9 +38,35 @@ export async function readSignedChunk (src: ChunkSource, signedPath: string): Pr
   const m = PATH_RE.exec(new URL(signedPath, 'http://x').pathname)
   if (m === null || !check.params.get('attempt')) throw new SignedUrlInvalid('malformed')
   const chunk = await src.store.table<ChunkRow>('chunks').get(keys.chunk(m[1]!, Number(m[2])))
-  const bytes = chunk === undefined ? undefined : await src.blobs.get(chunk.sha256)
+  if (chunk === undefined) throw new TransferNotFound('The chunk is no longer staged here.')
+  return chunk.sha256
+}
+
+/** The staged bytes a signed path names, or an error saying why not. */
+export async function readSignedChunk (src: ChunkSource, signedPath: string): Promise<Uint8Array> {
+  const bytes = await src.blobs.get(await signedChunkSha(src, signedPath))
   if (bytes === undefined) throw new TransferNotFound('The chunk is no longer staged here.')
   return bytes
+}
+
+/** A blob store that keeps each blob in a file of its own (FileBlobStore): its chunks can be streamed. */
+const filesOf = (blobs: BlobStore): ((sha256: string) => string) | null =>
+  typeof (blobs as { pathOf?: unknown }).pathOf === 'function' ? (sha) => (blobs as unknown as { pathOf (sha: string): string }).pathOf(sha) : null
+
+/** Opens the staged chunk's file for streaming: no whole chunk in memory. Null when the store has no files. */
+async function openSignedChunk (src: ChunkSource, signedPath: string): Promise<{ stream: ReadStream, size: number } | null> {
+  const pathOf = filesOf(src.blobs)
+  if (pathOf === null) return null
+  const sha = await signedChunkSha(src, signedPath)
+  let fh: FileHandle
+  try { fh = await open(pathOf(sha), 'r') } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TransferNotFound('The chunk is no longer staged here.')
+    throw err
+  }
+  try {
+    const { size } = await fh.stat()
+    return { stream: createReadStream('', { fd: fh, highWaterMark: STREAM_PIECE_BYTES }), size }
+  } catch (err) { await fh.close(); throw err }
 }
 
 export function dataRoutes (src: ChunkSource) {
@@ -48,6 +78,10 @@ export function dataRoutes (src: ChunkSource) {
         querystring: Type.Object({ attempt: Type.String() }, { additionalProperties: true })
       }
     }, async (req, reply) => {
+      const file = await openSignedChunk(src, req.url)
+      if (file !== null) {
+        return await reply.type('application/octet-stream').header('cache-control', 'no-store').header('content-length', String(file.size)).send(file.stream)
+      }
       const bytes = await readSignedChunk(src, req.url)
       return reply.type('application/octet-stream').header('cache-control', 'no-store').send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
     })

@@ -1,5 +1,7 @@
 // The e2e bench runs end to end with a tiny file: a devnet delivery and a direct PUT, both verified
-// against the source's sha256, timed in every round, the ratio of the medians, the result in --out.
+// against the source's sha256, timed in every round, the ratio of the medians, the devnet's RSS and
+// CPU sampled, the orchestrator's attempts counted, the result in --out; and an RSS limit that the
+// devnet cannot meet makes the bench fail.
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { runBench, BENCH_OWN_TIMEOUT_S } from '../helpers/bench.ts'
@@ -8,13 +10,32 @@ t.test('e2e bench prints devnet delivery and direct PUT times with their ratio',
   const { code, stdout, stderr, result, out } = await runBench(t, 'e2e', ['--size-mib', '2', '--rounds', '1', '--timeout-s', BENCH_OWN_TIMEOUT_S])
   t.equal(code, 0, `bench exits 0; stderr: ${stderr.slice(-2000)}`)
 
-  t.match(result, { bench: 'e2e', sizeBytes: 2 * 1024 * 1024, rounds: 1, workers: 2, verified: true, sha256: /^[0-9a-f]{64}$/ })
+  t.match(result, { bench: 'e2e', sizeBytes: 2 * 1024 * 1024, rounds: 1, workers: 2, parallel: 4, verified: true, sha256: /^[0-9a-f]{64}$/ })
   for (const path of ['bwnet', 'baseline']) {
-    t.ok(result.seconds[path] > 0, `${path} took ${result.seconds[path]} s`)
-    t.equal(result.perRoundSeconds[path].length, 1)
+    t.equal(result.perRoundSeconds[path].length, 1, `one ${path} round`)
+    t.equal(result.seconds[path], result.perRoundSeconds[path][0], `${path}: the median of one round is that round`)
   }
   t.ok(Math.abs(result.ratio.bwnetOverBaseline - result.seconds.bwnet / result.seconds.baseline) <= 0.02 * result.ratio.bwnetOverBaseline + 0.05, 'ratio of the medians')
   t.ok(result.bwnetCliSeconds[0] >= result.seconds.bwnet * 0.5, 'the CLI saw the whole delivery')
+  // A 2 MiB file is one 16 MiB-plan chunk: the orchestrator's own rows say so, and it was accepted.
+  t.equal(result.attempts.length, 1)
+  t.equal(result.attempts[0].tasks, 1, 'one task for one chunk')
+  t.equal(result.attempts[0].results.accepted, 1, 'its delivery accepted')
+  t.ok(result.attempts[0].attempts >= 1, 'at least the one attempt')
+  // RSS of a real devnet process (five nodes in one Node process): tens to hundreds of MiB, never 0.
+  t.ok(result.rssMiB.idle >= 50 && result.rssMiB.idle <= 4096, `idle RSS ${result.rssMiB.idle} MiB is a process's`)
+  t.ok(result.rssMiB.peak >= result.rssMiB.perRoundPeak[0] && result.rssMiB.peak <= 4096, `peak RSS ${result.rssMiB.peak} MiB`)
+  t.equal(result.rssMiB.limit, null, 'no limit asked')
+  t.equal(result.devnetCpuSeconds.length, 1, 'devnet CPU time measured for the round')
   t.match(stdout, /bwnet\/baseline = /, 'human table printed')
+  t.match(stdout, /devnet RSS: idle [0-9.]+ MiB, peak [0-9.]+ MiB/, 'RSS line printed')
   t.same(JSON.parse(await readFile(out, 'utf8')), result, 'same result written to --out')
+})
+
+t.test('e2e bench fails when the devnet RSS goes over --max-rss-mib', async t => {
+  const { code, stdout, stderr, result } = await runBench(t, 'e2e', ['--size-mib', '1', '--skip-baseline', '--max-rss-mib', '1', '--timeout-s', BENCH_OWN_TIMEOUT_S])
+  t.equal(code, 1, 'a devnet cannot live in 1 MiB: the bench fails')
+  t.match(stderr, /RSS peaked at [0-9.]+ MiB, over --max-rss-mib 1/)
+  t.match(result, { bench: 'e2e', seconds: { baseline: null }, ratio: { bwnetOverBaseline: null }, rssMiB: { limit: 1 }, verified: true }, 'the result is still printed')
+  t.notMatch(stdout, /bwnet\/baseline = /, 'no baseline, no ratio')
 })

@@ -43,4 +43,7 @@ t.test('bulk reads return the served bytes exactly', async t => {
   t.ok(Buffer.from(blobs.get('multi-frame')!).equals(both[0]), 'concurrent multi-frame read intact')
   t.ok(Buffer.from(blobs.get('one-byte')!).equals(both[1]), 'concurrent one-byte read intact')
   await t.rejects(client.fetchBulk(peer, 'missing'), { code: 'BWN_ERR_BULK', message: /not_found/ }, 'unknown key refused')
+  // A peer that sends more than the reader expects cannot make it buffer without bound.
+  await t.rejects(client.fetchBulk(peer, 'multi-frame', 30_000, 10), { code: 'BWN_ERR_BULK', message: /over its 10-byte limit/ }, 'over the limit refused')
+  t.ok(Buffer.from(blobs.get('one-byte')!).equals(await client.fetchBulk(peer, 'one-byte', 30_000, 1)), 'the channel still serves reads after a refused one')
 })

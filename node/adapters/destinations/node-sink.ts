@@ -8,12 +8,18 @@
 //    the sink over HTTP for every step (begin, complete, abort, read-back), so the same code serves a
 //    sink in this process (devnet) and one on another machine.
 //
-// Files: `<dir>/.partial/<uploadId>` (preallocated to the full size; chunks are written at their
-// offset and fsynced before the answer), `<dir>/.partial/<uploadId>.json` (metadata). complete()
-// checks every chunk's sha256 against the ETag the worker reported, fsyncs, and links the file to
-// `<dir>/<filename>` (a clash gets `-1`, `-2`, ... before the extension; nothing is overwritten).
+// Files: `<dir>/.partial/<uploadId>` (preallocated to the full size), `<dir>/.partial/<uploadId>.json`
+// (metadata). A chunk PUT streams its body straight into the partial file at the chunk's offset
+// (positional writes, at most WRITE_BATCH_BYTES buffered), hashing it on the way, and fsyncs before it
+// answers with the sha256 as ETag: no staging copy, no whole chunk in memory. complete() checks every
+// chunk's sha256 against the ETag the worker reported — from the hash taken while writing when exactly
+// one write of that chunk ran alone since this process started, otherwise by reading the region back —
+// fsyncs, and links the file to `<dir>/<filename>` (a clash gets `-1`, `-2`, ... before the extension;
+// nothing is overwritten). complete() may be called again at any point, also after a crash halfway:
+// a link that already points at the partial file is recognised, so the file never lands twice.
 import { createHash } from 'node:crypto'
-import { mkdir, open, readFile, rename, rm, link, unlink, writeFile } from 'node:fs/promises'
+import { createReadStream } from 'node:fs'
+import { mkdir, open, readFile, rename, rm, link, unlink, stat, type FileHandle } from 'node:fs/promises'
 import { join, extname } from 'node:path'
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifyError } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
@@ -26,6 +32,7 @@ import {
   SinkBadFilename, SinkConflict, SinkChunkSize, SinkEtagMismatch
 } from '../../../api/errors.ts'
 import { fsyncDir } from '../blob-store.ts'
+import type { InflightBudget } from '../inflight-budget.ts'
 import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure } from './errors.ts'
 
 /** Largest chunk body the sink accepts. */
@@ -36,7 +43,11 @@ export const MAX_READ_BYTES = 256 * 1024 * 1024 // 256 MiB
 export const CONTROL_URL_TTL_MS = 60_000 // 1 min
 /** Attempts to find a free final name before giving up. */
 const MAX_NAME_SUFFIX = 1000
-const HASH_READ_BYTES = 4 * 1024 * 1024 // 4 MiB reads while verifying chunks at complete
+const HASH_READ_BYTES = 1024 * 1024 // 1 MiB reads while verifying chunks at complete
+/** A chunk write gathers this much of the body before one positional writev; one write runs behind the next batch. */
+export const WRITE_BATCH_BYTES = 1024 * 1024 // 1 MiB
+/** Memory one streaming chunk write or read-back holds at most (two batches), reserved from the in-flight budget. */
+export const STREAM_WINDOW_BYTES = 2 * WRITE_BATCH_BYTES
 const PARTIAL_DIR = '.partial'
 const MAX_FILENAME_BYTES = 255
 
@@ -74,6 +85,17 @@ export interface SinkRoutesOptions {
   /** Milliseconds since the epoch; default Date.now. */
   now?: () => number
   maxChunkBytes?: number
+  /** The node's in-flight budget: every chunk write and read-back reserves its window while it streams. */
+  budget?: InflightBudget
+}
+
+/** One chunk write in progress. */
+interface ChunkWrite {
+  index: number
+  /** Another write of the same chunk overlapped this one: its hash may not describe the region. */
+  overlapped: boolean
+  controller: AbortController
+  done: Promise<unknown>
 }
 
 const UploadParams = Type.Object({ uploadId: Type.String({ pattern: UPLOAD_ID_PATTERN }) })
@@ -97,6 +119,11 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   await mkdir(partialDir, { recursive: true })
   const metas = new Map<string, UploadMeta>()
   const locks = new Map<string, Promise<unknown>>()
+  // Per upload: the sha256 of each chunk as written by a write that ran alone (memory only: after a
+  // restart complete() reads the regions back), the writes in progress, and uploads being completed.
+  const writtenSha = new Map<string, Map<number, string>>()
+  const writing = new Map<string, Set<ChunkWrite>>()
+  const closing = new Set<string>()
 
   // Encapsulated: these answers are problem+json whatever the host app does.
   app.setErrorHandler((err: FastifyError, req, reply) => {
@@ -105,7 +132,8 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem)
   })
   if (app.hasContentTypeParser('application/octet-stream')) app.removeContentTypeParser('application/octet-stream')
-  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: maxChunkBytes }, (_req, body, done) => { done(null, body) })
+  // Chunk bodies are not parsed: the chunk route streams req.raw into the file itself.
+  app.addContentTypeParser('application/octet-stream', (_req, _payload, done) => { done(null) })
 
   app.addHook('onRequest', async (req: FastifyRequest) => {
     const check = verifySignedUrl({ method: req.method, url: req.url, now: now(), trustedSigners: opts.trustedSigners })
@@ -149,6 +177,16 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     return run
   }
 
+  /** The partial file; gone (aborted meanwhile) is a 404, not a server error. */
+  async function openData (id: string, flags: 'r' | 'r+'): Promise<FileHandle> {
+    try {
+      return await open(dataPath(id), flags)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new SinkUploadNotFound(id)
+      throw err
+    }
+  }
+
   async function openMeta (id: string): Promise<UploadMeta> {
     const meta = await loadMeta(id)
     if (!meta) throw new SinkUploadNotFound(id)
@@ -188,24 +226,49 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     })
   })
 
-  app.put<{ Params: Static<typeof ChunkParams>, Body: Buffer }>('/sink/uploads/:uploadId/chunks/:index', {
-    schema: { params: ChunkParams },
-    bodyLimit: maxChunkBytes
+  app.put<{ Params: Static<typeof ChunkParams> }>('/sink/uploads/:uploadId/chunks/:index', {
+    schema: { params: ChunkParams }
   }, async (req, reply) => {
     const { uploadId, index } = req.params
     const meta = await openMeta(uploadId)
-    if (meta.status !== 'open') throw new SinkConflict(`upload ${uploadId} is already completed`)
+    if (meta.status !== 'open' || closing.has(uploadId)) throw new SinkConflict(`upload ${uploadId} is already completed`)
     const expected = chunkLength(meta, index)
     if (expected === 0) throw new SinkChunkSize(`chunk ${index} is past the end of a ${meta.totalSize}-byte file`)
-    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)
-    if (body.length !== expected) throw new SinkChunkSize(`chunk ${index} must be ${expected} bytes, got ${body.length}`)
-    const fh = await open(dataPath(uploadId), 'r+')
+    if (expected > maxChunkBytes) throw new SinkChunkSize(`chunk ${index} is ${expected} bytes, over this sink's ${maxChunkBytes}`)
+    const declared = req.headers['content-length'] === undefined ? null : Number(req.headers['content-length'])
+    if (declared !== null && declared !== expected) throw new SinkChunkSize(`chunk ${index} must be ${expected} bytes, got ${declared}`)
+    const release = await opts.budget?.acquire(STREAM_WINDOW_BYTES)
+    // Registered before the first byte lands: overlapping writes of one chunk distrust each other's hash.
+    const write: ChunkWrite = { index, overlapped: false, controller: new AbortController(), done: Promise.resolve() }
+    const active = writing.get(uploadId) ?? new Set<ChunkWrite>()
+    writing.set(uploadId, active)
+    for (const other of active) if (other.index === index) { other.overlapped = true; write.overlapped = true }
+    active.add(write)
+    writtenSha.get(uploadId)?.delete(index)
+    // Stopped (complete or abort): cut the body off, so a stalled sender cannot hold the upload.
+    write.controller.signal.addEventListener('abort', () => { req.raw.destroy(new SinkConflict(`upload ${uploadId} is being completed or aborted`)) }, { once: true })
+    const run = (async () => {
+      const fh = await openData(uploadId, 'r+')
+      try {
+        const sha256 = await writeAt(fh, req.raw, index * meta.chunkSize, expected, write.controller.signal, index)
+        await fh.datasync() // durable before the worker is told it landed
+        return sha256
+      } finally { await fh.close() }
+    })()
+    write.done = run.catch(() => {})
     try {
-      await fh.write(body, 0, body.length, index * meta.chunkSize)
-      await fh.sync() // durable before the worker is told it landed
-    } finally { await fh.close() }
-    const sha256 = createHash('sha256').update(body).digest('hex')
-    return reply.header('etag', `"${sha256}"`).send({ index, bytes: body.length, sha256 })
+      const sha256 = await run
+      if (!write.overlapped) {
+        const shas = writtenSha.get(uploadId) ?? new Map<number, string>()
+        writtenSha.set(uploadId, shas)
+        shas.set(index, sha256)
+      }
+      return reply.header('etag', `"${sha256}"`).send({ index, bytes: expected, sha256 })
+    } finally {
+      active.delete(write)
+      if (active.size === 0 && writing.get(uploadId) === active) writing.delete(uploadId)
+      release?.()
+    }
   })
 
   app.post<{ Params: Static<typeof UploadParams>, Body: CompleteBodyT }>('/sink/uploads/:uploadId/complete', {
@@ -214,7 +277,11 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     const { uploadId } = req.params
     return serialised(uploadId, async () => {
       const meta = await openMeta(uploadId)
-      if (meta.status === 'completed') return { uploadId, filename: meta.finalName }
+      if (meta.status === 'completed') {
+        // Completed before (maybe by a run that crashed before removing the partial file): finish that.
+        await rm(dataPath(uploadId), { force: true })
+        return { uploadId, filename: meta.finalName }
+      }
       const totalChunks = Math.ceil(meta.totalSize / meta.chunkSize)
       let ordered: DeliveredPart[]
       try {
@@ -222,21 +289,31 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       } catch (err) {
         throw new SinkConflict((err as Error).message)
       }
-      const fh = await open(dataPath(uploadId), 'r+')
+      // No write may land once the bytes are checked: refuse new ones, stop those still running
+      // (a superseded attempt), then check. A failed check opens the upload again for redelivery.
+      closing.add(uploadId)
       try {
-        for (const part of ordered) {
-          const actual = await hashRegion(fh, part.index * meta.chunkSize, chunkLength(meta, part.index))
-          if (actual !== normaliseEtag(part.etag ?? '')) throw new SinkEtagMismatch(`chunk ${part.index} holds sha256 ${actual}, not the reported ETag`)
-        }
-        await fh.sync()
-      } finally { await fh.close() }
-      const finalName = await linkUnderFreeName(dataPath(uploadId), dir, meta.filename)
-      await fsyncDir(dir)
-      await saveMeta(uploadId, { ...meta, status: 'completed', finalName })
-      await unlink(dataPath(uploadId))
-      await fsyncDir(partialDir)
-      req.log.info({ uploadId, finalName }, 'sink upload completed')
-      return { uploadId, filename: finalName }
+        const active = [...writing.get(uploadId) ?? []]
+        for (const w of active) w.controller.abort()
+        await Promise.all(active.map(async w => await w.done))
+        const shas = writtenSha.get(uploadId)
+        const fh = await open(dataPath(uploadId), 'r+')
+        try {
+          for (const part of ordered) {
+            const actual = shas?.get(part.index) ?? await hashRegion(fh, part.index * meta.chunkSize, chunkLength(meta, part.index))
+            if (actual !== normaliseEtag(part.etag ?? '')) throw new SinkEtagMismatch(`chunk ${part.index} holds sha256 ${actual}, not the reported ETag`)
+          }
+          await fh.sync()
+        } finally { await fh.close() }
+        const finalName = await linkUnderFreeName(dataPath(uploadId), dir, meta.filename)
+        await fsyncDir(dir)
+        await saveMeta(uploadId, { ...meta, status: 'completed', finalName })
+        await unlink(dataPath(uploadId))
+        await fsyncDir(partialDir)
+        writtenSha.delete(uploadId)
+        req.log.info({ uploadId, finalName }, 'sink upload completed')
+        return { uploadId, filename: finalName }
+      } finally { closing.delete(uploadId) }
     })
   })
 
@@ -248,9 +325,11 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       const meta = await loadMeta(uploadId)
       // A completed file belongs to its owner now: abort only discards unfinished uploads.
       if (meta?.status === 'completed') throw new SinkConflict(`upload ${uploadId} is already completed`)
+      for (const w of writing.get(uploadId) ?? []) w.controller.abort()
       await rm(dataPath(uploadId), { force: true })
       await rm(metaPath(uploadId), { force: true })
       metas.delete(uploadId)
+      writtenSha.delete(uploadId)
       return reply.code(204).send()
     })
   })
@@ -260,16 +339,20 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   }, async (req, reply) => {
     const meta = await openMeta(req.params.uploadId)
     const range = parseRange(req.headers.range, meta.totalSize)
-    const path = meta.status === 'completed' ? join(dir, meta.finalName!) : dataPath(req.params.uploadId)
-    const fh = await open(path, 'r')
+    const fh = meta.status === 'completed' ? await open(join(dir, meta.finalName!), 'r') : await openData(req.params.uploadId, 'r')
+    let stream: ReturnType<typeof createReadStream> | null = null
     try {
-      const bytes = Buffer.alloc(range.length)
-      const { bytesRead } = await fh.read(bytes, 0, range.length, range.offset)
-      if (bytesRead !== range.length) throw new RangeNotSatisfiable(`only ${bytesRead} bytes readable at ${range.offset}`)
-      return reply.code(206)
+      const { size } = await fh.stat()
+      if (size < range.offset + range.length) throw new RangeNotSatisfiable(`only ${Math.max(0, size - range.offset)} bytes readable at ${range.offset}`)
+      const release = await opts.budget?.acquire(STREAM_WINDOW_BYTES)
+      // Streamed from the open handle (no whole range in memory); the handle closes with the stream.
+      stream = createReadStream('', { fd: fh, start: range.offset, end: range.offset + range.length - 1, highWaterMark: WRITE_BATCH_BYTES })
+      stream.once('close', () => release?.())
+      return await reply.code(206)
         .header('content-range', `bytes ${range.offset}-${range.offset + range.length - 1}/${meta.totalSize}`)
-        .type('application/octet-stream').send(bytes)
-    } finally { await fh.close() }
+        .header('content-length', String(range.length))
+        .type('application/octet-stream').send(stream)
+    } finally { if (stream === null) await fh.close() }
   })
 }
 
@@ -283,7 +366,55 @@ function parseRange (header: string | undefined, totalSize: number): { offset: n
   return { offset: start, length: end - start + 1 }
 }
 
-async function hashRegion (fh: import('node:fs/promises').FileHandle, offset: number, length: number): Promise<string> {
+/**
+ * Streams `body` into `fh` at `offset`: at most `length` bytes (one more is refused at once), hashed as
+ * they arrive, gathered into WRITE_BATCH_BYTES positional writevs with one write in flight while the next
+ * batch fills. Resolves with the sha256 once every byte is written; rejects on a short body or `signal`.
+ */
+async function writeAt (fh: FileHandle, body: AsyncIterable<Buffer>, offset: number, length: number, signal: AbortSignal, index: number): Promise<string> {
+  const hash = createHash('sha256')
+  let received = 0
+  let batch: Buffer[] = []
+  let batchBytes = 0
+  let position = offset
+  let inFlight: Promise<void> = Promise.resolve()
+  const flush = async (): Promise<void> => {
+    await inFlight
+    signal.throwIfAborted()
+    inFlight = writeAll(fh, batch, position)
+    inFlight.catch(() => {}) // awaited by the next flush or below
+    position += batchBytes
+    batch = []
+    batchBytes = 0
+  }
+  try {
+    for await (const piece of body) {
+      received += piece.length
+      if (received > length) throw new SinkChunkSize(`chunk ${index} must be ${length} bytes, got more`)
+      hash.update(piece)
+      batch.push(piece)
+      batchBytes += piece.length
+      if (batchBytes >= WRITE_BATCH_BYTES) await flush()
+    }
+    if (received !== length) throw new SinkChunkSize(`chunk ${index} must be ${length} bytes, got ${received}`)
+    if (batchBytes > 0) await flush()
+    await inFlight
+  } finally {
+    await inFlight.catch(() => {})
+  }
+  signal.throwIfAborted()
+  return hash.digest('hex')
+}
+
+async function writeAll (fh: FileHandle, pieces: Buffer[], position: number): Promise<void> {
+  const total = pieces.reduce((n, p) => n + p.length, 0)
+  const { bytesWritten } = await fh.writev(pieces, position)
+  if (bytesWritten === total) return
+  const rest = Buffer.concat(pieces).subarray(bytesWritten) // a short writev: rare on regular files
+  for (let done = 0; done < rest.length;) done += (await fh.write(rest, done, rest.length - done, position + bytesWritten + done)).bytesWritten
+}
+
+async function hashRegion (fh: FileHandle, offset: number, length: number): Promise<string> {
   const hash = createHash('sha256')
   const buf = Buffer.alloc(Math.min(HASH_READ_BYTES, length))
   let done = 0
@@ -310,9 +441,18 @@ async function linkUnderFreeName (source: string, dir: string, name: string): Pr
       return candidate
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      // Linked already, by a complete() that crashed before it could record the name: that is the file.
+      if (await sameFile(source, join(dir, candidate))) return candidate
     }
   }
   throw new SinkConflict(`no free name for ${name} in the sink directory`)
+}
+
+async function sameFile (a: string, b: string): Promise<boolean> {
+  try {
+    const [x, y] = await Promise.all([stat(a), stat(b)])
+    return x.dev === y.dev && x.ino === y.ino
+  } catch { return false }
 }
 
 export interface NodeSinkDriverOptions {

@@ -1,8 +1,9 @@
 // The node sink through a real Fastify server on loopback, driven by NodeSinkDriver and plain fetch.
 import t from 'tap'
 import Fastify from 'fastify'
+import http from 'node:http'
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
+import { link, mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cryptoReady, newHotkey, signUrl, SIGNATURE_PARAM } from '../../../../protocol/index.ts'
@@ -112,4 +113,80 @@ t.test('bad input: traversal filename, wrong sizes, wrong ETag', async t => {
   t.notOk((await readdir(join(dir, '.partial'))).some(f => f.startsWith('tr-bad')), 'abort deletes the partial file and its record')
   await t.rejects(driver.readRange(state, 0, 1), { code: 'BWN_ERR_DESTINATION_REFUSED', status: 404 })
   await t.rejects(driver.target({ kind: 's3' }, coords(0), soon()), { code: 'BWN_ERR_DESTINATION_STATE' })
+})
+
+/** A raw PUT: the body goes out in `pieces`, chunked unless `length` is given; `hold` keeps the request open. */
+function rawPut (url: string, pieces: Buffer[], opts: { length?: number, hold?: boolean } = {}): { req: http.ClientRequest, answer: Promise<{ status: number, body: string }> } {
+  const req = http.request(url, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', ...(opts.length === undefined ? {} : { 'content-length': String(opts.length) }) } })
+  const answer = new Promise<{ status: number, body: string }>((resolve, reject) => {
+    req.once('response', (res) => { let body = ''; res.setEncoding('utf8').on('data', (d: string) => { body += d }).on('end', () => resolve({ status: res.statusCode!, body })) })
+    req.once('error', reject)
+  })
+  req.flushHeaders()
+  for (const p of pieces) req.write(p)
+  if (opts.hold !== true) req.end()
+  return { req, answer }
+}
+
+t.test('chunk bodies stream: chunked encoding works, one byte too many is refused as it arrives', async t => {
+  const state = await driver.begin({ transferId: 'tr-stream', filename: 'stream.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  t.teardown(() => driver.abort(state).catch(() => {}))
+  const c0 = chunkOf(0)
+  const ok = rawPut((await driver.target(state, coords(0), soon())).url, [c0.subarray(0, 1000), c0.subarray(1000)])
+  t.match(await ok.answer, { status: 200 }, 'a chunked body of the right length lands')
+  // The excess byte is refused while the sender still holds the request open: nothing waits for the end.
+  const over = rawPut((await driver.target(state, coords(1), soon())).url, [chunkOf(1), Buffer.from('x')], { hold: true })
+  over.req.on('error', () => {})
+  const answer = await over.answer
+  t.equal(answer.status, 400)
+  t.match(JSON.parse(answer.body), { code: 'BWN_ERR_SINK_CHUNK_SIZE' })
+  over.req.destroy()
+  const declared = rawPut((await driver.target(state, coords(1), soon())).url, [], { length: CHUNK * 100, hold: true })
+  declared.req.on('error', () => {})
+  t.match(await declared.answer, { status: 400 }, 'a declared length other than the chunk\'s is refused before any byte')
+  declared.req.destroy()
+})
+
+t.test('complete stops a write still streaming (a superseded attempt) before it checks', async t => {
+  const state = await driver.begin({ transferId: 'tr-stall', filename: 'stall.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  const parts = await deliverAll(state)
+  const stalled = rawPut((await driver.target(state, coords(2, 1), soon())).url, [chunkOf(2).subarray(0, 100)], { length: CHUNK, hold: true })
+  const settled = stalled.answer.then(() => 'answered', () => 'cut off')
+  await new Promise(resolve => setTimeout(resolve, 50)) // let its first bytes reach the sink
+  await driver.complete(state, parts)
+  t.equal(sha256(await readFile(join(dir, 'stall.bin'))), sha256(source), 'the file is the source')
+  t.ok(['answered', 'cut off'].includes(await settled), 'the stalled write was stopped')
+})
+
+t.test('complete is idempotent across a crash: an existing link to the partial file is the file', async t => {
+  // A crash after link() and before the record said so: the next process completes again.
+  const state = await driver.begin({ transferId: 'tr-crash', filename: 'crash.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  const parts = await deliverAll(state)
+  await link(join(dir, '.partial', 'tr-crash'), join(dir, 'crash.bin'))
+  const restarted = Fastify({ logger: false })
+  await restarted.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), maxChunkBytes: 1024 * 1024 })
+  const again = new NodeSinkDriver({ baseUrl: await restarted.listen({ host: '127.0.0.1', port: 0 }), key: coordinator })
+  t.teardown(() => restarted.close())
+  await again.complete(state, parts) // no hashes in memory: every region is read back
+  t.equal(sha256(await readFile(join(dir, 'crash.bin'))), sha256(source))
+  t.notOk((await readdir(dir)).includes('crash-1.bin'), 'not linked a second time under another name')
+  t.notOk((await readdir(join(dir, '.partial'))).includes('tr-crash'), 'the partial file is gone')
+  // A crash after the record and before the partial file was removed: complete removes it.
+  await link(join(dir, 'crash.bin'), join(dir, '.partial', 'tr-crash'))
+  await again.complete(state, parts)
+  t.notOk((await readdir(join(dir, '.partial'))).includes('tr-crash'), 'the left-over partial file is removed')
+  t.equal(sha256(await readFile(join(dir, 'crash.bin'))), sha256(source), 'the file is untouched')
+  t.same((await readdir(dir)).filter(f => f.startsWith('crash')), ['crash.bin'])
+})
+
+t.test('a second write of a chunk is checked by its bytes on disk, whatever the first one hashed', async t => {
+  const state = await driver.begin({ transferId: 'tr-twice', filename: 'twice.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  t.teardown(() => driver.abort(state).catch(() => {}))
+  const parts = await deliverAll(state)
+  const bad = Buffer.from(chunkOf(1)); bad[7]! ^= 1
+  t.equal((await put(await driver.target(state, coords(1, 1), soon()), bad)).status, 200, 'a later attempt overwrites the chunk')
+  await t.rejects(driver.complete(state, parts), { status: 409, message: /BWN_ERR_SINK_ETAG_MISMATCH/ }, 'the first ETag no longer describes the region')
+  t.equal((await put(await driver.target(state, coords(1, 2), soon()), chunkOf(1))).status, 200, 'the upload is open again after a failed complete')
+  await driver.complete(state, parts)
+  t.equal(sha256(await readFile(join(dir, 'twice.bin'))), sha256(source))
 })

@@ -1,0 +1,153 @@
+// The worker's streamed move against real HTTP servers on loopback: pull → check → PUT. A chunk whose
+// bytes do not match the offer fails the attempt and its PUT never completes at the destination; the
+// swarm bulk fallback streams the same way; the in-flight budget bounds concurrent moves.
+import t from 'tap'
+import http from 'node:http'
+import { once } from 'node:events'
+import { createHash, randomBytes } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import { HttpChunkMover, ChunkCheck, STREAM_WINDOW_BYTES } from '../../../node/adapters/chunk-mover.ts'
+import { InflightBudget } from '../../../node/adapters/inflight-budget.ts'
+import type { TaskOffer } from '../../../protocol/index.ts'
+
+const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
+const CHUNK = randomBytes(3 * 1024 * 1024 + 17)
+
+interface Received { complete: boolean, bytes: number, sha256: string | null }
+
+/** A source serving `body` in 64 KiB pieces, and a destination recording what each PUT delivered. */
+async function servers (t: { teardown (fn: () => unknown): void }, body: Buffer) {
+  const received: Received[] = []
+  let sourceGets = 0
+  const source = http.createServer((req, res) => {
+    sourceGets++
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(body.length) })
+    for (let off = 0; off < body.length; off += 64 * 1024) res.write(body.subarray(off, off + 64 * 1024))
+    res.end()
+  })
+  const dest = http.createServer((req, res) => {
+    const hash = createHash('sha256')
+    const r: Received = { complete: false, bytes: 0, sha256: null }
+    received.push(r)
+    req.on('data', (c: Buffer) => { hash.update(c); r.bytes += c.length })
+    req.on('end', () => {
+      r.complete = true
+      r.sha256 = hash.digest('hex')
+      if (Number(req.headers['content-length']) !== r.bytes) { res.writeHead(400).end('length'); return }
+      res.writeHead(200, { etag: `"${r.sha256}"` }).end()
+    })
+    req.on('error', () => {})
+  })
+  for (const s of [source, dest]) { s.listen(0, '127.0.0.1'); await once(s, 'listening') }
+  t.teardown(() => { source.closeAllConnections(); dest.closeAllConnections(); source.close(); dest.close() })
+  const url = (s: http.Server): string => `http://127.0.0.1:${(s.address() as AddressInfo).port}`
+  return { sourceUrl: url(source) + '/chunk', destUrl: url(dest) + '/put', received, sourceGets: () => sourceGets }
+}
+
+function offer (sourceUrl: string, destUrl: string, bytes: Buffer, over: Partial<TaskOffer> = {}): TaskOffer {
+  return {
+    taskId: 't', attemptId: 'a', transferId: 'x', chunkIndex: 0, length: bytes.length, sha256: sha256(bytes),
+    source: { url: sourceUrl, path: '/chunk', coordinator: 'c' },
+    target: { method: 'PUT', url: destUrl, headers: { 'content-type': 'application/octet-stream' }, expiresAt: Date.now() + 60_000 },
+    ...over
+  } as unknown as TaskOffer
+}
+
+const noSwarm = { transport: { fetchBulk: async () => { throw new Error('no swarm here') } }, messenger: { peerOf: () => undefined } }
+
+t.test('streams the chunk into the PUT and reports its sha256 and the destination ETag', async t => {
+  const s = await servers(t, CHUNK)
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never)
+  const r = await mover.move(offer(s.sourceUrl, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false })
+  t.same(r, { sha256: sha256(CHUNK), etag: `"${sha256(CHUNK)}"`, bytes: CHUNK.length, via: 'http' })
+  t.same(s.received, [{ complete: true, bytes: CHUNK.length, sha256: sha256(CHUNK) }], 'the destination got the exact bytes once')
+})
+
+t.test('a source that does not match the offer fails the attempt and never completes the PUT', async t => {
+  const bad = Buffer.from(CHUNK); bad[12345]! ^= 1
+  const s = await servers(t, bad)
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never)
+  await t.rejects(mover.move(offer(s.sourceUrl, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'source_hash_mismatch' })
+  await new Promise(resolve => setImmediate(resolve))
+  t.ok(s.received.every(r => !r.complete), `no PUT completed (${JSON.stringify(s.received)})`)
+  t.ok(s.received.every(r => r.bytes < CHUNK.length), 'the last bytes were held back')
+})
+
+t.test('a source longer or shorter than the offer fails the attempt', async t => {
+  for (const [name, body] of [['longer', Buffer.concat([CHUNK, Buffer.from('x')])], ['shorter', CHUNK.subarray(1)]] as const) {
+    const s = await servers(t, body)
+    const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never)
+    await t.rejects(mover.move(offer(s.sourceUrl, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'source_size_mismatch' }, name)
+    t.ok(s.received.every(r => !r.complete), `${name}: no PUT completed`)
+  }
+})
+
+t.test('a corrupting worker writes flipped bytes and reports the hash of what it pulled', async t => {
+  const s = await servers(t, CHUNK)
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never)
+  const r = await mover.move(offer(s.sourceUrl, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: true })
+  t.equal(r.sha256, sha256(CHUNK))
+  const flipped = Buffer.from(CHUNK); flipped[CHUNK.length >> 1]! ^= 0xff
+  t.equal(s.received[0]!.sha256, sha256(flipped), 'exactly the middle byte differs at the destination')
+  t.equal(sha256(CHUNK), offer('', '', CHUNK).sha256, 'the source buffer was not touched')
+})
+
+t.test('the destination refusing the PUT fails the attempt with its status', async t => {
+  const s = await servers(t, CHUNK)
+  const refusing = http.createServer((req, res) => { res.writeHead(403).end('no'); req.resume() })
+  refusing.listen(0, '127.0.0.1'); await once(refusing, 'listening')
+  t.teardown(() => { refusing.closeAllConnections(); refusing.close() })
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never)
+  await t.rejects(mover.move(offer(s.sourceUrl, `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/`, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'destination_refused', message: /403/ })
+})
+
+t.test('HTTP unreachable: the swarm bulk read streams into the same PUT, accounted in the budget', async t => {
+  const s = await servers(t, CHUNK)
+  const budget = new InflightBudget(64 * 1024 * 1024)
+  let peak = 0
+  const transport = { fetchBulk: async () => { await new Promise(resolve => setImmediate(resolve)); return new Uint8Array(CHUNK) } }
+  const mover = new HttpChunkMover(transport as never, { peerOf: () => 'peer' } as never, { budget })
+  const timer = setInterval(() => { peak = Math.max(peak, budget.used) }, 1)
+  t.teardown(() => clearInterval(timer))
+  const r = await mover.move(offer('http://127.0.0.1:9/chunk', s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false })
+  t.equal(r.via, 'bulk')
+  t.equal(r.sha256, sha256(CHUNK))
+  t.same(s.received, [{ complete: true, bytes: CHUNK.length, sha256: sha256(CHUNK) }])
+  t.equal(budget.used, 0, 'everything given back')
+  const bad = Buffer.from(CHUNK); bad[0]! ^= 1
+  const liar = new HttpChunkMover({ fetchBulk: async () => bad } as never, { peerOf: () => 'peer' } as never, { budget })
+  await t.rejects(liar.move(offer('http://127.0.0.1:9/chunk', s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'source_hash_mismatch' })
+  t.equal(budget.used, 0)
+})
+
+t.test('the in-flight budget bounds concurrent moves', async t => {
+  const s = await servers(t, CHUNK)
+  const budget = new InflightBudget(2 * STREAM_WINDOW_BYTES)
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, { budget })
+  let peak = 0
+  const timer = setInterval(() => { peak = Math.max(peak, budget.used) }, 1)
+  t.teardown(() => clearInterval(timer))
+  const moves = Array.from({ length: 6 }, async () => await mover.move(offer(s.sourceUrl, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }))
+  t.equal(budget.waiting, 4, 'two run, four wait')
+  const results = await Promise.all(moves)
+  t.equal(results.length, 6)
+  t.ok(results.every(r => r.sha256 === sha256(CHUNK)))
+  t.ok(peak <= budget.capacity, `peak reservation ${peak} within ${budget.capacity}`)
+  t.equal(budget.used, 0)
+})
+
+t.test('ChunkCheck holds back the last piece until the hash is known', async t => {
+  const check = new ChunkCheck(6, sha256(Buffer.from('abcdef')), false)
+  const out: Buffer[] = []
+  check.on('data', (b: Buffer) => out.push(b))
+  check.write(Buffer.from('abc'))
+  await new Promise(resolve => setImmediate(resolve))
+  t.same(out, [], 'the first piece waits for a second')
+  check.write(Buffer.from('def'))
+  await new Promise(resolve => setImmediate(resolve))
+  t.equal(Buffer.concat(out).toString(), 'abc', 'the last piece is held')
+  check.end()
+  await once(check, 'end')
+  t.equal(Buffer.concat(out).toString(), 'abcdef')
+  t.equal(check.digest, sha256(Buffer.from('abcdef')))
+})
