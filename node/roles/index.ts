@@ -16,7 +16,7 @@ import { startVerifier } from '../../actors/validator/verifier.ts'
 import { startValidatorEpochs, type TaskEvidence, type OrchestratorPenalty } from '../../actors/validator/epochs.ts'
 import { listEpochSnapshots, sellAllowanceSnapshot, KEYS } from '../../actors/validator/snapshots.ts'
 import type { Chain } from '../../actors/chain/index.ts'
-import type { PrismScores, SnapshotPublished } from '../../protocol/index.ts'
+import { authorityOf, type PrismScores, type SnapshotPublished } from '../../protocol/index.ts'
 import { hostDevChain, remoteChain, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
 import chainRoutes from '../../api/routes/chain.ts'
@@ -45,7 +45,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const roles = roleBook(ctx)
   const destinations = new DestinationRegistry(store, key, clock)
   let baseUrl = ''
-  const source = { key, store, blobs, clock }
+  const publicBase = (): string => ctx.config.publicUrl ?? baseUrl
+  const source = { key, store, blobs, clock, baseUrl: publicBase }
   let service: NodeTransferService | null = null
   const pools = new Map<string, 'qualifying' | 'qualified'>() // PRISM pools from the validators' scores
   const telemetry = await startTelemetry(ctx.system, {
@@ -101,7 +102,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       for (const p of view.peers) if (p.role === 'orchestrator') out.push({ hotkey: p.hotkey, workers: p.workers, score: routing.get(p.hotkey) ?? 1 })
       return out
     },
-    signSource: (transferId, index, attemptId, expiresAt) => signChunkSource(source, ctx.config.publicUrl ?? baseUrl, transferId, index, attemptId, expiresAt),
+    signSource: (transferId, index, attemptId, expiresAt) => signChunkSource(source, transferId, index, attemptId, expiresAt),
     validators: () => messenger.connectedHotkeys().filter(h => roles.get(h) === 'validator'),
     onEvent: (e) => {
       telemetry.onCoordinatorEvent(e)
@@ -141,7 +142,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
         const latest = await store.table<PrismScores & { validator: string }>('meta').get('prism/latest')
         return latest === undefined ? { validator: null, epoch: null, scores: [] } : { validator: latest.validator, epoch: latest.epoch, scores: latest.scores }
       })
-      await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), trustedSigners: new Set([key.address]), now: () => clock.now() })
+      // The sink accepts only URLs this node signed for its own sink audience at its own authority.
+      await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now() })
     },
     listening: async (url) => {
       baseUrl = url

@@ -5,18 +5,20 @@ import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { cryptoReady, newHotkey, signUrl, SIGNATURE_PARAM } from '../../../../protocol/index.ts'
+import { cryptoReady, newHotkey, signUrl as signAny, authorityOf, SIGNATURE_PARAM, type SignUrlOptions } from '../../../../protocol/index.ts'
 import { sinkRoutes, NodeSinkDriver, filenameProblem } from '../../../../node/adapters/destinations/node-sink.ts'
 import type { DeliveryTarget, UploadState } from '../../../../actors/destination.ts'
 
 await cryptoReady()
+const signUrl = (o: Omit<SignUrlOptions, 'audience'>): string => signAny({ audience: 'bwnet-sink', ...o })
 const coordinator = newHotkey()
 const stranger = newHotkey()
 const dir = await mkdtemp(join(tmpdir(), 'bwnet-sink-'))
 t.teardown(() => rm(dir, { recursive: true, force: true }))
 const app = Fastify({ logger: false })
-await app.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), maxChunkBytes: 1024 * 1024 })
-const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
+let baseUrl = ''
+await app.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), authority: () => authorityOf(baseUrl), maxChunkBytes: 1024 * 1024 })
+baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
 t.teardown(() => app.close())
 const driver = new NodeSinkDriver({ baseUrl, key: coordinator })
 
@@ -112,4 +114,37 @@ t.test('bad input: traversal filename, wrong sizes, wrong ETag', async t => {
   t.notOk((await readdir(join(dir, '.partial'))).some(f => f.startsWith('tr-bad')), 'abort deletes the partial file and its record')
   await t.rejects(driver.readRange(state, 0, 1), { code: 'BWN_ERR_DESTINATION_REFUSED', status: 404 })
   await t.rejects(driver.target({ kind: 's3' }, coords(0), soon()), { code: 'BWN_ERR_DESTINATION_STATE' })
+})
+
+t.test('cross-tenant replay: a token minted for anything but this sink at this authority is refused', async t => {
+  const victim = await driver.begin({ transferId: 'tr-victim', filename: 'victim.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  t.teardown(() => driver.abort(victim))
+  const chunkPath = '/sink/uploads/tr-victim/chunks/0?slot=0'
+  const evil = Buffer.alloc(chunkOf(0).length, 0x41)
+  const replay = async (minted: string, init: { method?: string, host?: string } = {}): Promise<{ status: number, code: string }> => {
+    const u = new URL(minted)
+    const res = await fetch(`${baseUrl}${u.pathname}${u.search}`, { method: init.method ?? 'PUT', headers: { 'content-type': 'application/octet-stream', ...(init.host ? { host: init.host } : {}) }, body: (init.method ?? 'PUT') === 'PUT' ? new Uint8Array(evil) : undefined })
+    return { status: res.status, code: ((await res.json()) as { code: string }).code }
+  }
+  // 1. An http destination a tenant pointed at its own server, with the sink's path: the orchestrator's
+  //    http driver signs the worker's PUT for that server; replayed here it must not verify.
+  const { HttpDriver } = await import('../../../../node/adapters/destinations/http.ts')
+  const http = new HttpDriver({ url: `http://attacker.example:9000${chunkPath}` }, { signer: coordinator })
+  const hs = await http.begin({ transferId: 'tr-attacker', filename: 'x.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  const captured = (await http.target(hs, coords(0), soon())).url
+  t.match(await replay(captured), { status: 403, code: 'BWN_ERR_SIGNED_URL_INVALID' }, 'http destination token replayed at the sink')
+  t.match(await replay(captured, { host: 'attacker.example:9000' }), { status: 403 }, 'a forged Host header does not help')
+  // 2. The same sink path and audience signed for another authority (an alias of this host, another port).
+  const alias = new NodeSinkDriver({ baseUrl: baseUrl.replace('127.0.0.1', 'localhost'), key: coordinator })
+  t.match(await replay((await alias.target(victim, coords(0), soon())).url), { status: 403, code: 'BWN_ERR_SIGNED_URL_INVALID' }, 'other authority')
+  // 3. The data endpoint's audience at this very authority.
+  t.match(await replay(signAny({ method: 'PUT', url: `${baseUrl}${chunkPath}`, audience: 'bwnet-data', expiresAt: soon(), key: coordinator })), { status: 403, code: 'BWN_ERR_SIGNED_URL_INVALID' }, 'other audience')
+  // 4. A real sink token for one chunk, used for another method or path.
+  const good = (await driver.target(victim, coords(0), soon())).url
+  const readUrl = (await driver.readTarget(victim, 0, 16, soon())).url
+  t.match(await replay(readUrl, { method: 'DELETE' }), { status: 403, code: 'BWN_ERR_SIGNED_URL_INVALID' }, 'a read token used to delete')
+  const otherChunk = new URL(good); otherChunk.pathname = otherChunk.pathname.replace(/\/0$/, '/1')
+  t.match(await replay(otherChunk.toString()), { status: 403 }, 'other path')
+  const bytes = await driver.readRange(victim, 0, 16)
+  t.same([...bytes], new Array(16).fill(0), 'nothing was written to the victim upload')
 })
