@@ -30,6 +30,7 @@ export const KeyExpired = createError('BWN_ERR_KEY_EXPIRED', 'The API key expire
 export const RoleForbidden = createError('BWN_ERR_ROLE_FORBIDDEN', '%s', 403)
 export const ScopeMissing = createError('BWN_ERR_SCOPE_MISSING', '%s', 403)
 export const GrantTooNarrow = createError('BWN_ERR_GRANT_TOO_NARROW', '%s', 403)
+export const OperatorOnly = createError('BWN_ERR_OPERATOR_ONLY', '%s', 403)
 // Credits and limits.
 export const InsufficientCredits = createError('BWN_ERR_INSUFFICIENT_CREDITS', '%s', 402)
 export const RateLimited = createError('BWN_ERR_RATE_LIMITED', '%s', 429)
@@ -57,6 +58,9 @@ export const DestinationNotFound = createError('BWN_ERR_DESTINATION_NOT_FOUND', 
 export const DestinationInUse = createError('BWN_ERR_DESTINATION_IN_USE', '%s', 409)
 export const DestinationBuiltin = createError('BWN_ERR_DESTINATION_BUILTIN', '%s', 409)
 export const DestinationInvalid = createError('BWN_ERR_DESTINATION_INVALID', '%s', 400)
+// Destination policy (node/adapters/destinations/url-policy.ts): problem member `reason` says why.
+export const DestinationUrlRefused = createError('BWN_ERR_DESTINATION_URL_REFUSED', '%s', 400)
+export const DestinationHeaderRefused = createError('BWN_ERR_DESTINATION_HEADER_REFUSED', '%s', 400)
 
 // Telemetry and audit (api/routes/telemetry.ts, api/routes/audit.ts).
 export const CursorInvalid = createError('BWN_ERR_CURSOR_INVALID', '%s', 400)

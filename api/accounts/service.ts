@@ -139,6 +139,7 @@ export class AccountsService {
     await this.getOrganization(organizationId)
     const scopes = [...new Set(input.scopes ?? [])]
     if (scopes.length > 0 && input.role !== 'console') throw new BadRequest('scopes are given only to console keys')
+    if (input.operator === true && input.role !== 'admin') throw new BadRequest('operator is given only to admin keys')
     let projectId: string | null = null
     let environmentId: string | null = null
     if (input.environmentId !== undefined) {
@@ -168,6 +169,7 @@ export class AccountsService {
       environmentId,
       grant: environmentId !== null ? 'environment' : projectId !== null ? 'project' : 'organization',
       role: input.role,
+      operator: input.operator === true,
       scopes,
       plan: input.plan ?? 'free',
       createdAt: this.#iso(),
@@ -225,6 +227,7 @@ export class AccountsService {
         environmentId: record.environmentId,
         grant: record.grant,
         role: record.role,
+        operator: record.role === 'admin' && record.operator === true,
         scopes: record.scopes,
         plan: record.plan
       }
@@ -308,5 +311,5 @@ function insufficient (balance: number, price: number): Error {
 
 function toView (record: ApiKeyRecord): ApiKeyView {
   const { hash: _hash, ...view } = record
-  return view
+  return { ...view, operator: record.operator === true }
 }
