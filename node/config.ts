@@ -30,7 +30,8 @@ export const NodeSettings = Type.Object({
   chainHost: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'hotkey of the node hosting the dev chain; null: an orchestrator hosts its own' }),
   blockTimeMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'dev chain block time (chain host only)' }),
   blocksPerEpoch: Type.Integer({ minimum: 2, maximum: 100_000, description: 'dev chain epoch length in blocks (chain host only)' }),
-  verifySampleRate: Type.Number({ minimum: 0, maximum: 1, description: 'fraction of deliveries a validator reads back' })
+  verifySampleRate: Type.Number({ minimum: 0, maximum: 1, description: 'fraction of deliveries a validator reads back' }),
+  allowPrivateDestinations: Type.Boolean({ description: 'let client destinations, worker PUTs and read-backs reach loopback, private, link-local and other non-public addresses (devnet, private networks); docs/security.md' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
 
@@ -51,13 +52,14 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   chainHost: { flag: '--chain-host', env: 'BWN_CHAIN_HOST' },
   blockTimeMs: { flag: '--block-time-ms', env: 'BWN_BLOCK_TIME_MS' },
   blocksPerEpoch: { flag: '--blocks-per-epoch', env: 'BWN_BLOCKS_PER_EPOCH' },
-  verifySampleRate: { flag: '--verify-sample-rate', env: 'BWN_VERIFY_SAMPLE_RATE' }
+  verifySampleRate: { flag: '--verify-sample-rate', env: 'BWN_VERIFY_SAMPLE_RATE' },
+  allowPrivateDestinations: { flag: '--allow-private-destinations', env: 'BWN_ALLOW_PRIVATE_DESTINATIONS' }
 }
 
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
-  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1
+  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, allowPrivateDestinations: false
 }
 
 export const DevnetSettings = Type.Object({
@@ -82,6 +84,7 @@ function fromEnv (schema: any, raw: string): unknown {
   const types = schema.anyOf ? schema.anyOf.map((s: any) => s.type) : [schema.type]
   if (types.includes('null') && (raw === '' || raw === 'null')) return null
   if (types.includes('array')) return raw.split(',').map(s => s.trim()).filter(Boolean)
+  if (types.includes('boolean')) return raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw
   if (types.includes('integer') || types.includes('number')) { const n = Number(raw); return raw.trim() === '' || Number.isNaN(n) ? raw : n }
   return raw
 }

@@ -6,6 +6,7 @@ import type { TaskOffer } from '../../protocol/index.ts'
 import type { ChunkMover } from '../../actors/transfer/worker.ts'
 import type { SwarmTransport } from './swarm-transport.ts'
 import type { Messenger } from '../messenger.ts'
+import { guardedFetch, type AddressPolicy } from './destinations/url-policy.ts'
 
 export const FETCH_TIMEOUT_MS = 60_000 // 1 min for one chunk either way
 
@@ -21,7 +22,11 @@ function unreachable (err: unknown): boolean {
 }
 
 export class HttpChunkMover implements ChunkMover {
-  constructor (private readonly transport: SwarmTransport, private readonly messenger: Messenger) {}
+  readonly #put: typeof fetch
+  /** `policy`: the destination addresses this worker may write to (url-policy.ts), checked per connection. */
+  constructor (private readonly transport: SwarmTransport, private readonly messenger: Messenger, policy: AddressPolicy) {
+    this.#put = guardedFetch(policy)
+  }
 
   async #pull (offer: TaskOffer, signal: AbortSignal): Promise<{ bytes: Uint8Array, via: 'http' | 'bulk' }> {
     try {
@@ -49,7 +54,7 @@ export class HttpChunkMover implements ChunkMover {
       body[body.byteLength >> 1]! ^= 0xff
     }
     if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
-    const res = await fetch(offer.target.url, {
+    const res = await this.#put(offer.target.url, {
       method: 'PUT',
       headers: { ...offer.target.headers, 'content-type': offer.target.headers['content-type'] ?? 'application/octet-stream' },
       body: body as unknown as BodyInit,

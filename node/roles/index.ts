@@ -43,7 +43,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, store, blobs, clock, key } = ctx
   const env = { clock, logger: ctx.logger }
   const roles = roleBook(ctx)
-  const destinations = new DestinationRegistry(store, key, clock)
+  const destinations = new DestinationRegistry(store, key, clock, { allowPrivate: ctx.config.allowPrivateDestinations })
   let baseUrl = ''
   const publicBase = (): string => ctx.config.publicUrl ?? baseUrl
   const source = { key, store, blobs, clock, baseUrl: publicBase }
@@ -159,7 +159,7 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   const env = { clock, logger: ctx.logger }
   const roles = roleBook(ctx)
   const worker = startWorker(ctx.system, {
-    env, self: key.address, net: messenger, mover: new HttpChunkMover(ctx.transport, messenger),
+    env, self: key.address, net: messenger, mover: new HttpChunkMover(ctx.transport, messenger, { allowPrivate: ctx.config.allowPrivateDestinations }),
     slots: ctx.config.slots, attachTo: ctx.config.attachTo, faults: { corrupt: ctx.config.testFaults.includes('corrupt') }
   })
   messenger.on('announce', (m) => { if ((m.body as { role: Role }).role === 'orchestrator') tell(worker.ref, { type: 'orchestrator-up', hotkey: m.from }) })
@@ -204,7 +204,7 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   const workersOf = new Map<string, number>()
   messenger.on('heartbeat', (m) => { if ((m.body as { role: string }).role === 'orchestrator') workersOf.set(m.from, (m.body as { workers: number }).workers) })
   const verifier = startVerifier(ctx.system, {
-    env, self: key.address, net: messenger, reader: httpRangeReader, evidence: sink, sampleRate: ctx.config.verifySampleRate,
+    env, self: key.address, net: messenger, reader: httpRangeReader({ allowPrivate: ctx.config.allowPrivateDestinations }), evidence: sink, sampleRate: ctx.config.verifySampleRate,
     readiness: (h) => {
       const connected = messenger.peerOf(h) !== undefined
       return { connected, ready: connected && (workersOf.get(h) ?? 1) > 0 }
