@@ -13,6 +13,7 @@ import destinationRoutes from './routes/destinations.ts'
 import telemetryRoutes from './routes/telemetry.ts'
 import auditRoutes from './routes/audit.ts'
 import type { ApiDeps } from './deps.ts'
+import { requestSerializer } from './log-redaction.ts'
 
 export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set their own
 
@@ -26,7 +27,8 @@ export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers["x-api-
  */
 export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: deps.logger.child({}, { redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }),
+    // Request lines carry the URL with signatures and key-shaped values redacted (log-redaction.ts).
+    loggerInstance: deps.logger.child({}, { redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, serializers: { req: requestSerializer } }),
     genReqId: () => randomUUID(),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
