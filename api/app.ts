@@ -14,6 +14,7 @@ import telemetryRoutes from './routes/telemetry.ts'
 import auditRoutes from './routes/audit.ts'
 import type { ApiDeps } from './deps.ts'
 import { requestSerializer } from './log-redaction.ts'
+import { buildValidator } from './validation.ts'
 
 export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set their own
 
@@ -34,7 +35,8 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     // Path ids up to 128 characters (audit orchestratorId/workerId) must reach validation, not 404.
     routerOptions: { maxParamLength: 256 },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } }
+    // Bodies are validated without type coercion, querystrings and params with it (validation.ts).
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never } }
   })
   await app.register(problem)
   await app.register(openapi)
