@@ -132,7 +132,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     apiDeps: { transfers: service, destinations, telemetry: telemetry.reader, audit: storeAuditReader({ store }) },
     routes: async (app, apiDeps) => {
       await app.register(dataRoutes(source))
-      await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, writeGuard: authGuard(apiDeps.accounts, { roles: ['admin'] }) as never })
+      await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, writeGuard: authGuard(apiDeps.accounts, { roles: ['admin'], operator: true }) as never })
       app.get('/chain/prism', {
         schema: {
           tags: ['chain'], summary: 'The latest PRISM scores a validator published (the routing weights this orchestrator uses)',

@@ -10,7 +10,7 @@ const env = testDeps()
 const app = await buildApp(env.deps)
 const recorded: unknown[] = []
 const chain = { recordSale: async (...args: unknown[]) => { recorded.push(args); return { hotkey: 'x', alphaRao: 1n, block: 0, epoch: 0 } } } as never
-await app.register(chainRoutes, { chain, dev: true, writeGuard: authGuard(env.accounts, { roles: ['admin'] }) })
+await app.register(chainRoutes, { chain, dev: true, writeGuard: authGuard(env.accounts, { roles: ['admin'], operator: true }) })
 await app.ready()
 t.teardown(() => app.close())
 const org = await env.accounts.createOrganization({ name: 'o' })
@@ -25,7 +25,14 @@ t.test('no key, or a wrong key, is refused before the body is looked at', async 
   const wrongRole = await app.inject({ method: 'POST', url: '/chain/sales', headers: { authorization: `Bearer ${client}` }, payload: {} })
   t.equal(wrongRole.statusCode, 403)
   t.equal(wrongRole.json().code, 'BWN_ERR_ROLE_FORBIDDEN')
+  const orgAdmin = (await env.accounts.createKey(org.id, { role: 'admin' })).key
+  const notOperator = await app.inject({ method: 'POST', url: '/chain/sales', headers: { authorization: `Bearer ${orgAdmin}` }, payload: {} })
+  t.equal(notOperator.statusCode, 403)
+  t.equal(notOperator.json().code, 'BWN_ERR_OPERATOR_ONLY', 'an organization admin does not record sales')
   t.equal(recorded.length, 0)
+  const operator = (await env.accounts.createKey(org.id, { role: 'admin', operator: true })).key
+  const bad = await app.inject({ method: 'POST', url: '/chain/sales', headers: { authorization: `Bearer ${operator}` }, payload: { hotkey: 'x' } })
+  t.equal(bad.statusCode, 400, 'the operator\'s request reaches validation')
 })
 
 t.test('OpenAPI declares the route\'s security and its 401/403 answers', async t => {
