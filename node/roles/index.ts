@@ -6,6 +6,7 @@ import { startCoordinator, type OrchestratorCandidate } from '../../actors/trans
 import { startRouter } from '../../actors/transfer/router.ts'
 import { startWorker } from '../../actors/transfer/worker.ts'
 import { sinkRoutes } from '../adapters/destinations/index.ts'
+import { sinkNameRoutes } from '../adapters/destinations/sink-names.ts'
 import { HttpChunkMover } from '../adapters/chunk-mover.ts'
 import { DestinationRegistry } from '../transfers/destinations.ts'
 import { NodeTransferService } from '../transfers/service.ts'
@@ -143,7 +144,9 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
         return latest === undefined ? { validator: null, epoch: null, scores: [] } : { validator: latest.validator, epoch: latest.epoch, scores: latest.scores }
       })
       // The sink accepts only URLs this node signed for its own sink audience at its own authority.
-      await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now() })
+      const sinkAuth = { trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now() }
+      await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), ...sinkAuth })
+      await app.register(sinkNameRoutes, { dir: join(ctx.dataDir, 'sink'), ...sinkAuth })
     },
     listening: async (url) => {
       baseUrl = url

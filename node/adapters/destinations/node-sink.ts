@@ -341,6 +341,11 @@ export class NodeSinkDriver implements DestinationDriver {
     this.#fetch = options.fetch ?? fetch
   }
 
+  /** Asks the sink which name the file would get (sink-names.ts); a 409 there means none fits. */
+  async checkName (upload: UploadSpec): Promise<void> {
+    await this.#call('checkName', 'GET', `/sink/names?${new URLSearchParams({ filename: upload.filename })}`)
+  }
+
   async begin (upload: UploadSpec): Promise<UploadState> {
     // One upload per transfer: a repeated begin (coordinator restarted before saving the state) is idempotent.
     const uploadId = UPLOAD_ID.test(upload.transferId) ? upload.transferId : createHash('sha256').update(upload.transferId).digest('hex')
