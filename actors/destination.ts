@@ -88,6 +88,11 @@ export interface DestinationDriver {
    * object is completed; before that `listParts` gives each stored part's ETag and size.
    */
   readonly readableBeforeComplete: boolean
+  /**
+   * Refuses, before any byte moves, an upload `complete` would refuse for its name (a node sink where
+   * the file name and every variant of it are taken). Called when a transfer is created.
+   */
+  checkName? (upload: UploadSpec): Promise<void>
   /** Starts an upload (S3 CreateMultipartUpload, a sink allocation, ...). */
   begin (upload: UploadSpec): Promise<UploadState>
   /** A task-scoped URL for one chunk attempt, valid until `expiresAt` (ms since the epoch). */

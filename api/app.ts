@@ -13,6 +13,8 @@ import destinationRoutes from './routes/destinations.ts'
 import telemetryRoutes from './routes/telemetry.ts'
 import auditRoutes from './routes/audit.ts'
 import type { ApiDeps } from './deps.ts'
+import { requestSerializer } from './log-redaction.ts'
+import { buildValidator } from './validation.ts'
 
 export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set their own
 
@@ -26,13 +28,15 @@ export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers["x-api-
  */
 export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: deps.logger.child({}, { redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }),
+    // Request lines carry the URL with signatures and key-shaped values redacted (log-redaction.ts).
+    loggerInstance: deps.logger.child({}, { redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, serializers: { req: requestSerializer } }),
     genReqId: () => randomUUID(),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     // Path ids up to 128 characters (audit orchestratorId/workerId) must reach validation, not 404.
     routerOptions: { maxParamLength: 256 },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } }
+    // Bodies are validated without type coercion, querystrings and params with it (validation.ts).
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never } }
   })
   await app.register(problem)
   await app.register(openapi)

@@ -30,6 +30,7 @@ export const KeyExpired = createError('BWN_ERR_KEY_EXPIRED', 'The API key expire
 export const RoleForbidden = createError('BWN_ERR_ROLE_FORBIDDEN', '%s', 403)
 export const ScopeMissing = createError('BWN_ERR_SCOPE_MISSING', '%s', 403)
 export const GrantTooNarrow = createError('BWN_ERR_GRANT_TOO_NARROW', '%s', 403)
+export const OperatorOnly = createError('BWN_ERR_OPERATOR_ONLY', '%s', 403)
 // Credits and limits.
 export const InsufficientCredits = createError('BWN_ERR_INSUFFICIENT_CREDITS', '%s', 402)
 export const RateLimited = createError('BWN_ERR_RATE_LIMITED', '%s', 429)
@@ -52,12 +53,16 @@ export const HotkeyInvalid = createError('BWN_ERR_INVALID_HOTKEY', '%s', 400)
 export const TierUnknown = createError('BWN_ERR_UNKNOWN_TIER', '%s', 400)
 export const SizeInvalid = createError('BWN_ERR_INVALID_SIZE', '%s', 400)
 export const FilenameInvalid = createError('BWN_ERR_BAD_FILENAME', '%s', 400)
+export const FilenameTaken = createError('BWN_ERR_FILENAME_TAKEN', '%s', 409)
 export const FileTooLarge = createError('BWN_ERR_FILE_TOO_LARGE', '%s', 413)
 export const TooManyTransfers = createError('BWN_ERR_CONCURRENT_TRANSFERS', '%s', 429)
 export const DestinationNotFound = createError('BWN_ERR_DESTINATION_NOT_FOUND', '%s', 404)
 export const DestinationInUse = createError('BWN_ERR_DESTINATION_IN_USE', '%s', 409)
 export const DestinationBuiltin = createError('BWN_ERR_DESTINATION_BUILTIN', '%s', 409)
 export const DestinationInvalid = createError('BWN_ERR_DESTINATION_INVALID', '%s', 400)
+// Destination policy (node/adapters/destinations/url-policy.ts): problem member `reason` says why.
+export const DestinationUrlRefused = createError('BWN_ERR_DESTINATION_URL_REFUSED', '%s', 400)
+export const DestinationHeaderRefused = createError('BWN_ERR_DESTINATION_HEADER_REFUSED', '%s', 400)
 
 // Telemetry and audit (api/routes/telemetry.ts, api/routes/audit.ts).
 export const CursorInvalid = createError('BWN_ERR_CURSOR_INVALID', '%s', 400)

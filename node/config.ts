@@ -35,7 +35,8 @@ export const NodeSettings = Type.Object({
   chainUrl: Type.Union([Type.String({ pattern: '^wss?://', maxLength: 512 }), Type.Null()], { description: 'WebSocket RPC URL of a Subtensor node (with --chain subtensor)' }),
   netuid: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'subnet id on Subtensor (with --chain subtensor)' }),
   skipRegistrationCheck: Type.Boolean({ description: 'start an orchestrator or worker whose hotkey has no UID on the subnet (test networks only)' }),
-  inflightMib: Type.Integer({ minimum: 1, maximum: 65_536, description: 'MiB of chunk data this node holds in memory at once (streams reserve their window; docs/node.md#memory)' })
+  inflightMib: Type.Integer({ minimum: 1, maximum: 65_536, description: 'MiB of chunk data this node holds in memory at once (streams reserve their window; docs/node.md#memory)' }),
+  allowPrivateDestinations: Type.Boolean({ description: 'let client destinations, worker PUTs and read-backs reach loopback, private, link-local and other non-public addresses (devnet, private networks); docs/security.md' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
 
@@ -61,13 +62,14 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   chainUrl: { flag: '--chain-url', env: 'BWN_CHAIN_URL' },
   netuid: { flag: '--netuid', env: 'BWN_NETUID' },
   skipRegistrationCheck: { flag: '--skip-registration-check', env: 'BWN_SKIP_REGISTRATION_CHECK' },
-  inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' }
+  inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' },
+  allowPrivateDestinations: { flag: '--allow-private-destinations', env: 'BWN_ALLOW_PRIVATE_DESTINATIONS' }
 }
 
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
-  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, inflightMib: 64,
+  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, inflightMib: 64, allowPrivateDestinations: false,
   chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false
 }
 
@@ -96,6 +98,7 @@ function fromEnv (schema: any, raw: string): unknown {
   if (types.includes('null') && (raw === '' || raw === 'null')) return null
   if (types.includes('boolean') && (raw === 'true' || raw === 'false' || raw === '1' || raw === '0')) return raw === 'true' || raw === '1'
   if (types.includes('array')) return raw.split(',').map(s => s.trim()).filter(Boolean)
+  if (types.includes('boolean')) return raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw
   if (types.includes('integer') || types.includes('number')) { const n = Number(raw); return raw.trim() === '' || Number.isNaN(n) ? raw : n }
   return raw
 }

@@ -44,7 +44,9 @@ export class Devnet {
     await mkdir(config.data, { recursive: true })
     this.testnet = await createTestnet(TESTNET_SIZE, { host: '127.0.0.1' })
     const bootstrap = this.testnet.bootstrap.map(b => `${b.host}:${b.port}`)
-    const base = { ...NODE_DEFAULTS, network: DEVNET_NETWORK_ID, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel, blockTimeMs: DEVNET_BLOCK_TIME_MS, blocksPerEpoch: DEVNET_BLOCKS_PER_EPOCH, verifySampleRate: 1, inflightMib: config.inflightMib ?? NODE_DEFAULTS.inflightMib } as NodeConfig
+    const base = { ...NODE_DEFAULTS, network: DEVNET_NETWORK_ID, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel, blockTimeMs: DEVNET_BLOCK_TIME_MS, blocksPerEpoch: DEVNET_BLOCKS_PER_EPOCH, verifySampleRate: 1, inflightMib: config.inflightMib ?? NODE_DEFAULTS.inflightMib,
+      // Everything in a devnet lives on loopback, its destinations too: the operator's explicit choice.
+      allowPrivateDestinations: true } as NodeConfig
     const plan: Array<{ name: string, cfg: NodeConfig }> = [
       { name: 'orchestrator', cfg: { ...base, role: 'orchestrator', port: config.port, data: join(config.data, 'orchestrator') } }
     ]

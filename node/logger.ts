@@ -1,5 +1,6 @@
 // JSON logs with pino: one line per event, level from LOG_LEVEL, secrets redacted.
 import { pino, type Logger as Pino, type DestinationStream } from 'pino'
+import { redactLogObject, redactText } from '../api/log-redaction.ts'
 
 export const REDACT_PATHS = [
   'req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]',
@@ -11,6 +12,9 @@ export function createLogger (opts: { level?: string, name?: string, destination
     name: opts.name ?? 'bwnet',
     level: opts.level ?? process.env.LOG_LEVEL ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    // Key-shaped values and URL signatures anywhere in a line (api/log-redaction.ts).
+    formatters: { log: (obj) => redactLogObject(obj) },
+    hooks: { logMethod (args, method) { method.apply(this, args.map(a => typeof a === 'string' ? redactText(a) : a) as Parameters<typeof method>) } },
     base: { pid: process.pid }
   }, opts.destination ?? pino.destination({ fd: 1, sync: false }))
 }

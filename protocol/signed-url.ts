@@ -1,40 +1,55 @@
 // Signed, expiring URLs: like an S3 presigned URL, but signed with a node's sr25519 hotkey. A holder of
-// the URL may make exactly that request (method + path + every query parameter) until it expires; any
-// change to the method, path or a parameter breaks the signature.
+// the URL may make exactly that one request (method + authority + path + every query parameter) at the
+// one endpoint it was minted for (its audience) until it expires; any change breaks the signature.
 //
-// The signer adds three query parameters:
+// The signer adds four query parameters:
+//   X-Bwn-Audience   the kind of endpoint the URL is for (AUDIENCES below)
 //   X-Bwn-Expires    expiry, milliseconds since the Unix epoch
 //   X-Bwn-Signer     the signer's SS58 hotkey address
 //   X-Bwn-Signature  base64url of the 64-byte sr25519 signature over the canonical string
 // Canonical string (UTF-8), lines joined by '\n':
-//   bwnet-signed-url/v1
+//   bwnet-signed-url/v2
+//   <audience>
 //   <METHOD upper-case>
+//   <authority: lower-case host ':' port, the port always written (80/443 for a scheme's default);
+//    an IPv6 host in brackets>
 //   <path as the WHATWG URL parser normalises it, percent-encoded>
 //   <every query parameter except X-Bwn-Signature, each `encodeURIComponent(name)=encodeURIComponent(value)`,
 //    sorted by name then value, joined by '&'>
-// Scheme, host and port are not signed, so the same URL verifies behind a proxy or on another
-// interface; bind a request to a resource with path segments and parameters (task, chunk, worker).
-// Used by the node sink (node/adapters/destinations/node-sink.ts) and the coordinator's chunk data endpoint.
+// A verifier never takes the authority or the audience from the request (a Host header is the
+// client's to choose): it checks against the authority it serves under and its own audience, so a URL
+// minted for another host, port or kind of endpoint never verifies there. Scheme is not signed (a
+// TLS-terminating proxy in front keeps host and port). See docs/security.md for every token's fields.
 import { sign, verify, type KeyPair } from './keys.ts'
 
-export const SIGNED_URL_VERSION = 'bwnet-signed-url/v1'
+export const SIGNED_URL_VERSION = 'bwnet-signed-url/v2'
+export const AUDIENCE_PARAM = 'X-Bwn-Audience'
 export const EXPIRES_PARAM = 'X-Bwn-Expires'
 export const SIGNER_PARAM = 'X-Bwn-Signer'
 export const SIGNATURE_PARAM = 'X-Bwn-Signature'
-const RESERVED = [EXPIRES_PARAM, SIGNER_PARAM, SIGNATURE_PARAM]
+const RESERVED = [AUDIENCE_PARAM, EXPIRES_PARAM, SIGNER_PARAM, SIGNATURE_PARAM]
 const ENCODER = new TextEncoder()
-const BASE = 'http://signed.invalid' // lets path-only URLs ('/a/b?c=d') parse
+const BASE = 'http://signed.invalid' // lets path-only request targets ('/a/b?c=d') parse
+
+/**
+ * Who a signed URL is for. `bwnet-data`: a coordinator's chunk data endpoint (and its swarm bulk twin);
+ * `bwnet-sink`: a node sink; `http-destination`: a third-party http destination server, which no bwnet
+ * endpoint accepts.
+ */
+export const AUDIENCES = ['bwnet-data', 'bwnet-sink', 'http-destination'] as const
+export type Audience = typeof AUDIENCES[number]
 
 export interface SignUrlOptions {
   method: string
-  /** Absolute URL or a path with query ('/sink/uploads/x?y=1'); its query parameters are all signed. */
+  /** Absolute URL (its authority is signed); its query parameters are all signed. */
   url: string | URL
+  audience: Audience
   /** Milliseconds since the Unix epoch. */
   expiresAt: number
   key: KeyPair
 }
 
-export type SignedUrlRefusal = 'unsigned' | 'malformed' | 'expired' | 'untrusted_signer' | 'bad_signature'
+export type SignedUrlRefusal = 'unsigned' | 'malformed' | 'expired' | 'untrusted_signer' | 'wrong_audience' | 'bad_signature'
 
 export type SignedUrlCheck =
   | { ok: true, signer: string, expiresAt: number, params: URLSearchParams }
@@ -42,56 +57,79 @@ export type SignedUrlCheck =
 
 export interface VerifyUrlOptions {
   method: string
-  /** The URL as requested; for a server, the request target (`req.url`: path and query) is enough. */
+  /** The request target (`req.url`: path and query); an absolute URL's own host is ignored. */
   url: string | URL
+  /** The authority this endpoint serves under (`authorityOf(publicUrl)`), never the request's Host. */
+  authority: string
+  /** The audience this endpoint is. */
+  audience: Audience
   /** Milliseconds since the Unix epoch; a URL is refused from `expiresAt` on. */
   now: number
   /** Addresses allowed to sign, or a predicate over an address. */
   trustedSigners: ReadonlySet<string> | ((address: string) => boolean)
 }
 
-/** The URL with expiry, signer and signature added (any earlier X-Bwn-* parameters are replaced). */
-export function signUrl (options: SignUrlOptions): string {
-  if (!Number.isSafeInteger(options.expiresAt) || options.expiresAt <= 0) throw new RangeError('expiresAt must be a positive integer of milliseconds')
-  const absolute = typeof options.url === 'string' && !/^[a-z][a-z0-9+.-]*:/i.test(options.url) ? null : new URL(options.url)
-  const url = absolute ?? new URL(options.url, BASE)
-  for (const name of RESERVED) url.searchParams.delete(name)
-  url.searchParams.set(EXPIRES_PARAM, String(options.expiresAt))
-  url.searchParams.set(SIGNER_PARAM, options.key.address)
-  const signature = sign(options.key, canonicalRequest(options.method, url))
-  url.searchParams.set(SIGNATURE_PARAM, Buffer.from(signature).toString('base64url'))
-  return absolute ? url.toString() : url.pathname + url.search
+const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' }
+
+/** `host:port` of a URL, lower-case, the port always written. */
+export function authorityOf (url: string | URL): string {
+  const u = typeof url === 'string' ? new URL(url) : url
+  const port = u.port !== '' ? u.port : DEFAULT_PORTS[u.protocol]
+  if (port === undefined) throw new TypeError(`no default port for ${u.protocol}`)
+  return `${u.hostname.toLowerCase()}:${port}`
 }
 
-/** Checks signature, signer and expiry; never throws on bad input. */
+/** The URL with audience, expiry, signer and signature added (any earlier X-Bwn-* parameters are replaced). */
+export function signUrl (options: SignUrlOptions): string {
+  if (!Number.isSafeInteger(options.expiresAt) || options.expiresAt <= 0) throw new RangeError('expiresAt must be a positive integer of milliseconds')
+  if (!(AUDIENCES as readonly string[]).includes(options.audience)) throw new TypeError(`unknown audience ${String(options.audience)}`)
+  const url = new URL(options.url) // throws on a path without scheme and host: the authority is signed
+  for (const name of RESERVED) url.searchParams.delete(name)
+  url.searchParams.set(AUDIENCE_PARAM, options.audience)
+  url.searchParams.set(EXPIRES_PARAM, String(options.expiresAt))
+  url.searchParams.set(SIGNER_PARAM, options.key.address)
+  const signature = sign(options.key, canonicalRequest(options.method, authorityOf(url), options.audience, url))
+  url.searchParams.set(SIGNATURE_PARAM, Buffer.from(signature).toString('base64url'))
+  return url.toString()
+}
+
+/** Path and query of a signed URL (what a request target or a swarm bulk read carries). */
+export function requestTarget (url: string): string {
+  const u = new URL(url)
+  return u.pathname + u.search
+}
+
+/** Checks audience, signature over this endpoint's authority, signer and expiry; never throws on bad input. */
 export function verifySignedUrl (options: VerifyUrlOptions): SignedUrlCheck {
   let url: URL
   try { url = new URL(options.url, BASE) } catch { return { ok: false, reason: 'malformed' } }
   const params = url.searchParams
+  const audiences = params.getAll(AUDIENCE_PARAM)
   const expires = params.getAll(EXPIRES_PARAM)
   const signers = params.getAll(SIGNER_PARAM)
   const signatures = params.getAll(SIGNATURE_PARAM)
-  if (expires.length === 0 && signers.length === 0 && signatures.length === 0) return { ok: false, reason: 'unsigned' }
-  if (expires.length !== 1 || signers.length !== 1 || signatures.length !== 1) return { ok: false, reason: 'malformed' }
+  if (audiences.length === 0 && expires.length === 0 && signers.length === 0 && signatures.length === 0) return { ok: false, reason: 'unsigned' }
+  if (audiences.length !== 1 || expires.length !== 1 || signers.length !== 1 || signatures.length !== 1) return { ok: false, reason: 'malformed' }
   if (!/^[0-9]{1,16}$/.test(expires[0]!) || !/^[A-Za-z0-9_-]{86}$/.test(signatures[0]!)) return { ok: false, reason: 'malformed' }
+  if (audiences[0] !== options.audience) return { ok: false, reason: 'wrong_audience' }
   const expiresAt = Number(expires[0])
   const signer = signers[0]!
   const trusted = typeof options.trustedSigners === 'function' ? options.trustedSigners(signer) : options.trustedSigners.has(signer)
   if (!trusted) return { ok: false, reason: 'untrusted_signer' }
   const signature = Buffer.from(signatures[0]!, 'base64url')
-  if (!verify(signer, canonicalRequest(options.method, url), signature)) return { ok: false, reason: 'bad_signature' }
+  if (!verify(signer, canonicalRequest(options.method, options.authority, options.audience, url), signature)) return { ok: false, reason: 'bad_signature' }
   // Expiry last: an attacker learns nothing about freshness from a URL it could not have signed.
   if (options.now >= expiresAt) return { ok: false, reason: 'expired' }
   return { ok: true, signer, expiresAt, params }
 }
 
 /** The bytes a signed URL's signature covers (see the top of this file). */
-export function canonicalRequest (method: string, url: URL): Uint8Array {
+export function canonicalRequest (method: string, authority: string, audience: string, url: URL): Uint8Array {
   const pairs: Array<[string, string]> = []
   for (const [name, value] of url.searchParams) {
     if (name !== SIGNATURE_PARAM) pairs.push([encodeURIComponent(name), encodeURIComponent(value)])
   }
   pairs.sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0)
   const query = pairs.map(([n, v]) => `${n}=${v}`).join('&')
-  return ENCODER.encode(`${SIGNED_URL_VERSION}\n${method.toUpperCase()}\n${url.pathname}\n${query}`)
+  return ENCODER.encode(`${SIGNED_URL_VERSION}\n${audience}\n${method.toUpperCase()}\n${authority.toLowerCase()}\n${url.pathname}\n${query}`)
 }

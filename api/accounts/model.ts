@@ -45,6 +45,7 @@ export const ApiKeyView = Type.Object({
   environmentId: Type.Union([Id, Type.Null()]),
   grant: GrantLevel,
   role: Type.Union(KEY_ROLES.map(r => Type.Literal(r))),
+  operator: Type.Boolean({ description: 'An admin key of the network operator (every organization); other admin keys reach only their own organization' }),
   scopes: Type.Array(Type.Union(SCOPES.map(s => Type.Literal(s)))),
   plan: Type.Union(PLANS.map(p => Type.Literal(p))),
   createdAt: Timestamp,
@@ -59,6 +60,7 @@ export interface ApiKeyRecord extends ApiKeyView { hash: string }
 
 export const NewKey = Type.Object({
   role: Type.Union(KEY_ROLES.map(r => Type.Literal(r))),
+  operator: Type.Optional(Type.Boolean({ description: 'Admin keys only: an operator key reaches every organization. Only an operator key may issue one.' })),
   scopes: Type.Optional(Type.Array(Type.Union(SCOPES.map(s => Type.Literal(s))), { uniqueItems: true, maxItems: SCOPES.length })),
   plan: Type.Optional(Type.Union(PLANS.map(p => Type.Literal(p)), { default: 'free' })),
   projectId: Type.Optional(Id),
@@ -102,6 +104,8 @@ export interface Principal {
   environmentId: string | null
   grant: GrantLevel
   role: KeyRole
+  /** An admin key of the network operator: the admin API across every organization (docs/security.md). */
+  operator?: boolean
   scopes: Scope[]
   plan: Plan
   /** When the key stops working (null: never); caches of authenticated keys honour it. */

@@ -152,6 +152,7 @@ export class AccountsService {
     const scopes = [...new Set(input.scopes ?? [])]
     if (scopes.length > 0 && input.role !== 'console') throw new BadRequest('scopes are given only to console keys')
     if (input.hotkey !== undefined && !BINDABLE_ROLES.includes(input.role)) throw new BadRequest('only orchestrator and worker keys are bound to a hotkey')
+    if (input.operator === true && input.role !== 'admin') throw new BadRequest('operator is given only to admin keys')
     let projectId: string | null = null
     let environmentId: string | null = null
     if (input.environmentId !== undefined) {
@@ -181,6 +182,7 @@ export class AccountsService {
       environmentId,
       grant: environmentId !== null ? 'environment' : projectId !== null ? 'project' : 'organization',
       role: input.role,
+      operator: input.operator === true,
       scopes,
       plan: input.plan ?? 'free',
       createdAt: this.#iso(),
@@ -241,6 +243,7 @@ export class AccountsService {
         environmentId: record.environmentId,
         grant: record.grant,
         role: record.role,
+        operator: record.role === 'admin' && record.operator === true,
         scopes: record.scopes,
         plan: record.plan,
         expiresAt: record.expiresAt,
@@ -354,5 +357,5 @@ function insufficient (balance: number, price: number): Error {
 
 function toView (record: ApiKeyRecord): ApiKeyView {
   const { hash: _hash, ...view } = record
-  return view
+  return { ...view, operator: record.operator === true }
 }

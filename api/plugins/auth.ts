@@ -14,7 +14,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify'
 import type { AccountsService, PriceName } from '../accounts/service.ts'
 import type { KeyRole, Principal, Scope } from '../accounts/model.ts'
-import { BadRequest, GrantTooNarrow, KeyExpired, KeyInvalid, KeyMissing, KeyRevoked, RoleForbidden, ScopeMissing } from '../errors.ts'
+import { BadRequest, GrantTooNarrow, KeyExpired, KeyInvalid, KeyMissing, KeyRevoked, OperatorOnly, RoleForbidden, ScopeMissing } from '../errors.ts'
 
 export type KeyHeaders = 'bearer-or-x-api-key' | 'x-api-key'
 
@@ -32,6 +32,8 @@ export interface RouteAuth {
   roles?: KeyRole[]
   /** Where the key may travel; default 'bearer-or-x-api-key', telemetry routes 'x-api-key'. */
   headers?: KeyHeaders
+  /** Only the network operator's admin key (docs/security.md); 403 BWN_ERR_OPERATOR_ONLY otherwise. */
+  operator?: boolean
   telemetry?: TelemetryAuth
 }
 
@@ -125,6 +127,7 @@ export function authGuard (accounts: AccountsService, auth: RouteAuth): onReques
     }
     const p = result.principal
     if (!rule.roles.includes(p.role)) throw new RoleForbidden(`A ${p.role} key cannot use this route; it needs a ${rule.roles.join(' or ')} key`)
+    if (rule.operator === true && p.operator !== true) throw new OperatorOnly('Only the network operator\'s admin key may use this route')
     if (rule.telemetry !== undefined) {
       if (!p.scopes.includes(TELEMETRY_SCOPE)) throw new ScopeMissing(`This route needs the ${TELEMETRY_SCOPE} scope`)
       if (rule.telemetry.realtime === true && !p.scopes.includes(REALTIME_SCOPE)) throw new ScopeMissing(`This route needs the ${REALTIME_SCOPE} scope`)

@@ -1,7 +1,15 @@
 // The admin API: organizations, projects, environments, keys and credits. Admin keys only.
+//
+// Two kinds of admin key (docs/security.md): the network operator's (`operator: true`) reaches every
+// organization; any other admin key is an organization admin, confined to its own organization: another
+// organization, its projects, environments and keys answer exactly like missing ones (404), and what
+// only the operator may do (create organizations, grant credits, issue or revoke operator keys) answers
+// 403 BWN_ERR_OPERATOR_ONLY.
 import { Type, type Static } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ApiDeps } from '../deps.ts'
+import type { Principal } from '../accounts/model.ts'
+import { KeyNotFound, OperatorOnly, OrganizationNotFound, ProjectNotFound } from '../errors.ts'
 import { ApiKeyView, Balance, CreatedKey, Environment, Id, KeyId, LedgerEntry, NewKey, Organization, Project } from '../accounts/model.ts'
 import { LEDGER_PAGE_MAX } from '../accounts/service.ts'
 import { guardedResponses } from '../responses.ts'
@@ -23,34 +31,59 @@ export default async function adminRoutes (app: FastifyInstance, opts: { deps: A
   const { accounts } = opts.deps
   const config = { auth: { roles: ['admin' as const] } }
   const tags = ['admin']
+  const who = (req: FastifyRequest): Principal => req.principal!
+  const operatorOnly = (req: FastifyRequest, what: string): void => {
+    if (who(req).operator !== true) throw new OperatorOnly(`Only the network operator's admin key may ${what}; this key administers its own organization`)
+  }
+  /** The organization, if this admin may reach it; another organization's answers like a missing one. */
+  const ownOrg = (req: FastifyRequest, organizationId: string): void => {
+    const p = who(req)
+    if (p.operator !== true && p.organizationId !== organizationId) throw new OrganizationNotFound(organizationId)
+  }
+  const ownProject = async (req: FastifyRequest, projectId: string): Promise<void> => {
+    const project = await accounts.getProject(projectId)
+    const p = who(req)
+    if (p.operator !== true && p.organizationId !== project.organizationId) throw new ProjectNotFound(projectId)
+  }
+  const ownKey = async (req: FastifyRequest, keyId: string): Promise<void> => {
+    const key = await accounts.getKey(keyId)
+    const p = who(req)
+    if (p.operator !== true && p.organizationId !== key.organizationId) throw new KeyNotFound(keyId)
+  }
 
   app.post<{ Body: Static<typeof NameBody> }>('/organizations', {
     config, schema: { tags, summary: 'Create an organization', body: NameBody, response: guardedResponses({ 201: Organization }) }
-  }, async (req, reply) => reply.code(201).send(await accounts.createOrganization(req.body)))
+  }, async (req, reply) => {
+    operatorOnly(req, 'create organizations')
+    return reply.code(201).send(await accounts.createOrganization(req.body))
+  })
 
   app.get('/organizations', {
-    config, schema: { tags, summary: 'List organizations', response: guardedResponses({ 200: list(Organization) }) }
-  }, async () => ({ items: await accounts.listOrganizations() }))
+    config, schema: { tags, summary: 'List organizations (an organization admin sees its own)', response: guardedResponses({ 200: list(Organization) }) }
+  }, async (req) => {
+    const p = who(req)
+    return { items: p.operator === true ? await accounts.listOrganizations() : [await accounts.getOrganization(p.organizationId)] }
+  })
 
   app.get<{ Params: Static<typeof OrgParams> }>('/organizations/:organizationId', {
     config, schema: { tags, summary: 'Read an organization', params: OrgParams, response: guardedResponses({ 200: Organization }, [404]) }
-  }, async (req) => accounts.getOrganization(req.params.organizationId))
+  }, async (req) => { ownOrg(req, req.params.organizationId); return accounts.getOrganization(req.params.organizationId) })
 
   app.post<{ Params: Static<typeof OrgParams>, Body: Static<typeof NameBody> }>('/organizations/:organizationId/projects', {
     config, schema: { tags, summary: 'Create a project in an organization', params: OrgParams, body: NameBody, response: guardedResponses({ 201: Project }, [404]) }
-  }, async (req, reply) => reply.code(201).send(await accounts.createProject(req.params.organizationId, req.body)))
+  }, async (req, reply) => { ownOrg(req, req.params.organizationId); return reply.code(201).send(await accounts.createProject(req.params.organizationId, req.body)) })
 
   app.get<{ Params: Static<typeof OrgParams> }>('/organizations/:organizationId/projects', {
     config, schema: { tags, summary: 'List the projects of an organization', params: OrgParams, response: guardedResponses({ 200: list(Project) }, [404]) }
-  }, async (req) => ({ items: await accounts.listProjects(req.params.organizationId) }))
+  }, async (req) => { ownOrg(req, req.params.organizationId); return { items: await accounts.listProjects(req.params.organizationId) } })
 
   app.post<{ Params: Static<typeof ProjectParams>, Body: Static<typeof NameBody> }>('/projects/:projectId/environments', {
     config, schema: { tags, summary: 'Create an environment in a project', params: ProjectParams, body: NameBody, response: guardedResponses({ 201: Environment }, [404]) }
-  }, async (req, reply) => reply.code(201).send(await accounts.createEnvironment(req.params.projectId, req.body)))
+  }, async (req, reply) => { await ownProject(req, req.params.projectId); return reply.code(201).send(await accounts.createEnvironment(req.params.projectId, req.body)) })
 
   app.get<{ Params: Static<typeof ProjectParams> }>('/projects/:projectId/environments', {
     config, schema: { tags, summary: 'List the environments of a project', params: ProjectParams, response: guardedResponses({ 200: list(Environment) }, [404]) }
-  }, async (req) => ({ items: await accounts.listEnvironments(req.params.projectId) }))
+  }, async (req) => { await ownProject(req, req.params.projectId); return { items: await accounts.listEnvironments(req.params.projectId) } })
 
   app.post<{ Params: Static<typeof OrgParams>, Body: NewKey }>('/organizations/:organizationId/keys', {
     config,
@@ -64,31 +97,40 @@ export default async function adminRoutes (app: FastifyInstance, opts: { deps: A
       response: guardedResponses({ 201: CreatedKey }, [404])
     }
   }, async (req, reply) => {
+    ownOrg(req, req.params.organizationId)
+    if (req.body.operator === true) operatorOnly(req, 'issue operator keys')
     const created = await accounts.createKey(req.params.organizationId, req.body)
     return reply.code(201).header('cache-control', 'no-store').send(created)
   })
 
   app.get<{ Params: Static<typeof OrgParams> }>('/organizations/:organizationId/keys', {
     config, schema: { tags, summary: 'List the keys of an organization (never their secrets)', params: OrgParams, response: guardedResponses({ 200: list(ApiKeyView) }, [404]) }
-  }, async (req) => ({ items: await accounts.listKeys(req.params.organizationId) }))
+  }, async (req) => { ownOrg(req, req.params.organizationId); return { items: await accounts.listKeys(req.params.organizationId) } })
 
   app.get<{ Params: Static<typeof KeyParams> }>('/keys/:keyId', {
     config, schema: { tags, summary: 'Read a key', params: KeyParams, response: guardedResponses({ 200: ApiKeyView }, [404]) }
-  }, async (req) => accounts.getKey(req.params.keyId))
+  }, async (req) => { await ownKey(req, req.params.keyId); return accounts.getKey(req.params.keyId) })
 
   app.delete<{ Params: Static<typeof KeyParams> }>('/keys/:keyId', {
     config, schema: { tags, summary: 'Revoke a key; its next request is refused', params: KeyParams, response: guardedResponses({ 200: ApiKeyView }, [404]) }
-  }, async (req) => accounts.revokeKey(req.params.keyId))
+  }, async (req) => {
+    await ownKey(req, req.params.keyId)
+    if ((await accounts.getKey(req.params.keyId)).operator) operatorOnly(req, 'revoke operator keys')
+    return accounts.revokeKey(req.params.keyId)
+  })
 
   app.post<{ Params: Static<typeof OrgParams>, Body: Static<typeof GrantBody> }>('/organizations/:organizationId/credits', {
-    config, schema: { tags, summary: 'Grant prepaid credits', params: OrgParams, body: GrantBody, response: guardedResponses({ 201: Balance }, [404]) }
-  }, async (req, reply) => reply.code(201).send(await accounts.grantCredits(req.params.organizationId, req.body.amount, req.body.memo ?? null)))
+    config, schema: { tags, summary: 'Grant prepaid credits (the operator\'s key only)', params: OrgParams, body: GrantBody, response: guardedResponses({ 201: Balance }, [404]) }
+  }, async (req, reply) => {
+    operatorOnly(req, 'grant credits')
+    return reply.code(201).send(await accounts.grantCredits(req.params.organizationId, req.body.amount, req.body.memo ?? null))
+  })
 
   app.get<{ Params: Static<typeof OrgParams> }>('/organizations/:organizationId/credits', {
     config, schema: { tags, summary: 'Read the credit balance', params: OrgParams, response: guardedResponses({ 200: Balance }, [404]) }
-  }, async (req) => accounts.balance(req.params.organizationId))
+  }, async (req) => { ownOrg(req, req.params.organizationId); return accounts.balance(req.params.organizationId) })
 
   app.get<{ Params: Static<typeof OrgParams>, Querystring: Static<typeof LedgerQuery> }>('/organizations/:organizationId/credits/ledger', {
     config, schema: { tags, summary: 'Read the credit ledger, newest first', params: OrgParams, querystring: LedgerQuery, response: guardedResponses({ 200: list(LedgerEntry) }, [404]) }
-  }, async (req) => ({ items: await accounts.ledger(req.params.organizationId, { limit: req.query.limit }) }))
+  }, async (req) => { ownOrg(req, req.params.organizationId); return { items: await accounts.ledger(req.params.organizationId, { limit: req.query.limit }) } })
 }

@@ -1,9 +1,10 @@
 // Read-only chain routes for operators, plus recording a sale on a dev chain. The node registers this
 // plugin with the Chain it uses (its DevChain, or a RemoteChain to the host) and a guard for writes.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, preHandlerHookHandler } from 'fastify'
+import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import { ChainHeadWire, WeightsRecordWire, SaleWire, Hotkey } from '../../protocol/index.ts'
 import { ChainError, type Chain, type ChainErrorCode } from '../../actors/chain/ports.ts'
+import { guardedResponses } from '../responses.ts'
 import {
   ChainNotRegistered, ChainNotValidator, ChainBadWeights, ChainBadBlock, ChainBadAmount, ChainInsufficientAlpha, ChainForbidden,
   ChainUnavailable, ChainTimeout, ChainRejected
@@ -16,8 +17,11 @@ export interface ChainRoutesOptions {
   chain: Chain
   /** True for a dev chain: enables POST /chain/sales. */
   dev: boolean
-  /** Runs before POST /chain/sales (the node passes its admin guard). */
-  writeGuard?: preHandlerHookHandler
+  /**
+   * Runs on request for POST /chain/sales, before the body is read or validated (the node passes its
+   * admin guard): a request without a good key is answered 401 whatever its body.
+   */
+  writeGuard?: onRequestHookHandler
 }
 
 const HTTP_ERROR: Record<ChainErrorCode, new (message: string) => Error> = {
@@ -95,12 +99,13 @@ export default async function chainRoutes (app: FastifyInstance, opts: ChainRout
   app.post('/chain/sales', {
     schema: {
       tags: ['chain'],
-      summary: 'Record an alpha sale by a hotkey (dev chains only)',
+      summary: 'Record an alpha sale by a hotkey (dev chains only; an admin key)',
       body: SaleBody,
-      ...(opts.writeGuard !== undefined ? { security: [{ bearerAuth: [] }, { apiKey: [] }] } : {}),
-      response: { 201: SaleWire }
+      ...(opts.writeGuard !== undefined
+        ? { security: [{ bearerAuth: [] }, { apiKey: [] }], response: guardedResponses({ 201: SaleWire }) }
+        : { response: { 201: SaleWire } })
     },
-    ...(opts.writeGuard !== undefined ? { preHandler: opts.writeGuard } : {})
+    ...(opts.writeGuard !== undefined ? { onRequest: opts.writeGuard } : {})
   }, async (req, reply) => {
     if (!opts.dev) throw new ChainForbidden('sales are recorded on the chain itself; this node is not on a dev chain')
     const body = req.body as { hotkey: string, alphaRao: string, block?: number }

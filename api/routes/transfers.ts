@@ -34,7 +34,7 @@ export default async function transferRoutes (app: FastifyInstance, opts: { deps
     schema: {
       tags: ['transfers'], summary: 'Create a transfer; the chunk plan follows from total_size',
       body: CreateTransferBody,
-      response: guardedResponses({ 201: TransferRecord }, [404, 413])
+      response: guardedResponses({ 201: TransferRecord }, [404, 409, 413])
     }
   }, async (req, reply) => {
     const record = await service.create(req.body as never, req.principal!)

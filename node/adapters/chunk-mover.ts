@@ -14,6 +14,7 @@ import type { ChunkMover } from '../../actors/transfer/worker.ts'
 import { BULK_TIMEOUT_MS, type SwarmTransport } from './swarm-transport.ts'
 import type { Messenger } from '../messenger.ts'
 import type { InflightBudget } from './inflight-budget.ts'
+import { guardedRequest, type AddressPolicy } from './destinations/url-policy.ts'
 
 export const FETCH_TIMEOUT_MS = 60_000 // 1 min for one chunk either way
 /** A whole move (pull and PUT overlap) may take both directions' time. */
@@ -114,7 +115,11 @@ export interface HttpChunkMoverOptions {
 }
 
 export class HttpChunkMover implements ChunkMover {
-  constructor (private readonly transport: SwarmTransport, private readonly messenger: Messenger, private readonly options: HttpChunkMoverOptions = {}) {}
+  readonly #put: ReturnType<typeof guardedRequest>
+  /** `policy`: the destination addresses this worker may write to (url-policy.ts), checked per connection. */
+  constructor (private readonly transport: SwarmTransport, private readonly messenger: Messenger, policy: AddressPolicy, private readonly options: HttpChunkMoverOptions = {}) {
+    this.#put = guardedRequest(policy)
+  }
 
   /** The chunk's bytes as a stream: the HTTP response, or the swarm bulk read when HTTP is unreachable. */
   async #open (offer: TaskOffer, signal: AbortSignal): Promise<{ source: Readable, via: 'http' | 'bulk', held: number }> {
@@ -152,7 +157,9 @@ export class HttpChunkMover implements ChunkMover {
       if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
       const check = new ChunkCheck(offer.length, offer.sha256, opts.corrupt)
       const target = new URL(offer.target.url)
-      const req = requestFor(target)(target, {
+      let req: ClientRequest
+      try {
+        req = this.#put(target, {
         method: 'PUT',
         signal,
         headers: {
@@ -161,7 +168,10 @@ export class HttpChunkMover implements ChunkMover {
           // Known up front: S3 UploadPart and the node sink refuse a body of any other length.
           'content-length': String(offer.length)
         }
-      })
+        })
+      } catch (err) {
+        throw new MoveError('destination_refused', (err as Error).message)
+      }
       let answered: IncomingMessage | null = null
       const response = new Promise<IncomingMessage>((resolve, reject) => {
         req.once('response', (res: IncomingMessage) => { answered = res; resolve(res) })
@@ -176,6 +186,7 @@ export class HttpChunkMover implements ChunkMover {
         // The destination may have answered (and stopped reading) before the body was done: its answer says why.
         const early = answered as IncomingMessage | null
         if (early !== null && (early.statusCode ?? 0) >= 300) throw await this.#refused(early)
+        if ((err as { code?: string }).code === 'BWN_ERR_ADDRESS_REFUSED') throw new MoveError('destination_refused', (err as Error).message)
         throw err
       }
       const res = await response

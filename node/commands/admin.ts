@@ -52,10 +52,12 @@ export function adminCommand (): Command {
     .option('--name <name>', 'a label')
     .option('--expires-at <date-time>', 'expiry, ISO 8601')
     .option('--hotkey <hotkey>', 'bind an orchestrator or worker key to its participant (it then reads only its own audit rows)')
-    .action((id: string, o: { role: string, scope?: string[], plan: string, project?: string, environment?: string, name?: string, expiresAt?: string, hotkey?: string }, cmd: Command) =>
+    .option('--operator', 'an operator admin key, reaching every organization (needs an operator key)')
+    .action((id: string, o: { role: string, scope?: string[], plan: string, project?: string, environment?: string, name?: string, expiresAt?: string, hotkey?: string, operator?: boolean }, cmd: Command) =>
       callApi(cmd, 'POST', `/organizations/${encodeURIComponent(id)}/keys`, {
         role: o.role,
         plan: o.plan,
+        ...(o.operator === true ? { operator: true } : {}),
         ...(o.scope !== undefined ? { scopes: o.scope } : {}),
         ...(o.project !== undefined ? { projectId: o.project } : {}),
         ...(o.environment !== undefined ? { environmentId: o.environment } : {}),

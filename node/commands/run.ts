@@ -54,6 +54,7 @@ export function nodeCommand (): Command {
     .option('--skip-registration-check', 'start without a UID on the subnet (test networks; BWN_SKIP_REGISTRATION_CHECK)')
     .option('--inflight-mib <n>', `MiB of chunk data the node holds in memory at once (BWN_INFLIGHT_MIB, default ${NODE_DEFAULTS.inflightMib})`)
     .option('--test-faults <list>', 'test-only fault switches: corrupt (BWN_TEST_FAULTS)')
+    .option('--allow-private-destinations', 'let destinations reach loopback, private and link-local addresses (BWN_ALLOW_PRIVATE_DESTINATIONS, default off)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })

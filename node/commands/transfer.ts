@@ -64,6 +64,21 @@ interface PutOptions {
   maxChunks?: number
 }
 
+/** `put` stopped on an error after the transfer id was printed: the error and the summary so far. */
+export class GaveUp extends Error {
+  readonly code: string
+  readonly detail: string
+  constructor (reason: unknown, readonly summary: PutSummary) {
+    const code = (reason as { code?: unknown })?.code
+    const c = typeof code === 'string' && code.startsWith('BWN_ERR_') ? code : 'BWN_ERR_CLI'
+    const message = (reason as Error)?.message ?? String(reason)
+    const detail = message.startsWith(`${c}: `) ? message.slice(c.length + 2) : message
+    super(`${c}: ${detail}`, { cause: reason })
+    this.code = c
+    this.detail = detail
+  }
+}
+
 /** A transfer that ended failed or cancelled: the message starts with the problem's code. */
 export class TransferEnded extends Error {
   constructor (readonly code: string, message: string) { super(`${code}: ${message}`) }
@@ -211,88 +226,94 @@ export async function putFile (file: string, opts: PutOptions): Promise<PutSumma
     summary.elapsed_ms = Date.now() - started
     return summary
   }
-  if (record.status === 'completed') { summary.chunks_skipped = record.total_chunks; return finish('completed') }
-
-  const progress = new Progress(opts.progress)
-  const id = record.id
-  const chunkSize = record.chunk_size
-  const fh = await open(file, 'r')
+  // From here on the transfer id is known: giving up still ends stdout with the JSON summary, its
+  // `error` naming the code (the action prints it; see GaveUp).
   try {
-    const upload = async (indices: number[]): Promise<void> => {
-      const queue = new PQueue({ concurrency: opts.parallel })
-      let failure: unknown = null
-      let done = 0
-      const t0 = Date.now()
-      progress.start('upload', indices.length, 0, 'chunks')
-      for (const index of indices) {
-        void queue.add(async () => {
-          if (failure !== null) return
-          const offset = index * chunkSize
-          const length = Math.min(chunkSize, info.size - offset)
-          const bytes = await readChunk(fh, offset, length)
-          const sha256 = createHash('sha256').update(bytes).digest('hex')
-          const { ack, created } = await client.putChunk(id, index, bytes, sha256)
-          if (ack.sha256 !== sha256) throw new CliError(`chunk ${index}: the API stored sha256 ${ack.sha256}, not ${sha256}`)
-          await writer.ack(index)
-          summary.chunks_uploaded++
-          summary.bytes_uploaded += length
-          if (created) summary.chunks_created++
-          else summary.chunks_duplicate++
-          done++
-          const secs = (Date.now() - t0) / 1000
-          progress.update(done, `${(summary.bytes_uploaded / MIB / Math.max(secs, 1e-3)).toFixed(1)} MiB/s`)
-        }).catch((err: unknown) => { failure ??= err; queue.clear() })
-      }
-      await queue.onIdle()
-      summary.upload_ms += Date.now() - t0
-      progress.stop()
-      if (failure !== null) throw failure
-    }
+    if (record.status === 'completed') { summary.chunks_skipped = record.total_chunks; return finish('completed') }
 
-    if (!record.finalize_requested) {
-      let missing = [...Array(record.total_chunks).keys()].filter(i => !writer.acked.has(i))
-      summary.chunks_skipped = record.total_chunks - missing.length
-      if (opts.maxChunks !== undefined && missing.length > opts.maxChunks) {
-        // Test and debugging aid: send only the first N missing chunks, then stop as an interrupt would.
-        await upload(missing.slice(0, opts.maxChunks))
-        return finish('stopped')
+    const progress = new Progress(opts.progress)
+    const id = record.id
+    const chunkSize = record.chunk_size
+    const fh = await open(file, 'r')
+    try {
+      const upload = async (indices: number[]): Promise<void> => {
+        const queue = new PQueue({ concurrency: opts.parallel })
+        let failure: unknown = null
+        let done = 0
+        const t0 = Date.now()
+        progress.start('upload', indices.length, 0, 'chunks')
+        for (const index of indices) {
+          void queue.add(async () => {
+            if (failure !== null) return
+            const offset = index * chunkSize
+            const length = Math.min(chunkSize, info.size - offset)
+            const bytes = await readChunk(fh, offset, length)
+            const sha256 = createHash('sha256').update(bytes).digest('hex')
+            const { ack, created } = await client.putChunk(id, index, bytes, sha256)
+            if (ack.sha256 !== sha256) throw new CliError(`chunk ${index}: the API stored sha256 ${ack.sha256}, not ${sha256}`)
+            await writer.ack(index)
+            summary.chunks_uploaded++
+            summary.bytes_uploaded += length
+            if (created) summary.chunks_created++
+            else summary.chunks_duplicate++
+            done++
+            const secs = (Date.now() - t0) / 1000
+            progress.update(done, `${(summary.bytes_uploaded / MIB / Math.max(secs, 1e-3)).toFixed(1)} MiB/s`)
+          }).catch((err: unknown) => { failure ??= err; queue.clear() })
+        }
+        await queue.onIdle()
+        summary.upload_ms += Date.now() - t0
+        progress.stop()
+        if (failure !== null) throw failure
       }
-      for (let round = 1; ; round++) {
-        await upload(missing)
-        try {
-          record = await client.finalize(id)
-          break
-        } catch (err) {
-          // The state file can claim more than the API holds (e.g. a state copied from elsewhere).
-          if (!(err instanceof ApiProblem && err.code === 'BWN_ERR_CHUNKS_MISSING') || round >= MAX_FINALIZE_ROUNDS) throw err
-          missing = (err.body.missing_chunks as number[] | undefined) ?? []
-          for (const i of missing) writer.acked.delete(i)
-          await writer.flush()
+
+      if (!record.finalize_requested) {
+        let missing = [...Array(record.total_chunks).keys()].filter(i => !writer.acked.has(i))
+        summary.chunks_skipped = record.total_chunks - missing.length
+        if (opts.maxChunks !== undefined && missing.length > opts.maxChunks) {
+          // Test and debugging aid: send only the first N missing chunks, then stop as an interrupt would.
+          await upload(missing.slice(0, opts.maxChunks))
+          return finish('stopped')
+        }
+        for (let round = 1; ; round++) {
+          await upload(missing)
+          try {
+            record = await client.finalize(id)
+            break
+          } catch (err) {
+            // The state file can claim more than the API holds (e.g. a state copied from elsewhere).
+            if (!(err instanceof ApiProblem && err.code === 'BWN_ERR_CHUNKS_MISSING') || round >= MAX_FINALIZE_ROUNDS) throw err
+            missing = (err.body.missing_chunks as number[] | undefined) ?? []
+            for (const i of missing) writer.acked.delete(i)
+            await writer.flush()
+          }
         }
       }
+    } finally {
+      await fh.close()
     }
-  } finally {
-    await fh.close()
-  }
-  if (!opts.wait) return finish(record.status)
+    if (!opts.wait) return finish(record.status)
 
-  const deadline = Date.now() + opts.waitTimeoutS * 1000
-  let delay = POLL_START_MS
-  progress.start('deliver', record.total_chunks, record.chunks.delivered, 'chunks')
-  try {
-    while (record.status !== 'completed' && record.status !== 'failed' && record.status !== 'cancelled') {
-      if (Date.now() > deadline) throw new CliError(`transfer ${id} is still ${record.status} after ${opts.waitTimeoutS} s; run \`bwnet transfer status ${id}\` later`)
-      await sleep(delay)
-      delay = Math.min(POLL_MAX_MS, delay * POLL_FACTOR)
-      record = await client.get(id)
-      progress.update(record.chunks.delivered, `verified ${record.chunks.verified}`)
+    const deadline = Date.now() + opts.waitTimeoutS * 1000
+    let delay = POLL_START_MS
+    progress.start('deliver', record.total_chunks, record.chunks.delivered, 'chunks')
+    try {
+      while (record.status !== 'completed' && record.status !== 'failed' && record.status !== 'cancelled') {
+        if (Date.now() > deadline) throw new CliError(`transfer ${id} is still ${record.status} after ${opts.waitTimeoutS} s; run \`bwnet transfer status ${id}\` later`)
+        await sleep(delay)
+        delay = Math.min(POLL_MAX_MS, delay * POLL_FACTOR)
+        record = await client.get(id)
+        progress.update(record.chunks.delivered, `verified ${record.chunks.verified}`)
+      }
+    } finally {
+      progress.stop()
     }
-  } finally {
-    progress.stop()
+    if (record.error !== null) summary.error = record.error
+    else if (record.status !== 'completed') summary.error = { code: 'BWN_ERR_TRANSFER_CLOSED', message: `the transfer was ${record.status}` }
+    return finish(record.status)
+  } catch (err) {
+    throw new GaveUp(err, finish(summary.status))
   }
-  if (record.error !== null) summary.error = record.error
-  else if (record.status !== 'completed') summary.error = { code: 'BWN_ERR_TRANSFER_CLOSED', message: `the transfer was ${record.status}` }
-  return finish(record.status)
 }
 
 export function transferCommand (): Command {
@@ -314,7 +335,16 @@ export function transferCommand (): Command {
     .option('--wait-timeout-s <s>', 'give up waiting after this many seconds', positiveInt(365 * 24 * 3600), DEFAULT_WAIT_TIMEOUT_S)
     .addOption(new Option('--max-chunks <n>', 'send at most N chunks, then stop (exit 3) as if interrupted').argParser(positiveInt(1_000_000)).hideHelp())
     .action(async (file: string, opts: PutOptions) => {
-      const summary = await putFile(file, opts)
+      let summary: PutSummary
+      try {
+        summary = await putFile(file, opts)
+      } catch (err) {
+        if (!(err instanceof GaveUp)) throw err
+        // Giving up prints what docs/cli.md promises: the summary with the error's code, then the code on stderr.
+        err.summary.error = { code: err.code, message: err.detail }
+        process.stdout.write(JSON.stringify(err.summary) + '\n')
+        throw err
+      }
       process.stdout.write(JSON.stringify(summary) + '\n')
       if (summary.status === 'stopped') { process.exitCode = EXIT_STOPPED_EARLY; return }
       if (summary.error !== null) throw new TransferEnded(summary.error.code, `transfer ${summary.transfer_id} ${summary.status}: ${summary.error.message}`)

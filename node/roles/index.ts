@@ -6,6 +6,7 @@ import { startCoordinator, type OrchestratorCandidate } from '../../actors/trans
 import { startRouter } from '../../actors/transfer/router.ts'
 import { startWorker } from '../../actors/transfer/worker.ts'
 import { sinkRoutes } from '../adapters/destinations/index.ts'
+import { sinkNameRoutes } from '../adapters/destinations/sink-names.ts'
 import { HttpChunkMover } from '../adapters/chunk-mover.ts'
 import { DestinationRegistry } from '../transfers/destinations.ts'
 import { NodeTransferService } from '../transfers/service.ts'
@@ -16,7 +17,7 @@ import { startVerifier } from '../../actors/validator/verifier.ts'
 import { startValidatorEpochs, type TaskEvidence, type OrchestratorPenalty } from '../../actors/validator/epochs.ts'
 import { listEpochSnapshots, sellAllowanceSnapshot, KEYS } from '../../actors/validator/snapshots.ts'
 import type { Chain } from '../../actors/chain/index.ts'
-import type { PrismScores, SnapshotPublished } from '../../protocol/index.ts'
+import { authorityOf, type PrismScores, type SnapshotPublished } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
 import { InflightBudget } from '../adapters/inflight-budget.ts'
@@ -49,9 +50,10 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, store, blobs, clock, key } = ctx
   const env = { clock, logger: ctx.logger }
   const roles = roleBook(ctx)
-  const destinations = new DestinationRegistry(store, key, clock)
+  const destinations = new DestinationRegistry(store, key, clock, { allowPrivate: ctx.config.allowPrivateDestinations })
   let baseUrl = ''
-  const source = { key, store, blobs, clock }
+  const publicBase = (): string => ctx.config.publicUrl ?? baseUrl
+  const source = { key, store, blobs, clock, baseUrl: publicBase }
   const budget = inflightBudget(ctx)
   let service: NodeTransferService | null = null
   const pools = new Map<string, 'qualifying' | 'qualified'>() // PRISM pools from the validators' scores
@@ -110,7 +112,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       for (const p of view.peers) if (p.role === 'orchestrator') out.push({ hotkey: p.hotkey, workers: p.workers, score: routing.get(p.hotkey) ?? 1 })
       return out
     },
-    signSource: (transferId, index, attemptId, expiresAt) => signChunkSource(source, ctx.config.publicUrl ?? baseUrl, transferId, index, attemptId, expiresAt),
+    signSource: (transferId, index, attemptId, expiresAt) => signChunkSource(source, transferId, index, attemptId, expiresAt),
     validators: () => messenger.connectedHotkeys().filter(h => roles.get(h) === 'validator'),
     onEvent: (e) => {
       telemetry.onCoordinatorEvent(e)
@@ -140,7 +142,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     apiDeps: { transfers: service, destinations, telemetry: telemetry.reader, audit: storeAuditReader({ store, hotkeyOfUid: async (uid) => (await nodeChain.chain.registrations()).find(r => r.uid === uid)?.hotkey ?? null }) },
     routes: async (app, apiDeps) => {
       await app.register(dataRoutes(source))
-      await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, writeGuard: authGuard(apiDeps.accounts, { roles: ['admin'] }) as never })
+      await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, writeGuard: authGuard(apiDeps.accounts, { roles: ['admin'], operator: true }) as never })
       app.get('/chain/prism', {
         schema: {
           tags: ['chain'], summary: 'The latest PRISM scores a validator published (the routing weights this orchestrator uses)',
@@ -150,7 +152,10 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
         const latest = await store.table<PrismScores & { validator: string }>('meta').get('prism/latest')
         return latest === undefined ? { validator: null, epoch: null, computedAt: null, scores: [] } : { validator: latest.validator, epoch: latest.epoch, computedAt: latest.computedAt, scores: latest.scores }
       })
-      await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), trustedSigners: new Set([key.address]), now: () => clock.now(), budget })
+      // The sink accepts only URLs this node signed for its own sink audience at its own authority.
+      const sinkAuth = { trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now() }
+      await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), ...sinkAuth, budget })
+      await app.register(sinkNameRoutes, { dir: join(ctx.dataDir, 'sink'), ...sinkAuth })
     },
     listening: async (url) => {
       baseUrl = url
@@ -168,7 +173,7 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   if (ctx.config.chain === 'subtensor') await (await openSubtensor({ store: ctx.store, clock, logger: ctx.logger }, ctx.config, key, { follow: false })).stop()
   const roles = roleBook(ctx)
   const worker = startWorker(ctx.system, {
-    env, self: key.address, net: messenger, mover: new HttpChunkMover(ctx.transport, messenger, { budget: inflightBudget(ctx) }),
+    env, self: key.address, net: messenger, mover: new HttpChunkMover(ctx.transport, messenger, { allowPrivate: ctx.config.allowPrivateDestinations }, { budget: inflightBudget(ctx) }),
     slots: ctx.config.slots, attachTo: ctx.config.attachTo, faults: { corrupt: ctx.config.testFaults.includes('corrupt') }
   })
   messenger.on('announce', (m) => { if ((m.body as { role: Role }).role === 'orchestrator') tell(worker.ref, { type: 'orchestrator-up', hotkey: m.from }) })
@@ -219,7 +224,7 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
     return { connected, ready: connected && (workersOf.get(h) ?? 1) > 0 }
   }
   const verifier = startVerifier(ctx.system, {
-    env, self: key.address, net: messenger, store, reader: httpRangeReader, evidence: sink, sampleRate: ctx.config.verifySampleRate,
+    env, self: key.address, net: messenger, store, reader: httpRangeReader({ allowPrivate: ctx.config.allowPrivateDestinations }), evidence: sink, sampleRate: ctx.config.verifySampleRate,
     readiness: readinessOf
   })
   verifierScore = verifier.scoreOf

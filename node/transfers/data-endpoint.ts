@@ -1,12 +1,13 @@
 // The coordinator's chunk data endpoint: workers pull staged chunk bytes with task-scoped signed
-// URLs (signed by this node's hotkey, naming transfer, chunk and attempt, expiring with the offer).
-// The same signed path is the key of a swarm bulk read, the fallback when HTTP is not reachable.
+// URLs (signed by this node's hotkey for audience `bwnet-data` and this node's own authority, naming
+// transfer, chunk and attempt, expiring with the offer). The same signed path is the key of a swarm
+// bulk read, the fallback when HTTP is not reachable; it verifies against the same authority.
 // Over HTTP a chunk streams from its blob file (no whole chunk in memory).
 import type { FastifyInstance } from 'fastify'
 import { createReadStream, type ReadStream } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { Type } from '@sinclair/typebox'
-import { signUrl, verifySignedUrl, type KeyPair } from '../../protocol/index.ts'
+import { signUrl, verifySignedUrl, authorityOf, requestTarget, type KeyPair } from '../../protocol/index.ts'
 import type { Store, BlobStore, Clock } from '../../actors/ports.ts'
 import { keys, type ChunkRow } from '../../actors/transfer/model.ts'
 import { SignedUrlRequired, SignedUrlExpired, SignedUrlInvalid, TransferNotFound } from '../../api/errors.ts'
@@ -14,22 +15,33 @@ import { SignedUrlRequired, SignedUrlExpired, SignedUrlInvalid, TransferNotFound
 export const DATA_PREFIX = '/data/transfers'
 const STREAM_PIECE_BYTES = 256 * 1024 // read size when a chunk streams from its blob file
 
-export interface ChunkSource { key: KeyPair, store: Store, blobs: BlobStore, clock: Clock }
+export const DATA_AUDIENCE = 'bwnet-data'
+
+export interface ChunkSource {
+  key: KeyPair
+  store: Store
+  blobs: BlobStore
+  clock: Clock
+  /** The base URL workers reach this endpoint at (the public URL, else the listen address). */
+  baseUrl: () => string
+}
 
 export function chunkPath (transferId: string, index: number, attemptId: string): string {
   return `${DATA_PREFIX}/${transferId}/chunks/${index}?attempt=${attemptId}`
 }
 
-export function signChunkSource (src: ChunkSource, baseUrl: string, transferId: string, index: number, attemptId: string, expiresAt: number): { url: string, path: string } {
-  const path = signUrl({ method: 'GET', url: chunkPath(transferId, index, attemptId), expiresAt, key: src.key })
-  return { path, url: baseUrl.replace(/\/$/, '') + path }
+export function signChunkSource (src: ChunkSource, transferId: string, index: number, attemptId: string, expiresAt: number): { url: string, path: string } {
+  const url = signUrl({ method: 'GET', url: new URL(chunkPath(transferId, index, attemptId), src.baseUrl()), audience: DATA_AUDIENCE, expiresAt, key: src.key })
+  return { url, path: requestTarget(url) }
 }
 
 const PATH_RE = new RegExp(`^${DATA_PREFIX}/([0-9a-f-]{36})/chunks/([0-9]{1,9})$`)
 
 /** The sha256 of the staged chunk a signed path names, or an error saying why not. */
 export async function signedChunkSha (src: ChunkSource, signedPath: string): Promise<string> {
-  const check = verifySignedUrl({ method: 'GET', url: signedPath, now: src.clock.now(), trustedSigners: new Set([src.key.address]) })
+  const check = verifySignedUrl({
+    method: 'GET', url: signedPath, authority: authorityOf(src.baseUrl()), audience: DATA_AUDIENCE, now: src.clock.now(), trustedSigners: new Set([src.key.address])
+  })
   if (!check.ok) {
     if (check.reason === 'unsigned') throw new SignedUrlRequired()
     if (check.reason === 'expired') throw new SignedUrlExpired()

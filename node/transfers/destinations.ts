@@ -6,8 +6,11 @@ import type { DestinationDriver } from '../../actors/destination.ts'
 import type { KeyPair } from '../../protocol/index.ts'
 import type { Principal } from '../../api/accounts/model.ts'
 import type { CreateDestinationBody, DestinationRecord, DestinationService } from '../../api/transfers.ts'
-import { DestinationNotFound, DestinationBuiltin, DestinationInUse } from '../../api/errors.ts'
+import { DestinationNotFound, DestinationBuiltin, DestinationInUse, DestinationUrlRefused, DestinationHeaderRefused, withExtensions } from '../../api/errors.ts'
 import { S3Driver, HttpDriver, NodeSinkDriver } from '../adapters/destinations/index.ts'
+import {
+  checkDestinationUrl, checkHeaders, guardedFetch, guardedAgents, DestinationPolicyError, PUBLIC_ONLY, type AddressPolicy
+} from '../adapters/destinations/url-policy.ts'
 
 export interface DestinationRow {
   id: string
@@ -33,7 +36,19 @@ export class DestinationRegistry implements DestinationService {
   /** Transfers in flight per destination: a destination in use cannot be removed. */
   inUse: (destinationId: string) => Promise<boolean> = async () => false
 
-  constructor (private readonly store: Store, private readonly key: KeyPair, private readonly clock: Clock) {}
+  readonly #guardedFetch: typeof fetch
+  readonly #agents: ReturnType<typeof guardedAgents>
+
+  /**
+   * `policy`: which addresses client-created destinations may reach (url-policy.ts); checked when a
+   * destination is created and again on every connection its driver opens. Built-in destinations are
+   * the operator's own configuration and are not subject to it.
+   */
+  constructor (private readonly store: Store, private readonly key: KeyPair, private readonly clock: Clock,
+    private readonly policy: AddressPolicy = PUBLIC_ONLY, private readonly resolve?: (host: string) => Promise<string[]>) {
+    this.#guardedFetch = guardedFetch(policy)
+    this.#agents = guardedAgents(policy)
+  }
 
   /** The node's own `node` destination (its sink), created once and kept across restarts. */
   async ensureDefault (baseUrl: string): Promise<DestinationRow> {
@@ -68,11 +83,12 @@ export class DestinationRegistry implements DestinationService {
     const row = await this.row(id)
     if (row === undefined) throw new DestinationNotFound(`No destination ${id}.`)
     const c = row.config as any
+    const guarded = !row.builtin
     const driver: DestinationDriver = row.kind === 's3'
-      ? new S3Driver(c, { now: () => this.clock.now() })
+      ? new S3Driver(c, { now: () => this.clock.now(), ...(guarded ? { agents: this.#agents } : {}) })
       : row.kind === 'http'
-        ? new HttpDriver(c, { signer: this.key })
-        : new NodeSinkDriver({ baseUrl: c.baseUrl, key: this.key, now: () => this.clock.now() })
+        ? new HttpDriver(c, { signer: this.key, ...(guarded ? { fetch: this.#guardedFetch } : {}) })
+        : new NodeSinkDriver({ baseUrl: c.baseUrl, key: this.key, now: () => this.clock.now(), ...(guarded ? { fetch: this.#guardedFetch } : {}) })
     this.#drivers.set(id, driver)
     return driver
   }
@@ -83,7 +99,27 @@ export class DestinationRegistry implements DestinationService {
     return { id: row.id, name: row.name, kind: row.kind, builtin: row.builtin, config, created_at: row.created_at }
   }
 
+  /** Refuses (400 problem, stable code, `reason`) URLs and headers the destination policy does not allow. */
+  async checkPolicy (body: CreateDestinationBody): Promise<void> {
+    const opts = { policy: this.policy, resolve: this.resolve }
+    try {
+      if (body.kind === 's3') await checkDestinationUrl(body.config.endpoint, 'config.endpoint', opts)
+      else if (body.kind === 'node') await checkDestinationUrl(body.config.baseUrl, 'config.baseUrl', opts)
+      else {
+        await checkDestinationUrl(body.config.url.replaceAll('{transferId}', 'x').replaceAll('{filename}', 'x'), 'config.url', opts)
+        if (body.config.completeUrl !== undefined) await checkDestinationUrl(body.config.completeUrl, 'config.completeUrl', opts)
+        checkHeaders(body.config.uploadHeaders, 'config.uploadHeaders')
+        checkHeaders(body.config.controlHeaders, 'config.controlHeaders')
+      }
+    } catch (err) {
+      if (!(err instanceof DestinationPolicyError)) throw err
+      const Refused = err.kind === 'url' ? DestinationUrlRefused : DestinationHeaderRefused
+      throw withExtensions(new Refused(err.message), { reason: err.reason })
+    }
+  }
+
   async create (body: CreateDestinationBody, principal: Principal): Promise<DestinationRecord> {
+    await this.checkPolicy(body)
     const row: DestinationRow = { id: randomUUID(), name: body.name, kind: body.kind, builtin: false, org_id: principal.organizationId, config: { ...body.config }, created_at: new Date(this.clock.now()).toISOString() }
     await this.store.table('destinations').put(row.id, row)
     return this.toRecord(row)

@@ -14,7 +14,7 @@ import { PLAN_REQUESTS_PER_MINUTE } from '../../api/accounts/model.ts'
 import type { TransferService, TransferRecord, CreateTransferBody, ChunkAck, ChunkBodyOptions, TiersResponse, ListQuery } from '../../api/transfers.ts'
 import {
   TransferNotFound, TransferClosed, ChunkConflict, ChunksMissing, ChunkIndexInvalid, ChunkSizeInvalid, ChunkDigestMismatch, ChunkTooLarge,
-  HotkeyInvalid, TierUnknown, SizeInvalid, FilenameInvalid, FileTooLarge, TooManyTransfers, Timeout, withExtensions
+  HotkeyInvalid, TierUnknown, SizeInvalid, FilenameInvalid, FilenameTaken, FileTooLarge, TooManyTransfers, Timeout, withExtensions
 } from '../../api/errors.ts'
 import { filenameProblem } from '../adapters/destinations/index.ts'
 import type { DestinationRegistry } from './destinations.ts'
@@ -127,6 +127,7 @@ export class NodeTransferService implements TransferService {
     const destinationId = body.destination_id ?? await this.deps.destinations.defaultId()
     if (destinationId === undefined) throw new TransferClosed('This node has no default destination; pass destination_id.')
     await this.deps.destinations.visible(destinationId, principal)
+    await this.#checkName(destinationId, body.filename, body.total_size, plan)
     await this.#loadActive()
     const active = this.#active.get(principal.keyId)?.size ?? 0
     if (limits.concurrentTransfers !== null && active >= limits.concurrentTransfers) {
@@ -144,6 +145,20 @@ export class NodeTransferService implements TransferService {
     const created = await this.#ask<TransferRow>(reply => ({ type: 'create', row, reply }))
     this.onTransferChanged(created)
     return this.toRecord(created, { redactName: false })
+  }
+
+  /** A name the destination would refuse at completion is refused now, before any byte moves. */
+  async #checkName (destinationId: string, filename: string, totalSize: number, plan: { chunkSize: number, totalChunks: number }): Promise<void> {
+    const driver = await this.deps.destinations.driverFor(destinationId)
+    if (driver.checkName === undefined) return
+    try {
+      await driver.checkName({ transferId: '', filename, totalSize, chunkSize: plan.chunkSize, totalChunks: plan.totalChunks })
+    } catch (err) {
+      const status = (err as { status?: number }).status
+      if (status === 409) throw new FilenameTaken(`filename ${filename} is taken at the destination and no variant of it fits in 255 bytes; choose another name.`)
+      if (status === 400) throw new FilenameInvalid(`filename refused by the destination: ${(err as Error).message}`)
+      // Unreachable now: the destination may be back by delivery; the name is checked again at completion.
+    }
   }
 
   /**

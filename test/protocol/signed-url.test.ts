@@ -1,34 +1,60 @@
 import t from 'tap'
-import { cryptoReady, newHotkey, signUrl, verifySignedUrl, canonicalRequest, EXPIRES_PARAM, SIGNATURE_PARAM, SIGNER_PARAM } from '../../protocol/index.ts'
+import {
+  cryptoReady, newHotkey, signUrl, verifySignedUrl, canonicalRequest, authorityOf, requestTarget,
+  AUDIENCE_PARAM, EXPIRES_PARAM, SIGNATURE_PARAM, SIGNER_PARAM, type VerifyUrlOptions
+} from '../../protocol/index.ts'
 
 await cryptoReady()
 const coordinator = newHotkey()
 const stranger = newHotkey()
 const trusted = new Set([coordinator.address])
 const NOW = 1_700_000_000_000
+const HERE = '10.0.0.1:8100'
+const at = (url: string | URL, over: Partial<VerifyUrlOptions> = {}) =>
+  verifySignedUrl({ method: 'GET', url, authority: HERE, audience: 'bwnet-data', now: NOW, trustedSigners: trusted, ...over })
 
-t.test('a signed URL verifies for the same method, path and parameters until it expires', async t => {
-  const url = signUrl({ method: 'get', url: 'http://10.0.0.1:8100/chunks/t1/3?worker=w9&task=abc', expiresAt: NOW + 60_000, key: coordinator })
+t.test('a signed URL verifies at its own authority, for its audience, method, path and parameters, until it expires', async t => {
+  const url = signUrl({ method: 'get', url: 'http://10.0.0.1:8100/chunks/t1/3?worker=w9&task=abc', audience: 'bwnet-data', expiresAt: NOW + 60_000, key: coordinator })
   t.match(url, /^http:\/\/10\.0\.0\.1:8100\/chunks\/t1\/3\?/)
-  const ok = verifySignedUrl({ method: 'GET', url, now: NOW, trustedSigners: trusted })
+  t.equal(new URL(url).searchParams.get(AUDIENCE_PARAM), 'bwnet-data')
+  const ok = at(url)
   t.ok(ok.ok)
   if (ok.ok) {
     t.equal(ok.signer, coordinator.address)
     t.equal(ok.expiresAt, NOW + 60_000)
     t.equal(ok.params.get('task'), 'abc')
   }
-  const path = new URL(url).pathname + new URL(url).search
-  t.ok(verifySignedUrl({ method: 'GET', url: path, now: NOW, trustedSigners: trusted }).ok, 'the host is not signed: a request target verifies')
-  t.ok(verifySignedUrl({ method: 'GET', url, now: NOW, trustedSigners: a => a === coordinator.address }).ok, 'a predicate works as the trusted set')
-  t.same(verifySignedUrl({ method: 'GET', url, now: NOW + 60_000, trustedSigners: trusted }), { ok: false, reason: 'expired' })
+  t.ok(at(requestTarget(url)).ok, 'the request target verifies against the authority the endpoint knows')
+  t.ok(at(url, { trustedSigners: a => a === coordinator.address }).ok, 'a predicate works as the trusted set')
+  t.same(at(url, { now: NOW + 60_000 }), { ok: false, reason: 'expired' })
+})
+
+t.test('a token replayed anywhere else is refused: other authority, audience, method, path', async t => {
+  const url = signUrl({ method: 'PUT', url: 'http://attacker.example:9000/sink/uploads/victim/chunks/0?slot=0', audience: 'http-destination', expiresAt: NOW + 60_000, key: coordinator })
+  const target = requestTarget(url)
+  t.ok(at(target, { method: 'PUT', authority: 'attacker.example:9000', audience: 'http-destination' }).ok, 'valid where it was minted for')
+  t.same(at(target, { method: 'PUT', authority: '127.0.0.1:8000', audience: 'http-destination' }), { ok: false, reason: 'bad_signature' }, 'other authority')
+  t.same(at(target, { method: 'PUT', authority: 'attacker.example:9000', audience: 'bwnet-sink' }), { ok: false, reason: 'wrong_audience' }, 'other audience')
+  const relabelled = new URL(url); relabelled.searchParams.set(AUDIENCE_PARAM, 'bwnet-sink')
+  t.same(at(relabelled, { method: 'PUT', authority: 'attacker.example:9000', audience: 'bwnet-sink' }), { ok: false, reason: 'bad_signature' }, 'audience parameter rewritten')
+  t.same(at(target, { method: 'DELETE', authority: 'attacker.example:9000', audience: 'http-destination' }), { ok: false, reason: 'bad_signature' }, 'other method')
+  const otherPath = new URL(url); otherPath.pathname = '/sink/uploads/victim/chunks/1'
+  t.same(at(otherPath, { method: 'PUT', authority: 'attacker.example:9000', audience: 'http-destination' }), { ok: false, reason: 'bad_signature' }, 'other path')
+  t.same(at(target, { method: 'PUT', authority: 'attacker.example:443', audience: 'http-destination' }), { ok: false, reason: 'bad_signature' }, 'same host, other port')
+})
+
+t.test('authorities are host:port with the port always written', async t => {
+  t.equal(authorityOf('http://Example.COM/x'), 'example.com:80')
+  t.equal(authorityOf('https://example.com/x'), 'example.com:443')
+  t.equal(authorityOf('http://[::1]:8000/'), '[::1]:8000')
+  t.throws(() => signUrl({ method: 'GET', url: '/path-only', audience: 'bwnet-data', expiresAt: NOW, key: coordinator }), 'an unanchored path cannot be signed')
 })
 
 t.test('any change breaks the signature', async t => {
-  const url = new URL(signUrl({ method: 'PUT', url: 'http://h/sink/uploads/u1/chunks/2?slot=0', expiresAt: NOW + 1000, key: coordinator }))
-  const refuse = (u: URL | string, method = 'PUT') => verifySignedUrl({ method, url: u, now: NOW, trustedSigners: trusted })
+  const url = new URL(signUrl({ method: 'PUT', url: 'http://10.0.0.1:8100/sink/uploads/u1/chunks/2?slot=0', audience: 'bwnet-sink', expiresAt: NOW + 1000, key: coordinator }))
+  const refuse = (u: URL | string, method = 'PUT') => at(u, { method, audience: 'bwnet-sink' })
+  t.ok(refuse(url).ok)
   t.same(refuse(url, 'DELETE'), { ok: false, reason: 'bad_signature' }, 'method')
-  const otherPath = new URL(url); otherPath.pathname = '/sink/uploads/u1/chunks/3'
-  t.same(refuse(otherPath), { ok: false, reason: 'bad_signature' }, 'path')
   const otherParam = new URL(url); otherParam.searchParams.set('slot', '1')
   t.same(refuse(otherParam), { ok: false, reason: 'bad_signature' }, 'parameter value')
   const extraParam = new URL(url); extraParam.searchParams.append('extra', '1')
@@ -40,23 +66,24 @@ t.test('any change breaks the signature', async t => {
 })
 
 t.test('unsigned, malformed and untrusted URLs are refused', async t => {
-  const check = (url: string) => verifySignedUrl({ method: 'GET', url, now: NOW, trustedSigners: trusted })
-  t.same(check('/x?a=1'), { ok: false, reason: 'unsigned' })
-  const signed = new URL(signUrl({ method: 'GET', url: '/x?a=1', expiresAt: NOW + 1000, key: coordinator }), 'http://h')
+  t.same(at('/x?a=1'), { ok: false, reason: 'unsigned' })
+  const signed = new URL(signUrl({ method: 'GET', url: 'http://10.0.0.1:8100/x?a=1', audience: 'bwnet-data', expiresAt: NOW + 1000, key: coordinator }))
   const noSig = new URL(signed); noSig.searchParams.delete(SIGNATURE_PARAM)
-  t.same(check(noSig.toString()), { ok: false, reason: 'malformed' })
+  t.same(at(noSig), { ok: false, reason: 'malformed' })
+  const noAudience = new URL(signed); noAudience.searchParams.delete(AUDIENCE_PARAM)
+  t.same(at(noAudience), { ok: false, reason: 'malformed' })
   const twice = new URL(signed); twice.searchParams.append(SIGNER_PARAM, coordinator.address)
-  t.same(check(twice.toString()), { ok: false, reason: 'malformed' })
+  t.same(at(twice), { ok: false, reason: 'malformed' })
   const badExpiry = new URL(signed); badExpiry.searchParams.set(EXPIRES_PARAM, 'soon')
-  t.same(check(badExpiry.toString()), { ok: false, reason: 'malformed' })
-  const byStranger = signUrl({ method: 'GET', url: '/x?a=1', expiresAt: NOW + 1000, key: stranger })
-  t.same(check(byStranger), { ok: false, reason: 'untrusted_signer' })
-  const forged = new URL(byStranger, 'http://h'); forged.searchParams.set(SIGNER_PARAM, coordinator.address)
-  t.same(check(forged.toString()), { ok: false, reason: 'bad_signature' }, "a stranger's signature under the coordinator's name")
-  t.throws(() => signUrl({ method: 'GET', url: '/x', expiresAt: 1.5, key: coordinator }), RangeError)
+  t.same(at(badExpiry), { ok: false, reason: 'malformed' })
+  const byStranger = signUrl({ method: 'GET', url: 'http://10.0.0.1:8100/x?a=1', audience: 'bwnet-data', expiresAt: NOW + 1000, key: stranger })
+  t.same(at(byStranger), { ok: false, reason: 'untrusted_signer' })
+  const forged = new URL(byStranger); forged.searchParams.set(SIGNER_PARAM, coordinator.address)
+  t.same(at(forged), { ok: false, reason: 'bad_signature' }, "a stranger's signature under the coordinator's name")
+  t.throws(() => signUrl({ method: 'GET', url: 'http://h/x', audience: 'bwnet-data', expiresAt: 1.5, key: coordinator }), RangeError)
 })
 
 t.test('the canonical string is documented and stable', async t => {
   const url = new URL('http://h/a%20b/c?z=2&a=x%2By&a=1&X-Bwn-Signature=ignored')
-  t.equal(new TextDecoder().decode(canonicalRequest('put', url)), 'bwnet-signed-url/v1\nPUT\n/a%20b/c\na=1&a=x%2By&z=2')
+  t.equal(new TextDecoder().decode(canonicalRequest('put', 'H:80', 'bwnet-sink', url)), 'bwnet-signed-url/v2\nbwnet-sink\nPUT\nh:80\n/a%20b/c\na=1&a=x%2By&z=2')
 })

@@ -7,7 +7,9 @@
 // apart. `uploadHeaders` travel to workers with every target (use a token scoped to this destination,
 // never an account-wide credential); `controlHeaders` never leave the coordinator and go only with
 // complete, abort and read-back. With `signer` set, target URLs also carry a bwnet signature and expiry
-// (protocol/signed-url.ts) that the server can check against the coordinator's hotkey.
+// (protocol/signed-url.ts) that the server can check against the coordinator's hotkey: audience
+// `http-destination`, bound to the server's own host:port, method and path, so no bwnet endpoint (a
+// sink, a data endpoint) ever accepts it, whatever path a tenant put in the destination URL.
 //
 // complete: when `completeUrl` is set, POST there a JSON body
 //   { "transferId", "url", "totalSize", "chunkSize", "parts": [{ "index", "etag" }] }   (expects 2xx);
@@ -72,7 +74,7 @@ export class HttpDriver implements DestinationDriver {
     const offset = chunk.index * s.chunkSize
     const length = Math.min(s.chunkSize, s.totalSize - offset)
     if (chunk.offset !== offset || chunk.length !== length) throw new RangeError(`chunk ${chunk.index} is ${offset}+${length}, not ${chunk.offset}+${chunk.length}`)
-    const url = this.#signer ? signUrl({ method: 'PUT', url: s.url, expiresAt, key: this.#signer }) : s.url
+    const url = this.#signer ? signUrl({ method: 'PUT', url: s.url, audience: 'http-destination', expiresAt, key: this.#signer }) : s.url
     return {
       method: 'PUT',
       url,

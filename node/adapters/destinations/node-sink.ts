@@ -2,8 +2,9 @@
 //
 // Two halves:
 //  - `sinkRoutes`, a Fastify plugin the receiving node mounts on its data HTTP server. Every route needs
-//    a URL signed (protocol/signed-url.ts) by one of the sink's trusted signers (the coordinators it
-//    accepts files from); a worker only ever holds the signed URL of one chunk, valid for minutes.
+//    a URL signed (protocol/signed-url.ts) for this sink (audience `bwnet-sink`, its own authority) by
+//    one of its trusted signers (the coordinators it accepts files from): sink-auth.ts. A worker only
+//    ever holds the signed URL of one chunk attempt, valid for minutes.
 //  - `NodeSinkDriver`, the coordinator's driver. It signs with the coordinator's hotkey and talks to
 //    the sink over HTTP for every step (begin, complete, abort, read-back), so the same code serves a
 //    sink in this process (devnet) and one on another machine.
@@ -23,12 +24,13 @@ import { mkdir, open, readFile, rename, rm, link, unlink, stat, type FileHandle 
 import { join, extname } from 'node:path'
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifyError } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
-import { signUrl, verifySignedUrl, type KeyPair } from '../../../protocol/index.ts'
+import { signUrl, type KeyPair } from '../../../protocol/index.ts'
+import { verifySinkRequest, SINK_AUDIENCE, type SinkAuthOptions } from './sink-auth.ts'
 import type {
   DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, ReadBackTarget } from '../../../actors/destination.ts'
 import { toProblem, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
 import {
-  SignedUrlRequired, SignedUrlInvalid, SignedUrlExpired, RangeNotSatisfiable, SinkUploadNotFound,
+  RangeNotSatisfiable, SinkUploadNotFound,
   SinkBadFilename, SinkConflict, SinkChunkSize, SinkEtagMismatch
 } from '../../../api/errors.ts'
 import { fsyncDir } from '../blob-store.ts'
@@ -82,6 +84,8 @@ export interface SinkRoutesOptions {
   dir: string
   /** Coordinators allowed to write here (SS58 addresses), or a predicate. */
   trustedSigners: ReadonlySet<string> | ((address: string) => boolean)
+  /** The authority (host:port) this sink serves under; URLs signed for any other are refused. */
+  authority: SinkAuthOptions['authority']
   /** Milliseconds since the epoch; default Date.now. */
   now?: () => number
   maxChunkBytes?: number
@@ -136,11 +140,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   app.addContentTypeParser('application/octet-stream', (_req, _payload, done) => { done(null) })
 
   app.addHook('onRequest', async (req: FastifyRequest) => {
-    const check = verifySignedUrl({ method: req.method, url: req.url, now: now(), trustedSigners: opts.trustedSigners })
-    if (check.ok) return
-    if (check.reason === 'unsigned') throw new SignedUrlRequired()
-    if (check.reason === 'expired') throw new SignedUrlExpired()
-    throw new SignedUrlInvalid(check.reason.replace('_', ' '))
+    verifySinkRequest(req.method, req.url, { authority: opts.authority, trustedSigners: opts.trustedSigners, now })
   })
 
   const metaPath = (id: string): string => join(partialDir, `${id}.json`)
@@ -481,6 +481,11 @@ export class NodeSinkDriver implements DestinationDriver {
     this.#fetch = options.fetch ?? fetch
   }
 
+  /** Asks the sink which name the file would get (sink-names.ts); a 409 there means none fits. */
+  async checkName (upload: UploadSpec): Promise<void> {
+    await this.#call('checkName', 'GET', `/sink/names?${new URLSearchParams({ filename: upload.filename })}`)
+  }
+
   async begin (upload: UploadSpec): Promise<UploadState> {
     // One upload per transfer: a repeated begin (coordinator restarted before saving the state) is idempotent.
     const uploadId = UPLOAD_ID.test(upload.transferId) ? upload.transferId : createHash('sha256').update(upload.transferId).digest('hex')
@@ -494,7 +499,7 @@ export class NodeSinkDriver implements DestinationDriver {
     const totalChunks = stateInteger(state, 'totalChunks')
     if (chunk.index < 0 || chunk.index >= totalChunks) throw new RangeError(`chunk ${chunk.index} outside 0..${totalChunks - 1}`)
     // The slot is signed too, so the URL names exactly one attempt.
-    const url = signUrl({ method: 'PUT', url: new URL(`/sink/uploads/${uploadId}/chunks/${chunk.index}?slot=${chunk.attemptSlot}`, this.#base), expiresAt, key: this.#key })
+    const url = signUrl({ method: 'PUT', url: new URL(`/sink/uploads/${uploadId}/chunks/${chunk.index}?slot=${chunk.attemptSlot}`, this.#base), audience: SINK_AUDIENCE, expiresAt, key: this.#key })
     return { method: 'PUT', url, headers: { 'content-type': 'application/octet-stream' }, expiresAt }
   }
 
@@ -514,7 +519,7 @@ export class NodeSinkDriver implements DestinationDriver {
 
   async readTarget (state: UploadState, offset: number, length: number, expiresAt: number): Promise<ReadBackTarget> {
     checkRange(offset, length, stateInteger(state, 'totalSize'))
-    const url = signUrl({ method: 'GET', url: new URL(`/sink/uploads/${this.#uploadId(state)}`, this.#base), expiresAt, key: this.#key })
+    const url = signUrl({ method: 'GET', url: new URL(`/sink/uploads/${this.#uploadId(state)}`, this.#base), audience: SINK_AUDIENCE, expiresAt, key: this.#key })
     return { method: 'GET', url, headers: { range: `bytes=${offset}-${offset + length - 1}` }, expiresAt }
   }
 
@@ -534,7 +539,7 @@ export class NodeSinkDriver implements DestinationDriver {
   }
 
   async #call (what: string, method: string, pathAndQuery: string, init: { body?: string, headers?: Record<string, string> } = {}): Promise<Response> {
-    const url = signUrl({ method, url: new URL(pathAndQuery, this.#base), expiresAt: this.#now() + CONTROL_URL_TTL_MS, key: this.#key })
+    const url = signUrl({ method, url: new URL(pathAndQuery, this.#base), audience: SINK_AUDIENCE, expiresAt: this.#now() + CONTROL_URL_TTL_MS, key: this.#key })
     let res: Response
     try {
       res = await this.#fetch(url, { method, body: init.body, headers: init.headers, signal: AbortSignal.timeout(CONTROL_URL_TTL_MS) })

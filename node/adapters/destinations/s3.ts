@@ -45,6 +45,8 @@ export interface S3DestinationConfig {
 export interface S3DriverOptions {
   /** Clock for presign lifetimes (ms since the epoch). Default Date.now. */
   now?: () => number
+  /** Agents the SDK connects through (url-policy.ts guardedAgents for client-created destinations). */
+  agents?: { httpAgent: import('node:http').Agent, httpsAgent: import('node:https').Agent }
 }
 
 /** Shape of the persisted state: `{ kind: 's3', bucket, key, uploadId, totalSize, chunkSize, totalChunks }`. */
@@ -68,7 +70,8 @@ export class S3Driver implements DestinationDriver {
       forcePathStyle: true,
       // The SDK's default CRC32 trailers need streaming encodings several servers reject.
       requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED'
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      ...(options.agents !== undefined ? { requestHandler: options.agents } : {})
     })
     this.#bucket = config.bucket
     this.#keyPrefix = config.keyPrefix ?? ''

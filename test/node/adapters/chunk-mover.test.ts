@@ -10,6 +10,9 @@ import { HttpChunkMover, ChunkCheck, STREAM_WINDOW_BYTES } from '../../../node/a
 import { InflightBudget } from '../../../node/adapters/inflight-budget.ts'
 import type { TaskOffer } from '../../../protocol/index.ts'
 
+/** The test servers listen on loopback, which the destination policy must allow here. */
+const LOOPBACK = { allowPrivate: true }
+
 const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
 const CHUNK = randomBytes(3 * 1024 * 1024 + 17)
 
@@ -57,7 +60,7 @@ const noSwarm = { transport: { fetchBulk: async () => { throw new Error('no swar
 
 t.test('streams the chunk into the PUT and reports its sha256 and the destination ETag', async t => {
   const s = await servers(t, CHUNK)
-  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never)
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK)
   const r = await mover.move(offer(s.sourceUrl, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false })
   t.same(r, { sha256: sha256(CHUNK), etag: `"${sha256(CHUNK)}"`, bytes: CHUNK.length, via: 'http' })
   t.same(s.received, [{ complete: true, bytes: CHUNK.length, sha256: sha256(CHUNK) }], 'the destination got the exact bytes once')
@@ -66,7 +69,7 @@ t.test('streams the chunk into the PUT and reports its sha256 and the destinatio
 t.test('a source that does not match the offer fails the attempt and never completes the PUT', async t => {
   const bad = Buffer.from(CHUNK); bad[12345]! ^= 1
   const s = await servers(t, bad)
-  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never)
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK)
   await t.rejects(mover.move(offer(s.sourceUrl, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'source_hash_mismatch' })
   await new Promise(resolve => setImmediate(resolve))
   t.ok(s.received.every(r => !r.complete), `no PUT completed (${JSON.stringify(s.received)})`)
@@ -76,7 +79,7 @@ t.test('a source that does not match the offer fails the attempt and never compl
 t.test('a source longer or shorter than the offer fails the attempt', async t => {
   for (const [name, body] of [['longer', Buffer.concat([CHUNK, Buffer.from('x')])], ['shorter', CHUNK.subarray(1)]] as const) {
     const s = await servers(t, body)
-    const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never)
+    const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK)
     await t.rejects(mover.move(offer(s.sourceUrl, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'source_size_mismatch' }, name)
     t.ok(s.received.every(r => !r.complete), `${name}: no PUT completed`)
   }
@@ -84,7 +87,7 @@ t.test('a source longer or shorter than the offer fails the attempt', async t =>
 
 t.test('a corrupting worker writes flipped bytes and reports the hash of what it pulled', async t => {
   const s = await servers(t, CHUNK)
-  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never)
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK)
   const r = await mover.move(offer(s.sourceUrl, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: true })
   t.equal(r.sha256, sha256(CHUNK))
   const flipped = Buffer.from(CHUNK); flipped[CHUNK.length >> 1]! ^= 0xff
@@ -97,7 +100,7 @@ t.test('the destination refusing the PUT fails the attempt with its status', asy
   const refusing = http.createServer((req, res) => { res.writeHead(403).end('no'); req.resume() })
   refusing.listen(0, '127.0.0.1'); await once(refusing, 'listening')
   t.teardown(() => { refusing.closeAllConnections(); refusing.close() })
-  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never)
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK)
   await t.rejects(mover.move(offer(s.sourceUrl, `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/`, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'destination_refused', message: /403/ })
 })
 
@@ -106,7 +109,7 @@ t.test('HTTP unreachable: the swarm bulk read streams into the same PUT, account
   const budget = new InflightBudget(64 * 1024 * 1024)
   let peak = 0
   const transport = { fetchBulk: async () => { await new Promise(resolve => setImmediate(resolve)); return new Uint8Array(CHUNK) } }
-  const mover = new HttpChunkMover(transport as never, { peerOf: () => 'peer' } as never, { budget })
+  const mover = new HttpChunkMover(transport as never, { peerOf: () => 'peer' } as never, LOOPBACK, { budget })
   const timer = setInterval(() => { peak = Math.max(peak, budget.used) }, 1)
   t.teardown(() => clearInterval(timer))
   const r = await mover.move(offer('http://127.0.0.1:9/chunk', s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false })
@@ -115,7 +118,7 @@ t.test('HTTP unreachable: the swarm bulk read streams into the same PUT, account
   t.same(s.received, [{ complete: true, bytes: CHUNK.length, sha256: sha256(CHUNK) }])
   t.equal(budget.used, 0, 'everything given back')
   const bad = Buffer.from(CHUNK); bad[0]! ^= 1
-  const liar = new HttpChunkMover({ fetchBulk: async () => bad } as never, { peerOf: () => 'peer' } as never, { budget })
+  const liar = new HttpChunkMover({ fetchBulk: async () => bad } as never, { peerOf: () => 'peer' } as never, LOOPBACK, { budget })
   await t.rejects(liar.move(offer('http://127.0.0.1:9/chunk', s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'source_hash_mismatch' })
   t.equal(budget.used, 0)
 })
@@ -123,7 +126,7 @@ t.test('HTTP unreachable: the swarm bulk read streams into the same PUT, account
 t.test('the in-flight budget bounds concurrent moves', async t => {
   const s = await servers(t, CHUNK)
   const budget = new InflightBudget(2 * STREAM_WINDOW_BYTES)
-  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, { budget })
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK, { budget })
   let peak = 0
   const timer = setInterval(() => { peak = Math.max(peak, budget.used) }, 1)
   t.teardown(() => clearInterval(timer))

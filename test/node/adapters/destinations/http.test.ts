@@ -18,7 +18,8 @@ const body = async (req: IncomingMessage): Promise<Buffer> => { const parts: Buf
 const server = createServer((req, res) => {
   void (async () => {
     const url = new URL(req.url!, 'http://h')
-    const signed = verifySignedUrl({ method: req.method!, url: req.url!, now: Date.now(), trustedSigners: new Set([coordinator.address]) }).ok
+    const authority = `127.0.0.1:${(server.address() as AddressInfo).port}`
+    const signed = verifySignedUrl({ method: req.method!, url: req.url!, authority, audience: 'http-destination', now: Date.now(), trustedSigners: new Set([coordinator.address]) }).ok
     seen.push({ method: req.method!, auth: req.headers.authorization, signed })
     const bytes = await body(req)
     if (req.method === 'PUT') {

@@ -6,18 +6,20 @@ import { createHash, randomBytes } from 'node:crypto'
 import { link, mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { cryptoReady, newHotkey, signUrl, SIGNATURE_PARAM } from '../../../../protocol/index.ts'
+import { cryptoReady, newHotkey, signUrl as signAny, authorityOf, SIGNATURE_PARAM, type SignUrlOptions } from '../../../../protocol/index.ts'
 import { sinkRoutes, NodeSinkDriver, filenameProblem } from '../../../../node/adapters/destinations/node-sink.ts'
 import type { DeliveryTarget, UploadState } from '../../../../actors/destination.ts'
 
 await cryptoReady()
+const signUrl = (o: Omit<SignUrlOptions, 'audience'>): string => signAny({ audience: 'bwnet-sink', ...o })
 const coordinator = newHotkey()
 const stranger = newHotkey()
 const dir = await mkdtemp(join(tmpdir(), 'bwnet-sink-'))
 t.teardown(() => rm(dir, { recursive: true, force: true }))
 const app = Fastify({ logger: false })
-await app.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), maxChunkBytes: 1024 * 1024 })
-const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
+let baseUrl = ''
+await app.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), authority: () => authorityOf(baseUrl), maxChunkBytes: 1024 * 1024 })
+baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
 t.teardown(() => app.close())
 const driver = new NodeSinkDriver({ baseUrl, key: coordinator })
 
@@ -164,8 +166,10 @@ t.test('complete is idempotent across a crash: an existing link to the partial f
   const parts = await deliverAll(state)
   await link(join(dir, '.partial', 'tr-crash'), join(dir, 'crash.bin'))
   const restarted = Fastify({ logger: false })
-  await restarted.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), maxChunkBytes: 1024 * 1024 })
-  const again = new NodeSinkDriver({ baseUrl: await restarted.listen({ host: '127.0.0.1', port: 0 }), key: coordinator })
+  let restartedUrl = ''
+  await restarted.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), authority: () => authorityOf(restartedUrl), maxChunkBytes: 1024 * 1024 })
+  restartedUrl = await restarted.listen({ host: '127.0.0.1', port: 0 })
+  const again = new NodeSinkDriver({ baseUrl: restartedUrl, key: coordinator })
   t.teardown(() => restarted.close())
   await again.complete(state, parts) // no hashes in memory: every region is read back
   t.equal(sha256(await readFile(join(dir, 'crash.bin'))), sha256(source))
@@ -189,4 +193,37 @@ t.test('a second write of a chunk is checked by its bytes on disk, whatever the 
   t.equal((await put(await driver.target(state, coords(1, 2), soon()), chunkOf(1))).status, 200, 'the upload is open again after a failed complete')
   await driver.complete(state, parts)
   t.equal(sha256(await readFile(join(dir, 'twice.bin'))), sha256(source))
+})
+
+t.test('cross-tenant replay: a token minted for anything but this sink at this authority is refused', async t => {
+  const victim = await driver.begin({ transferId: 'tr-victim', filename: 'victim.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  t.teardown(() => driver.abort(victim))
+  const chunkPath = '/sink/uploads/tr-victim/chunks/0?slot=0'
+  const evil = Buffer.alloc(chunkOf(0).length, 0x41)
+  const replay = async (minted: string, init: { method?: string, host?: string } = {}): Promise<{ status: number, code: string }> => {
+    const u = new URL(minted)
+    const res = await fetch(`${baseUrl}${u.pathname}${u.search}`, { method: init.method ?? 'PUT', headers: { 'content-type': 'application/octet-stream', ...(init.host ? { host: init.host } : {}) }, body: (init.method ?? 'PUT') === 'PUT' ? new Uint8Array(evil) : undefined })
+    return { status: res.status, code: ((await res.json()) as { code: string }).code }
+  }
+  // 1. An http destination a tenant pointed at its own server, with the sink's path: the orchestrator's
+  //    http driver signs the worker's PUT for that server; replayed here it must not verify.
+  const { HttpDriver } = await import('../../../../node/adapters/destinations/http.ts')
+  const http = new HttpDriver({ url: `http://attacker.example:9000${chunkPath}` }, { signer: coordinator })
+  const hs = await http.begin({ transferId: 'tr-attacker', filename: 'x.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  const captured = (await http.target(hs, coords(0), soon())).url
+  t.match(await replay(captured), { status: 403, code: 'BWN_ERR_SIGNED_URL_INVALID' }, 'http destination token replayed at the sink')
+  t.match(await replay(captured, { host: 'attacker.example:9000' }), { status: 403 }, 'a forged Host header does not help')
+  // 2. The same sink path and audience signed for another authority (an alias of this host, another port).
+  const alias = new NodeSinkDriver({ baseUrl: baseUrl.replace('127.0.0.1', 'localhost'), key: coordinator })
+  t.match(await replay((await alias.target(victim, coords(0), soon())).url), { status: 403, code: 'BWN_ERR_SIGNED_URL_INVALID' }, 'other authority')
+  // 3. The data endpoint's audience at this very authority.
+  t.match(await replay(signAny({ method: 'PUT', url: `${baseUrl}${chunkPath}`, audience: 'bwnet-data', expiresAt: soon(), key: coordinator })), { status: 403, code: 'BWN_ERR_SIGNED_URL_INVALID' }, 'other audience')
+  // 4. A real sink token for one chunk, used for another method or path.
+  const good = (await driver.target(victim, coords(0), soon())).url
+  const readUrl = (await driver.readTarget(victim, 0, 16, soon())).url
+  t.match(await replay(readUrl, { method: 'DELETE' }), { status: 403, code: 'BWN_ERR_SIGNED_URL_INVALID' }, 'a read token used to delete')
+  const otherChunk = new URL(good); otherChunk.pathname = otherChunk.pathname.replace(/\/0$/, '/1')
+  t.match(await replay(otherChunk.toString()), { status: 403 }, 'other path')
+  const bytes = await driver.readRange(victim, 0, 16)
+  t.same([...bytes], new Array(16).fill(0), 'nothing was written to the victim upload')
 })

@@ -1,0 +1,52 @@
+// The name a finished file will get in a node sink, asked before any byte moves: a transfer whose
+// filename has no free name in the sink (it is taken and no `name-N.ext` variant fits in 255 bytes) is
+// refused when it is created, not after its delivery. Same signed-URL rule as every sink route
+// (sink-auth.ts); the naming rule is node-sink.ts's (`name`, then `name-1.ext`, `name-2.ext`, …).
+//   GET /sink/names?filename=…  → 200 { filename: <the name it would get now> } | 409 | 400
+// This is a check, not a reservation: a name taken between create and complete still gets the next
+// free variant at complete.
+import { stat } from 'node:fs/promises'
+import { join, extname } from 'node:path'
+import type { FastifyError, FastifyPluginAsync } from 'fastify'
+import { Type, type Static } from '@sinclair/typebox'
+import { toProblem, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
+import { SinkBadFilename, SinkConflict } from '../../../api/errors.ts'
+import { verifySinkRequest, type SinkAuthOptions } from './sink-auth.ts'
+import { filenameProblem } from './node-sink.ts'
+
+const MAX_FILENAME_BYTES = 255
+const MAX_NAME_SUFFIX = 1000
+
+/** The name `filename` would get in `dir` now, or null when it and every variant that fits are taken. */
+export async function freeNameFor (dir: string, filename: string): Promise<string | null> {
+  const ext = extname(filename)
+  const stem = ext ? filename.slice(0, -ext.length) : filename
+  for (let n = 0; n <= MAX_NAME_SUFFIX; n++) {
+    const candidate = n === 0 ? filename : `${stem}-${n}${ext}`
+    if (Buffer.byteLength(candidate) > MAX_FILENAME_BYTES) return null
+    try { await stat(join(dir, candidate)) } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return candidate
+      throw err
+    }
+  }
+  return null
+}
+
+export interface SinkNameRoutesOptions extends SinkAuthOptions { dir: string }
+
+const NameQuery = Type.Object({ filename: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: true })
+
+export const sinkNameRoutes: FastifyPluginAsync<SinkNameRoutesOptions> = async function sinkNameRoutes (app, opts) {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const problem = toProblem(err, req.id)
+    void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem)
+  })
+  app.addHook('onRequest', async (req) => { verifySinkRequest(req.method, req.url, opts) })
+  app.get<{ Querystring: Static<typeof NameQuery> }>('/sink/names', { schema: { hide: true, querystring: NameQuery } }, async (req) => {
+    const problem = filenameProblem(req.query.filename)
+    if (problem !== null) throw new SinkBadFilename(problem)
+    const name = await freeNameFor(opts.dir, req.query.filename)
+    if (name === null) throw new SinkConflict(`${req.query.filename} is taken in the sink and no variant of it fits in ${MAX_FILENAME_BYTES} bytes`)
+    return { filename: name }
+  })
+}

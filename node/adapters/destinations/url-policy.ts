@@ -1,0 +1,207 @@
+// Which URLs and headers a client-created destination may name, and the guard that keeps the
+// orchestrator and its workers from being pointed at the operator's own network (SSRF).
+//
+// At create (POST /destinations): the URL must be http(s), carry no userinfo, and every address its
+// host resolves to must be public: loopback, private (RFC 1918, CGNAT, ULA), link-local (cloud metadata
+// at 169.254.169.254), multicast, unspecified and reserved ranges are refused unless the operator allows
+// them (`allowPrivateDestinations`, flag --allow-private-destinations, env BWN_ALLOW_PRIVATE_DESTINATIONS;
+// the devnet sets it). Headers a client may set are limited to HEADER_ALLOWLIST.
+// At connection: a DNS answer can change after the check (rebinding), so every connection a destination
+// driver or a worker opens resolves through `guardedLookup`, which refuses the same ranges on the
+// address actually connected to; IP literals are checked by the connector; redirects are not followed.
+// docs/security.md describes the policy; docs/errors.md the codes.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import { isIP, BlockList, type LookupFunction } from 'node:net'
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type RequestOptions } from 'node:http'
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
+import { Agent, buildConnector } from 'undici'
+
+export interface AddressPolicy {
+  /** Allow loopback, private, link-local and the other refused ranges (devnet, tests, private networks). */
+  allowPrivate: boolean
+}
+
+export const PUBLIC_ONLY: AddressPolicy = { allowPrivate: false }
+
+/** Why an address is refused; a stable reason, also in the problem's `reason` member. */
+export type AddressClass = 'loopback' | 'private' | 'link_local' | 'multicast' | 'unspecified' | 'reserved'
+
+const RANGES: Array<[AddressClass, string, number, 'ipv4' | 'ipv6']> = [
+  ['unspecified', '0.0.0.0', 8, 'ipv4'],
+  ['private', '10.0.0.0', 8, 'ipv4'],
+  ['private', '100.64.0.0', 10, 'ipv4'],
+  ['loopback', '127.0.0.0', 8, 'ipv4'],
+  ['link_local', '169.254.0.0', 16, 'ipv4'],
+  ['private', '172.16.0.0', 12, 'ipv4'],
+  ['reserved', '192.0.0.0', 24, 'ipv4'],
+  ['reserved', '192.0.2.0', 24, 'ipv4'],
+  ['private', '192.168.0.0', 16, 'ipv4'],
+  ['reserved', '198.18.0.0', 15, 'ipv4'],
+  ['reserved', '198.51.100.0', 24, 'ipv4'],
+  ['reserved', '203.0.113.0', 24, 'ipv4'],
+  ['multicast', '224.0.0.0', 4, 'ipv4'],
+  ['reserved', '240.0.0.0', 4, 'ipv4'],
+  ['unspecified', '::', 128, 'ipv6'],
+  ['loopback', '::1', 128, 'ipv6'],
+  ['reserved', '64:ff9b::', 96, 'ipv6'],
+  ['reserved', '100::', 64, 'ipv6'],
+  ['reserved', '2001:db8::', 32, 'ipv6'],
+  ['private', 'fc00::', 7, 'ipv6'],
+  ['link_local', 'fe80::', 10, 'ipv6'],
+  ['multicast', 'ff00::', 8, 'ipv6']
+]
+const LISTS = new Map<AddressClass, BlockList>()
+for (const [cls, net, prefix, family] of RANGES) {
+  const list = LISTS.get(cls) ?? new BlockList()
+  list.addSubnet(net, prefix, family)
+  LISTS.set(cls, list)
+}
+
+/** The refused class of an IP address, or null when it is public. */
+export function addressClass (address: string): AddressClass | null {
+  let ip = address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '')
+  let family = isIP(ip)
+  if (family === 0) return 'reserved'
+  if (family === 6) {
+    // IPv4-mapped and IPv4-compatible forms reach IPv4 hosts: judge the IPv4 address.
+    const mapped = /^(?:0{0,4}:){0,5}(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
+    if (mapped !== null) { ip = mapped[1]!; family = 4 } else {
+      const hex = /^(?:0{0,4}:){0,5}ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip)
+      if (hex !== null) {
+        const hi = parseInt(hex[1]!, 16); const lo = parseInt(hex[2]!, 16)
+        ip = `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`; family = 4
+      }
+    }
+  }
+  for (const [cls, list] of LISTS) if (list.check(ip, family === 4 ? 'ipv4' : 'ipv6')) return cls
+  return null
+}
+
+/** A destination URL or header the policy refuses; `reason` is stable. */
+export class DestinationPolicyError extends Error {
+  constructor (readonly kind: 'url' | 'header', readonly reason: string, message: string) { super(message) }
+}
+
+export interface UrlCheckOptions {
+  policy: AddressPolicy
+  /** Resolves a host name to its addresses (tests inject one); default: the system resolver. */
+  resolve?: (host: string) => Promise<string[]>
+}
+
+export const systemResolve = async (host: string): Promise<string[]> => await new Promise((resolve, reject) => {
+  dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => { if (err) reject(err); else resolve(addresses.map(a => a.address)) })
+})
+
+/** Throws DestinationPolicyError unless `raw` is a URL a destination may name under `policy`. */
+export async function checkDestinationUrl (raw: string, what: string, opts: UrlCheckOptions): Promise<URL> {
+  let url: URL
+  try { url = new URL(raw) } catch { throw new DestinationPolicyError('url', 'malformed', `${what} is not a URL`) }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new DestinationPolicyError('url', 'scheme', `${what} must be http or https, not ${url.protocol.replace(/:$/, '')}`)
+  if (url.username !== '' || url.password !== '') throw new DestinationPolicyError('url', 'credentials', `${what} must not carry credentials (user:password@); use the destination's headers or keys`)
+  if (opts.policy.allowPrivate) return url
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+  let addresses: string[]
+  if (isIP(host) !== 0) addresses = [host]
+  else {
+    try { addresses = await (opts.resolve ?? systemResolve)(host) } catch {
+      throw new DestinationPolicyError('url', 'unresolvable', `${what}: host ${host} does not resolve`)
+    }
+    if (addresses.length === 0) throw new DestinationPolicyError('url', 'unresolvable', `${what}: host ${host} does not resolve`)
+  }
+  for (const address of addresses) {
+    const cls = addressClass(address)
+    if (cls !== null) {
+      throw new DestinationPolicyError('url', cls, `${what}: ${host} is a ${cls.replace('_', '-')} address (${address}); this node refuses such destinations unless its operator sets allowPrivateDestinations`)
+    }
+  }
+  return url
+}
+
+/**
+ * Headers a client may give a destination (upload and control headers alike): credentials for the
+ * destination server and nothing that steers the request (Host, Content-*, Range, Transfer-Encoding,
+ * Cookie, Forwarded, X-Forwarded-*, X-Bwn-*). Names are case-insensitive.
+ */
+export const HEADER_ALLOWLIST: readonly string[] = ['authorization', 'x-api-key', 'x-auth-token', 'x-upload-token']
+/** Any header with one of these prefixes is allowed too (object metadata). */
+export const HEADER_ALLOWED_PREFIXES: readonly string[] = ['x-meta-', 'x-amz-meta-']
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+const VALUE = /^[\t\x20-\x7e\x80-\xff]*$/
+
+export function checkHeaders (headers: Record<string, string> | undefined, what: string): void {
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const lower = name.toLowerCase()
+    if (!TOKEN.test(name)) throw new DestinationPolicyError('header', 'malformed', `${what}: header name ${JSON.stringify(name)} is not a valid token`)
+    if (!HEADER_ALLOWLIST.includes(lower) && !HEADER_ALLOWED_PREFIXES.some(p => lower.startsWith(p))) {
+      throw new DestinationPolicyError('header', 'not_allowed', `${what}: header ${name} is not allowed; allowed: ${[...HEADER_ALLOWLIST, ...HEADER_ALLOWED_PREFIXES.map(p => `${p}*`)].join(', ')}`)
+    }
+    if (typeof value !== 'string' || !VALUE.test(value)) throw new DestinationPolicyError('header', 'malformed', `${what}: the value of ${name} holds a control character`)
+  }
+}
+
+/** Error a guarded connection fails with. */
+export class AddressRefused extends Error {
+  readonly code = 'BWN_ERR_ADDRESS_REFUSED'
+  constructor (host: string, address: string, cls: AddressClass) { super(`connection to ${host} refused: ${address} is a ${cls.replace('_', '-')} address`) }
+}
+
+/** A dns lookup for net/tls connections that refuses the policy's ranges on the very addresses used. */
+export function guardedLookup (policy: AddressPolicy): LookupFunction {
+  return ((hostname: string, options: { all?: boolean, family?: number | string, hints?: number }, callback: (...args: any[]) => void) => {
+    dnsLookup(hostname, { ...options, all: true } as never, (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
+      if (err) { callback(err); return }
+      if (!policy.allowPrivate) {
+        for (const a of addresses) {
+          const cls = addressClass(a.address)
+          if (cls !== null) { callback(new AddressRefused(hostname, a.address, cls)); return }
+        }
+      }
+      if (options.all === true) callback(null, addresses)
+      else callback(null, addresses[0]!.address, addresses[0]!.family)
+    })
+  }) as LookupFunction
+}
+
+/** An undici dispatcher whose every connection passes the policy (names at lookup, IP literals here). */
+export function guardedDispatcher (policy: AddressPolicy): Agent {
+  const base = buildConnector({ lookup: guardedLookup(policy) } as never)
+  const connect: buildConnector.connector = (options, callback) => {
+    const host = options.hostname.replace(/^\[(.*)\]$/, '$1')
+    if (!policy.allowPrivate && isIP(host) !== 0) {
+      const cls = addressClass(host)
+      if (cls !== null) { callback(new AddressRefused(host, host, cls), null); return }
+    }
+    base(options, callback)
+  }
+  return new Agent({ connect })
+}
+
+/** fetch through the guard, never following a redirect (a 3xx could point anywhere). */
+export function guardedFetch (policy: AddressPolicy): typeof fetch {
+  const dispatcher = guardedDispatcher(policy)
+  return (async (input: string | URL | Request, init?: RequestInit) =>
+    await fetch(input, { ...init, redirect: 'error', dispatcher } as RequestInit)) as typeof fetch
+}
+
+/** node:http(s) agents for the S3 SDK that resolve through the guard. */
+export function guardedAgents (policy: AddressPolicy): { httpAgent: HttpAgent, httpsAgent: HttpsAgent } {
+  const lookup = guardedLookup(policy)
+  return { httpAgent: new HttpAgent({ keepAlive: true, lookup } as never), httpsAgent: new HttpsAgent({ keepAlive: true, lookup } as never) }
+}
+
+/**
+ * node:http(s) `request` through the guard, for streamed bodies: names resolve through the guarded
+ * lookup, IP literals (which skip any lookup) are checked here; node:http never follows a redirect.
+ */
+export function guardedRequest (policy: AddressPolicy): (url: URL, options: RequestOptions) => ClientRequest {
+  const lookup = guardedLookup(policy)
+  return (url, options) => {
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+    if (!policy.allowPrivate && isIP(host) !== 0) {
+      const cls = addressClass(host)
+      if (cls !== null) throw new AddressRefused(host, host, cls)
+    }
+    const request = url.protocol === 'https:' ? httpsRequest : httpRequest
+    return request(url, { ...options, lookup } as RequestOptions)
+  }
+}

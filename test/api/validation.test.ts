@@ -1,0 +1,54 @@
+// JSON bodies are not coerced ("10", true are not integers); querystrings and params still are.
+import t from 'tap'
+import { Type } from '@sinclair/typebox'
+import { buildApp } from '../../api/app.ts'
+import { testDeps } from '../helpers/api.ts'
+
+const env = testDeps()
+const app = await buildApp(env.deps)
+app.post('/probe/:n', {
+  schema: {
+    params: Type.Object({ n: Type.Integer() }),
+    querystring: Type.Object({ limit: Type.Integer({ default: 3 }), flag: Type.Optional(Type.Boolean()) }),
+    body: Type.Object({ total_size: Type.Integer({ minimum: 1 }), name: Type.Optional(Type.String()), when: Type.Optional(Type.String({ format: 'date-time' })) }, { additionalProperties: false })
+  }
+}, async (req) => ({ params: req.params, query: req.query, body: req.body }))
+await app.ready()
+t.teardown(() => app.close())
+const post = (url: string, payload: unknown) => app.inject({ method: 'POST', url, payload: payload as object })
+
+t.test('body values of the wrong JSON type are refused', async t => {
+  for (const bad of [{ total_size: true }, { total_size: '10' }, { total_size: 10.5 }, { total_size: [10] }, { total_size: 10, name: 5 }, { total_size: 10, when: 'tomorrow' }]) {
+    const res = await post('/probe/1', bad)
+    t.equal(res.statusCode, 400, JSON.stringify(bad))
+    t.equal(res.json().code, 'BWN_ERR_VALIDATION', JSON.stringify(bad))
+  }
+  const ok = await post('/probe/1', { total_size: 10 })
+  t.equal(ok.statusCode, 200)
+  t.same(ok.json().body, { total_size: 10 })
+})
+
+t.test('querystrings and params are still coerced', async t => {
+  const res = await post('/probe/7?limit=5&flag=true', { total_size: 1 })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { params: { n: 7 }, query: { limit: 5, flag: true }, body: { total_size: 1 } })
+  t.same((await post('/probe/7', { total_size: 1 })).json().query, { limit: 3 }, 'defaults still apply')
+  t.equal((await post('/probe/x', { total_size: 1 })).statusCode, 400)
+})
+
+t.test('POST /transfers/create refuses total_size true and "10" before the service sees them', async t => {
+  const h = testDeps()
+  const seen: unknown[] = []
+  const transfers = { maxChunkBytes: 1024, create: async (body: unknown) => { seen.push(body); throw new Error('not reached') } } as never
+  const api = await buildApp({ ...h.deps, transfers })
+  t.teardown(() => api.close())
+  const org = await h.accounts.createOrganization({ name: 'o' })
+  const key = (await h.accounts.createKey(org.id, { role: 'client', plan: 'enterprise' })).key
+  const good = { sender_hotkey: '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY', filename: 'a.bin', tier: 'STANDARD' }
+  for (const size of [true, '10', 1.5, null]) {
+    const res = await api.inject({ method: 'POST', url: '/transfers/create', headers: { authorization: `Bearer ${key}` }, payload: { ...good, total_size: size } })
+    t.equal(res.statusCode, 400, `total_size ${JSON.stringify(size)}`)
+    t.equal(res.json().code, 'BWN_ERR_VALIDATION')
+  }
+  t.equal(seen.length, 0)
+})
