@@ -19,6 +19,7 @@ export const NodeSettings = Type.Object({
   network: Type.String({ pattern: '^[a-z0-9-]{1,64}$', description: 'network id: nodes of one id find each other' }),
   bootstrap: Type.Array(HostPort, { minItems: 1, description: 'DHT bootstrap nodes; never defaults to a public list' }),
   dhtHost: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'address the DHT node binds and announces (127.0.0.1 on loopback)' }),
+  dhtPort: Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.Null()], { description: 'fixed UDP port of the DHT node (open it in the firewall); the node then joins the DHT as a reachable, persistent node. null: a random port, ephemeral' }),
   host: Type.String({ minLength: 1, description: 'HTTP listen address' }),
   port: Type.Integer({ minimum: 0, maximum: 65535, description: 'HTTP port (orchestrator API and data endpoint); 0 picks a free one' }),
   slots: Type.Integer({ minimum: 1, maximum: 1024, description: 'tasks a worker runs at once' }),
@@ -30,7 +31,9 @@ export const NodeSettings = Type.Object({
   chainHost: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'hotkey of the node hosting the dev chain; null: an orchestrator hosts its own' }),
   blockTimeMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'dev chain block time (chain host only)' }),
   blocksPerEpoch: Type.Integer({ minimum: 2, maximum: 100_000, description: 'dev chain epoch length in blocks (chain host only)' }),
-  verifySampleRate: Type.Number({ minimum: 0, maximum: 1, description: 'fraction of deliveries a validator reads back' })
+  verifySampleRate: Type.Number({ minimum: 0, maximum: 1, description: 'fraction of deliveries a validator reads back' }),
+  metricsHost: Type.String({ minLength: 1, description: 'listen address of the health and metrics server' }),
+  metricsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'port of the health and metrics server (/healthz, /readyz, /metrics); 0 picks a free one; null: not served' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
 
@@ -40,6 +43,7 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   network: { flag: '--network', env: 'BWN_NETWORK' },
   bootstrap: { flag: '--bootstrap', env: 'BWN_BOOTSTRAP' },
   dhtHost: { flag: '--dht-host', env: 'BWN_DHT_HOST' },
+  dhtPort: { flag: '--dht-port', env: 'BWN_DHT_PORT' },
   host: { flag: '--host', env: 'BWN_HOST' },
   port: { flag: '--port', env: 'BWN_PORT' },
   slots: { flag: '--slots', env: 'BWN_SLOTS' },
@@ -51,13 +55,15 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   chainHost: { flag: '--chain-host', env: 'BWN_CHAIN_HOST' },
   blockTimeMs: { flag: '--block-time-ms', env: 'BWN_BLOCK_TIME_MS' },
   blocksPerEpoch: { flag: '--blocks-per-epoch', env: 'BWN_BLOCKS_PER_EPOCH' },
-  verifySampleRate: { flag: '--verify-sample-rate', env: 'BWN_VERIFY_SAMPLE_RATE' }
+  verifySampleRate: { flag: '--verify-sample-rate', env: 'BWN_VERIFY_SAMPLE_RATE' },
+  metricsHost: { flag: '--metrics-host', env: 'BWN_METRICS_HOST' },
+  metricsPort: { flag: '--metrics-port', env: 'BWN_METRICS_PORT' }
 }
 
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
-  data: '.bwnet/node', network: 'devnet', dhtHost: null, host: '127.0.0.1', port: 8000, slots: 4,
+  data: '.bwnet/node', network: 'devnet', dhtHost: null, dhtPort: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
-  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1
+  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, metricsHost: '127.0.0.1', metricsPort: null
 }
 
 export const DevnetSettings = Type.Object({

@@ -23,6 +23,7 @@ import chainRoutes from '../../api/routes/chain.ts'
 import { authGuard } from '../../api/plugins/auth.ts'
 import { Type } from '@sinclair/typebox'
 import type { RoleContext, RoleHandle } from './types.ts'
+import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics } from '../metrics-ports.ts'
 
 export async function startRole (ctx: RoleContext): Promise<RoleHandle> {
   switch (ctx.role) {
@@ -71,6 +72,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   }
   register()
   const registerTimer = clock.every(2_000, register)
+  const unmeterChain = ctx.metrics ? nodeChain.chain.subscribe(chainMetrics(ctx.metrics, ctx.logger, 'debug')) : () => {}
+  const meter = ctx.metrics ? coordinatorMetrics(ctx.metrics) : () => {}
   // Routing scores: PRISM from validators; uniform (1) until an orchestrator has one.
   const routing = new Map<string, number>()
   messenger.on('prism_scores', (m) => {
@@ -104,6 +107,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     signSource: (transferId, index, attemptId, expiresAt) => signChunkSource(source, ctx.config.publicUrl ?? baseUrl, transferId, index, attemptId, expiresAt),
     validators: () => messenger.connectedHotkeys().filter(h => roles.get(h) === 'validator'),
     onEvent: (e) => {
+      meter(e)
       telemetry.onCoordinatorEvent(e)
       if (e.type === 'transfer') service?.onTransferChanged(e.row)
     }
@@ -148,7 +152,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await destinations.ensureDefault(ctx.config.publicUrl ?? url)
     },
     workers: () => router.workers(),
-    stop: async () => { registerTimer.cancel(); telemetry.stop(); coordinator.stop(); await nodeChain.stop() }
+    stop: async () => { registerTimer.cancel(); unmeterChain(); telemetry.stop(); coordinator.stop(); await nodeChain.stop() }
   }
 }
 
@@ -157,7 +161,7 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   const env = { clock, logger: ctx.logger }
   const roles = roleBook(ctx)
   const worker = startWorker(ctx.system, {
-    env, self: key.address, net: messenger, mover: new HttpChunkMover(ctx.transport, messenger),
+    env, self: key.address, net: messenger, mover: ctx.metrics ? meteredMover(new HttpChunkMover(ctx.transport, messenger), ctx.metrics, ctx.logger) : new HttpChunkMover(ctx.transport, messenger),
     slots: ctx.config.slots, attachTo: ctx.config.attachTo, faults: { corrupt: ctx.config.testFaults.includes('corrupt') }
   })
   messenger.on('announce', (m) => { if ((m.body as { role: Role }).role === 'orchestrator') tell(worker.ref, { type: 'orchestrator-up', hotkey: m.from }) })
@@ -177,16 +181,17 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   const roles = roleBook(ctx)
   if (ctx.config.chainHost === null) throw new Error('a validator needs --chain-host: the hotkey of the node hosting the chain')
   const nodeChain = remoteChain({ clock, logger: ctx.logger, messenger }, ctx.config.chainHost)
-  const chain: Chain = nodeChain.chain
+  const chain: Chain = ctx.metrics ? meteredChain(nodeChain.chain, ctx.metrics, ctx.logger) : nodeChain.chain
   let verifierScore: (hotkey: string) => number = () => 0
   // The epoch machinery registers this validator on the chain: it starts once the chain host is
   // connected; evidence that arrives before waits in memory.
   let epochs: Awaited<ReturnType<typeof startValidatorEpochs>> | null = null
   const waiting: { evidence: TaskEvidence[], penalties: OrchestratorPenalty[] } = { evidence: [], penalties: [] }
-  const sink = {
+  const sink0 = {
     submitEvidence: async (records: TaskEvidence[]) => { if (epochs) return epochs.submitEvidence(records); waiting.evidence.push(...records) },
     submitPenalties: async (rows: OrchestratorPenalty[]) => { if (epochs) return epochs.submitPenalties(rows); waiting.penalties.push(...rows) }
   }
+  const sink = ctx.metrics ? meteredEvidence(sink0, ctx.metrics, ctx.logger) : sink0
   let starting = false
   const tryStart = (): void => {
     if (epochs !== null || starting || messenger.peerOf(ctx.config.chainHost!) === undefined) return
@@ -233,8 +238,9 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
       replicate(close.epoch).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'snapshot replication failed'))
     }
   })
+  const unmeterChain = ctx.metrics ? chain.subscribe(chainMetrics(ctx.metrics, ctx.logger, 'info')) : () => {}
   tryStart()
-  return { stop: async () => { startTimer.cancel(); unsubscribe(); await epochs?.stop(); await nodeChain.stop() } }
+  return { stop: async () => { startTimer.cancel(); unsubscribe(); unmeterChain(); await epochs?.stop(); await nodeChain.stop() } }
 }
 
 /** Sell-allowance index rows of recent epochs (`sellidx/<epoch>/<hotkey>`). */
