@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox'
 import { Ajv } from 'ajv'
 import { Role } from '../protocol/index.ts'
+import { RESULT_GAP_MS } from '../actors/transfer/coordinator.ts'
 
 export class ConfigError extends Error {
   readonly code = 'BWN_ERR_CONFIG'
@@ -32,6 +33,7 @@ export const NodeSettings = Type.Object({
   blockTimeMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'dev chain block time (chain host only)' }),
   blocksPerEpoch: Type.Integer({ minimum: 2, maximum: 100_000, description: 'dev chain epoch length in blocks (chain host only)' }),
   verifySampleRate: Type.Number({ minimum: 0, maximum: 1, description: 'fraction of deliveries a validator reads back' }),
+  resultGapMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, description: 'orchestrators: a worker holding accepted work with no result for this long loses it (raise it on slow worker links: at least 2 × slots × chunk size ÷ link bandwidth)' }),
   metricsHost: Type.String({ minLength: 1, description: 'listen address of the health and metrics server' }),
   metricsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'port of the health and metrics server (/healthz, /readyz, /metrics); 0 picks a free one; null: not served' })
 }, { additionalProperties: false })
@@ -56,6 +58,7 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   blockTimeMs: { flag: '--block-time-ms', env: 'BWN_BLOCK_TIME_MS' },
   blocksPerEpoch: { flag: '--blocks-per-epoch', env: 'BWN_BLOCKS_PER_EPOCH' },
   verifySampleRate: { flag: '--verify-sample-rate', env: 'BWN_VERIFY_SAMPLE_RATE' },
+  resultGapMs: { flag: '--result-gap-ms', env: 'BWN_RESULT_GAP_MS' },
   metricsHost: { flag: '--metrics-host', env: 'BWN_METRICS_HOST' },
   metricsPort: { flag: '--metrics-port', env: 'BWN_METRICS_PORT' }
 }
@@ -63,7 +66,7 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, dhtPort: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
-  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, metricsHost: '127.0.0.1', metricsPort: null
+  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, resultGapMs: RESULT_GAP_MS, metricsHost: '127.0.0.1', metricsPort: null
 }
 
 export const DevnetSettings = Type.Object({

@@ -2,7 +2,7 @@
 // problem (code and detail) on stderr and exits 1.
 import { Command, Option } from 'commander'
 import { join } from 'node:path'
-import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
 import { Level } from 'level'
 import { printApiCall, DEFAULT_API } from './http-call.ts'
 import { LevelStore } from '../../actors/store.ts'
@@ -110,7 +110,7 @@ export interface InitializedAdmin { organizationId: string, keyId: string, key: 
  * (which adds a key to the oldest organization).
  */
 export async function initAdmin (data: string, opts: { name?: string, force?: boolean } = {}): Promise<InitializedAdmin> {
-  if (!existsSync(data)) throw new CliError(`no data directory ${data}: give the orchestrator's --data (or start the node once)`)
+  await mkdir(data, { recursive: true })
   const db = new Level<string, string>(join(data, 'db'))
   try {
     await db.open()

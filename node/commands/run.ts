@@ -54,6 +54,7 @@ export function nodeCommand (): Command {
     .option('--block-time-ms <n>', 'dev chain block time, chain host only (BWN_BLOCK_TIME_MS, default 12000)')
     .option('--blocks-per-epoch <n>', 'dev chain epoch length, chain host only (BWN_BLOCKS_PER_EPOCH, default 360)')
     .option('--verify-sample-rate <r>', 'fraction of deliveries a validator reads back (BWN_VERIFY_SAMPLE_RATE, default 1)')
+    .option('--result-gap-ms <n>', `orchestrators: how long a worker may hold work without a result (BWN_RESULT_GAP_MS, default ${NODE_DEFAULTS.resultGapMs})`)
     .option('--metrics-port <n>', 'serve /healthz, /readyz and /metrics on this port; 0 picks one (BWN_METRICS_PORT, default off)')
     .option('--metrics-host <addr>', `listen address of the metrics server (BWN_METRICS_HOST, default ${NODE_DEFAULTS.metricsHost})`)
     .option('--test-faults <list>', 'test-only fault switches: corrupt (BWN_TEST_FAULTS)')

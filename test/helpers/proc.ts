@@ -15,8 +15,11 @@ export interface CliProcess {
   stop (signal?: NodeJS.Signals): Promise<{ code: number | null, ms: number }>
 }
 
-export function runCli (args: string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'node', 'cli.ts'), ...args], {
+/** `opts.prefix` runs the CLI through a wrapper command (e.g. `ip netns exec NAME`). */
+export function runCli (args: string[], env: Record<string, string> = {}, opts: { prefix?: string[] } = {}): CliProcess {
+  const argv = [process.execPath, '--import', 'tsx', join(REPO, 'node', 'cli.ts'), ...args]
+  const [cmd, ...rest] = [...(opts.prefix ?? []), ...argv]
+  const child = spawn(cmd!, rest, {
     cwd: REPO, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe']
   })
   const lines: Array<Record<string, any>> = []
