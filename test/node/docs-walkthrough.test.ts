@@ -45,7 +45,7 @@ function jqPath (value: unknown, path: string): unknown {
   return v
 }
 
-t.test('docs/node.md walkthrough: bootstrap, admin init, standalone nodes, a transfer, metrics that add up', { timeout: 240_000 }, async t => {
+t.test('docs/node.md walkthrough: bootstrap, admin init, standalone nodes, a transfer, metrics that add up', { timeout: 420_000 }, async t => {
   const lines = walkthrough(await readFile(join(REPO, 'docs', 'node.md'), 'utf8'))
   t.ok(lines.length >= 10, 'the walkthrough has its steps')
   const cwd = await mkdtemp(join(tmpdir(), 'bwnet-walk-'))
@@ -121,17 +121,27 @@ t.test('docs/node.md walkthrough: bootstrap, admin init, standalone nodes, a tra
   const workers = [await scrape(w1!), await scrape(w2!)]
   const delivered = workers.reduce((n, m) => n + (sample(m, 'bwnet_tasks_total', { outcome: 'delivered' }) ?? 0), 0)
   const deliveredBytes = workers.reduce((n, m) => n + (sample(m, 'bwnet_bytes_moved_total', { direction: 'delivered' }) ?? 0), 0)
-  const orchResults = Object.entries({ accepted: 0, late_superseded: 0, integrity_mismatch: 0, rejected: 0 }).reduce((n, [outcome]) => n + (sample(o, 'bwnet_tasks_total', { outcome }) ?? 0), 0)
-  t.equal(delivered, orchResults, 'workers delivered exactly the successes the orchestrator settled')
-  t.ok(delivered >= CHUNKS, 'at least one delivery per chunk')
-  if (delivered === CHUNKS) t.equal(deliveredBytes, FILE_SIZE, 'each chunk went once: delivered bytes = file size')
-  else t.ok(deliveredBytes > FILE_SIZE, 'redeliveries: more bytes than the file')
+  const accepted = sample(o, 'bwnet_tasks_total', { outcome: 'accepted' }) ?? 0
+  const settledSuccesses = ['accepted', 'late_superseded', 'integrity_mismatch', 'rejected'].reduce((n, outcome) => n + (sample(o, 'bwnet_tasks_total', { outcome }) ?? 0), 0)
+  const interventions = o.samples.filter(s => s.name === 'bwnet_interventions_total').reduce((n, s) => n + s.value, 0)
+  if (interventions === 0) {
+    // Nothing was taken away: every move a worker finished was reported and settled, once per chunk.
+    t.equal(delivered, settledSuccesses, 'workers delivered exactly the successes the orchestrator settled')
+    t.equal(delivered, CHUNKS, 'one delivery per chunk')
+    t.equal(deliveredBytes, FILE_SIZE, 'delivered bytes = file size')
+  } else {
+    // Reassigned work (a loaded machine): a worker may finish a move whose result is no longer wanted.
+    t.ok(delivered >= settledSuccesses && settledSuccesses >= CHUNKS, `deliveries (${delivered}) ≥ settled successes (${settledSuccesses}) ≥ chunks; ${interventions} interventions`)
+    t.ok(deliveredBytes >= FILE_SIZE, 'at least the file\'s bytes delivered')
+  }
   for (const m of workers) t.equal(sample(m, 'bwnet_attempt_duration_seconds_count', { outcome: 'delivered' }), sample(m, 'bwnet_tasks_total', { outcome: 'delivered' }) ?? undefined, 'one latency sample per delivery')
 
   // The validator reads back every delivery (sample rate 1); its verdicts may land just after completion.
-  await eventually(async () => sample(await scrape(val!), 'bwnet_verdicts_total', { verdict: 'verified' }) === delivered, 30_000, 'a verdict per delivery')
+  await eventually(async () => (sample(await scrape(val!), 'bwnet_verdicts_total', { verdict: 'verified' }) ?? 0) >= accepted, 60_000, 'a verdict per accepted delivery')
   const v = await scrape(val!)
-  t.equal(sample(v, 'bwnet_verdicts_total', { verdict: 'verified' }), delivered, 'validator: one verified verdict per delivery')
+  const verified = sample(v, 'bwnet_verdicts_total', { verdict: 'verified' }) ?? 0
+  t.ok(verified >= accepted && verified <= settledSuccesses, `validator: a verified verdict for each accepted delivery (${verified})`)
+  if (verified === CHUNKS) t.equal(sample(v, 'bwnet_bytes_moved_total', { direction: 'verified' }), FILE_SIZE, 'validator: verified bytes = file size')
   t.equal(sample(v, 'bwnet_verdicts_total', { verdict: 'mismatch' }) ?? 0, 0, 'no mismatches')
   t.ok((sample(v, 'bwnet_epoch') ?? -1) >= 0, 'validator epoch gauge')
 
