@@ -52,7 +52,14 @@ t.test('docs/node.md walkthrough: bootstrap, admin init, standalone nodes, a tra
   await writeFile(join(cwd, 'file.bin'), randomBytes(FILE_SIZE))
   const running: CliProcess[] = []
   const procs: Array<{ child: ReturnType<typeof spawn> }> = []
+  // Children must not outlive the test, even when it is killed (a timeout): their ports are fixed.
+  const killAll = (): void => { for (const p of [...running, ...procs]) if (p.child.exitCode === null) p.child.kill('SIGKILL') }
+  const onSignal = (): void => { killAll(); process.exit(1) }
+  process.once('exit', killAll)
+  process.once('SIGTERM', onSignal)
   t.teardown(async () => {
+    process.off('exit', killAll)
+    process.off('SIGTERM', onSignal)
     for (const p of [...running].reverse()) await p.stop('SIGTERM').catch(() => {})
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL')
     await rm(cwd, { recursive: true, force: true })

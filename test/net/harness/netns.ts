@@ -47,11 +47,15 @@ export class NetLab {
   #switchNs = `bw${this.id}-sw`
   #destroyed = false
   readonly #onExit = (): void => { this.#teardownSync() }
+  // Killed (a test timeout, Ctrl-C): tear down before dying, so no namespace or process outlives the run.
+  readonly #onSignal = (): void => { this.#teardownSync(); process.exit(1) }
 
   /** Creates the namespaces, links and caps; on any failure removes what it made and rethrows. */
   static async create (specs: HostSpec[]): Promise<NetLab> {
     const lab = new NetLab()
     process.once('exit', lab.#onExit)
+    process.once('SIGTERM', lab.#onSignal)
+    process.once('SIGINT', lab.#onSignal)
     try {
       sh(['ip', 'netns', 'add', lab.#switchNs])
       sh(['ip', '-n', lab.#switchNs, 'link', 'add', 'br0', 'type', 'bridge'])
@@ -146,6 +150,8 @@ export class NetLab {
     if (this.#destroyed) return
     this.#destroyed = true
     process.off('exit', this.#onExit)
+    process.off('SIGTERM', this.#onSignal)
+    process.off('SIGINT', this.#onSignal)
     for (const p of this.procs) if (p.child.exitCode === null) p.child.kill('SIGKILL')
     for (const c of this.#children) if (c.exitCode === null) c.kill('SIGKILL')
     for (const h of this.hosts.values()) { try { sh(['ip', 'netns', 'del', h.ns]) } catch {} }
