@@ -123,9 +123,10 @@ try {
     '|---:|---:|---:|---:|---:|:---:|---:|',
     ...rows.map(r => `| ${r.workers} | ${r.seconds.toFixed(1)} | ${r.goodputMbit.toFixed(0)} | ${r.goalMbit.toFixed(0)} | ${r.ratioToBaseline.toFixed(2)} | ${r.meetsGoal ? 'yes' : 'no'} | ${r.interventions ?? ''} |`)
   ]
-  process.stdout.write(lines.join('\n') + '\n')
+  const result = { bench: 'net', sizeMib, workerMbit, edgeMbit, baselines: base, rows }
+  process.stdout.write(lines.join('\n') + '\n' + JSON.stringify(result) + '\n')
   await mkdir(join(args.out!, '..'), { recursive: true })
-  await writeFile(args.out!, JSON.stringify({ sizeMib, workerMbit, edgeMbit, baselines: base, rows }, null, 2) + '\n')
+  await writeFile(args.out!, JSON.stringify(result, null, 2) + '\n')
 } finally {
   await rm(dir, { recursive: true, force: true })
 }

@@ -13,6 +13,9 @@ import { startNetwork, putSummary } from './harness/network.ts'
 import { LevelStore } from '../../actors/store.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
 
+// Longer than the suite's per-file default: it starts several processes (and the machine may be shared).
+t.setTimeout(420_000)
+
 const MIB = 1024 * 1024
 const SIZE = 256 * MIB
 

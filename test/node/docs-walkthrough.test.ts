@@ -15,6 +15,9 @@ import { randomBytes } from 'node:crypto'
 import { REPO, eventually, runCli, type CliProcess } from '../helpers/proc.ts'
 import { parsePrometheus, sample } from '../helpers/prometheus.ts'
 
+// Longer than the suite's per-file default: it starts several processes (and the machine may be shared).
+t.setTimeout(480_000)
+
 const MIB = 1024 * 1024
 const FILE_SIZE = 40 * MIB // 3 chunks of the 16 MiB plan
 const CHUNKS = 3

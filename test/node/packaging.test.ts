@@ -11,6 +11,9 @@ import { once } from 'node:events'
 import { REPO } from '../helpers/proc.ts'
 import { SOFTWARE } from '../../node/node.ts'
 
+// Longer than the suite's per-file default: it starts several processes (and the machine may be shared).
+t.setTimeout(600_000)
+
 const run = promisify(execFile)
 
 t.test('the version the binary reports is the package version', async t => {
