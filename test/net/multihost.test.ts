@@ -14,7 +14,7 @@ import { LevelStore } from '../../actors/store.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
 
 // Longer than the suite's per-file default: it starts several processes (and the machine may be shared).
-t.setTimeout(420_000)
+t.setTimeout(540_000)
 
 const MIB = 1024 * 1024
 const SIZE = 256 * MIB
@@ -39,14 +39,14 @@ async function sha256File (path: string): Promise<string> {
 }
 
 const skip = skipReason()
-t.test('a 256 MiB transfer across hosts survives a worker link going down', { skip: skip ?? false, timeout: 300_000 }, async t => {
+t.test('a 256 MiB transfer across hosts survives a worker link going down', { skip: skip ?? false, timeout: 480_000 }, async t => {
   const net = await startNetwork({ workers: 3, workerMbit: 100, edgeMbit: 1000 })
   t.teardown(() => net.stop()) // on failure too (idempotent)
 
   const file = join(net.dir, 'payload.bin')
   const expected = await writeRandomFile(file, SIZE)
   const put = net.lab.bwnet('client', ['transfer', 'put', file, '--api', net.api, '--key', net.clientKey, '--dest', net.destinationId,
-    '--no-progress', '--state', join(net.dir, 'put-state.json'), '--wait-timeout-s', '240'])
+    '--no-progress', '--state', join(net.dir, 'put-state.json'), '--wait-timeout-s', '400'])
 
   // The first worker's link goes down once it has delivered something (it holds more work by then).
   const victim = net.workers[0]!
