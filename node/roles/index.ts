@@ -96,7 +96,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     onWorkersChanged: () => tell(ctx.membership.ref, { type: 'publish' })
   })
   const coordinator = startCoordinator(ctx.system, {
-    env, self: key.address, net: messenger, store, blobs, config: { resultGapMs: ctx.config.resultGapMs },
+    env, self: key.address, net: messenger, store, blobs, ...(ctx.config.resultGapMs !== undefined ? { config: { resultGapMs: ctx.config.resultGapMs } } : {}),
     driverFor: (id) => destinations.driverFor(id),
     candidates: async (): Promise<OrchestratorCandidate[]> => {
       const view = await ctx.membership.view()
