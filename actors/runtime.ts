@@ -8,9 +8,13 @@
 import nact from 'nact'
 import type { Ref, ActorContext } from 'nact'
 import { randomUUID } from 'node:crypto'
+import { createRequire } from 'node:module'
 import type { Clock, Logger } from './ports.ts'
 
 export type { Ref }
+
+// The engine's registry of systems (nact exports no accessor for mailbox depth).
+const systemMap = createRequire(import.meta.url)('nact/lib/system-map.js') as { find (name: string): unknown }
 export type SystemRef = Ref<never>
 
 export interface SuperviseOptions {
@@ -29,6 +33,24 @@ export interface Env {
 
 export function startSystem (): SystemRef {
   return nact.start() as SystemRef
+}
+
+/**
+ * Messages waiting in each live actor's mailbox under `system`, by actor path (for metrics; reads the
+ * engine's own queues, so nothing is counted twice or left behind when an actor restarts).
+ */
+export function mailboxDepths (system: SystemRef): Record<string, number> {
+  const out: Record<string, number> = {}
+  const root = systemMap.find((system as unknown as { system: { name: string } }).system.name) as { children?: Map<string, unknown> } | undefined
+  const walk = (actor: { name?: string, mailbox?: { length: number }, children?: Map<string, unknown> }, path: string): void => {
+    for (const child of (actor.children?.values() ?? []) as Iterable<typeof actor>) {
+      const p = path === '' ? String(child.name) : `${path}/${String(child.name)}`
+      out[p] = child.mailbox?.length ?? 0
+      walk(child, p)
+    }
+  }
+  if (root !== undefined) walk(root, '')
+  return out
 }
 
 export function stopActor (ref: Ref<unknown>): void {

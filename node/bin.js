@@ -1,5 +1,24 @@
 #!/usr/bin/env node
-// Entry for `npx bwnet` / a global install: load TypeScript through tsx, then run the CLI.
-import { register } from 'tsx/esm/api'
-register()
-await import('./cli.ts')
+// Entry for `bwnet` (npx, a global install, the npm tarball). Runs the compiled JavaScript in dist/
+// when it is there (`npm run build`; the published package always has it): no TypeScript loader, so
+// `bwnet --version` starts fast. Otherwise, in a source checkout, loads the TypeScript through tsx.
+import { existsSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+// `bwnet --version` answers from package.json without loading the program (the node's SOFTWARE
+// string carries the same version; test/node/packaging.test.ts keeps them equal).
+const args = process.argv.slice(2)
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  process.stdout.write(`${pkg.version}\n`)
+  process.exit(0)
+}
+
+const compiled = fileURLToPath(new URL('../dist/node/cli.js', import.meta.url))
+if (existsSync(compiled)) {
+  await import(compiled)
+} else {
+  const { register } = await import('tsx/esm/api')
+  register()
+  await import('./cli.ts')
+}

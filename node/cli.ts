@@ -6,6 +6,7 @@ import { simCommand } from './commands/sim.ts'
 import { chainCommand } from './commands/chain.ts'
 import { nodeCommand, devnetCommand } from './commands/run.ts'
 import { transferCommand } from './commands/transfer.ts'
+import { bootstrapCommand } from './commands/bootstrap.ts'
 import { SOFTWARE } from './node.ts'
 
 export function buildCli (): Command {
@@ -15,6 +16,7 @@ export function buildCli (): Command {
     .showHelpAfterError('(run with --help for usage)')
   program.addCommand(devnetCommand())
   program.addCommand(nodeCommand())
+  program.addCommand(bootstrapCommand())
   program.addCommand(keysCommand())
   program.addCommand(adminCommand())
   program.addCommand(simCommand())

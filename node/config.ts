@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox'
 import { Ajv } from 'ajv'
 import { Role } from '../protocol/index.ts'
+import { RESULT_GAP_MS } from '../actors/transfer/coordinator.ts'
 
 export class ConfigError extends Error {
   readonly code = 'BWN_ERR_CONFIG'
@@ -19,6 +20,7 @@ export const NodeSettings = Type.Object({
   network: Type.String({ pattern: '^[a-z0-9-]{1,64}$', description: 'network id: nodes of one id find each other' }),
   bootstrap: Type.Array(HostPort, { minItems: 1, description: 'DHT bootstrap nodes; never defaults to a public list' }),
   dhtHost: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'address the DHT node binds and announces (127.0.0.1 on loopback)' }),
+  dhtPort: Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.Null()], { description: 'fixed UDP port of the DHT node (open it in the firewall); the node then joins the DHT as a reachable, persistent node. null: a random port, ephemeral' }),
   host: Type.String({ minLength: 1, description: 'HTTP listen address' }),
   port: Type.Integer({ minimum: 0, maximum: 65535, description: 'HTTP port (orchestrator API and data endpoint); 0 picks a free one' }),
   slots: Type.Integer({ minimum: 1, maximum: 1024, description: 'tasks a worker runs at once' }),
@@ -36,7 +38,10 @@ export const NodeSettings = Type.Object({
   netuid: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'subnet id on Subtensor (with --chain subtensor)' }),
   skipRegistrationCheck: Type.Boolean({ description: 'start an orchestrator or worker whose hotkey has no UID on the subnet (test networks only)' }),
   inflightMib: Type.Integer({ minimum: 1, maximum: 65_536, description: 'MiB of chunk data this node holds in memory at once (streams reserve their window; docs/node.md#memory)' }),
-  allowPrivateDestinations: Type.Boolean({ description: 'let client destinations, worker PUTs and read-backs reach loopback, private, link-local and other non-public addresses (devnet, private networks); docs/security.md' })
+  allowPrivateDestinations: Type.Boolean({ description: 'let client destinations, worker PUTs and read-backs reach loopback, private, link-local and other non-public addresses (devnet, private networks); docs/security.md' }),
+  resultGapMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, description: 'orchestrators: a worker holding accepted work with no result for this long loses it (raise it on slow worker links: at least 2 × slots × chunk size ÷ link bandwidth)' }),
+  metricsHost: Type.String({ minLength: 1, description: 'listen address of the health and metrics server' }),
+  metricsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'port of the health and metrics server (/healthz, /readyz, /metrics); 0 picks a free one; null: not served' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
 
@@ -46,6 +51,7 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   network: { flag: '--network', env: 'BWN_NETWORK' },
   bootstrap: { flag: '--bootstrap', env: 'BWN_BOOTSTRAP' },
   dhtHost: { flag: '--dht-host', env: 'BWN_DHT_HOST' },
+  dhtPort: { flag: '--dht-port', env: 'BWN_DHT_PORT' },
   host: { flag: '--host', env: 'BWN_HOST' },
   port: { flag: '--port', env: 'BWN_PORT' },
   slots: { flag: '--slots', env: 'BWN_SLOTS' },
@@ -63,14 +69,17 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   netuid: { flag: '--netuid', env: 'BWN_NETUID' },
   skipRegistrationCheck: { flag: '--skip-registration-check', env: 'BWN_SKIP_REGISTRATION_CHECK' },
   inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' },
-  allowPrivateDestinations: { flag: '--allow-private-destinations', env: 'BWN_ALLOW_PRIVATE_DESTINATIONS' }
+  allowPrivateDestinations: { flag: '--allow-private-destinations', env: 'BWN_ALLOW_PRIVATE_DESTINATIONS' },
+  resultGapMs: { flag: '--result-gap-ms', env: 'BWN_RESULT_GAP_MS' },
+  metricsHost: { flag: '--metrics-host', env: 'BWN_METRICS_HOST' },
+  metricsPort: { flag: '--metrics-port', env: 'BWN_METRICS_PORT' }
 }
 
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
-  data: '.bwnet/node', network: 'devnet', dhtHost: null, host: '127.0.0.1', port: 8000, slots: 4,
+  data: '.bwnet/node', network: 'devnet', dhtHost: null, dhtPort: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
   chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, inflightMib: 64, allowPrivateDestinations: false,
-  chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false
+  chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false, resultGapMs: RESULT_GAP_MS, metricsHost: '127.0.0.1', metricsPort: null
 }
 
 export const DevnetSettings = Type.Object({

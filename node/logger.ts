@@ -16,7 +16,14 @@ export function createLogger (opts: { level?: string, name?: string, destination
     formatters: { log: (obj) => redactLogObject(obj) },
     hooks: { logMethod (args, method) { method.apply(this, args.map(a => typeof a === 'string' ? redactText(a) : a) as Parameters<typeof method>) } },
     base: { pid: process.pid }
-  }, opts.destination ?? pino.destination({ fd: 1, sync: false }))
+  }, opts.destination ?? defaultDestination())
+}
+
+/** Human-readable lines (pino-pretty) when stdout is a terminal, JSON lines otherwise; LOG_FORMAT=json|pretty forces one. */
+function defaultDestination (): DestinationStream {
+  const format = process.env.LOG_FORMAT ?? (process.stdout.isTTY === true ? 'pretty' : 'json')
+  if (format === 'pretty') return pino.transport({ target: 'pino-pretty', options: { destination: 1, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' } }) as DestinationStream
+  return pino.destination({ fd: 1, sync: false })
 }
 
 export type { Pino }

@@ -7,7 +7,7 @@ import DHT from 'hyperdht'
 import type { FastifyInstance } from 'fastify'
 import { cryptoReady, toHex, type KeyPair, type Role } from '../protocol/index.ts'
 import { LevelStore } from '../actors/store.ts'
-import { startSystem, stopActor, tell, type SystemRef } from '../actors/runtime.ts'
+import { startSystem, stopActor, tell, mailboxDepths, type SystemRef } from '../actors/runtime.ts'
 import { startMembership, type Membership } from '../actors/membership.ts'
 import type { Clock, Logger } from '../actors/ports.ts'
 import { buildApp } from '../api/app.ts'
@@ -20,6 +20,8 @@ import { loadOrCreateKeystore } from './keystore.ts'
 import { systemClock } from './clock.ts'
 import { startRole, type RoleHandle } from './roles/index.ts'
 import type { NodeConfig } from './config.ts'
+import { NodeMetrics } from './metrics.ts'
+import { MetricsServer } from './metrics-server.ts'
 import type { Pino } from './logger.ts'
 
 export const SOFTWARE = 'bwnet/0.1.0'
@@ -53,6 +55,11 @@ export class BwnetNode {
   /** Accounts, keys and credits of the API this node serves (orchestrators). */
   accounts: AccountsService | null = null
   url: string | null = null
+  /** This node's Prometheus metrics (its own registry). */
+  metrics!: NodeMetrics
+  /** URL of the health and metrics server, when `metricsPort` is set. */
+  metricsUrl: string | null = null
+  #metricsServer: MetricsServer | null = null
   #role: RoleHandle | null = null
   #dht: DHT | undefined
   #serveHttp: boolean
@@ -88,12 +95,16 @@ export class BwnetNode {
     this.blobs = new FileBlobStore(join(config.data, 'blobs'))
     await this.blobs.open()
 
+    this.metrics = new NodeMetrics(config.role)
+    if (config.metricsPort !== null) {
+      this.#metricsServer = new MetricsServer(this.metrics, () => this.#ready)
+      this.metricsUrl = await this.#metricsServer.listen(config.metricsHost, config.metricsPort)
+      log.info({ event: 'metrics_listening', url: this.metricsUrl }, 'health and metrics served')
+    }
+
     this.messenger = new Messenger(key, this.clock, log)
-    const dht = this.#dht ?? new DHT({
-      bootstrap: config.bootstrap,
-      ...(config.dhtHost !== null ? { host: config.dhtHost } : {}),
-      ephemeral: true
-    })
+    this.#dht ??= buildDht(config)
+    const dht = this.#dht
     this.transport = new SwarmTransport({
       dht,
       networkId: config.network,
@@ -130,7 +141,15 @@ export class BwnetNode {
     this.#role = await startRole({
       role: config.role, key, config, clock: this.clock, logger: log, system: this.system, store: this.store,
       blobs: this.blobs, messenger: this.messenger, transport: this.transport, membership: this.membership, dataDir: config.data,
-      onPeerDown: (fn) => { peerDown.push(fn) }
+      onPeerDown: (fn) => { peerDown.push(fn) }, metrics: this.metrics
+    })
+    this.metrics.setSources({
+      peers: async () => {
+        const counts: Record<string, number> = { orchestrator: 0, worker: 0, validator: 0 }
+        for (const p of (await this.membership.view()).peers) counts[p.role] = (counts[p.role] ?? 0) + 1
+        return counts
+      },
+      mailboxes: () => mailboxDepths(this.system)
     })
 
     if (this.#serveHttp) {
@@ -149,6 +168,10 @@ export class BwnetNode {
         ...this.#role.apiDeps
       }
       this.app = await buildApp(deps)
+      const httpSeconds = this.metrics.httpSeconds
+      this.app.addHook('onResponse', async (req, reply) => {
+        httpSeconds.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000)
+      })
       if (this.#role.routes) await this.#role.routes(this.app, deps)
       const address = await this.app.listen({ host: config.host, port: config.port })
       this.url = address
@@ -182,6 +205,20 @@ export class BwnetNode {
     }
     if (this.system !== undefined) stopActor(this.system)
     if (this.db !== undefined) await this.db.close()
+    await this.#metricsServer?.close()
     this.logger.info({ role: this.config.role, hotkey: this.key?.address, event: 'node_stopped' }, 'node stopped')
   }
+}
+
+/**
+ * The DHT node of a standalone node. With a fixed `dhtPort` it is a persistent, reachable DHT node on
+ * that UDP port (`dhtHost` is the address it binds and announces: a host's own address on a LAN);
+ * without one it is ephemeral on a random port and reaches others through the bootstrap nodes.
+ */
+export function buildDht (config: Pick<NodeConfig, 'bootstrap' | 'dhtHost' | 'dhtPort'>): DHT {
+  return new DHT({
+    bootstrap: config.bootstrap,
+    ...(config.dhtHost !== null ? { host: config.dhtHost } : {}),
+    ...(config.dhtPort !== null ? { port: config.dhtPort, anyPort: false, ephemeral: false, firewalled: false } : { ephemeral: true })
+  })
 }

@@ -1,7 +1,7 @@
 // Minimal typings for the Holepunch modules, which ship none: only what bwnet calls.
 declare module 'hyperdht' {
   import { EventEmitter } from 'node:events'
-  export interface DHTOptions { bootstrap?: Array<string | { host: string, port: number }>, host?: string, port?: number, ephemeral?: boolean, firewalled?: boolean }
+  export interface DHTOptions { bootstrap?: Array<string | { host: string, port: number }>, host?: string, port?: number, anyPort?: boolean, ephemeral?: boolean, firewalled?: boolean }
   export default class DHT extends EventEmitter {
     constructor (opts?: DHTOptions)
     fullyBootstrapped (): Promise<void>
@@ -9,6 +9,8 @@ declare module 'hyperdht' {
     destroy (opts?: { force?: boolean }): Promise<void>
     listening: Set<{ close (): Promise<void> }>
     static keyPair (seed?: Uint8Array): { publicKey: Buffer, secretKey: Buffer }
+    static bootstrapper (port: number, host: string, opts?: DHTOptions): DHT
+    ready (): Promise<void>
   }
 }
 declare module 'hyperdht/testnet.js' {

@@ -1,7 +1,13 @@
 // `bwnet admin …`: the admin HTTP API from a terminal. Prints JSON on stdout; an API error prints its
 // problem (code and detail) on stderr and exits 1.
 import { Command, Option } from 'commander'
+import { join } from 'node:path'
+import { mkdir } from 'node:fs/promises'
+import { Level } from 'level'
 import { printApiCall, DEFAULT_API } from './http-call.ts'
+import { LevelStore } from '../../actors/store.ts'
+import { AccountsService } from '../../api/accounts/service.ts'
+import { CliError } from './keys.ts'
 
 export { DEFAULT_API }
 
@@ -21,6 +27,17 @@ export function adminCommand (): Command {
     .description('manage organizations, projects, environments, API keys and credits over the admin API')
     .addOption(new Option('--api <url>', 'API base URL').env('BWN_API').default(DEFAULT_API))
     .addOption(new Option('--key <key>', 'admin API key').env('BWN_ADMIN_KEY'))
+
+  admin.command('init')
+    .description('create the first organization and an admin key in a node\'s data directory (run it on the orchestrator\'s host while the node is stopped); the key is printed once')
+    .requiredOption('--data <dir>', 'the orchestrator\'s data directory (its --data)')
+    .option('--name <name>', 'name of the organization', 'operator')
+    .option('--force', 'create another admin key even if one exists')
+    .action(async (o: { data: string, name: string, force?: boolean }) => {
+      const created = await initAdmin(o.data, { name: o.name, force: o.force === true })
+      process.stdout.write(JSON.stringify(created) + '\n')
+      process.stderr.write('admin key created: store it now, it is not shown again (use it as BWN_ADMIN_KEY or --key)\n')
+    })
 
   const org = admin.command('org').description('organizations')
   org.command('create <name>').description('create an organization')
@@ -86,4 +103,37 @@ export function adminCommand (): Command {
       callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/credits/ledger?limit=${encodeURIComponent(o.limit)}`))
 
   return admin
+}
+
+export interface InitializedAdmin { organizationId: string, keyId: string, key: string, created: 'organization' | 'key' }
+
+/**
+ * Creates the first organization and an admin key directly in a node's store. The node must be stopped:
+ * LevelDB's lock refuses a second opener, so a running node is never written behind its back (the
+ * command fails with a clear message instead). Refuses when a live admin key exists, unless `force`
+ * (which adds a key to the oldest organization).
+ */
+export async function initAdmin (data: string, opts: { name?: string, force?: boolean } = {}): Promise<InitializedAdmin> {
+  await mkdir(data, { recursive: true })
+  const db = new Level<string, string>(join(data, 'db'))
+  try {
+    await db.open()
+  } catch (err) {
+    const code = (err as { code?: string, cause?: { code?: string } }).cause?.code ?? (err as { code?: string }).code
+    if (code === 'LEVEL_LOCKED') throw new CliError(`the database in ${data} is in use: stop the node first (bwnet admin init runs while the node is stopped)`)
+    throw new CliError(`cannot open the database in ${data}: ${(err as Error).message}`)
+  }
+  try {
+    const accounts = new AccountsService({ store: new LevelStore(db as never) })
+    const orgs = await accounts.listOrganizations()
+    for (const org of orgs) {
+      const admins = (await accounts.listKeys(org.id)).filter(k => k.role === 'admin' && k.revokedAt === null)
+      if (admins.length > 0 && opts.force !== true) throw new CliError(`an admin key already exists (${admins[0]!.prefix}… in organization ${org.id}); use --force to create another`)
+    }
+    const org = orgs[0] ?? await accounts.createOrganization({ name: opts.name ?? 'operator' })
+    const key = await accounts.createKey(org.id, { role: 'admin', plan: 'enterprise', name: 'first admin' })
+    return { organizationId: org.id, keyId: key.apiKey.id, key: key.key, created: orgs.length === 0 ? 'organization' : 'key' }
+  } finally {
+    await db.close()
+  }
 }

@@ -22,6 +22,11 @@ export function onShutdown (stop: () => Promise<void>, log: { info (o: object, m
   process.once('SIGTERM', () => handle('SIGTERM'))
 }
 
+/** Commander collector for repeatable list flags: `--x a,b --x c` gives [a, b, c]. */
+export function collectList (value: string, previous: string[] = []): string[] {
+  return [...previous, ...value.split(',').map(s => s.trim()).filter(Boolean)]
+}
+
 /** Options the user typed (commander leaves the others undefined, so defaults stay in one place). */
 function typed (cmd: Command): Record<string, unknown> {
   const out: Record<string, unknown> = {}
@@ -35,8 +40,9 @@ export function nodeCommand (): Command {
     .option('--role <role>', 'orchestrator | worker | validator (BWN_ROLE)')
     .option('--data <dir>', `data directory (BWN_DATA, default ${NODE_DEFAULTS.data})`)
     .option('--network <id>', `network id (BWN_NETWORK, default ${NODE_DEFAULTS.network})`)
-    .option('--bootstrap <list>', 'comma-separated DHT bootstrap host:port list (BWN_BOOTSTRAP, required)')
+    .option('--bootstrap <list>', 'DHT bootstrap host:port; repeatable or comma-separated (BWN_BOOTSTRAP, required)', collectList)
     .option('--dht-host <addr>', 'address the DHT node binds and announces, e.g. 127.0.0.1 (BWN_DHT_HOST)')
+    .option('--dht-port <n>', 'fixed UDP port of the DHT node, for a firewall rule (BWN_DHT_PORT, default random)')
     .option('--host <addr>', `HTTP listen address (BWN_HOST, default ${NODE_DEFAULTS.host})`)
     .option('--port <n>', `HTTP port (BWN_PORT, default ${NODE_DEFAULTS.port})`)
     .option('--slots <n>', `tasks a worker runs at once (BWN_SLOTS, default ${NODE_DEFAULTS.slots})`)
@@ -53,6 +59,9 @@ export function nodeCommand (): Command {
     .option('--netuid <n>', 'subnet id on Subtensor, with --chain subtensor (BWN_NETUID)')
     .option('--skip-registration-check', 'start without a UID on the subnet (test networks; BWN_SKIP_REGISTRATION_CHECK)')
     .option('--inflight-mib <n>', `MiB of chunk data the node holds in memory at once (BWN_INFLIGHT_MIB, default ${NODE_DEFAULTS.inflightMib})`)
+    .option('--result-gap-ms <n>', `orchestrators: how long a worker may hold work without a result (BWN_RESULT_GAP_MS, default ${NODE_DEFAULTS.resultGapMs})`)
+    .option('--metrics-port <n>', 'serve /healthz, /readyz and /metrics on this port; 0 picks one (BWN_METRICS_PORT, default off)')
+    .option('--metrics-host <addr>', `listen address of the metrics server (BWN_METRICS_HOST, default ${NODE_DEFAULTS.metricsHost})`)
     .option('--test-faults <list>', 'test-only fault switches: corrupt (BWN_TEST_FAULTS)')
     .option('--allow-private-destinations', 'let destinations reach loopback, private and link-local addresses (BWN_ALLOW_PRIVATE_DESTINATIONS, default off)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')

@@ -4,7 +4,7 @@ import type { Role } from '../../protocol/index.ts'
 import { tell } from '../../actors/runtime.ts'
 import { startCoordinator, type OrchestratorCandidate } from '../../actors/transfer/coordinator.ts'
 import { startRouter } from '../../actors/transfer/router.ts'
-import { startWorker } from '../../actors/transfer/worker.ts'
+import { startWorker, type ChunkMover } from '../../actors/transfer/worker.ts'
 import { sinkRoutes } from '../adapters/destinations/index.ts'
 import { sinkNameRoutes } from '../adapters/destinations/sink-names.ts'
 import { HttpChunkMover } from '../adapters/chunk-mover.ts'
@@ -25,6 +25,7 @@ import chainRoutes from '../../api/routes/chain.ts'
 import { authGuard } from '../../api/plugins/auth.ts'
 import { Type } from '@sinclair/typebox'
 import type { RoleContext, RoleHandle } from './types.ts'
+import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics } from '../metrics-ports.ts'
 
 export async function startRole (ctx: RoleContext): Promise<RoleHandle> {
   switch (ctx.role) {
@@ -82,6 +83,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   }
   register()
   const registerTimer = clock.every(2_000, register)
+  const unmeterChain = ctx.metrics ? nodeChain.chain.subscribe(chainMetrics(ctx.metrics, ctx.logger, 'debug')) : () => {}
+  const meter = ctx.metrics ? coordinatorMetrics(ctx.metrics) : () => {}
   // Routing scores: PRISM from validators; uniform (1) until an orchestrator has one.
   const routing = new Map<string, number>()
   messenger.on('prism_scores', (m) => {
@@ -104,7 +107,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     onWorkersChanged: () => tell(ctx.membership.ref, { type: 'publish' })
   })
   const coordinator = startCoordinator(ctx.system, {
-    env, self: key.address, net: messenger, store, blobs,
+    env, self: key.address, net: messenger, store, blobs, ...(ctx.config.resultGapMs !== undefined ? { config: { resultGapMs: ctx.config.resultGapMs } } : {}),
     driverFor: (id) => destinations.driverFor(id),
     candidates: async (): Promise<OrchestratorCandidate[]> => {
       const view = await ctx.membership.view()
@@ -115,6 +118,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     signSource: (transferId, index, attemptId, expiresAt) => signChunkSource(source, transferId, index, attemptId, expiresAt),
     validators: () => messenger.connectedHotkeys().filter(h => roles.get(h) === 'validator'),
     onEvent: (e) => {
+      meter(e)
       telemetry.onCoordinatorEvent(e)
       if (e.type === 'transfer') service?.onTransferChanged(e.row)
     }
@@ -162,7 +166,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await destinations.ensureDefault(ctx.config.publicUrl ?? url)
     },
     workers: () => router.workers(),
-    stop: async () => { registerTimer.cancel(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
+    stop: async () => { registerTimer.cancel(); unmeterChain(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
   }
 }
 
@@ -172,8 +176,9 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   // A worker on a Subtensor subnet checks its own UID once at start (read-only, no block following).
   if (ctx.config.chain === 'subtensor') await (await openSubtensor({ store: ctx.store, clock, logger: ctx.logger }, ctx.config, key, { follow: false })).stop()
   const roles = roleBook(ctx)
+  const metered = (mover: HttpChunkMover): ChunkMover => ctx.metrics ? meteredMover(mover, ctx.metrics, ctx.logger) : mover
   const worker = startWorker(ctx.system, {
-    env, self: key.address, net: messenger, mover: new HttpChunkMover(ctx.transport, messenger, { allowPrivate: ctx.config.allowPrivateDestinations }, { budget: inflightBudget(ctx) }),
+    env, self: key.address, net: messenger, mover: metered(new HttpChunkMover(ctx.transport, messenger, { allowPrivate: ctx.config.allowPrivateDestinations }, { budget: inflightBudget(ctx) })),
     slots: ctx.config.slots, attachTo: ctx.config.attachTo, faults: { corrupt: ctx.config.testFaults.includes('corrupt') }
   })
   messenger.on('announce', (m) => { if ((m.body as { role: Role }).role === 'orchestrator') tell(worker.ref, { type: 'orchestrator-up', hotkey: m.from }) })
@@ -196,16 +201,17 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   const nodeChain = subtensor
     ? await openSubtensor({ store, clock, logger: ctx.logger }, ctx.config, key)
     : remoteChain({ clock, logger: ctx.logger, messenger }, ctx.config.chainHost!)
-  const chain: Chain = nodeChain.chain
+  const chain: Chain = ctx.metrics ? meteredChain(nodeChain.chain, ctx.metrics, ctx.logger) : nodeChain.chain
   let verifierScore: (hotkey: string) => number = () => 0
   // The epoch machinery registers this validator on the chain: it starts once the chain host is
   // connected; evidence that arrives before waits in memory.
   let epochs: Awaited<ReturnType<typeof startValidatorEpochs>> | null = null
   const waiting: { evidence: TaskEvidence[], penalties: OrchestratorPenalty[] } = { evidence: [], penalties: [] }
-  const sink = {
+  const sink0 = {
     submitEvidence: async (records: TaskEvidence[]) => { if (epochs) return epochs.submitEvidence(records); waiting.evidence.push(...records) },
     submitPenalties: async (rows: OrchestratorPenalty[]) => { if (epochs) return epochs.submitPenalties(rows); waiting.penalties.push(...rows) }
   }
+  const sink = ctx.metrics ? meteredEvidence(sink0, ctx.metrics, ctx.logger) : sink0
   let starting = false
   const tryStart = (): void => {
     if (epochs !== null || starting || (!subtensor && messenger.peerOf(ctx.config.chainHost!) === undefined)) return
@@ -262,8 +268,9 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
       replicate(close.epoch).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'snapshot replication failed'))
     }
   })
+  const unmeterChain = ctx.metrics ? chain.subscribe(chainMetrics(ctx.metrics, ctx.logger, 'info')) : () => {}
   tryStart()
-  return { stop: async () => { startTimer.cancel(); unsubscribe(); await epochs?.stop(); await nodeChain.stop() } }
+  return { stop: async () => { startTimer.cancel(); unsubscribe(); unmeterChain(); await epochs?.stop(); await nodeChain.stop() } }
 }
 
 /** Sell-allowance index rows of recent epochs (`sellidx/<epoch>/<hotkey>`). */

@@ -9,6 +9,7 @@ import type { Messenger } from '../messenger.ts'
 import type { SwarmTransport } from '../adapters/swarm-transport.ts'
 import type { ApiDeps } from '../../api/deps.ts'
 import type { NodeConfig } from '../config.ts'
+import type { NodeMetrics } from '../metrics.ts'
 
 export interface RoleContext {
   role: Role
@@ -25,6 +26,8 @@ export interface RoleContext {
   dataDir: string
   /** Registers a callback for peers (by hotkey) whose connection closed. */
   onPeerDown (fn: (hotkey: string) => void): void
+  /** This node's metrics: the wiring meters the actors' ports with it (node/metrics-ports.ts). */
+  metrics?: NodeMetrics
 }
 
 export interface RoleHandle {

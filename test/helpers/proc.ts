@@ -15,9 +15,13 @@ export interface CliProcess {
   stop (signal?: NodeJS.Signals): Promise<{ code: number | null, ms: number }>
 }
 
-export function runCli (args: string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'node', 'cli.ts'), ...args], {
-    cwd: REPO, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe']
+/** `opts.prefix` runs the CLI through a wrapper command (e.g. `ip netns exec NAME`). */
+export function runCli (args: string[], env: Record<string, string> = {}, opts: { prefix?: string[], cwd?: string } = {}): CliProcess {
+  // tsx by URL: the process may run in another directory.
+  const argv = [process.execPath, '--import', import.meta.resolve('tsx'), join(REPO, 'node', 'cli.ts'), ...args]
+  const [cmd, ...rest] = [...(opts.prefix ?? []), ...argv]
+  const child = spawn(cmd!, rest, {
+    cwd: opts.cwd ?? REPO, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe']
   })
   const lines: Array<Record<string, any>> = []
   const waiters: Array<{ pred: (l: Record<string, any>) => boolean, resolve: (l: Record<string, any>) => void }> = []

@@ -1,0 +1,48 @@
+// The health and metrics server every role runs (`--metrics-port`): GET /healthz (liveness: the
+// process answers), /readyz (readiness: the node finished starting and is not stopping) and /metrics
+// (Prometheus text). Plain node:http, apart from the API: it serves no user data and needs no key, so
+// keep it on a private address (`--metrics-host`, default 127.0.0.1).
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { NodeMetrics } from './metrics.ts'
+
+export class MetricsServer {
+  #server: Server | null = null
+  url: string | null = null
+
+  constructor (private readonly metrics: NodeMetrics, private readonly ready: () => boolean) {}
+
+  async listen (host: string, port: number): Promise<string> {
+    const server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0]
+      const send = (status: number, type: string, body: string): void => {
+        res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body)
+      }
+      if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'text/plain', 'method not allowed\n')
+      if (path === '/healthz') return send(200, 'application/json', '{"status":"ok"}\n')
+      if (path === '/readyz') return this.ready() ? send(200, 'application/json', '{"status":"ready"}\n') : send(503, 'application/json', '{"status":"not_ready"}\n')
+      if (path === '/metrics') {
+        this.metrics.text().then((text) => send(200, this.metrics.contentType, text), (err: Error) => send(500, 'text/plain', `metrics failed: ${err.message}\n`))
+        return
+      }
+      send(404, 'text/plain', 'not found: /healthz, /readyz, /metrics\n')
+    })
+    server.keepAliveTimeout = 5_000
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, host, () => { server.off('error', reject); resolve() })
+    })
+    this.#server = server
+    const a = server.address() as AddressInfo
+    this.url = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`
+    return this.url
+  }
+
+  async close (): Promise<void> {
+    const server = this.#server
+    if (server === null) return
+    this.#server = null
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}

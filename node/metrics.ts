@@ -1,0 +1,79 @@
+// Prometheus metrics of one node (prom-client, every name prefixed `bwnet_`). Each node owns its own
+// registry (never prom-client's global one), handed to the role wiring, which meters the actors'
+// ports with it (node/metrics-ports.ts): the actors never see a metric and never reach a global.
+// Gauges that read state (peers, mailbox depth, chain head) are collected at scrape time.
+import { Registry, Counter, Gauge, Histogram, collectDefaultMetrics } from 'prom-client'
+import type { Role } from '../protocol/index.ts'
+
+export const METRIC_PREFIX = 'bwnet_'
+/** Attempt latency buckets (seconds): one chunk moved, from 10 ms to 5 min. */
+export const ATTEMPT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
+/** HTTP request buckets (seconds). */
+export const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+
+/** Readers the node supplies for gauges read at scrape time. */
+export interface MetricsSources {
+  peers? (): Promise<Record<string, number>>
+  mailboxes? (): Record<string, number>
+}
+
+export class NodeMetrics {
+  readonly registry = new Registry()
+  /** Bytes this node moved: `delivered` (a worker's chunk writes), `settled` (deliveries an orchestrator accepted), `ingested` (chunks staged from clients). */
+  readonly bytes: Counter<'direction'>
+  /** Tasks by outcome: on workers the chunk moves (delivered, failed, cancelled); on orchestrators the settled attempts (accepted, failed, integrity_mismatch, ...). */
+  readonly tasks: Counter<'outcome'>
+  readonly attemptSeconds: Histogram<'outcome'>
+  readonly interventions: Counter<'reason'>
+  readonly transfers: Counter<'status'>
+  readonly verdicts: Counter<'verdict'>
+  readonly epochsClosed: Counter
+  readonly weightsSet: Counter<'result'>
+  readonly chainHead: Gauge
+  readonly epoch: Gauge
+  readonly httpSeconds: Histogram<'method' | 'route' | 'status'>
+  #sources: MetricsSources = {}
+
+  constructor (readonly role: Role, opts: { defaults?: boolean } = {}) {
+    const registers = [this.registry]
+    this.registry.setDefaultLabels({ role })
+    const p = METRIC_PREFIX
+    this.bytes = new Counter({ name: `${p}bytes_moved_total`, help: 'Chunk bytes moved, by direction', labelNames: ['direction'], registers })
+    this.tasks = new Counter({ name: `${p}tasks_total`, help: 'Tasks (chunk moves) by outcome', labelNames: ['outcome'], registers })
+    this.attemptSeconds = new Histogram({ name: `${p}attempt_duration_seconds`, help: 'Time to move one chunk, by outcome', labelNames: ['outcome'], buckets: ATTEMPT_BUCKETS, registers })
+    this.interventions = new Counter({ name: `${p}interventions_total`, help: 'Overseer interventions (reassigned work), by reason', labelNames: ['reason'], registers })
+    this.transfers = new Counter({ name: `${p}transfers_total`, help: 'Transfers that reached a final status', labelNames: ['status'], registers })
+    this.verdicts = new Counter({ name: `${p}verdicts_total`, help: 'Verification verdicts reached (validators)', labelNames: ['verdict'], registers })
+    this.epochsClosed = new Counter({ name: `${p}epochs_closed_total`, help: 'Chain epochs this node saw close', registers })
+    this.weightsSet = new Counter({ name: `${p}weights_set_total`, help: 'Weight vectors submitted to the chain (validators), by result', labelNames: ['result'], registers })
+    this.chainHead = new Gauge({ name: `${p}chain_head`, help: 'Latest chain block this node saw', registers })
+    this.epoch = new Gauge({ name: `${p}epoch`, help: 'Latest chain epoch this node saw', registers })
+    this.httpSeconds = new Histogram({ name: `${p}http_request_duration_seconds`, help: 'HTTP requests served, by method, route and status', labelNames: ['method', 'route', 'status'], buckets: HTTP_BUCKETS, registers })
+    const sources = (): MetricsSources => this.#sources
+    // eslint-disable-next-line no-new
+    new Gauge({
+      name: `${p}peers`, help: 'Peers in this node\'s membership view, by role', labelNames: ['peer_role'], registers,
+      async collect () {
+        const counts = await sources().peers?.() ?? {}
+        for (const [role, n] of Object.entries(counts)) this.set({ peer_role: role }, n)
+      }
+    })
+    // eslint-disable-next-line no-new
+    new Gauge({
+      name: `${p}mailbox_depth`, help: 'Messages waiting in each actor\'s mailbox', labelNames: ['actor'], registers,
+      collect () {
+        this.reset()
+        for (const [actor, n] of Object.entries(sources().mailboxes?.() ?? {})) this.set({ actor }, n)
+      }
+    })
+    if (opts.defaults !== false) collectDefaultMetrics({ register: this.registry, prefix: p })
+  }
+
+  /** Installs the readers of scrape-time gauges (once the node has them). */
+  setSources (sources: MetricsSources): void { this.#sources = { ...this.#sources, ...sources } }
+
+  /** The Prometheus text exposition. */
+  text (): Promise<string> { return this.registry.metrics() }
+
+  get contentType (): string { return this.registry.contentType }
+}

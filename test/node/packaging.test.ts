@@ -1,0 +1,65 @@
+// Packaging: `npm pack` builds dist/ (prepack) into a tarball that installs globally into an empty
+// prefix; the installed `bwnet --version` answers and `bwnet devnet` starts and stops. The install
+// is --offline (npm's cache): no registry traffic from the test suite.
+import t from 'tap'
+import { spawn, execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { once } from 'node:events'
+import { REPO } from '../helpers/proc.ts'
+import { SOFTWARE } from '../../node/node.ts'
+
+// Longer than the suite's per-file default: it starts several processes (and the machine may be shared).
+t.setTimeout(600_000)
+
+const run = promisify(execFile)
+
+t.test('the version the binary reports is the package version', async t => {
+  const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { version: string }
+  t.equal(SOFTWARE, `bwnet/${pkg.version}`)
+})
+
+t.test('npm pack → global install into an empty prefix → bwnet --version and bwnet devnet', { timeout: 600_000 }, async t => {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-pack-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const npmEnv = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' }
+  await run('npm', ['pack', '--pack-destination', dir], { cwd: REPO, env: npmEnv, maxBuffer: 16 * 1024 * 1024 })
+  const tarball = (await readdir(dir)).find(f => f.endsWith('.tgz'))
+  t.ok(tarball, 'a tarball')
+  const prefix = join(dir, 'prefix')
+  await run('npm', ['install', '-g', '--offline', '--prefix', prefix, join(dir, tarball!)], { cwd: dir, env: npmEnv, maxBuffer: 16 * 1024 * 1024 })
+  const bin = join(prefix, 'bin', 'bwnet')
+
+  const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { version: string }
+  const t0 = process.hrtime.bigint()
+  const v = await run(bin, ['--version'], { cwd: dir })
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6
+  t.equal(v.stdout.trim(), pkg.version, `bwnet --version from the installed package (${ms.toFixed(0)} ms)`)
+  const installed = await readdir(join(prefix, 'lib', 'node_modules', 'bwnet'))
+  t.ok(installed.includes('dist'), 'the package carries the compiled dist/')
+  t.notOk(installed.includes('test'), 'and not the tests')
+
+  // The installed devnet: up (it prints where its API is), then a clean stop on SIGTERM.
+  const data = join(dir, 'devnet')
+  const child = spawn(bin, ['devnet', '--port', '0', '--data', data, '--workers', '1', '--log-level', 'silent'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  let stderr = ''
+  const up = new Promise<string>((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d
+      const m = /devnet up: API (\S+)/.exec(stderr)
+      if (m !== null) resolve(m[1]!)
+    })
+    child.once('exit', (code) => reject(new Error(`devnet exited ${code}: ${stderr}`)))
+  })
+  const baseUrl = await up
+  const health = await fetch(`${baseUrl}/healthz`)
+  t.equal(health.status, 200, 'the installed devnet answers /healthz')
+  const devnetFile = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8')) as { keys: Record<string, string> }
+  t.ok(devnetFile.keys.client?.startsWith('bwn_'), 'devnet.json carries a client key')
+  child.kill('SIGTERM')
+  const [code] = await once(child, 'exit') as [number | null]
+  t.equal(code, 0, 'stops cleanly on SIGTERM')
+})
