@@ -28,13 +28,16 @@ export interface DevnetHooks {
   bootstrapKeys?: (orchestrator: BwnetNode) => Promise<Record<string, string>>
 }
 
+/** The devnet's settings; test faults are optional (none by default). */
+export type DevnetOptions = Omit<DevnetConfig, 'testFaults'> & Partial<Pick<DevnetConfig, 'testFaults'>>
+
 export class Devnet {
   readonly nodes: Array<{ name: string, node: BwnetNode }> = []
   testnet!: Testnet
   file!: DevnetFile
   #stopping: Promise<void> | null = null
 
-  constructor (readonly config: DevnetConfig, readonly logger: Pino, readonly hooks: DevnetHooks = {}) {}
+  constructor (readonly config: DevnetOptions, readonly logger: Pino, readonly hooks: DevnetHooks = {}) {}
 
   get orchestrator (): BwnetNode { return this.nodes[0]!.node }
 
@@ -43,7 +46,7 @@ export class Devnet {
     await mkdir(config.data, { recursive: true })
     this.testnet = await createTestnet(TESTNET_SIZE, { host: '127.0.0.1' })
     const bootstrap = this.testnet.bootstrap.map(b => `${b.host}:${b.port}`)
-    const base = { ...NODE_DEFAULTS, network: DEVNET_NETWORK_ID, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel, blockTimeMs: DEVNET_BLOCK_TIME_MS, blocksPerEpoch: DEVNET_BLOCKS_PER_EPOCH, verifySampleRate: 1 } as NodeConfig
+    const base = { ...NODE_DEFAULTS, network: DEVNET_NETWORK_ID, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel, blockTimeMs: DEVNET_BLOCK_TIME_MS, blocksPerEpoch: DEVNET_BLOCKS_PER_EPOCH, verifySampleRate: 1, testFaults: config.testFaults ?? [] } as NodeConfig
     const plan: Array<{ name: string, cfg: NodeConfig }> = [
       { name: 'orchestrator', cfg: { ...base, role: 'orchestrator', port: config.port, data: join(config.data, 'orchestrator') } }
     ]

@@ -48,7 +48,7 @@ export function nodeCommand (): Command {
     .option('--block-time-ms <n>', 'dev chain block time, chain host only (BWN_BLOCK_TIME_MS, default 12000)')
     .option('--blocks-per-epoch <n>', 'dev chain epoch length, chain host only (BWN_BLOCKS_PER_EPOCH, default 360)')
     .option('--verify-sample-rate <r>', 'fraction of deliveries a validator reads back (BWN_VERIFY_SAMPLE_RATE, default 1)')
-    .option('--test-faults <list>', 'test-only fault switches: corrupt (BWN_TEST_FAULTS)')
+    .option('--test-faults <list>', 'test-only fault switches: corrupt, crash-after-chunk, crash-after-finalize, crash-during-delivery, crash-before-complete, crash-after-complete (BWN_TEST_FAULTS)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })
@@ -67,6 +67,7 @@ export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o) =
     .option('--data <dir>', `data directory; devnet.json is written there (BWN_DATA, default ${DEVNET_DEFAULTS.data})`)
     .option('--workers <n>', `worker nodes (BWN_WORKERS, default ${DEVNET_DEFAULTS.workers})`)
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)')
+    .option('--test-faults <list>', 'test-only fault switches for every node, as for `bwnet node` (BWN_TEST_FAULTS)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(DevnetSettings, DEVNET_SETTINGS, DEVNET_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })
