@@ -710,8 +710,8 @@ export class TransferState {
    * One overseer tick. An offer no orchestrator routed to a worker `waveTimeoutMs` after it was sent is
    * reassigned (`wave_timeout`); a worker holding accepted work with no result from it (for any
    * transfer) for the chunk's result gap (resultGapFor) since the later of the acceptance and its last
-   * result loses that work (`result_gap`); a validator silent for VERIFY_TIMEOUT_MS is replaced by the
-   * coordinator's own check.
+   * result loses that work (`result_gap`); a validator silent for verifyTimeoutFor(chunk) is replaced by
+   * the coordinator's own check.
    */
   tick (now: number): Step {
     const step: Step = { ops: [], effects: [] }
@@ -740,7 +740,7 @@ export class TransferState {
       for (const [attemptId, v] of [...a.verifying]) {
         const at = a.attempts.get(attemptId)
         if (at === undefined || at.state !== 'checking') { a.verifying.delete(attemptId); continue }
-        if (now - v.since < VERIFY_TIMEOUT_MS) continue
+        if (now - v.since < this.verifyTimeoutFor(a.chunks.get(at.chunk_index)?.length ?? 0)) continue
         a.verifying.delete(attemptId)
         step.effects.push({ kind: 'log', level: 'warn', obj: { transferId: a.row.id, attemptId, validator: v.validator }, msg: 'no verdict in time; checking the destination directly' })
         step.effects.push({ kind: 'io', job: this.#checkJob(a, at, a.checking.get(attemptId)?.etag ?? null) })
@@ -757,6 +757,11 @@ export class TransferState {
    */
   resultGapFor (length: number, stalls: number): number {
     return (this.#cfg.resultGapMs + Math.ceil(length * 1000 / this.#cfg.minWorkerRate)) * 2 ** Math.min(stalls, MAX_GAP_DOUBLINGS)
+  }
+
+  /** How long a validator's verdict may take: VERIFY_TIMEOUT_MS plus the read at MIN_WORKER_RATE (31 s for 16 MiB). */
+  verifyTimeoutFor (length: number): number {
+    return VERIFY_TIMEOUT_MS + Math.ceil(length * 1000 / this.#cfg.minWorkerRate)
   }
 
   // ---- internals ----------------------------------------------------------------------------------

@@ -164,6 +164,23 @@ t.test('the result gap grows with the chunk and doubles once the same chunk has 
   t.match(puts(s.core.tick(clock.now()), 'task_attempts'), [{ id: second.attemptId, failure_reason: 'result_gap' }], 'two gaps are')
 })
 
+t.test('a validator silent past its timeout is replaced by the coordinator\'s own check', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 1, ONLY_SELF)
+  const [o] = offersOf(wave)
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: W1 }] }, clock.now())
+  const r = core.result(SELF, { taskId: o!.taskId, attemptId: o!.attemptId, transferId: id, worker: W1, success: true, bytes: CHUNK, durationMs: 5, sha256: o!.sha256, etag: null, error: null, via: 'http' }, clock.now(), ['validator-1'])
+  t.match(jobs(r, 'verify'), [{ validator: 'validator-1', request: { attemptId: o!.attemptId } }])
+  const timeout = core.verifyTimeoutFor(CHUNK)
+  t.equal(timeout, 15_001)
+  clock.advance(timeout - 1)
+  t.same(jobs(core.tick(clock.now())), [], 'still waiting 1 ms before')
+  clock.advance(1)
+  t.match(jobs(core.tick(clock.now())), [{ type: 'check', attemptId: o!.attemptId }])
+  t.same(core.verdict('validator-1', { transferId: id, attemptId: o!.attemptId, chunkIndex: 0, verdict: 'verified', sha256: o!.sha256, detail: null }, clock.now()).ops, [], 'a verdict after the timeout is ignored')
+  t.match(puts(core.checked(id, o!.attemptId, true, null, clock.now()), 'chunks'), [{ state: 'delivered' }], 'the coordinator\'s own check settles it, unverified')
+})
+
 t.test('a result arriving before the tick wins the race: no intervention', async t => {
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 1, ONLY_SELF)
