@@ -79,6 +79,12 @@ async function checkSink (t: Test, data: string, filename: string, bytes: Uint8A
   t.same((await readdir(join(sink, '.partial'))).filter(f => !f.endsWith('.json')), [], 'no partial data left in the sink')
 }
 
+/** Sends every chunk, then finalize, which the crash may cut off. */
+async function uploadAndFinalize ({ api, transfer, bytes }: { api: () => Api, transfer: any, bytes: Buffer }): Promise<void> {
+  for (const i of [0, 1, 2]) await sendChunk(api(), transfer, bytes, i)
+  await mayFail(api()(`/transfers/${transfer.id}/finalize`, { method: 'POST' }))
+}
+
 const phases: Array<{ point: string, what: string, run: (ctx: { t: Test, api: () => Api, data: string, bytes: Buffer, transfer: any }) => Promise<void>, after: (ctx: { t: Test, api: Api, transfer: any, bytes: Buffer }) => Promise<void> }> = [
   {
     point: 'after_chunk',
@@ -93,10 +99,7 @@ const phases: Array<{ point: string, what: string, run: (ctx: { t: Test, api: ()
   {
     point: 'after_finalize',
     what: 'after finalize: recorded, not answered',
-    run: async ({ api, transfer, bytes }) => {
-      for (const i of [0, 1, 2]) await sendChunk(api(), transfer, bytes, i)
-      await mayFail(api()(`/transfers/${transfer.id}/finalize`, { method: 'POST' }))
-    },
+    run: uploadAndFinalize,
     after: async () => {} // completes without another finalize
   },
   {
@@ -113,19 +116,13 @@ const phases: Array<{ point: string, what: string, run: (ctx: { t: Test, api: ()
   {
     point: 'before_complete',
     what: 'every chunk delivered, the destination not yet completed',
-    run: async ({ api, transfer, bytes }) => {
-      for (const i of [0, 1, 2]) await sendChunk(api(), transfer, bytes, i)
-      await mayFail(api()(`/transfers/${transfer.id}/finalize`, { method: 'POST' }))
-    },
+    run: uploadAndFinalize,
     after: async () => {}
   },
   {
     point: 'after_complete',
     what: 'the destination completed the object, the transfer not yet marked',
-    run: async ({ api, transfer, bytes }) => {
-      for (const i of [0, 1, 2]) await sendChunk(api(), transfer, bytes, i)
-      await mayFail(api()(`/transfers/${transfer.id}/finalize`, { method: 'POST' }))
-    },
+    run: uploadAndFinalize,
     after: async () => {}
   }
 ]
