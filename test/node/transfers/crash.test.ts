@@ -19,6 +19,9 @@ import { join } from 'node:path'
 import { runCli, eventually, type CliProcess } from '../../helpers/proc.ts'
 import { apiClient, sha256, testBytes, type Api } from '../../helpers/devnet.ts'
 
+// Five phases, each two devnet starts: more than the default per-file budget on a loaded machine.
+t.setTimeout(20 * 60_000)
+
 const SIZE = 40 * 1024 * 1024 // three chunks: 16 + 16 + 8 MiB
 const START_TIMEOUT_MS = 120_000
 const CRASH_TIMEOUT_MS = 120_000
