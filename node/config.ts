@@ -14,6 +14,11 @@ interface SettingMeta { flag: string, env: string }
 
 const HostPort = Type.String({ pattern: '^[A-Za-z0-9.:\\[\\]-]+:[0-9]{1,5}$', description: 'host:port' })
 
+/** Test-only fault switches; the crash points name the coordinator's FaultPoint with dashes. */
+export const TEST_FAULTS = ['corrupt', 'crash-after-chunk', 'crash-after-finalize', 'crash-during-delivery', 'crash-before-complete', 'crash-after-complete'] as const
+const TestFault = Type.Union(TEST_FAULTS.map(f => Type.Literal(f)))
+export type TestFault = typeof TEST_FAULTS[number]
+
 export const NodeSettings = Type.Object({
   role: Role,
   data: Type.String({ minLength: 1, description: 'data directory: identity, database, staged chunks' }),
@@ -28,7 +33,7 @@ export const NodeSettings = Type.Object({
   attachTo: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'orchestrator hotkey a worker attaches to (default: the first it meets)' }),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l))),
   publicUrl: Type.Union([Type.String({ pattern: '^https?://', maxLength: 512 }), Type.Null()], { description: 'base URL peers use to reach this node over HTTP (default: the listen address)' }),
-  testFaults: Type.Array(Type.Literal('corrupt'), { maxItems: 1, description: 'test-only fault switches: corrupt (a worker flips a byte of every chunk it writes)' }),
+  testFaults: Type.Array(TestFault, { maxItems: 8, uniqueItems: true, description: 'test-only fault switches: corrupt (a worker flips a byte of every chunk it writes); crash-* (an orchestrator kills its own process, as kill -9 would, at that point: docs/transfers.md#recovery-on-start)' }),
   chainHost: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'hotkey of the node hosting the dev chain; null: an orchestrator hosts its own' }),
   blockTimeMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'dev chain block time (chain host only)' }),
   blocksPerEpoch: Type.Integer({ minimum: 2, maximum: 100_000, description: 'dev chain epoch length in blocks (chain host only)' }),
@@ -87,7 +92,9 @@ export const DevnetSettings = Type.Object({
   data: Type.String({ minLength: 1 }),
   workers: Type.Integer({ minimum: 1, maximum: 64 }),
   logLevel: NodeSettings.properties.logLevel,
-  inflightMib: Type.Optional(NodeSettings.properties.inflightMib)
+  inflightMib: Type.Optional(NodeSettings.properties.inflightMib),
+  /** Passed to the orchestrator (crash points) and the workers (corrupt). */
+  testFaults: NodeSettings.properties.testFaults
 }, { additionalProperties: false })
 export type DevnetConfig = Static<typeof DevnetSettings>
 export const DEVNET_SETTINGS: Record<keyof DevnetConfig, SettingMeta> = {
@@ -95,9 +102,10 @@ export const DEVNET_SETTINGS: Record<keyof DevnetConfig, SettingMeta> = {
   data: { flag: '--data', env: 'BWN_DATA' },
   workers: { flag: '--workers', env: 'BWN_WORKERS' },
   logLevel: { flag: '--log-level', env: 'LOG_LEVEL' },
-  inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' }
+  inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' },
+  testFaults: { flag: '--test-faults', env: 'BWN_TEST_FAULTS' }
 }
-export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, logLevel: 'info', inflightMib: 64 }
+export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, logLevel: 'info', inflightMib: 64, testFaults: [] }
 
 const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false })
 

@@ -29,13 +29,16 @@ export interface DevnetHooks {
   bootstrapKeys?: (orchestrator: BwnetNode) => Promise<Record<string, string>>
 }
 
+/** The devnet's settings; test faults are optional (none by default). */
+export type DevnetOptions = Omit<DevnetConfig, 'testFaults'> & Partial<Pick<DevnetConfig, 'testFaults'>>
+
 export class Devnet {
   readonly nodes: Array<{ name: string, node: BwnetNode }> = []
   testnet!: Testnet
   file!: DevnetFile
   #stopping: Promise<void> | null = null
 
-  constructor (readonly config: DevnetConfig, readonly logger: Pino, readonly hooks: DevnetHooks = {}) {}
+  constructor (readonly config: DevnetOptions, readonly logger: Pino, readonly hooks: DevnetHooks = {}) {}
 
   get orchestrator (): BwnetNode { return this.nodes[0]!.node }
 
@@ -46,7 +49,7 @@ export class Devnet {
     const bootstrap = this.testnet.bootstrap.map(b => `${b.host}:${b.port}`)
     const base = { ...NODE_DEFAULTS, network: DEVNET_NETWORK_ID, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel, blockTimeMs: DEVNET_BLOCK_TIME_MS, blocksPerEpoch: DEVNET_BLOCKS_PER_EPOCH, verifySampleRate: 1, inflightMib: config.inflightMib ?? NODE_DEFAULTS.inflightMib,
       // Everything in a devnet lives on loopback, its destinations too: the operator's explicit choice.
-      allowPrivateDestinations: true } as NodeConfig
+      allowPrivateDestinations: true, testFaults: config.testFaults ?? [] } as NodeConfig
     const plan: Array<{ name: string, cfg: NodeConfig }> = [
       { name: 'orchestrator', cfg: { ...base, role: 'orchestrator', port: config.port, data: join(config.data, 'orchestrator') } }
     ]

@@ -36,6 +36,10 @@ export interface TransferRow {
   /** Audience-safe failure: a fixed code and message, never provider or internal detail. */
   error_code: string | null
   error_message: string | null
+  /** A cancel is under way: the destination abort has not finished (resumed on start). */
+  cancel_requested?: boolean
+  /** Terminal, but its staged chunks (and a failed or cancelled upload) are not cleaned up yet (resumed on start). */
+  cleanup_pending?: boolean
 }
 
 export type ChunkState = 'staged' | 'delivering' | 'delivered' | 'verified'
@@ -114,7 +118,10 @@ export interface ResultRow {
   received_at: string
 }
 
-export type InterventionReason = 'wave_timeout' | 'result_gap' | 'worker_lost' | 'session_displaced' | 'attempt_failed' | 'integrity_mismatch' | 'no_worker'
+export type InterventionReason =
+  | 'wave_timeout' | 'result_gap' | 'worker_lost' | 'session_displaced' | 'attempt_failed' | 'integrity_mismatch' | 'no_worker'
+  /** The coordinator's node restarted while its own router held the attempt (gone with the process). */
+  | 'orchestrator_restarted'
 export interface InterventionRow {
   id: string
   transfer_id: string

@@ -62,7 +62,7 @@ export function nodeCommand (): Command {
     .option('--result-gap-ms <n>', `orchestrators: how long a worker may hold work without a result (BWN_RESULT_GAP_MS, default ${NODE_DEFAULTS.resultGapMs})`)
     .option('--metrics-port <n>', 'serve /healthz, /readyz and /metrics on this port; 0 picks one (BWN_METRICS_PORT, default off)')
     .option('--metrics-host <addr>', `listen address of the metrics server (BWN_METRICS_HOST, default ${NODE_DEFAULTS.metricsHost})`)
-    .option('--test-faults <list>', 'test-only fault switches: corrupt (BWN_TEST_FAULTS)')
+    .option('--test-faults <list>', 'test-only fault switches: corrupt, crash-after-chunk, crash-after-finalize, crash-during-delivery, crash-before-complete, crash-after-complete (BWN_TEST_FAULTS)')
     .option('--allow-private-destinations', 'let destinations reach loopback, private and link-local addresses (BWN_ALLOW_PRIVATE_DESTINATIONS, default off)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
@@ -83,6 +83,7 @@ export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o) =
     .option('--workers <n>', `worker nodes (BWN_WORKERS, default ${DEVNET_DEFAULTS.workers})`)
     .option('--inflight-mib <n>', `MiB of chunk data each node holds in memory at once (BWN_INFLIGHT_MIB, default ${DEVNET_DEFAULTS.inflightMib})`)
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)')
+    .option('--test-faults <list>', 'test-only fault switches for every node, as for `bwnet node` (BWN_TEST_FAULTS)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(DevnetSettings, DEVNET_SETTINGS, DEVNET_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })

@@ -2,7 +2,7 @@
 import { join } from 'node:path'
 import type { Role } from '../../protocol/index.ts'
 import { tell } from '../../actors/runtime.ts'
-import { startCoordinator, type OrchestratorCandidate } from '../../actors/transfer/coordinator.ts'
+import { startCoordinator, type OrchestratorCandidate, type FaultPoint } from '../../actors/transfer/coordinator.ts'
 import { startRouter } from '../../actors/transfer/router.ts'
 import { startWorker, type ChunkMover } from '../../actors/transfer/worker.ts'
 import { sinkRoutes } from '../adapters/destinations/index.ts'
@@ -121,7 +121,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       meter(e)
       telemetry.onCoordinatorEvent(e)
       if (e.type === 'transfer') service?.onTransferChanged(e.row)
-    }
+    },
+    faultPoint: crashPoint(ctx)
   })
   service = new NodeTransferService({ store, blobs, clock, coordinator: coordinator.ref, destinations })
   destinations.inUse = (id) => service!.activeForDestination(id)
@@ -167,6 +168,17 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     },
     workers: () => router.workers(),
     stop: async () => { registerTimer.cancel(); unmeterChain(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
+  }
+}
+
+/** Test-only: `--test-faults crash-<point>` kills this process (as kill -9 would) when the coordinator reaches <point>. */
+function crashPoint (ctx: RoleContext): ((point: FaultPoint) => void) | undefined {
+  const armed = new Set(ctx.config.testFaults.filter(f => f.startsWith('crash-')).map(f => f.slice('crash-'.length).replaceAll('-', '_')))
+  if (armed.size === 0) return undefined
+  return (point) => {
+    if (!armed.has(point)) return
+    ctx.logger.warn({ event: 'test_fault_crash', point }, 'test fault: killing the process')
+    process.kill(process.pid, 'SIGKILL')
   }
 }
 

@@ -11,8 +11,9 @@
 // refuses (BWN_ERR_DESTINATION_INCOMPLETE, `err.chunks`) when a stale attempt overwrote the chosen bytes.
 import {
   S3Client, CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand,
-  AbortMultipartUploadCommand, GetObjectCommand, ListPartsCommand, type Part
+  AbortMultipartUploadCommand, GetObjectCommand, HeadObjectCommand, ListPartsCommand, type Part
 } from '@aws-sdk/client-s3'
+import { createHash } from 'node:crypto'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import {
   partNumberOf, ATTEMPT_SLOTS_PER_CHUNK, MAX_CHUNKS_PER_OBJECT,
@@ -121,14 +122,42 @@ export class S3Driver implements DestinationDriver {
     // The stored part must still hold the reported bytes: an attempt may have failed after its
     // report, or (shared part numbers) a stale attempt may have replaced them.
     const stored = new Map<number, string>()
-    for (const p of await this.listParts(state)) stored.set(this.partNumber(p.index, p.attemptSlot), normaliseEtag(p.etag))
+    let listed: StoredPart[]
+    try {
+      listed = await this.listParts(state)
+    } catch (err) {
+      // Completed already (a coordinator that crashed after completing asks again): done, if the object is this one.
+      if (isNoSuchUpload(err) && await this.#completedAs(s, ordered)) return
+      throw err
+    }
+    for (const p of listed) stored.set(this.partNumber(p.index, p.attemptSlot), normaliseEtag(p.etag))
     const stale = ordered.filter((part, i) => stored.get(chosen[i]!.PartNumber!) !== normaliseEtag(part.etag!)).map(p => p.index)
     if (stale.length > 0) {
       throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', `stored parts do not match the reported ETags for chunks ${stale.join(', ')}`, { chunks: stale })
     }
-    await this.#run('CompleteMultipartUpload', async () => await this.#client.send(new CompleteMultipartUploadCommand({
-      Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, MultipartUpload: { Parts: chosen }
-    })))
+    try {
+      await this.#run('CompleteMultipartUpload', async () => await this.#client.send(new CompleteMultipartUploadCommand({
+        Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, MultipartUpload: { Parts: chosen }
+      })))
+    } catch (err) {
+      if (isNoSuchUpload(err) && await this.#completedAs(s, ordered)) return // the answer to an earlier try was lost
+      throw err
+    }
+  }
+
+  /**
+   * True when the key holds the object these parts make: its size and its multipart ETag
+   * (md5 of the parts' md5s, then `-<parts>`), which no other upload of other bytes has.
+   */
+  async #completedAs (s: S3State, parts: DeliveredPart[]): Promise<boolean> {
+    try {
+      const head = await this.#client.send(new HeadObjectCommand({ Bucket: s.bucket, Key: s.key }))
+      const md5s = Buffer.concat(parts.map(p => Buffer.from(normaliseEtag(p.etag ?? ''), 'hex')))
+      const expected = `${createHash('md5').update(md5s).digest('hex')}-${parts.length}`
+      return head.ContentLength === s.totalSize && normaliseEtag(head.ETag ?? '') === expected
+    } catch {
+      return false
+    }
   }
 
   async abort (state: UploadState): Promise<void> {
@@ -193,6 +222,13 @@ export class S3Driver implements DestinationDriver {
 }
 
 const normaliseEtag = (etag: string): string => etag.replace(/"/g, '').toLowerCase()
+
+/** The upload is gone (completed or aborted): NoSuchUpload, or radosgw's 404 NoSuchKey. */
+function isNoSuchUpload (err: unknown): boolean {
+  const e = err as { name?: string, status?: number, cause?: { name?: string, $metadata?: { httpStatusCode?: number } } }
+  const names = [e.name, e.cause?.name]
+  return names.includes('NoSuchUpload') || names.includes('NoSuchKey') || e.status === 404 || e.cause?.$metadata?.httpStatusCode === 404
+}
 
 function toDestinationError (what: string, err: unknown): DestinationError {
   const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode

@@ -69,6 +69,10 @@ t.test('multipart upload through presigned URLs, a retried chunk, complete, read
 
   await t.rejects(driver.complete(state, [...etags].slice(1).map(([index, e]) => ({ index, attemptSlot: e.slot, etag: e.etag }))), { code: 'BWN_ERR_DESTINATION_INCOMPLETE' })
   await driver.complete(state, [...etags].map(([index, e]) => ({ index, attemptSlot: e.slot, etag: e.etag })))
+  // A coordinator that crashed after completing asks again (recovery on start): the same parts are done already.
+  await driver.complete(state, [...etags].map(([index, e]) => ({ index, attemptSlot: e.slot, etag: e.etag })))
+  const otherBytes = [...etags].map(([index, e]) => ({ index, attemptSlot: e.slot, etag: index === 0 ? md5(Buffer.from('other')) : e.etag }))
+  await t.rejects(driver.complete(state, otherBytes), 'a repeated complete naming other parts is not taken for done')
 
   const whole = await driver.readRange(state, 0, TOTAL)
   t.equal(sha256(whole), sha256(source), 'the object is the source, with the retried chunk')

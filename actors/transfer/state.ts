@@ -1,0 +1,930 @@
+// The coordinator's pure core: every transfer this orchestrator coordinates, in memory, with the rules
+// that move it. Each input (a client call, a report from an orchestrator, a timer, the outcome of a
+// destination call) goes in with the clock reading; out come the store operations to persist and the
+// effects to run once they are durable (messages to send, destination calls, timers, replies). Nothing
+// here awaits, reads a clock or touches the network: the actor in coordinator.ts does, and the rules are
+// unit-tested on a manual clock (test/actors/transfer/state.test.ts).
+//
+// Rules: docs/transfers.md (states, the overseer's 15 s wave / 5 s result-gap clocks, recovery on start).
+import { blobRefKey } from './blob-refs.ts'
+import { randomUUID } from 'node:crypto'
+import type { StoreOp } from '../ports.ts'
+import type { Reply } from '../runtime.ts'
+import type { MessageType, TaskAssigned, TaskResult, VerifyVerdict } from '../../protocol/index.ts'
+import { allocateChunks, rotatedOrder } from '../domain/allocation.ts'
+import { isoFromMs } from '../domain/chain-time.ts'
+import { ATTEMPT_SLOTS_PER_CHUNK, type DeliveredPart, type UploadSpec, type UploadState } from '../destination.ts'
+import {
+  keys, TERMINAL, type TransferRow, type ChunkRow, type TaskRow, type AttemptRow, type ResultRow,
+  type InterventionRow, type PlanRow, type OfferBatchRow, type InterventionReason, type TransferStatus
+} from './model.ts'
+
+// The overseer's two clocks (docs/transfers.md#overseer):
+export const WAVE_TIMEOUT_MS = 15_000 // an offer no orchestrator routed to a worker this long after dispatch is reassigned
+export const RESULT_GAP_MS = 5_000 // a worker holding accepted work with no result for this long loses that work
+/** The slowest delivery rate the result gap tolerates: a chunk of L bytes adds L / rate to the gap. */
+export const MIN_WORKER_RATE = 1024 * 1024 // bytes/s: a 16 MiB chunk gets 5 s + 16 s
+/** A chunk that stalled before gets twice the result gap: a loaded network does not thrash (kept at one doubling so a dead network still fails a transfer within minutes). */
+export const MAX_GAP_DOUBLINGS = 1
+export const OVERSEER_TICK_MS = 1_000
+export const DISPATCH_DEBOUNCE_MS = 20 // chunks landing together go out in one wave
+export const OFFER_TTL_MS = 10 * 60_000 // signed source and target URLs live 10 min
+export const MAX_ATTEMPTS_PER_TASK = 8 // failed attempts of one chunk before the transfer fails
+export const MAX_STALLS_PER_TASK = 24 // stall reassignments of one chunk before the transfer fails
+export const MAX_OFFERS_PER_BATCH = 64
+export const COMPLETE_RETRY_MS = 2_000
+export const VERIFY_TIMEOUT_MS = 15_000 // a validator's verdict later than this: the coordinator checks for itself
+/** Ids of transfers that left memory, remembered to answer their late reports. */
+export const CLOSED_MEMORY = 4096
+const MAX_CANCEL_IDS = 4096
+
+export interface OrchestratorCandidate { hotkey: string, workers: number, score: number }
+
+export interface CoordinatorConfig {
+  waveTimeoutMs: number
+  resultGapMs: number
+  /** Bytes/s a worker must at least sustain: the result gap grows by chunk length / this rate. */
+  minWorkerRate: number
+  offerTtlMs: number
+  maxAttemptsPerTask: number
+  maxStallsPerTask: number
+}
+export const DEFAULT_COORDINATOR_CONFIG: CoordinatorConfig = {
+  waveTimeoutMs: WAVE_TIMEOUT_MS, resultGapMs: RESULT_GAP_MS, minWorkerRate: MIN_WORKER_RATE, offerTtlMs: OFFER_TTL_MS, maxAttemptsPerTask: MAX_ATTEMPTS_PER_TASK, maxStallsPerTask: MAX_STALLS_PER_TASK
+}
+
+export type Outcome<T> = { ok: true, value: T } | { ok: false, code: string, status: number, detail: string, extensions?: Record<string, unknown> }
+
+export type CoordinatorEvent =
+  | { type: 'transfer', row: TransferRow }
+  | { type: 'result', row: ResultRow, attempt: AttemptRow }
+  /** A reported success whose destination check has begun (the attempt is 'checking'); 'result' follows. */
+  | { type: 'checking', row: ResultRow, attempt: AttemptRow }
+  | { type: 'intervention', row: InterventionRow }
+
+/** One offer as planned; the actor adds the signed source and the destination target before sending. */
+export interface OfferDraft {
+  taskId: string
+  attemptId: string
+  transferId: string
+  chunkIndex: number
+  offset: number
+  length: number
+  sha256: string
+  attemptSlot: number
+  excludeWorkers: string[]
+}
+
+/** Destination and staging work, run outside the mailbox; each reports back by message. */
+export type IoJob =
+  | { type: 'begin', transferId: string, destinationId: string, spec: UploadSpec }
+  | { type: 'offers', transferId: string, destinationId: string, upload: UploadState, waveKind: 'initial' | 'recovery', expiresAt: number, batches: Array<{ to: string, batchId: string, offers: OfferDraft[] }> }
+  /** Reads the delivered chunk back (or lists the stored part) and reports 'checked'. */
+  | { type: 'check', transferId: string, destinationId: string, upload: UploadState, attemptId: string, chunk: { index: number, offset: number, length: number, sha256: string, md5: string }, attemptSlot: number, etag: string | null }
+  /** Asks `validator` to read the chunk back when the destination allows it; otherwise checks like 'check'. */
+  | { type: 'verify', validator: string, request: VerifyDraft, check: Extract<IoJob, { type: 'check' }> }
+  | { type: 'complete', transferId: string, destinationId: string, upload: UploadState, parts: DeliveredPart[] }
+  /** `then: 'cancel'` reports 'aborted' (the cancel waits for it); 'cleanup' is part of a terminal transfer's cleanup. */
+  | { type: 'abort', transferId: string, destinationId: string, upload: UploadState | null, then: 'cancel' | 'cleanup' }
+  /** Frees the staged chunks of a terminal transfer (and aborts its upload when `abort` is set), then reports 'cleaned'. */
+  | { type: 'cleanup', transferId: string, destinationId: string, abort: UploadState | null, chunks: Array<{ index: number, sha256: string }> }
+
+export interface VerifyDraft {
+  transferId: string
+  taskId: string
+  attemptId: string
+  chunkIndex: number
+  orchestrator: string
+  worker: string
+  length: number
+  sha256: string
+  trustedDurationMs: number
+}
+
+export type Effect =
+  | { kind: 'send', to: string, type: MessageType, body: unknown }
+  | { kind: 'emit', event: CoordinatorEvent }
+  | { kind: 'log', level: 'debug' | 'info' | 'warn', obj: Record<string, unknown>, msg: string }
+  /** Delivers `msg` to the coordinator after `ms` on the injected clock. */
+  | { kind: 'timer', ms: number, msg: { type: 'dispatch' | 'complete-retry', transferId: string } }
+  /** Fetch the orchestrators that can take work and hand them back as a 'planned' message. */
+  | { kind: 'candidates', transferId: string }
+  | { kind: 'io', job: IoJob }
+  | { kind: 'reply', reply: Reply<Outcome<any>>, value: Outcome<any> }
+  /** A named point crash tests stop the process at (after the step's store operations are durable). */
+  | { kind: 'fault', point: FaultPoint }
+
+export type FaultPoint = 'after_chunk' | 'after_finalize' | 'during_delivery' | 'before_complete' | 'after_complete'
+
+export interface Step {
+  ops: StoreOp[]
+  effects: Effect[]
+  /** The answer to the input, when it had a caller (sent once `ops` are durable). */
+  reply?: Outcome<any>
+}
+
+/** Everything the store holds about one transfer, as hydration needs it. */
+export interface Hydration {
+  row: TransferRow
+  chunks: ChunkRow[]
+  tasks: TaskRow[]
+  attempts: AttemptRow[]
+  /** Results of attempts that were being checked when the node stopped. */
+  results: ResultRow[]
+  waves: number
+  interventions: number
+}
+
+interface Recovery { reason: InterventionReason, previous: AttemptRow, excludeOrchestrator: boolean }
+
+/** Clock readings of an open attempt, for the overseer. */
+interface OpenAttempt { offeredAt: number, acceptedAt: number | null }
+
+export interface Active {
+  row: TransferRow
+  chunks: Map<number, ChunkRow>
+  tasks: Map<number, TaskRow> // by chunk index
+  attempts: Map<string, AttemptRow>
+  failedWorkers: Map<number, Set<string>> // chunk index → workers that failed it
+  checking: Map<string, ResultRow> // attempt id → its result, while the destination check runs
+  verifying: Map<string, { validator: string, since: number }> // attempt id → the validator asked
+  verifiedBy: Set<string> // attempts a validator verified
+  pending: Set<number> // staged chunk indices waiting for an offer
+  recovery: Map<number, Recovery> // pending chunks that are pending again, and why
+  open: Map<string, OpenAttempt> // attempt id → its clock readings, while offered or accepted
+  failures: Map<number, number> // chunk index → failed attempts (stall reassignments do not count)
+  stalls: Map<number, number> // chunk index → stall reassignments
+  wave: number
+  interventions: number
+  dispatchScheduled: boolean
+  planning: boolean
+  beginning: boolean
+  completing: boolean
+  cancelling: boolean
+  cancelReplies: Array<Reply<Outcome<any>>>
+}
+
+const fail = (status: number, code: string, detail: string, extensions?: Record<string, unknown>): Outcome<never> => ({ ok: false, status, code, detail, extensions })
+const NOT_FOUND = fail(404, 'BWN_ERR_TRANSFER_NOT_FOUND', 'No such transfer.')
+const isOpen = (at: AttemptRow): boolean => at.state === 'offered' || at.state === 'accepted' || at.state === 'checking'
+const isStall = (reason: InterventionReason): boolean => reason === 'wave_timeout' || reason === 'result_gap' || reason === 'orchestrator_restarted'
+
+export class TransferState {
+  readonly #self: string
+  readonly #cfg: CoordinatorConfig
+  readonly #newId: () => string
+  readonly #active = new Map<string, Active>()
+  /** Transfers that left memory: id → final status, oldest first (bounded). */
+  readonly #closed = new Map<string, TransferStatus>()
+  /** worker → when its last result (for any transfer) arrived. */
+  readonly #lastResultAt = new Map<string, number>()
+  #rr = 0
+
+  constructor (opts: { self: string, config?: Partial<CoordinatorConfig>, newId?: () => string }) {
+    this.#self = opts.self
+    this.#cfg = { ...DEFAULT_COORDINATOR_CONFIG, ...opts.config }
+    this.#newId = opts.newId ?? randomUUID
+  }
+
+  get config (): Readonly<CoordinatorConfig> { return this.#cfg }
+  /** Transfers held in memory (every non-terminal one of this coordinator). */
+  get size (): number { return this.#active.size }
+  get (id: string): Readonly<Active> | undefined { return this.#active.get(id) }
+  /** Still accepting offers to be sent (not terminal, not being cancelled). */
+  isLive (id: string): boolean {
+    const a = this.#active.get(id)
+    return a !== undefined && !a.cancelling && !TERMINAL.has(a.row.status)
+  }
+
+  /** The final status of a transfer that left memory, while remembered. */
+  closedStatus (id: string): TransferStatus | undefined { return this.#closed.get(id) }
+
+  // ---- hydration ---------------------------------------------------------------------------------
+
+  /**
+   * Takes a transfer as the store holds it. At process start (`processStart`), offers this node's own
+   * router held are gone with the process: they are reassigned at once. Work another orchestrator holds
+   * is watched by the overseer as if just offered. A transfer finalized with every chunk delivered is
+   * completed; one whose cancel was not finished is aborted again; a terminal one whose cleanup did not
+   * finish is cleaned up (and not kept).
+   */
+  hydrate (h: Hydration, now: number, opts: { processStart: boolean }): Step {
+    const step: Step = { ops: [], effects: [] }
+    const row = h.row
+    if (row.coordinator_id !== this.#self) return step
+    if (TERMINAL.has(row.status)) {
+      if (row.cleanup_pending === true) step.effects.push({ kind: 'io', job: this.#cleanupJob(row, h.chunks.map(c => ({ index: c.chunk_index, sha256: c.sha256 }))) })
+      this.#remember(row.id, row.status)
+      return step
+    }
+    const a = newActive(row)
+    for (const c of h.chunks) a.chunks.set(c.chunk_index, c)
+    for (const t of h.tasks) a.tasks.set(t.chunk_index, t)
+    for (const at of h.attempts) {
+      a.attempts.set(at.id, at)
+      if (at.state === 'failed' || at.state === 'superseded') {
+        if (at.worker_id) addFailedWorker(a, at.chunk_index, at.worker_id)
+        const counter = at.state === 'failed' ? a.failures : a.stalls
+        counter.set(at.chunk_index, (counter.get(at.chunk_index) ?? 0) + 1)
+      }
+    }
+    a.wave = h.waves
+    a.interventions = h.interventions
+    this.#active.set(row.id, a)
+    if (row.cancel_requested === true) {
+      a.cancelling = true
+      step.effects.push({ kind: 'io', job: { type: 'abort', transferId: row.id, destinationId: row.destination_id, upload: row.upload, then: 'cancel' } })
+      return step
+    }
+    const results = new Map(h.results.map(r => [r.attempt_id, r]))
+    for (const at of a.attempts.values()) {
+      if (at.state === 'checking') {
+        // The check was running when the node stopped: run it again.
+        const result = results.get(at.id)
+        if (result !== undefined && row.upload !== null) {
+          a.checking.set(at.id, result)
+          step.effects.push({ kind: 'io', job: this.#checkJob(a, at, result.etag) })
+          continue
+        }
+        at.state = 'accepted'
+      }
+      if (at.state !== 'offered' && at.state !== 'accepted') continue
+      if (opts.processStart && at.orchestrator_id === this.#self) {
+        // This node's router held it; it went down with the process.
+        this.#failAttempt(a, at, 'orchestrator_restarted', 'the orchestrator restarted', now, step)
+        continue
+      }
+      a.open.set(at.id, { offeredAt: now, acceptedAt: at.state === 'accepted' ? now : null })
+    }
+    for (const c of a.chunks.values()) if (c.state === 'staged' && !hasOpenAttempt(a, c.chunk_index)) a.pending.add(c.chunk_index)
+    if (step.ops.length > 0) step.ops.push(this.#touch(a, now))
+    if (TERMINAL.has(a.row.status)) return step // a chunk ran out of attempts
+    if (a.pending.size > 0) {
+      if (a.recovery.size > 0) this.#requestPlan(a, step)
+      else this.#scheduleDispatch(a, step)
+    }
+    this.#maybeComplete(a, step)
+    return step
+  }
+
+  // ---- client calls -------------------------------------------------------------------------------
+
+  create (row: TransferRow, now: number): Step {
+    row.coordinator_id = this.#self
+    this.#active.set(row.id, newActive(row))
+    void now
+    return {
+      ops: [{ type: 'put', table: 'transfers', key: row.id, value: row }],
+      effects: [{ kind: 'emit', event: { type: 'transfer', row } }],
+      reply: { ok: true, value: row }
+    }
+  }
+
+  /** A chunk durably staged; `stored` is the row when the transfer left memory (or is unknown: undefined). */
+  chunk (msg: { transferId: string, index: number, sha256: string, md5: string, length: number }, now: number, stored?: TransferRow): Step {
+    const a = this.#active.get(msg.transferId)
+    if (a === undefined) return { ops: [], effects: [], reply: this.#absent(msg.transferId, stored, s => `The transfer is ${s}; it takes no more chunks.`) }
+    if (TERMINAL.has(a.row.status) || a.cancelling) return { ops: [], effects: [], reply: fail(409, 'BWN_ERR_TRANSFER_CLOSED', `The transfer is ${a.cancelling ? 'cancelled' : a.row.status}; it takes no more chunks.`) }
+    const existing = a.chunks.get(msg.index)
+    if (existing !== undefined) {
+      if (existing.sha256 === msg.sha256) return { ops: [], effects: [], reply: { ok: true, value: { duplicate: true } } }
+      return { ops: [], effects: [], reply: fail(409, 'BWN_ERR_CHUNK_CONFLICT', `Chunk ${msg.index} was already received with other bytes.`, { chunk_index: msg.index }) }
+    }
+    if (a.row.finalize_requested) return { ops: [], effects: [], reply: fail(409, 'BWN_ERR_TRANSFER_CLOSED', 'The transfer is finalized.') }
+    const iso = isoFromMs(now)
+    const chunk: ChunkRow = {
+      transfer_id: a.row.id, chunk_index: msg.index, offset: msg.index * a.row.chunk_size, length: msg.length, sha256: msg.sha256, md5: msg.md5,
+      state: 'staged', task_id: null, delivered_attempt_id: null, attempt_slot: null, etag: null, received_at: iso, delivered_at: null
+    }
+    a.chunks.set(msg.index, chunk)
+    a.row.chunks_received++
+    a.row.bytes_received += msg.length
+    if (a.row.status === 'pending') { a.row.status = 'in_progress'; a.row.started_at = iso }
+    a.pending.add(msg.index)
+    const step: Step = {
+      ops: [
+        { type: 'put', table: 'chunks', key: keys.chunk(a.row.id, msg.index), value: chunk },
+        { type: 'put', table: 'index', key: blobRefKey(msg.sha256, a.row.id, msg.index), value: 1 },
+        this.#touch(a, now)
+      ],
+      effects: [{ kind: 'fault', point: 'after_chunk' }],
+      reply: { ok: true, value: { duplicate: false, chunksReceived: a.row.chunks_received } }
+    }
+    this.#scheduleDispatch(a, step)
+    return step
+  }
+
+  finalize (transferId: string, now: number, stored?: TransferRow): Step {
+    const a = this.#active.get(transferId)
+    if (a === undefined) {
+      if (stored?.status === 'completed') return { ops: [], effects: [], reply: { ok: true, value: stored } }
+      return { ops: [], effects: [], reply: this.#absent(transferId, stored, s => `The transfer is ${s}.`) }
+    }
+    if (a.cancelling || TERMINAL.has(a.row.status)) return { ops: [], effects: [], reply: fail(409, 'BWN_ERR_TRANSFER_CLOSED', `The transfer is ${a.cancelling ? 'cancelled' : a.row.status}.`) }
+    const step: Step = { ops: [], effects: [] }
+    if (a.row.finalize_requested) {
+      // Asked again: answer, and make sure completion is under way (never a no-op forever).
+      step.reply = { ok: true, value: a.row }
+      this.#maybeComplete(a, step)
+      return step
+    }
+    const missing: number[] = []
+    for (let i = 0; i < a.row.total_chunks; i++) if (!a.chunks.has(i)) missing.push(i)
+    if (missing.length > 0) {
+      return { ops: [], effects: [], reply: fail(409, 'BWN_ERR_CHUNKS_MISSING', `${missing.length} of ${a.row.total_chunks} chunks have not been received.`, { missing_chunks: missing.slice(0, 1000), missing_count: missing.length }) }
+    }
+    a.row.finalize_requested = true
+    a.row.finalized_at = isoFromMs(now)
+    step.ops.push(this.#touch(a, now))
+    step.effects.push({ kind: 'fault', point: 'after_finalize' })
+    step.reply = { ok: true, value: a.row }
+    this.#maybeComplete(a, step)
+    return step
+  }
+
+  /** Starts a cancel: open work is cancelled at once; the answer waits for the destination abort ('aborted'). */
+  cancel (transferId: string, reply: Reply<Outcome<any>>, now: number, stored?: TransferRow): Step {
+    const a = this.#active.get(transferId)
+    if (a === undefined) {
+      if (stored?.status === 'cancelled') return { ops: [], effects: [], reply: { ok: true, value: stored } }
+      if (stored !== undefined && stored.coordinator_id === this.#self && TERMINAL.has(stored.status)) return { ops: [], effects: [], reply: fail(409, 'BWN_ERR_TRANSFER_CLOSED', `The transfer is already ${stored.status}.`) }
+      return { ops: [], effects: [], reply: NOT_FOUND }
+    }
+    if (a.row.status === 'completed' || a.row.status === 'failed') return { ops: [], effects: [], reply: fail(409, 'BWN_ERR_TRANSFER_CLOSED', `The transfer is already ${a.row.status}.`) }
+    a.cancelReplies.push(reply)
+    const step: Step = { ops: [], effects: [] }
+    if (a.cancelling) return step // the first cancel's abort answers this one too
+    a.cancelling = true
+    a.row.cancel_requested = true
+    a.pending.clear()
+    a.recovery.clear()
+    this.#cancelOpenAttempts(a, step, 'transfer_cancelled', now)
+    step.ops.push(this.#touch(a, now))
+    // The destination upload is aborted before the cancel is answered: no write lands after it.
+    step.effects.push({ kind: 'io', job: { type: 'abort', transferId, destinationId: a.row.destination_id, upload: a.row.upload, then: 'cancel' } })
+    return step
+  }
+
+  /** The destination abort of a cancel finished (or failed: the transfer is cancelled either way). */
+  aborted (transferId: string, now: number): Step {
+    const a = this.#active.get(transferId)
+    const step: Step = { ops: [], effects: [] }
+    if (a === undefined || !a.cancelling) return step
+    a.row.status = 'cancelled'
+    a.row.completed_at = isoFromMs(now)
+    this.#close(a, step, now, { abort: false })
+    for (const r of a.cancelReplies.splice(0)) step.effects.push({ kind: 'reply', reply: r, value: { ok: true, value: a.row } })
+    return step
+  }
+
+  // ---- delivery -----------------------------------------------------------------------------------
+
+  /** The debounce fired: start the upload at the destination, or ask for candidates to plan a wave. */
+  dispatch (transferId: string): Step {
+    const step: Step = { ops: [], effects: [] }
+    const a = this.#active.get(transferId)
+    if (a === undefined) return step
+    a.dispatchScheduled = false
+    this.#requestPlan(a, step)
+    return step
+  }
+
+  begun (transferId: string, destinationId: string, upload: UploadState | null, error: string | null, now: number): Step {
+    const step: Step = { ops: [], effects: [] }
+    const a = this.#active.get(transferId)
+    if (a === undefined) {
+      // Closed while the upload was starting: discard it.
+      if (upload !== null) step.effects.push({ kind: 'io', job: { type: 'abort', transferId, destinationId, upload, then: 'cleanup' } })
+      return step
+    }
+    a.beginning = false
+    if (a.cancelling || TERMINAL.has(a.row.status)) {
+      if (upload !== null) { a.row.upload = upload; step.ops.push(this.#touch(a, now)) }
+      return step
+    }
+    if (upload === null) {
+      step.effects.push({ kind: 'log', level: 'warn', obj: { transferId, error }, msg: 'destination refused the upload' })
+      this.#failTransfer(a, step, 'destination_unavailable', 'The destination could not start the upload.', now)
+      return step
+    }
+    a.row.upload = upload
+    step.ops.push(this.#touch(a, now))
+    this.#requestPlan(a, step)
+    return step
+  }
+
+  /** Plans a wave of the pending chunks over `candidates`: one plan row, batches of ≤ 64 offers per orchestrator. */
+  planned (transferId: string, candidates: OrchestratorCandidate[], now: number): Step {
+    const step: Step = { ops: [], effects: [] }
+    const a = this.#active.get(transferId)
+    if (a === undefined) return step
+    a.planning = false
+    if (TERMINAL.has(a.row.status) || a.cancelling || a.pending.size === 0 || a.row.upload === null) return step
+    const all = candidates.filter(c => c.workers > 0)
+    if (all.length === 0) {
+      step.effects.push({ kind: 'log', level: 'warn', obj: { transferId, pending: a.pending.size }, msg: 'no orchestrator with workers; offers wait' })
+      return step
+    }
+    const indices = [...a.pending].sort((x, y) => x - y)
+    const waveKind = indices.some(i => a.recovery.has(i)) ? 'recovery' : 'initial'
+    // Recovery avoids the orchestrator whose wave stalled, when another can take the chunk.
+    const groups = new Map<string, number[]>()
+    const plain: number[] = []
+    for (const i of indices) {
+      const why = a.recovery.get(i)
+      if (why?.excludeOrchestrator === true && all.some(c => c.hotkey !== why.previous.orchestrator_id)) {
+        const key = why.previous.orchestrator_id
+        groups.set(key, [...(groups.get(key) ?? []), i])
+      } else plain.push(i)
+    }
+    const assignment = new Map<string, number[]>()
+    const allocate = (chunkIdx: number[], cands: OrchestratorCandidate[]): void => {
+      if (chunkIdx.length === 0) return
+      // Ties in score are broken by a rotation seeded with the transfer and wave, so small transfers
+      // spread over every orchestrator instead of always landing on the lowest keys.
+      const rotated = rotatedOrder(cands.map(c => ({ id: c.hotkey, score: c.score })), `${a.row.id}/${a.wave}`)
+      const alloc = allocateChunks(chunkIdx.length, rotated.map((c, i) => ({ ...c, key: String(i).padStart(6, '0') })))
+      for (const s of alloc.slices) {
+        if (s.count === 0) continue
+        assignment.set(s.id, [...(assignment.get(s.id) ?? []), ...chunkIdx.slice(s.chunkStart, s.chunkEnd + 1)])
+      }
+    }
+    allocate(plain, all)
+    for (const [excluded, idx] of groups) allocate(idx, all.filter(c => c.hotkey !== excluded))
+
+    const iso = isoFromMs(now)
+    const plan: PlanRow = {
+      transfer_id: a.row.id, wave: a.wave, wave_kind: waveKind, allocation_rule: 'hamilton_largest_remainder_by_routing_score', created_at: iso,
+      deliveries: [...assignment].map(([orch, idx]) => ({ orchestrator_id: orch, routing_score: all.find(c => c.hotkey === orch)?.score ?? 0, chunk_count: idx.length, chunk_indices: idx }))
+    }
+    step.ops.push({ type: 'put', table: 'transfer_assignment_plans', key: keys.plan(a.row.id, a.wave), value: plan })
+    a.wave++
+    const batches: Array<{ to: string, batchId: string, offers: OfferDraft[] }> = []
+    for (const [orch, idx] of assignment) {
+      for (let b = 0; b < idx.length; b += MAX_OFFERS_PER_BATCH) {
+        const batchId = this.#newId()
+        const offers: OfferDraft[] = []
+        const batchRow: OfferBatchRow = { id: batchId, transfer_id: a.row.id, orchestrator_id: orch, coordinator_id: this.#self, wave_kind: waveKind, task_ids: [], attempt_ids: [], offered_at: iso, routed: [] }
+        for (const index of idx.slice(b, b + MAX_OFFERS_PER_BATCH)) {
+          const chunk = a.chunks.get(index)!
+          let task = a.tasks.get(index)
+          if (task === undefined) {
+            task = { id: this.#newId(), transfer_id: a.row.id, chunk_index: index, state: 'pending', orchestrator_id: null, assigned_worker_id: null, current_attempt_id: null, attempt_count: 0, created_at: iso, offered_at: null, accepted_at: null, completed_at: null, failed_at: null, failure_reason: null }
+            a.tasks.set(index, task)
+          }
+          const attemptNo = task.attempt_count
+          const attempt: AttemptRow = {
+            id: this.#newId(), task_id: task.id, transfer_id: a.row.id, chunk_index: index, attempt_no: attemptNo, attempt_slot: attemptNo % ATTEMPT_SLOTS_PER_CHUNK,
+            orchestrator_id: orch, worker_id: null, batch_id: batchId, wave_kind: waveKind, recovery: attemptNo > 0, state: 'offered',
+            offered_at: iso, accepted_at: null, finished_at: null, failure_reason: null
+          }
+          const why = a.recovery.get(index)
+          if (why !== undefined) {
+            a.recovery.delete(index)
+            const iv: InterventionRow = {
+              id: this.#newId(), transfer_id: a.row.id, task_id: task.id, chunk_index: index, intervention_type: 'overseer_recovery', reason: why.reason,
+              outcome: isStall(why.reason) ? 'stall_redistributed' : 'failure_redelivered',
+              orchestrator_id: why.previous.orchestrator_id, previous_attempt_id: why.previous.id, previous_worker_id: why.previous.worker_id,
+              replacement_attempt_id: attempt.id, replacement_orchestrator_id: orch, intervened_at: iso
+            }
+            step.ops.push({ type: 'put', table: 'overseer_interventions', key: keys.intervention(a.row.id, a.interventions++, iv.id), value: iv })
+            step.effects.push({ kind: 'emit', event: { type: 'intervention', row: iv } })
+          }
+          task.attempt_count++
+          task.state = 'offered'
+          task.orchestrator_id = orch
+          task.assigned_worker_id = null
+          task.current_attempt_id = attempt.id
+          task.offered_at = iso
+          a.attempts.set(attempt.id, attempt)
+          chunk.state = 'delivering'
+          chunk.task_id = task.id
+          a.pending.delete(index)
+          a.open.set(attempt.id, { offeredAt: now, acceptedAt: null })
+          offers.push({
+            taskId: task.id, attemptId: attempt.id, transferId: a.row.id, chunkIndex: index, offset: chunk.offset, length: chunk.length, sha256: chunk.sha256,
+            attemptSlot: attempt.attempt_slot, excludeWorkers: [...(a.failedWorkers.get(index) ?? [])].slice(0, 64)
+          })
+          batchRow.task_ids.push(task.id)
+          batchRow.attempt_ids.push(attempt.id)
+          step.ops.push({ type: 'put', table: 'tasks', key: keys.row(a.row.id, task.id), value: task })
+          step.ops.push({ type: 'put', table: 'task_attempts', key: keys.row(a.row.id, attempt.id), value: attempt })
+          step.ops.push({ type: 'put', table: 'chunks', key: keys.chunk(a.row.id, index), value: chunk })
+        }
+        step.ops.push({ type: 'put', table: 'task_offer_batches', key: keys.row(a.row.id, batchId), value: batchRow })
+        batches.push({ to: orch, batchId, offers })
+      }
+    }
+    if (a.row.status === 'pending') { a.row.status = 'in_progress'; a.row.started_at = iso }
+    step.ops.push(this.#touch(a, now))
+    // A batch that cannot be sent is never routed: the overseer reassigns it after the wave timeout.
+    step.effects.push({ kind: 'io', job: { type: 'offers', transferId: a.row.id, destinationId: a.row.destination_id, upload: a.row.upload, waveKind, expiresAt: now + this.#cfg.offerTtlMs, batches } })
+    step.effects.push({ kind: 'log', level: 'debug', obj: { transferId: a.row.id, waveKind, offers: indices.length, orchestrators: assignment.size }, msg: 'wave dispatched' })
+    return step
+  }
+
+  assigned (from: string, body: TaskAssigned, now: number): Step {
+    const step: Step = { ops: [], effects: [] }
+    const a = this.#active.get(body.transferId)
+    if (a === undefined) return step
+    for (const { attemptId, worker } of body.assignments) {
+      const at = a.attempts.get(attemptId)
+      if (at === undefined || at.orchestrator_id !== from || at.state !== 'offered') continue
+      if (worker === null) { this.#failAttempt(a, at, 'no_worker', 'no worker available', now, step); continue }
+      at.worker_id = worker; at.state = 'accepted'; at.accepted_at = isoFromMs(now)
+      const reading = a.open.get(at.id)
+      if (reading) reading.acceptedAt = now
+      const task = a.tasks.get(at.chunk_index)!
+      task.assigned_worker_id = worker; task.accepted_at = at.accepted_at
+      step.ops.push({ type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at })
+      step.ops.push({ type: 'put', table: 'tasks', key: keys.row(a.row.id, task.id), value: task })
+    }
+    this.#afterFailures(a, step, now)
+    return step
+  }
+
+  /** A worker's report, relayed by the orchestrator `from`; `validators` are the ones connected now. */
+  result (from: string, r: TaskResult, now: number, validators: readonly string[] = []): Step {
+    const step: Step = { ops: [], effects: [] }
+    const ack = (status: 'completed' | 'failed' | 'late_superseded' | 'rejected', reason: string | null): void => {
+      step.effects.push({ kind: 'send', to: from, type: 'task_result_ack', body: { taskId: r.taskId, attemptId: r.attemptId, worker: r.worker, received: status !== 'rejected', status, reason } })
+    }
+    const a = this.#active.get(r.transferId)
+    if (a === undefined) {
+      const closed = this.#closed.get(r.transferId)
+      if (closed !== undefined) ack('late_superseded', `transfer_${closed}`)
+      else ack('rejected', 'unknown_attempt')
+      return step
+    }
+    const at = a.attempts.get(r.attemptId)
+    if (at === undefined || at.task_id !== r.taskId || at.orchestrator_id !== from) { ack('rejected', 'unknown_attempt'); return step }
+    if (at.state === 'succeeded') { ack('completed', null); return step }
+    if (at.state !== 'offered' && at.state !== 'accepted') { ack('late_superseded', at.state); return step }
+    const chunk = a.chunks.get(at.chunk_index)!
+    const offeredAt = a.open.get(at.id)?.offeredAt ?? null
+    a.open.delete(at.id)
+    this.#lastResultAt.set(r.worker, now)
+    if (at.worker_id === null) at.worker_id = r.worker
+    const row: ResultRow = {
+      attempt_id: at.id, task_id: at.task_id, transfer_id: a.row.id, chunk_index: at.chunk_index, orchestrator_id: at.orchestrator_id, worker_id: r.worker,
+      success: r.success, bytes: chunk.length, claimed_bytes: r.bytes, duration_ms: r.durationMs, sha256: r.sha256, etag: r.etag, error: r.error, via: r.via,
+      outcome: 'accepted', received_at: isoFromMs(now)
+    }
+    if (!r.success) {
+      row.outcome = 'failed'
+      const reason: InterventionReason = r.error === 'worker_lost' ? 'worker_lost' : r.error === 'session_displaced' ? 'session_displaced' : r.error === 'no_worker' ? 'no_worker' : 'attempt_failed'
+      this.#failAttempt(a, at, reason, r.error, now, step)
+      ack('failed', r.error)
+    } else if (r.sha256 !== chunk.sha256) {
+      row.outcome = 'integrity_mismatch'
+      this.#failAttempt(a, at, 'integrity_mismatch', 'reported hash does not match the staged chunk', now, step)
+      ack('failed', 'hash_mismatch')
+    } else {
+      at.state = 'checking'
+      const check = this.#checkJob(a, at, r.etag)
+      if (validators.length > 0) {
+        // Pending verification until a validator's verdict exists (where the destination lets it read).
+        const validator = validators[this.#rr++ % validators.length]!
+        a.verifying.set(at.id, { validator, since: now })
+        step.effects.push({
+          kind: 'io',
+          job: {
+            type: 'verify', validator, check,
+            request: { transferId: a.row.id, taskId: at.task_id, attemptId: at.id, chunkIndex: at.chunk_index, orchestrator: at.orchestrator_id, worker: r.worker, length: chunk.length, sha256: chunk.sha256, trustedDurationMs: offeredAt === null ? 0 : Math.max(0, now - offeredAt) }
+          }
+        })
+      } else {
+        step.effects.push({ kind: 'io', job: check })
+      }
+    }
+    step.ops.push({ type: 'put', table: 'task_results', key: keys.row(a.row.id, at.id), value: row }, { type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at })
+    if (row.outcome !== 'accepted') step.effects.push({ kind: 'emit', event: { type: 'result', row, attempt: at } })
+    else { a.checking.set(at.id, row); step.effects.push({ kind: 'emit', event: { type: 'checking', row: { ...row }, attempt: { ...at } } }) }
+    this.#afterFailures(a, step, now)
+    return step
+  }
+
+  /** A validator's verdict on a delivery it was asked to read back. */
+  verdict (from: string, body: VerifyVerdict, now: number): Step {
+    const a = this.#active.get(body.transferId)
+    const at = a?.attempts.get(body.attemptId)
+    const asked = a?.verifying.get(body.attemptId)
+    if (a === undefined || at === undefined || asked === undefined || asked.validator !== from || at.state !== 'checking') return { ops: [], effects: [] }
+    a.verifying.delete(at.id)
+    if (body.verdict === 'unreadable') return { ops: [], effects: [{ kind: 'io', job: this.#checkJob(a, at, a.checking.get(at.id)?.etag ?? null) }] }
+    const ok = body.verdict === 'verified'
+    if (ok) a.verifiedBy.add(at.id)
+    return this.checked(a.row.id, at.id, ok, ok ? null : `validator ${from} found other bytes at the destination`, now)
+  }
+
+  /** The outcome of a destination check (or a validator's verdict). */
+  checked (transferId: string, attemptId: string, ok: boolean, reason: string | null, now: number): Step {
+    const step: Step = { ops: [], effects: [] }
+    const a = this.#active.get(transferId)
+    const at = a?.attempts.get(attemptId)
+    if (a === undefined || at === undefined || at.state !== 'checking') return step
+    const pending = a.checking.get(at.id)
+    a.checking.delete(at.id)
+    a.verifying.delete(at.id)
+    const ack = (status: 'completed' | 'failed', why: string | null): void => {
+      step.effects.push({ kind: 'send', to: at.orchestrator_id, type: 'task_result_ack', body: { taskId: at.task_id, attemptId: at.id, worker: at.worker_id ?? this.#self, received: true, status, reason: why } })
+    }
+    const iso = isoFromMs(now)
+    if (!ok) {
+      step.effects.push({ kind: 'log', level: 'warn', obj: { transferId, chunk: at.chunk_index, worker: at.worker_id, reason }, msg: 'delivery failed its destination check' })
+      if (pending) { pending.outcome = 'integrity_mismatch'; step.ops.push({ type: 'put', table: 'task_results', key: keys.row(a.row.id, at.id), value: pending }) }
+      this.#failAttempt(a, at, 'integrity_mismatch', reason, now, step)
+      ack('failed', 'destination_check_failed')
+    } else {
+      const chunk = a.chunks.get(at.chunk_index)!
+      const task = a.tasks.get(at.chunk_index)!
+      at.state = 'succeeded'; at.finished_at = iso
+      task.state = 'completed'; task.completed_at = iso; task.assigned_worker_id = at.worker_id
+      chunk.state = 'delivered'; chunk.delivered_attempt_id = at.id; chunk.attempt_slot = at.attempt_slot; chunk.etag = pending?.etag ?? null; chunk.delivered_at = iso
+      a.row.chunks_delivered++
+      a.row.bytes_delivered += chunk.length
+      if (a.verifiedBy.delete(at.id)) { chunk.state = 'verified'; a.row.chunks_verified++ }
+      // A crash test's "during delivery": every chunk received, this delivery not yet recorded.
+      if (a.row.chunks_received === a.row.total_chunks) step.effects.push({ kind: 'fault', point: 'during_delivery' })
+      step.ops.push(
+        { type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at },
+        { type: 'put', table: 'tasks', key: keys.row(a.row.id, task.id), value: task },
+        { type: 'put', table: 'chunks', key: keys.chunk(a.row.id, chunk.chunk_index), value: chunk },
+        this.#touch(a, now)
+      )
+      ack('completed', null)
+    }
+    if (pending) step.effects.push({ kind: 'emit', event: { type: 'result', row: pending, attempt: at } })
+    this.#afterFailures(a, step, now)
+    this.#maybeComplete(a, step)
+    return step
+  }
+
+  /** The destination's answer to complete(). */
+  completedUpload (msg: { transferId: string, ok: boolean, retry: boolean, redeliver: number[], error: string | null }, now: number): Step {
+    const step: Step = { ops: [], effects: [] }
+    const a = this.#active.get(msg.transferId)
+    if (a === undefined || TERMINAL.has(a.row.status)) return step
+    a.completing = false
+    if (a.cancelling) return step
+    if (msg.ok) {
+      a.row.status = 'completed'
+      a.row.completed_at = isoFromMs(now)
+      step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, chunks: a.row.total_chunks, bytes: a.row.total_size, event: 'transfer_completed' }, msg: 'transfer completed' })
+      this.#close(a, step, now, { abort: false })
+      return step
+    }
+    if (msg.redeliver.length > 0) {
+      // A part changed after it was checked (a stale attempt wrote over it): deliver those again.
+      for (const index of msg.redeliver) {
+        const chunk = a.chunks.get(index)
+        const at = chunk?.delivered_attempt_id ? a.attempts.get(chunk.delivered_attempt_id) : undefined
+        if (TERMINAL.has(a.row.status)) break
+        if (chunk === undefined || at === undefined || (chunk.state !== 'delivered' && chunk.state !== 'verified')) continue
+        if (chunk.state === 'verified') a.row.chunks_verified--
+        chunk.state = 'staged'; a.row.chunks_delivered--; a.row.bytes_delivered -= chunk.length
+        this.#failAttempt(a, at, 'integrity_mismatch', 'part changed before completion', now, step)
+      }
+      step.ops.push(this.#touch(a, now))
+      this.#afterFailures(a, step, now)
+      return step
+    }
+    if (msg.retry) {
+      step.effects.push({ kind: 'timer', ms: COMPLETE_RETRY_MS, msg: { type: 'complete-retry', transferId: a.row.id } })
+      return step
+    }
+    step.effects.push({ kind: 'log', level: 'warn', obj: { transferId: a.row.id, error: msg.error }, msg: 'destination refused to complete the object' })
+    this.#failTransfer(a, step, 'destination_refused', 'The destination refused to complete the object.', now)
+    return step
+  }
+
+  completeRetry (transferId: string): Step {
+    const step: Step = { ops: [], effects: [] }
+    const a = this.#active.get(transferId)
+    if (a !== undefined) this.#maybeComplete(a, step)
+    return step
+  }
+
+  // ---- the overseer -------------------------------------------------------------------------------
+
+  /**
+   * One overseer tick. An offer no orchestrator routed to a worker `waveTimeoutMs` after it was sent is
+   * reassigned (`wave_timeout`); a worker holding accepted work with no result from it (for any
+   * transfer) for the chunk's result gap (resultGapFor) since the later of the acceptance and its last
+   * result loses that work (`result_gap`); a validator silent for verifyTimeoutFor(chunk) is replaced by
+   * the coordinator's own check.
+   */
+  tick (now: number): Step {
+    const step: Step = { ops: [], effects: [] }
+    for (const a of this.#active.values()) {
+      if (TERMINAL.has(a.row.status) || a.cancelling) continue
+      const cancel = new Map<string, string[]>() // orchestrator → superseded attempts its workers must drop
+      const before = step.ops.length
+      for (const [attemptId, c] of [...a.open]) {
+        const at = a.attempts.get(attemptId)
+        if (at === undefined || (at.state !== 'offered' && at.state !== 'accepted')) { a.open.delete(attemptId); continue }
+        let reason: InterventionReason | null = null
+        if (c.acceptedAt === null) {
+          if (now - c.offeredAt >= this.#cfg.waveTimeoutMs) reason = 'wave_timeout' // never routed to a worker
+        } else {
+          const since = Math.max(c.acceptedAt, this.#lastResultAt.get(at.worker_id ?? '') ?? 0)
+          if (now - since >= this.resultGapFor(a.chunks.get(at.chunk_index)?.length ?? 0, a.stalls.get(at.chunk_index) ?? 0)) reason = 'result_gap' // its worker went quiet
+        }
+        if (reason === null) continue
+        step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
+        this.#failAttempt(a, at, reason, null, now, step)
+        cancel.set(at.orchestrator_id, [...(cancel.get(at.orchestrator_id) ?? []), attemptId])
+        if (TERMINAL.has(a.row.status)) break
+      }
+      for (const [orch, ids] of cancel) step.effects.push({ kind: 'send', to: orch, type: 'task_cancel', body: { transferId: a.row.id, attemptIds: ids.slice(0, MAX_CANCEL_IDS), reason: 'superseded' } })
+      if (TERMINAL.has(a.row.status)) continue
+      for (const [attemptId, v] of [...a.verifying]) {
+        const at = a.attempts.get(attemptId)
+        if (at === undefined || at.state !== 'checking') { a.verifying.delete(attemptId); continue }
+        if (now - v.since < this.verifyTimeoutFor(a.chunks.get(at.chunk_index)?.length ?? 0)) continue
+        a.verifying.delete(attemptId)
+        step.effects.push({ kind: 'log', level: 'warn', obj: { transferId: a.row.id, attemptId, validator: v.validator }, msg: 'no verdict in time; checking the destination directly' })
+        step.effects.push({ kind: 'io', job: this.#checkJob(a, at, a.checking.get(attemptId)?.etag ?? null) })
+      }
+      if (step.ops.length > before) step.ops.push(this.#touch(a, now))
+      if (a.pending.size > 0 && !a.dispatchScheduled) this.#requestPlan(a, step)
+    }
+    return step
+  }
+
+  /**
+   * How long a worker holding a chunk of `length` bytes may stay silent: resultGapMs plus the time the
+   * chunk takes at MIN_WORKER_RATE, doubled once the same chunk has stalled before.
+   */
+  resultGapFor (length: number, stalls: number): number {
+    return (this.#cfg.resultGapMs + Math.ceil(length * 1000 / this.#cfg.minWorkerRate)) * 2 ** Math.min(stalls, MAX_GAP_DOUBLINGS)
+  }
+
+  /** How long a validator's verdict may take: VERIFY_TIMEOUT_MS plus the read at MIN_WORKER_RATE (31 s for 16 MiB). */
+  verifyTimeoutFor (length: number): number {
+    return VERIFY_TIMEOUT_MS + Math.ceil(length * 1000 / this.#cfg.minWorkerRate)
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  /** Answer for a transfer not in memory: 404 when unknown here, 409 when it is closed. */
+  #absent (id: string, stored: TransferRow | undefined, closedDetail: (status: string) => string): Outcome<never> {
+    const status = stored !== undefined && stored.coordinator_id === this.#self ? stored.status : this.#closed.get(id)
+    if (status === undefined) return NOT_FOUND
+    return fail(409, 'BWN_ERR_TRANSFER_CLOSED', closedDetail(status))
+  }
+
+  #touch (a: Active, now: number): StoreOp {
+    a.row.updated_at = isoFromMs(now)
+    return { type: 'put', table: 'transfers', key: a.row.id, value: a.row }
+  }
+
+  #scheduleDispatch (a: Active, step: Step): void {
+    if (a.dispatchScheduled) return
+    a.dispatchScheduled = true
+    step.effects.push({ kind: 'timer', ms: DISPATCH_DEBOUNCE_MS, msg: { type: 'dispatch', transferId: a.row.id } })
+  }
+
+  /** Starts the upload first if it has not begun; otherwise asks for candidates (one request at a time). */
+  #requestPlan (a: Active, step: Step): void {
+    if (TERMINAL.has(a.row.status) || a.cancelling || a.pending.size === 0) return
+    if (a.row.upload === null) {
+      if (!a.beginning) {
+        a.beginning = true
+        step.effects.push({ kind: 'io', job: { type: 'begin', transferId: a.row.id, destinationId: a.row.destination_id, spec: { transferId: a.row.id, filename: a.row.filename, totalSize: a.row.total_size, chunkSize: a.row.chunk_size, totalChunks: a.row.total_chunks } } })
+      }
+      return
+    }
+    if (a.planning) return
+    a.planning = true
+    step.effects.push({ kind: 'candidates', transferId: a.row.id })
+  }
+
+  /** After attempts failed in this step: plan their recovery now. */
+  #afterFailures (a: Active, step: Step, now: number): void {
+    void now
+    if (a.recovery.size > 0 && !TERMINAL.has(a.row.status)) this.#requestPlan(a, step)
+  }
+
+  #checkJob (a: Active, at: AttemptRow, etag: string | null): Extract<IoJob, { type: 'check' }> {
+    const c = a.chunks.get(at.chunk_index)!
+    return {
+      type: 'check', transferId: a.row.id, destinationId: a.row.destination_id, upload: a.row.upload!, attemptId: at.id,
+      chunk: { index: c.chunk_index, offset: c.offset, length: c.length, sha256: c.sha256, md5: c.md5 }, attemptSlot: at.attempt_slot, etag
+    }
+  }
+
+  /** Ends an attempt as failed (or superseded, for a stall) and queues its chunk for redelivery. */
+  #failAttempt (a: Active, at: AttemptRow, reason: InterventionReason, detail: string | null, now: number, step: Step): void {
+    const iso = isoFromMs(now)
+    const stalled = isStall(reason)
+    at.state = stalled ? 'superseded' : 'failed'
+    at.finished_at = iso
+    at.failure_reason = detail ?? reason
+    a.open.delete(at.id)
+    a.checking.delete(at.id)
+    a.verifying.delete(at.id)
+    // A stalled worker is avoided for this chunk too; only real failures count toward the limit.
+    if (at.worker_id !== null) addFailedWorker(a, at.chunk_index, at.worker_id)
+    const counter = stalled ? a.stalls : a.failures
+    counter.set(at.chunk_index, (counter.get(at.chunk_index) ?? 0) + 1)
+    step.ops.push({ type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at })
+    const task = a.tasks.get(at.chunk_index)!
+    const chunk = a.chunks.get(at.chunk_index)!
+    if ((a.failures.get(at.chunk_index) ?? 0) >= this.#cfg.maxAttemptsPerTask || (a.stalls.get(at.chunk_index) ?? 0) >= this.#cfg.maxStallsPerTask) {
+      task.state = 'failed'; task.failed_at = iso; task.failure_reason = reason
+      step.ops.push({ type: 'put', table: 'tasks', key: keys.row(a.row.id, task.id), value: task })
+      this.#failTransfer(a, step, 'delivery_failed', 'A chunk could not be delivered after repeated attempts.', now)
+      return
+    }
+    chunk.state = 'staged'
+    a.pending.add(at.chunk_index)
+    a.recovery.set(at.chunk_index, { reason, previous: at, excludeOrchestrator: reason === 'wave_timeout' || reason === 'no_worker' })
+    step.ops.push({ type: 'put', table: 'chunks', key: keys.chunk(a.row.id, chunk.chunk_index), value: chunk })
+  }
+
+  #failTransfer (a: Active, step: Step, code: string, message: string, now: number): void {
+    if (TERMINAL.has(a.row.status)) return
+    a.row.status = 'failed'
+    a.row.error_code = code
+    a.row.error_message = message
+    a.row.completed_at = isoFromMs(now)
+    this.#cancelOpenAttempts(a, step, 'transfer_failed', now)
+    this.#close(a, step, now, { abort: true })
+  }
+
+  /** The transfer is terminal: persist it with its cleanup pending, emit it, clean up outside, forget it. */
+  #close (a: Active, step: Step, now: number, opts: { abort: boolean }): void {
+    a.pending.clear()
+    a.recovery.clear()
+    a.row.cancel_requested = false
+    a.row.cleanup_pending = true
+    step.ops.push(this.#touch(a, now))
+    step.effects.push({ kind: 'emit', event: { type: 'transfer', row: a.row } })
+    const chunks = [...a.chunks.values()].map(c => ({ index: c.chunk_index, sha256: c.sha256 }))
+    step.effects.push({ kind: 'io', job: { type: 'cleanup', transferId: a.row.id, destinationId: a.row.destination_id, abort: opts.abort ? a.row.upload : null, chunks } })
+    this.#active.delete(a.row.id)
+    this.#remember(a.row.id, a.row.status)
+  }
+
+  #cleanupJob (row: TransferRow, chunks: Array<{ index: number, sha256: string }>): IoJob {
+    return { type: 'cleanup', transferId: row.id, destinationId: row.destination_id, abort: row.status === 'completed' ? null : row.upload, chunks }
+  }
+
+  #remember (id: string, status: TransferStatus): void {
+    this.#closed.delete(id)
+    this.#closed.set(id, status)
+    while (this.#closed.size > CLOSED_MEMORY) this.#closed.delete(this.#closed.keys().next().value!)
+  }
+
+  #cancelOpenAttempts (a: Active, step: Step, reason: string, now: number): void {
+    const iso = isoFromMs(now)
+    const byOrch = new Map<string, string[]>()
+    for (const at of a.attempts.values()) {
+      if (!isOpen(at)) continue
+      at.state = 'cancelled'; at.finished_at = iso; at.failure_reason = reason
+      step.ops.push({ type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at })
+      byOrch.set(at.orchestrator_id, [...(byOrch.get(at.orchestrator_id) ?? []), at.id])
+    }
+    for (const t of a.tasks.values()) {
+      if (t.state === 'completed' || t.state === 'failed' || t.state === 'cancelled') continue
+      t.state = 'cancelled'
+      step.ops.push({ type: 'put', table: 'tasks', key: keys.row(a.row.id, t.id), value: t })
+    }
+    a.open.clear()
+    a.checking.clear()
+    a.verifying.clear()
+    for (const [orch, ids] of byOrch) {
+      for (let i = 0; i < ids.length; i += MAX_CANCEL_IDS) step.effects.push({ kind: 'send', to: orch, type: 'task_cancel', body: { transferId: a.row.id, attemptIds: ids.slice(i, i + MAX_CANCEL_IDS), reason } })
+    }
+  }
+
+  #maybeComplete (a: Active, step: Step): void {
+    if (!a.row.finalize_requested || a.completing || a.cancelling || TERMINAL.has(a.row.status)) return
+    if (a.row.chunks_delivered < a.row.total_chunks || a.row.upload === null) return
+    a.completing = true
+    const parts = [...a.chunks.values()].sort((x, y) => x.chunk_index - y.chunk_index).map(c => ({ index: c.chunk_index, attemptSlot: c.attempt_slot ?? 0, etag: c.etag }))
+    step.effects.push({ kind: 'io', job: { type: 'complete', transferId: a.row.id, destinationId: a.row.destination_id, upload: a.row.upload, parts } })
+  }
+}
+
+function newActive (row: TransferRow): Active {
+  return {
+    row, chunks: new Map(), tasks: new Map(), attempts: new Map(), failedWorkers: new Map(), checking: new Map(), verifying: new Map(), verifiedBy: new Set(),
+    pending: new Set(), recovery: new Map(), open: new Map(), failures: new Map(), stalls: new Map(),
+    wave: 0, interventions: 0, dispatchScheduled: false, planning: false, beginning: false, completing: false, cancelling: false, cancelReplies: []
+  }
+}
+
+function addFailedWorker (a: Active, index: number, worker: string): void {
+  const s = a.failedWorkers.get(index) ?? new Set<string>()
+  s.add(worker)
+  a.failedWorkers.set(index, s)
+}
+
+function hasOpenAttempt (a: Active, index: number): boolean {
+  const t = a.tasks.get(index)
+  if (t?.current_attempt_id == null) return false
+  const at = a.attempts.get(t.current_attempt_id)
+  return at !== undefined && isOpen(at)
+}

@@ -1,0 +1,366 @@
+// The coordinator's pure core on a manual clock: the overseer's 15 s wave / 5 s result-gap rules and
+// their edges, terminal transfers leaving memory, and what hydration does with each state a crash can
+// leave behind (docs/transfers.md#overseer, #recovery-on-start).
+import t from 'tap'
+import type { Reply } from '../../../actors/runtime.ts'
+import type { StoreOp } from '../../../actors/ports.ts'
+import {
+  TransferState, WAVE_TIMEOUT_MS, RESULT_GAP_MS, DISPATCH_DEBOUNCE_MS, CLOSED_MEMORY,
+  type Step, type Effect, type IoJob, type OfferDraft, type Hydration
+} from '../../../actors/transfer/state.ts'
+import type { TransferRow, AttemptRow, ChunkRow, InterventionRow } from '../../../actors/transfer/model.ts'
+import { ManualClock } from '../../helpers/clock.ts'
+
+const SELF = 'orch-self'
+const OTHER = 'orch-other'
+const W1 = 'worker-1'
+const W2 = 'worker-2'
+const CHUNK = 1024
+const UPLOAD = { kind: 'node', uploadId: 'u1' } as const
+const BOTH = [{ hotkey: SELF, workers: 2, score: 1 }, { hotkey: OTHER, workers: 2, score: 1 }]
+const ONLY_SELF = [{ hotkey: SELF, workers: 2, score: 1 }]
+
+let seq = 0
+const newId = (): string => `id-${++seq}`
+
+function transferRow (id: string, chunks: number, over: Partial<TransferRow> = {}): TransferRow {
+  const iso = new Date(0).toISOString()
+  return {
+    id, status: 'pending', sender_hotkey: 'x', filename: `${id}.bin`, total_size: CHUNK * chunks, chunk_size: CHUNK, total_chunks: chunks, tier: 'STANDARD',
+    destination_id: 'd1', api_key_id: null, org_id: null, coordinator_id: '', metadata: { name: id }, upload: null,
+    chunks_received: 0, chunks_delivered: 0, chunks_verified: 0, bytes_received: 0, bytes_delivered: 0, finalize_requested: false,
+    created_at: iso, updated_at: iso, started_at: null, finalized_at: null, completed_at: null, error_code: null, error_message: null, ...over
+  }
+}
+
+const sha = (i: number): string => i.toString(16).padStart(64, '0')
+const jobs = (s: Step, type?: IoJob['type']): IoJob[] => s.effects.flatMap(e => e.kind === 'io' && (type === undefined || e.job.type === type) ? [e.job] : [])
+const effects = <K extends Effect['kind']>(s: Step, kind: K): Array<Extract<Effect, { kind: K }>> => s.effects.filter((e): e is Extract<Effect, { kind: K }> => e.kind === kind)
+const puts = (s: Step, table: string): unknown[] => s.ops.filter((o): o is Extract<StoreOp, { type: 'put' }> => o.type === 'put' && o.table === table).map(o => o.value)
+const offersOf = (s: Step): Array<OfferDraft & { to: string }> => jobs(s, 'offers').flatMap(j => j.type === 'offers' ? j.batches.flatMap(b => b.offers.map(o => ({ ...o, to: b.to }))) : [])
+const reply = (): Reply<any> & { value?: unknown } => {
+  const r: Reply<any> & { value?: unknown } = { id: 'r', resolve: (v) => { r.value = v }, reject: () => {} }
+  return r
+}
+
+/** A transfer created, `chunks` staged, its upload begun and its first wave planned over `candidates`. */
+function started (clock: ManualClock, chunks: number, candidates = BOTH, config = {}): { core: TransferState, id: string, wave: Step } {
+  const core = new TransferState({ self: SELF, config, newId })
+  const id = `t-${++seq}`
+  core.create(transferRow(id, chunks), clock.now())
+  for (let i = 0; i < chunks; i++) core.chunk({ transferId: id, index: i, sha256: sha(i), md5: 'm', length: CHUNK }, clock.now())
+  clock.advance(DISPATCH_DEBOUNCE_MS)
+  const d = core.dispatch(id)
+  t.equal(jobs(d, 'begin').length, 1, 'the first dispatch begins the upload')
+  core.begun(id, 'd1', UPLOAD, null, clock.now())
+  const wave = core.planned(id, candidates, clock.now())
+  return { core, id, wave }
+}
+
+function result (core: TransferState, o: OfferDraft & { to: string }, worker: string, now: number, ok = true): Step {
+  return core.result(o.to, { taskId: o.taskId, attemptId: o.attemptId, transferId: o.transferId, worker, success: ok, bytes: o.length, durationMs: 5, sha256: ok ? o.sha256 : null, etag: null, error: ok ? null : 'boom', via: 'http' }, now)
+}
+
+t.test('wave timeout: an offer nobody routed is reassigned 15 s after dispatch, not before, away from its orchestrator', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 4)
+  const offers = offersOf(wave)
+  t.equal(offers.length, 4)
+  t.same(new Set(offers.map(o => o.to)), new Set([SELF, OTHER]), 'equal scores spread the wave')
+  // OTHER routes its offers; SELF's batch was lost.
+  const lost = offers.filter(o => o.to === SELF)
+  const routed = offers.filter(o => o.to === OTHER)
+  core.assigned(OTHER, { transferId: id, batchId: 'b', assignments: routed.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  for (const o of routed) result(core, o, W1, clock.now() + 1) // results keep W1 fresh
+  clock.advance(WAVE_TIMEOUT_MS - 1)
+  let tick = core.tick(clock.now())
+  t.same(tick.ops, [], '1 ms before the timeout nothing moves')
+  clock.advance(1)
+  tick = core.tick(clock.now())
+  const superseded = puts(tick, 'task_attempts') as AttemptRow[]
+  t.same(superseded.map(a => [a.state, a.failure_reason]), lost.map(() => ['superseded', 'wave_timeout']))
+  t.same(effects(tick, 'send').map(s => [s.to, s.type]), [[SELF, 'task_cancel']], 'the stalled orchestrator is told to drop them')
+  t.equal(effects(tick, 'candidates').length, 1, 'recovery is planned at once')
+  const recovery = core.planned(id, BOTH, clock.now())
+  const again = offersOf(recovery)
+  t.same(again.map(o => o.to), lost.map(() => OTHER), 'recovery avoids the orchestrator whose wave stalled')
+  const iv = puts(recovery, 'overseer_interventions') as InterventionRow[]
+  t.match(iv, lost.map(o => ({ reason: 'wave_timeout', outcome: 'stall_redistributed', previous_attempt_id: o.attemptId, replacement_orchestrator_id: OTHER })))
+  t.ok(jobs(recovery, 'offers').every(j => j.type === 'offers' && j.waveKind === 'recovery'))
+})
+
+t.test('wave timeout with no other orchestrator: reassigned to the same one', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 2, ONLY_SELF)
+  clock.advance(WAVE_TIMEOUT_MS)
+  core.tick(clock.now())
+  const again = offersOf(core.planned(id, ONLY_SELF, clock.now()))
+  t.same(again.map(o => o.to), offersOf(wave).map(() => SELF))
+})
+
+t.test('result gap: accepted work with no result for 5 s since acceptance is reassigned; an accepted offer never hits the wave timeout', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 2, ONLY_SELF)
+  const offers = offersOf(wave)
+  clock.advance(WAVE_TIMEOUT_MS - 1000) // routed late, but routed
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  clock.advance(2000) // past the wave timeout since dispatch
+  t.same(core.tick(clock.now()).ops, [], 'accepted work is not subject to the wave timeout')
+  const gap = core.resultGapFor(CHUNK, 0)
+  t.equal(gap, RESULT_GAP_MS + 1, '5 s plus 1 KiB at 1 MiB/s')
+  clock.advance(gap - 2000 - 1)
+  t.same(core.tick(clock.now()).ops, [], '1 ms before the gap nothing moves')
+  clock.advance(1)
+  const tick = core.tick(clock.now())
+  t.same((puts(tick, 'task_attempts') as AttemptRow[]).map(a => [a.state, a.failure_reason, a.worker_id]), offers.map(() => ['superseded', 'result_gap', W1]))
+  const recovery = core.planned(id, ONLY_SELF, clock.now())
+  t.same(offersOf(recovery).map(o => o.excludeWorkers), offers.map(() => [W1]), 'the quiet worker is avoided for those chunks')
+})
+
+t.test('result gap is per worker: a result for any transfer keeps a worker\'s queued work', async t => {
+  const clock = new ManualClock()
+  const a = started(clock, 1, ONLY_SELF)
+  const core = a.core
+  const id2 = 't-second'
+  core.create(transferRow(id2, 3), clock.now())
+  for (let i = 0; i < 3; i++) core.chunk({ transferId: id2, index: i, sha256: sha(i + 10), md5: 'm', length: CHUNK }, clock.now())
+  core.dispatch(id2)
+  core.begun(id2, 'd1', UPLOAD, null, clock.now())
+  const second = offersOf(core.planned(id2, ONLY_SELF, clock.now()))
+  const first = offersOf(a.wave)
+  core.assigned(SELF, { transferId: a.id, batchId: 'b', assignments: first.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  core.assigned(SELF, { transferId: id2, batchId: 'b', assignments: second.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  // W1 works through its queue: one result every 4 s (under the gap), across both transfers.
+  for (const o of [first[0]!, second[0]!, second[1]!]) {
+    clock.advance(4_000)
+    result(core, o, W1, clock.now())
+    t.same((puts(core.tick(clock.now()), 'task_attempts') as AttemptRow[]).filter(x => x.state === 'superseded'), [], `no gap at ${clock.now()}`)
+  }
+  clock.advance(core.resultGapFor(CHUNK, 0))
+  const tick = core.tick(clock.now())
+  t.same((puts(tick, 'task_attempts') as AttemptRow[]).map(x => x.chunk_index), [2], 'only the work still held after a real gap moves')
+})
+
+t.test('the result gap grows with the chunk and doubles once the same chunk has stalled', async t => {
+  const core = new TransferState({ self: SELF })
+  const MiB = 1024 * 1024
+  t.equal(core.resultGapFor(16 * MiB, 0), 21_000, 'a 16 MiB chunk: 5 s plus 16 s at 1 MiB/s')
+  t.equal(core.resultGapFor(16 * MiB, 1), 42_000)
+  t.equal(core.resultGapFor(16 * MiB, 5), 42_000, 'doubled once, not more: a dead network still fails the transfer in minutes')
+  t.equal(new TransferState({ self: SELF, config: { resultGapMs: 100, minWorkerRate: 1000 } }).resultGapFor(1000, 0), 1100, 'both are settings')
+
+  // On the clock: a chunk that stalled once is given twice as long the next time.
+  const clock = new ManualClock()
+  const s = started(clock, 1, ONLY_SELF)
+  const accept = (o: OfferDraft): void => { s.core.assigned(SELF, { transferId: s.id, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker: W1 }] }, clock.now()) }
+  accept(offersOf(s.wave)[0]!)
+  clock.advance(s.core.resultGapFor(CHUNK, 0))
+  t.equal(puts(s.core.tick(clock.now()), 'task_attempts').length, 1, 'first stall at one gap')
+  const second = offersOf(s.core.planned(s.id, ONLY_SELF, clock.now()))[0]!
+  accept(second)
+  clock.advance(s.core.resultGapFor(CHUNK, 0))
+  t.same(s.core.tick(clock.now()).ops, [], 'one gap is not enough the second time')
+  clock.advance(s.core.resultGapFor(CHUNK, 1) - s.core.resultGapFor(CHUNK, 0))
+  t.match(puts(s.core.tick(clock.now()), 'task_attempts'), [{ id: second.attemptId, failure_reason: 'result_gap' }], 'two gaps are')
+})
+
+t.test('a validator silent past its timeout is replaced by the coordinator\'s own check', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 1, ONLY_SELF)
+  const [o] = offersOf(wave)
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: W1 }] }, clock.now())
+  const r = core.result(SELF, { taskId: o!.taskId, attemptId: o!.attemptId, transferId: id, worker: W1, success: true, bytes: CHUNK, durationMs: 5, sha256: o!.sha256, etag: null, error: null, via: 'http' }, clock.now(), ['validator-1'])
+  t.match(jobs(r, 'verify'), [{ validator: 'validator-1', request: { attemptId: o!.attemptId } }])
+  const timeout = core.verifyTimeoutFor(CHUNK)
+  t.equal(timeout, 15_001)
+  clock.advance(timeout - 1)
+  t.same(jobs(core.tick(clock.now())), [], 'still waiting 1 ms before')
+  clock.advance(1)
+  t.match(jobs(core.tick(clock.now())), [{ type: 'check', attemptId: o!.attemptId }])
+  t.same(core.verdict('validator-1', { transferId: id, attemptId: o!.attemptId, chunkIndex: 0, verdict: 'verified', sha256: o!.sha256, detail: null }, clock.now()).ops, [], 'a verdict after the timeout is ignored')
+  t.match(puts(core.checked(id, o!.attemptId, true, null, clock.now()), 'chunks'), [{ state: 'delivered' }], 'the coordinator\'s own check settles it, unverified')
+})
+
+t.test('a result arriving before the tick wins the race: no intervention', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 1, ONLY_SELF)
+  const [o] = offersOf(wave)
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: W1 }] }, clock.now())
+  clock.advance(RESULT_GAP_MS)
+  result(core, o!, W1, clock.now())
+  t.same(core.tick(clock.now()).ops, [], 'the attempt is being checked, not reassigned')
+})
+
+t.test('stall limit: a chunk reassigned maxStallsPerTask times fails the transfer, which leaves memory', async t => {
+  const clock = new ManualClock()
+  const { core, id } = started(clock, 1, ONLY_SELF, { maxStallsPerTask: 2 })
+  clock.advance(WAVE_TIMEOUT_MS)
+  core.tick(clock.now())
+  core.planned(id, ONLY_SELF, clock.now())
+  clock.advance(WAVE_TIMEOUT_MS)
+  const tick = core.tick(clock.now())
+  t.match(puts(tick, 'transfers').at(-1), { status: 'failed', error_code: 'delivery_failed', cleanup_pending: true })
+  t.match(jobs(tick, 'cleanup'), [{ transferId: id, abort: UPLOAD, chunks: [{ index: 0, sha256: sha(0) }] }], 'the upload is aborted and staging freed')
+  t.equal(core.size, 0, 'a terminal transfer leaves memory')
+  t.equal(core.closedStatus(id), 'failed')
+  clock.advance(WAVE_TIMEOUT_MS * 3)
+  t.same(core.tick(clock.now()).ops, [], 'the overseer no longer sees it')
+})
+
+t.test('a clean transfer: delivered, finalized, completed, gone from memory; late reports are answered', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 3, ONLY_SELF)
+  const offers = offersOf(wave)
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  for (const o of offers) {
+    const r = result(core, o, W1, clock.now())
+    t.equal(jobs(r, 'check').length, 1, 'each reported delivery is checked at the destination')
+    t.same(jobs(core.checked(id, o.attemptId, true, null, clock.now()), 'complete'), [], 'nothing completes before finalize')
+  }
+  const fin = core.finalize(id, clock.now())
+  t.match(fin.reply, { ok: true })
+  t.match(jobs(fin, 'complete'), [{ transferId: id, parts: [{ index: 0 }, { index: 1 }, { index: 2 }] }])
+  t.same(effects(fin, 'fault').map(f => f.point), ['after_finalize'])
+  const done = core.completedUpload({ transferId: id, ok: true, retry: false, redeliver: [], error: null }, clock.now())
+  t.match(puts(done, 'transfers'), [{ status: 'completed', cleanup_pending: true }])
+  t.match(jobs(done, 'cleanup'), [{ abort: null }], 'staging freed, the completed object kept')
+  t.equal(core.size, 0)
+  const late = result(core, offers[0]!, W1, clock.now())
+  t.match(effects(late, 'send'), [{ type: 'task_result_ack', body: { status: 'late_superseded', reason: 'transfer_completed' } }])
+  t.match(core.finalize(id, clock.now(), { ...transferRow(id, 3), coordinator_id: SELF, status: 'completed' }).reply, { ok: true }, 'finalize of a completed transfer answers 200')
+  t.match(core.chunk({ transferId: id, index: 0, sha256: sha(0), md5: 'm', length: CHUNK }, clock.now()).reply, { ok: false, code: 'BWN_ERR_TRANSFER_CLOSED' })
+  t.match(core.chunk({ transferId: 'nope', index: 0, sha256: sha(0), md5: 'm', length: CHUNK }, clock.now()).reply, { ok: false, status: 404 })
+})
+
+t.test('cancel waits for the destination abort; a second cancel shares it; the transfer leaves memory', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 2, ONLY_SELF)
+  const r1 = reply()
+  const r2 = reply()
+  const c1 = core.cancel(id, r1, clock.now())
+  t.equal(c1.reply, undefined, 'not answered before the abort')
+  t.match(puts(c1, 'transfers'), [{ cancel_requested: true, status: 'in_progress' }], 'the cancel is durable before the abort starts')
+  t.match(jobs(c1, 'abort'), [{ upload: UPLOAD, then: 'cancel' }])
+  t.same(effects(c1, 'send').map(s => s.type), ['task_cancel'])
+  t.equal((effects(c1, 'send')[0]!.body as any).attemptIds.length, offersOf(wave).length)
+  t.same(core.cancel(id, r2, clock.now()).effects, [], 'no second abort')
+  t.match(core.chunk({ transferId: id, index: 1, sha256: sha(5), md5: 'm', length: CHUNK }, clock.now()).reply, { ok: false, code: 'BWN_ERR_TRANSFER_CLOSED' })
+  const done = core.aborted(id, clock.now())
+  t.match(puts(done, 'transfers'), [{ status: 'cancelled', cancel_requested: false, cleanup_pending: true }])
+  t.equal(effects(done, 'reply').length, 2, 'both cancels are answered')
+  t.match(jobs(done, 'cleanup'), [{ abort: null }], 'staging is freed (the upload is already aborted)')
+  t.equal(core.size, 0)
+})
+
+t.test('a redelivery asked by complete() sends the chunk again; a refusal fails the transfer', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 2, ONLY_SELF)
+  const offers = offersOf(wave)
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  for (const o of offers) { result(core, o, W1, clock.now()); core.checked(id, o.attemptId, true, null, clock.now()) }
+  core.finalize(id, clock.now())
+  const redo = core.completedUpload({ transferId: id, ok: false, retry: false, redeliver: [1], error: 'BWN_ERR_DESTINATION_INCOMPLETE' }, clock.now())
+  t.match(puts(redo, 'transfers').at(-1), { chunks_delivered: 1 })
+  t.equal(effects(redo, 'candidates').length, 1)
+  const again = offersOf(core.planned(id, ONLY_SELF, clock.now()))
+  t.same(again.map(o => o.chunkIndex), [1])
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: again[0]!.attemptId, worker: W2 }] }, clock.now())
+  result(core, again[0]!, W2, clock.now())
+  t.equal(jobs(core.checked(id, again[0]!.attemptId, true, null, clock.now()), 'complete').length, 1, 'completion is tried again')
+  const refused = core.completedUpload({ transferId: id, ok: false, retry: false, redeliver: [], error: 'BWN_ERR_DESTINATION_REFUSED' }, clock.now())
+  t.match(puts(refused, 'transfers'), [{ status: 'failed', error_code: 'destination_refused' }])
+  t.equal(core.size, 0)
+})
+
+t.test('finalize again while completion is stuck is never a no-op: it starts completion', async t => {
+  const clock = new ManualClock()
+  const core = new TransferState({ self: SELF, newId })
+  const row = transferRow('t-fin', 1, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, finalize_requested: true, chunks_received: 1, chunks_delivered: 1 })
+  const chunk: ChunkRow = { transfer_id: 't-fin', chunk_index: 0, offset: 0, length: CHUNK, sha256: sha(0), md5: 'm', state: 'delivered', task_id: null, delivered_attempt_id: 'a', attempt_slot: 0, etag: '"e"', received_at: '', delivered_at: '' }
+  const h = core.hydrate({ row, chunks: [chunk], tasks: [], attempts: [], results: [], waves: 1, interventions: 0 }, clock.now(), { processStart: true })
+  t.match(jobs(h, 'complete'), [{ transferId: 't-fin', parts: [{ index: 0, attemptSlot: 0, etag: '"e"' }] }], 'hydration completes a finalized, fully delivered transfer')
+  t.same(jobs(core.finalize('t-fin', clock.now()), 'complete'), [], 'not twice while the first runs')
+  const retry = core.completedUpload({ transferId: 't-fin', ok: false, retry: true, redeliver: [], error: 'BWN_ERR_DESTINATION_UNAVAILABLE' }, clock.now())
+  t.match(effects(retry, 'timer'), [{ msg: { type: 'complete-retry' } }])
+  const fin = core.finalize('t-fin', clock.now())
+  t.match(fin.reply, { ok: true })
+  t.equal(jobs(fin, 'complete').length, 1, 'a finalize after a failed completion tries again')
+})
+
+t.test('hydration after a crash: each state is driven on', async t => {
+  const clock = new ManualClock()
+  const base = { tasks: [], results: [], waves: 1, interventions: 0 }
+  const chunkRow = (id: string, i: number, state: ChunkRow['state'], over: Partial<ChunkRow> = {}): ChunkRow => ({ transfer_id: id, chunk_index: i, offset: i * CHUNK, length: CHUNK, sha256: sha(i), md5: 'm', state, task_id: `task-${i}`, delivered_attempt_id: null, attempt_slot: null, etag: null, received_at: '', delivered_at: null, ...over })
+  const attempt = (id: string, i: number, state: AttemptRow['state'], orch: string): AttemptRow => ({ id: `${id}-a${i}`, task_id: `task-${i}`, transfer_id: id, chunk_index: i, attempt_no: 0, attempt_slot: 0, orchestrator_id: orch, worker_id: W1, batch_id: 'b', wave_kind: 'initial', recovery: false, state, offered_at: '', accepted_at: '', finished_at: null, failure_reason: null })
+  const task = (id: string, i: number): any => ({ id: `task-${i}`, transfer_id: id, chunk_index: i, state: 'offered', orchestrator_id: SELF, assigned_worker_id: W1, current_attempt_id: `${id}-a${i}`, attempt_count: 1, created_at: '', offered_at: '', accepted_at: '', completed_at: null, failed_at: null, failure_reason: null })
+
+  await t.test('during delivery: own-router attempts are reassigned at once, another orchestrator\'s are watched, checks rerun', async t => {
+    const core = new TransferState({ self: SELF, newId })
+    const id = 't-deliv'
+    const row = transferRow(id, 4, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, chunks_received: 4 })
+    const h: Hydration = {
+      ...base, row,
+      chunks: [chunkRow(id, 0, 'delivering'), chunkRow(id, 1, 'delivering'), chunkRow(id, 2, 'delivering'), chunkRow(id, 3, 'staged')],
+      tasks: [task(id, 0), task(id, 1), task(id, 2)],
+      attempts: [attempt(id, 0, 'accepted', SELF), attempt(id, 1, 'accepted', OTHER), attempt(id, 2, 'checking', SELF)],
+      results: [{ attempt_id: `${id}-a2`, etag: '"x"' } as any]
+    }
+    const s = core.hydrate(h, clock.now(), { processStart: true })
+    t.match(puts(s, 'task_attempts'), [{ id: `${id}-a0`, state: 'superseded', failure_reason: 'the orchestrator restarted' }])
+    t.match(jobs(s, 'check'), [{ attemptId: `${id}-a2`, etag: '"x"' }], 'the interrupted check runs again')
+    t.equal(effects(s, 'candidates').length, 1, 'recovery planned at once')
+    const wave = core.planned(id, ONLY_SELF, clock.now())
+    t.same(offersOf(wave).map(o => o.chunkIndex), [0, 3], 'the dead attempt and the never-offered chunk go out')
+    t.match(puts(wave, 'overseer_interventions'), [{ reason: 'orchestrator_restarted', chunk_index: 0, outcome: 'stall_redistributed' }])
+    clock.advance(core.resultGapFor(CHUNK, 0))
+    t.match(puts(core.tick(clock.now()), 'task_attempts'), [{ id: `${id}-a1`, failure_reason: 'result_gap' }], 'the other orchestrator\'s silent work is reassigned by the overseer')
+  })
+
+  await t.test('an actor reset (not a process start) keeps its own router\'s work', async t => {
+    const core = new TransferState({ self: SELF, newId })
+    const id = 't-reset'
+    const row = transferRow(id, 1, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, chunks_received: 1 })
+    const s = core.hydrate({ ...base, row, chunks: [chunkRow(id, 0, 'delivering')], tasks: [task(id, 0)], attempts: [attempt(id, 0, 'offered', SELF)] }, clock.now(), { processStart: false })
+    t.same(s.ops, [])
+    t.same(s.effects, [])
+  })
+
+  await t.test('cancel requested but not finished: aborted again, then cancelled', async t => {
+    const core = new TransferState({ self: SELF, newId })
+    const id = 't-cancel'
+    const row = transferRow(id, 2, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, cancel_requested: true })
+    const s = core.hydrate({ ...base, row, chunks: [chunkRow(id, 0, 'staged')], tasks: [], attempts: [] }, clock.now(), { processStart: true })
+    t.match(jobs(s, 'abort'), [{ upload: UPLOAD, then: 'cancel' }])
+    t.same(effects(s, 'candidates'), [], 'nothing is offered')
+    t.match(puts(core.aborted(id, clock.now()), 'transfers'), [{ status: 'cancelled', cleanup_pending: true }])
+    t.equal(core.size, 0)
+  })
+
+  await t.test('terminal with cleanup pending: cleaned up, not kept', async t => {
+    const core = new TransferState({ self: SELF, newId })
+    for (const status of ['failed', 'cancelled', 'completed'] as const) {
+      const id = `t-${status}`
+      const s = core.hydrate({ ...base, row: transferRow(id, 1, { coordinator_id: SELF, status, upload: UPLOAD, cleanup_pending: true }), chunks: [chunkRow(id, 0, 'staged')], tasks: [], attempts: [] }, clock.now(), { processStart: true })
+      t.match(jobs(s, 'cleanup'), [{ transferId: id, abort: status === 'completed' ? null : UPLOAD, chunks: [{ index: 0 }] }], status)
+    }
+    t.equal(core.size, 0)
+  })
+
+  await t.test('another coordinator\'s transfer is not touched', async t => {
+    const core = new TransferState({ self: SELF, newId })
+    const s = core.hydrate({ ...base, row: transferRow('t-x', 1, { coordinator_id: OTHER, status: 'in_progress' }), chunks: [], tasks: [], attempts: [] }, clock.now(), { processStart: true })
+    t.same(s, { ops: [], effects: [] })
+    t.equal(core.size, 0)
+  })
+})
+
+t.test('closed transfers are remembered within a bound', async t => {
+  const clock = new ManualClock()
+  const core = new TransferState({ self: SELF, newId })
+  for (let i = 0; i <= CLOSED_MEMORY; i++) {
+    const id = `c-${i}`
+    core.hydrate({ row: transferRow(id, 1, { coordinator_id: SELF, status: 'completed', cleanup_pending: true }), chunks: [], tasks: [], attempts: [], results: [], waves: 0, interventions: 0 }, clock.now(), { processStart: true })
+  }
+  t.equal(core.closedStatus('c-0'), undefined, 'the oldest is forgotten')
+  t.equal(core.closedStatus(`c-${CLOSED_MEMORY}`), 'completed')
+})
