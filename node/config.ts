@@ -30,7 +30,8 @@ export const NodeSettings = Type.Object({
   chainHost: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'hotkey of the node hosting the dev chain; null: an orchestrator hosts its own' }),
   blockTimeMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'dev chain block time (chain host only)' }),
   blocksPerEpoch: Type.Integer({ minimum: 2, maximum: 100_000, description: 'dev chain epoch length in blocks (chain host only)' }),
-  verifySampleRate: Type.Number({ minimum: 0, maximum: 1, description: 'fraction of deliveries a validator reads back' })
+  verifySampleRate: Type.Number({ minimum: 0, maximum: 1, description: 'fraction of deliveries a validator reads back' }),
+  trustedPeers: Type.Array(Type.String({ pattern: '^(orchestrator|worker|validator):[1-9A-HJ-NP-Za-km-z]{46,48}$' }), { maxItems: 1024, description: 'test networks only: role:hotkey entries trusted without a chain registration' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
 
@@ -51,13 +52,14 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   chainHost: { flag: '--chain-host', env: 'BWN_CHAIN_HOST' },
   blockTimeMs: { flag: '--block-time-ms', env: 'BWN_BLOCK_TIME_MS' },
   blocksPerEpoch: { flag: '--blocks-per-epoch', env: 'BWN_BLOCKS_PER_EPOCH' },
-  verifySampleRate: { flag: '--verify-sample-rate', env: 'BWN_VERIFY_SAMPLE_RATE' }
+  verifySampleRate: { flag: '--verify-sample-rate', env: 'BWN_VERIFY_SAMPLE_RATE' },
+  trustedPeers: { flag: '--trusted-peers', env: 'BWN_TRUSTED_PEERS' }
 }
 
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
-  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1
+  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, trustedPeers: []
 }
 
 export const DevnetSettings = Type.Object({

@@ -25,11 +25,14 @@ export interface Envelope<T extends MessageType = MessageType> {
   /** Sender clock, ms since epoch. */
   ts: number
   body: MessageBody<T>
+  /** The signed frame as received (set by the messenger): evidence a peer can forward and others re-verify. */
+  raw?: Uint8Array
 }
 
 export type DropReason =
   | 'oversized' | 'malformed' | 'unsigned' | 'bad_signature' | 'wrong_version'
   | 'unknown_type' | 'invalid_body' | 'stale' | 'not_for_us'
+  | 'duplicate' | 'announce_unbound' | 'rate_limited' | 'banned' | 'unauthorized'
 
 export type Decoded = { ok: true, msg: Envelope } | { ok: false, reason: DropReason, detail: string }
 

@@ -79,7 +79,8 @@ export type CoordinatorMsg =
   | { type: 'finalize', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'cancel', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'assigned', from: string, body: TaskAssigned }
-  | { type: 'result', from: string, body: TaskResult }
+  /** `evidence`: the orchestrator's signed result frame, forwarded to the validator (peer trust, docs/security.md#peers). */
+  | { type: 'result', from: string, body: TaskResult, evidence?: Uint8Array }
   | { type: 'dispatch', transferId: string }
   | { type: 'begun', transferId: string, upload: UploadState | null, error: string | null }
   | { type: 'checked', transferId: string, attemptId: string, ok: boolean, reason: string | null }
@@ -582,7 +583,8 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
             a.verifying.set(at.id, { validator, since: env.clock.now() })
             net.send(validator, 'verify_request', {
               transferId: a.row.id, taskId: at.task_id, attemptId: at.id, chunkIndex: at.chunk_index, orchestrator: at.orchestrator_id, worker: r.worker,
-              length: chunk.length, sha256: chunk.sha256, trustedDurationMs: offeredAt === null ? 0 : Math.max(0, env.clock.now() - offeredAt), read
+              length: chunk.length, sha256: chunk.sha256, trustedDurationMs: offeredAt === null ? 0 : Math.max(0, env.clock.now() - offeredAt), read,
+              ...(msg.evidence !== undefined ? { evidence: Buffer.from(msg.evidence).toString('base64') } : {})
             })
           } else {
             checkDelivery(a, at, r)

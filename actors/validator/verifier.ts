@@ -1,9 +1,9 @@
 // The validator's verification: for every delivery a coordinator asks about, read the chunk back from
 // the destination (through a short-lived read URL, never its credentials), compare sha256 with the
 // staged chunk, and answer with a signed verdict. Verdicts become epoch evidence; a mismatch becomes an
-// `integrity_chunk_mismatch` penalty on the orchestrator whose worker delivered the bytes (an
-// orchestrator answers for its workers). After each epoch close it computes PRISM from what it verified
-// and publishes the routing scores.
+// `integrity_chunk_mismatch` penalty on the worker that delivered the bytes (its own hotkey and UID),
+// not on the orchestrator it was attached to. After each epoch close it computes PRISM from what it
+// verified and publishes the routing scores.
 import type { Network } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref } from '../runtime.ts'
 import { computePrism, DAY_MS, type PrismOrchestratorInput, type PrismPool, type ThroughputSample, type OutcomeEvent, type PenaltyRow } from '../domain/prism.ts'
@@ -24,8 +24,8 @@ export const EVIDENCE_WINDOW_MS = DAY_MS // PRISM looks back one day
 const MBPS = 8 / 1e6
 
 export type VerifierMsg =
-  | { type: 'request', from: string, body: VerifyRequest }
-  | { type: 'read', from: string, body: VerifyRequest, sha256: string | null, error: string | null }
+  | { type: 'request', from: string, body: VerifyRequest, workerUid?: number | null }
+  | { type: 'read', from: string, body: VerifyRequest, sha256: string | null, error: string | null, workerUid?: number | null }
   | { type: 'epoch', epoch: number }
   | { type: 'scores', reply: (s: Map<string, number>) => void }
 
@@ -79,8 +79,8 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
         }
         state.seenAttempts.add(r.attemptId)
         deps.reader.sha256Of(r.read, r.length).then(
-          res => tell(self, { type: 'read', from: msg.from, body: r, sha256: res.bytes === r.length ? res.sha256 : null, error: res.bytes === r.length ? null : `read ${res.bytes} bytes, expected ${r.length}` }),
-          (err: Error & { code?: string }) => tell(self, { type: 'read', from: msg.from, body: r, sha256: null, error: (err.code ?? err.message).slice(0, 200) })
+          res => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: res.bytes === r.length ? res.sha256 : null, error: res.bytes === r.length ? null : `read ${res.bytes} bytes, expected ${r.length}` }),
+          (err: Error & { code?: string }) => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: null, error: (err.code ?? err.message).slice(0, 200) })
         )
         return state
       }
@@ -102,10 +102,9 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
           t.outcomes.push({ atMs: now, verified: 1 })
           if (r.trustedDurationMs > 0) t.samples.push({ atMs: now, mbps: r.length * MBPS / (r.trustedDurationMs / 1000) })
         } else {
-          t.outcomes.push({ atMs: now, failed: 1 })
-          t.penalties.push({ kind: 'integrity_chunk_mismatch', createdAtMs: now })
+          // The worker wrote the bytes: the penalty is its own, and nothing changes for the orchestrator.
           log.warn({ transferId: r.transferId, chunk: r.chunkIndex, orchestrator: r.orchestrator, worker: r.worker, event: 'integrity_chunk_mismatch' }, 'delivered bytes do not match the staged chunk')
-          await deps.evidence.submitPenalties([{ id: `mismatch-${r.attemptId}`, orchestratorHotkey: r.orchestrator, kind: 'integrity_chunk_mismatch', createdAtMs: now }])
+          await deps.evidence.submitPenalties([{ id: `mismatch-${r.attemptId}`, orchestratorHotkey: r.orchestrator, workerHotkey: r.worker, workerUid: msg.workerUid ?? null, kind: 'integrity_chunk_mismatch', createdAtMs: now }])
         }
         await deps.evidence.submitEvidence([{
           taskId: r.taskId, attemptId: r.attemptId, transferId: r.transferId, orchestratorHotkey: r.orchestrator, workerHotkey: r.worker,

@@ -49,6 +49,7 @@ export function nodeCommand (): Command {
     .option('--blocks-per-epoch <n>', 'dev chain epoch length, chain host only (BWN_BLOCKS_PER_EPOCH, default 360)')
     .option('--verify-sample-rate <r>', 'fraction of deliveries a validator reads back (BWN_VERIFY_SAMPLE_RATE, default 1)')
     .option('--test-faults <list>', 'test-only fault switches: corrupt (BWN_TEST_FAULTS)')
+    .option('--trusted-peers <list>', 'test networks only: comma-separated role:hotkey entries trusted without a chain registration (BWN_TRUSTED_PEERS)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })

@@ -1,6 +1,5 @@
 // Role wiring: what each role adds on top of the membership every node runs.
 import { join } from 'node:path'
-import type { Role } from '../../protocol/index.ts'
 import { tell } from '../../actors/runtime.ts'
 import { startCoordinator, type OrchestratorCandidate } from '../../actors/transfer/coordinator.ts'
 import { startRouter } from '../../actors/transfer/router.ts'
@@ -15,9 +14,10 @@ import { storeAuditReader } from '../../actors/telemetry/audit.ts'
 import { startVerifier } from '../../actors/validator/verifier.ts'
 import { startValidatorEpochs, type TaskEvidence, type OrchestratorPenalty } from '../../actors/validator/epochs.ts'
 import { listEpochSnapshots, sellAllowanceSnapshot, KEYS } from '../../actors/validator/snapshots.ts'
-import type { Chain } from '../../actors/chain/index.ts'
-import type { PrismScores, SnapshotPublished } from '../../protocol/index.ts'
-import { hostDevChain, remoteChain, type NodeChain } from '../chain.ts'
+import { DevChain, type Chain } from '../../actors/chain/index.ts'
+import { checkVerifyRequest } from '../verify-evidence.ts'
+import type { PrismScores, SnapshotPublished, VerifyRequest } from '../../protocol/index.ts'
+import { hostDevChain, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
 import chainRoutes from '../../api/routes/chain.ts'
 import { authGuard } from '../../api/plugins/auth.ts'
@@ -32,17 +32,10 @@ export async function startRole (ctx: RoleContext): Promise<RoleHandle> {
   }
 }
 
-/** Who sent a message, by role, as the membership saw their announce. */
-function roleBook (ctx: RoleContext): Map<string, Role> {
-  const roles = new Map<string, Role>([[ctx.key.address, ctx.role]])
-  ctx.messenger.on('announce', (msg) => { roles.set(msg.from, (msg.body as { role: Role }).role) })
-  return roles
-}
-
 async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, store, blobs, clock, key } = ctx
   const env = { clock, logger: ctx.logger }
-  const roles = roleBook(ctx)
+  const { auth } = ctx
   const destinations = new DestinationRegistry(store, key, clock)
   let baseUrl = ''
   const source = { key, store, blobs, clock }
@@ -61,8 +54,13 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
 
   // The dev chain: hosted here unless another node is named as its host.
   const nodeChain: NodeChain = ctx.config.chainHost === null || ctx.config.chainHost === key.address
-    ? await hostDevChain({ store, clock, logger: ctx.logger, messenger }, { blockTimeMs: ctx.config.blockTimeMs, blocksPerEpoch: ctx.config.blocksPerEpoch })
+    ? await hostDevChain({ store, clock, logger: ctx.logger, messenger }, { blockTimeMs: ctx.config.blockTimeMs, blocksPerEpoch: ctx.config.blocksPerEpoch, registrationCostRao: NODE_REGISTRATION_COST_RAO, minValidatorStakeRao: NODE_MIN_VALIDATOR_STAKE_RAO })
     : remoteChain({ clock, logger: ctx.logger, messenger }, ctx.config.chainHost)
+  auth.useChain(nodeChain.chain)
+  const devChain = nodeChain.dev && nodeChain.chain instanceof DevChain ? nodeChain.chain : undefined
+  // The chain host registers itself (the network's operator pays); any other orchestrator must have
+  // been registered by its operator: `register` is idempotent and burns nothing for a registered key.
+  if (devChain !== undefined) await devChain.enroll(key.address, 'orchestrator')
   // Registered on the chain (a UID) before it can hold weight; retried until the chain host answers.
   let registered = false
   const register = (): void => {
@@ -73,13 +71,11 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const registerTimer = clock.every(2_000, register)
   // Routing scores: PRISM from validators; uniform (1) until an orchestrator has one.
   const routing = new Map<string, number>()
-  messenger.on('prism_scores', (m) => {
-    if (roles.get(m.from) !== 'validator') return
+  auth.on('prism_scores', 'validator', (m) => {
     for (const s of (m.body as PrismScores).scores) { routing.set(s.hotkey, s.routingScore); pools.set(s.hotkey, s.pool) }
     void store.table('meta').put('prism/latest', { validator: m.from, ...(m.body as PrismScores) })
   })
-  messenger.on('snapshot_published', (m) => {
-    if (roles.get(m.from) !== 'validator') return
+  auth.on('snapshot_published', 'validator', (m) => {
     const b = m.body as SnapshotPublished
     const key = b.kind === 'epoch' ? KEYS.epochSnapshot(b.epoch, b.revision) : b.kind === 'sell_paid' ? KEYS.sellPaid(b.hotkey ?? '', b.epoch) : KEYS.sellFree(b.hotkey ?? '', b.epoch)
     void store.batch([
@@ -102,7 +98,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       return out
     },
     signSource: (transferId, index, attemptId, expiresAt) => signChunkSource(source, ctx.config.publicUrl ?? baseUrl, transferId, index, attemptId, expiresAt),
-    validators: () => messenger.connectedHotkeys().filter(h => roles.get(h) === 'validator'),
+    validators: () => messenger.connectedHotkeys().filter(h => auth.allows(h, 'validator')),
     onEvent: (e) => {
       telemetry.onCoordinatorEvent(e)
       if (e.type === 'transfer') service?.onTransferChanged(e.row)
@@ -111,23 +107,26 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   service = new NodeTransferService({ store, blobs, clock, coordinator: coordinator.ref, destinations })
   destinations.inUse = (id) => service!.activeForDestination(id)
 
-  messenger.on('worker_attach', (m) => tell(router.ref, { type: 'attach', from: m.from, body: m.body as never }))
-  messenger.on('task_offer_batch', (m) => tell(router.ref, { type: 'batch', from: m.from, body: m.body as never }))
-  messenger.on('task_result_ack', (m) => tell(router.ref, { type: 'ack', from: m.from, body: m.body as never }))
-  messenger.on('task_cancel', (m) => tell(router.ref, { type: 'cancel', from: m.from, body: m.body as never }))
-  messenger.on('task_assigned', (m) => tell(coordinator.ref, { type: 'assigned', from: m.from, body: m.body as never }))
-  messenger.on('verify_verdict', (m) => { if (roles.get(m.from) === 'validator') tell(coordinator.ref, { type: 'verdict', from: m.from, body: m.body as never }) })
-  messenger.on('task_result', (m) => {
-    // From one of our workers: relay it; from an orchestrator (or ourselves as one): it is ours to settle.
-    if (roles.get(m.from) === 'worker') tell(router.ref, { type: 'result', from: m.from, body: m.body as never })
-    else tell(coordinator.ref, { type: 'result', from: m.from, body: m.body as never })
+  // Every role-scoped message needs its sender's registration (node/peer-auth.ts).
+  auth.on('worker_attach', 'worker', (m) => tell(router.ref, { type: 'attach', from: m.from, body: m.body as never }))
+  auth.on('task_offer_batch', 'orchestrator', (m) => tell(router.ref, { type: 'batch', from: m.from, body: m.body as never }))
+  auth.on('task_result_ack', 'orchestrator', (m) => tell(router.ref, { type: 'ack', from: m.from, body: m.body as never }))
+  auth.on('task_cancel', 'orchestrator', (m) => tell(router.ref, { type: 'cancel', from: m.from, body: m.body as never }))
+  auth.on('task_assigned', 'orchestrator', (m) => tell(coordinator.ref, { type: 'assigned', from: m.from, body: m.body as never }))
+  auth.on('verify_verdict', 'validator', (m) => tell(coordinator.ref, { type: 'verdict', from: m.from, body: m.body as never }))
+  auth.on('task_result', 'registered', (m, _peer, s) => {
+    // From one of our workers: relay it; from an orchestrator (or ourselves as one): it is ours to settle,
+    // and the orchestrator's signed frame is the evidence a validator checks.
+    if (s.role === 'worker') tell(router.ref, { type: 'result', from: m.from, body: m.body as never })
+    else if (s.role === 'orchestrator') tell(coordinator.ref, { type: 'result', from: m.from, body: m.body as never, evidence: m.raw })
   })
   ctx.transport.serveBulk(async (_peer, signedPath) => {
     try { return await readSignedChunk(source, signedPath) } catch { return null }
   })
-  ctx.onPeerDown((hotkey) => { if (roles.get(hotkey) === 'worker') tell(router.ref, { type: 'detach', worker: hotkey }) })
+  ctx.onPeerDown((hotkey) => { if (auth.cached(hotkey)?.role === 'worker') tell(router.ref, { type: 'detach', worker: hotkey }) })
 
   return {
+    devChain,
     apiDeps: { transfers: service, destinations, telemetry: telemetry.reader, audit: storeAuditReader({ store }) },
     routes: async (app, apiDeps) => {
       await app.register(dataRoutes(source))
@@ -155,18 +154,19 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
 async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, clock, key } = ctx
   const env = { clock, logger: ctx.logger }
-  const roles = roleBook(ctx)
+  const { auth } = ctx
   const worker = startWorker(ctx.system, {
     env, self: key.address, net: messenger, mover: new HttpChunkMover(ctx.transport, messenger),
     slots: ctx.config.slots, attachTo: ctx.config.attachTo, faults: { corrupt: ctx.config.testFaults.includes('corrupt') }
   })
-  messenger.on('announce', (m) => { if ((m.body as { role: Role }).role === 'orchestrator') tell(worker.ref, { type: 'orchestrator-up', hotkey: m.from }) })
-  messenger.on('worker_attached', (m) => tell(worker.ref, { type: 'attached', from: m.from, session: (m.body as { session: string }).session }))
-  messenger.on('session_displaced', (m) => tell(worker.ref, { type: 'displaced', from: m.from, session: (m.body as { session: string }).session }))
-  messenger.on('task_offer', (m) => tell(worker.ref, { type: 'offer', from: m.from, body: m.body as never }))
-  messenger.on('task_result_ack', (m) => tell(worker.ref, { type: 'ack', from: m.from, body: m.body as never }))
-  messenger.on('task_cancel', (m) => tell(worker.ref, { type: 'cancel', from: m.from, body: m.body as never }))
-  ctx.onPeerDown((hotkey) => { if (roles.get(hotkey) === 'orchestrator') tell(worker.ref, { type: 'orchestrator-down', hotkey }) })
+  // A worker attaches to, and takes work from, registered orchestrators only.
+  auth.on('announce', 'registered', (m, _peer, s) => { if (s.role === 'orchestrator') tell(worker.ref, { type: 'orchestrator-up', hotkey: m.from }) })
+  auth.on('worker_attached', 'orchestrator', (m) => tell(worker.ref, { type: 'attached', from: m.from, session: (m.body as { session: string }).session }))
+  auth.on('session_displaced', 'orchestrator', (m) => tell(worker.ref, { type: 'displaced', from: m.from, session: (m.body as { session: string }).session }))
+  auth.on('task_offer', 'orchestrator', (m) => tell(worker.ref, { type: 'offer', from: m.from, body: m.body as never }))
+  auth.on('task_result_ack', 'orchestrator', (m) => tell(worker.ref, { type: 'ack', from: m.from, body: m.body as never }))
+  auth.on('task_cancel', 'orchestrator', (m) => tell(worker.ref, { type: 'cancel', from: m.from, body: m.body as never }))
+  ctx.onPeerDown((hotkey) => { if (auth.cached(hotkey)?.role === 'orchestrator') tell(worker.ref, { type: 'orchestrator-down', hotkey }) })
   return { load: () => worker.load(), stop: async () => {} }
 }
 export type { RoleContext, RoleHandle }
@@ -174,10 +174,11 @@ export type { RoleContext, RoleHandle }
 async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, clock, key, store } = ctx
   const env = { clock, logger: ctx.logger }
-  const roles = roleBook(ctx)
+  const { auth } = ctx
   if (ctx.config.chainHost === null) throw new Error('a validator needs --chain-host: the hotkey of the node hosting the chain')
   const nodeChain = remoteChain({ clock, logger: ctx.logger, messenger }, ctx.config.chainHost)
   const chain: Chain = nodeChain.chain
+  auth.useChain(chain)
   let verifierScore: (hotkey: string) => number = () => 0
   // The epoch machinery registers this validator on the chain: it starts once the chain host is
   // connected; evidence that arrives before waits in memory.
@@ -200,7 +201,7 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   }
   const startTimer = clock.every(1_000, tryStart)
   const workersOf = new Map<string, number>()
-  messenger.on('heartbeat', (m) => { if ((m.body as { role: string }).role === 'orchestrator') workersOf.set(m.from, (m.body as { workers: number }).workers) })
+  auth.on('heartbeat', 'registered', (m, _peer, s) => { if (s.role === 'orchestrator') workersOf.set(m.from, (m.body as { workers: number }).workers) })
   const verifier = startVerifier(ctx.system, {
     env, self: key.address, net: messenger, reader: httpRangeReader, evidence: sink, sampleRate: ctx.config.verifySampleRate,
     readiness: (h) => {
@@ -209,7 +210,23 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
     }
   })
   verifierScore = verifier.scoreOf
-  messenger.on('verify_request', (m) => { if (roles.get(m.from) === 'orchestrator') tell(verifier.ref, { type: 'request', from: m.from, body: m.body as never }) })
+  auth.on('verify_request', 'orchestrator', (m) => {
+    const checked = checkVerifyRequest(m, clock.now())
+    if (!checked.ok) {
+      ctx.logger.warn({ peer: m.from, reason: checked.reason, event: 'verify_request_refused' }, 'verify request refused')
+      messenger.penalize(m.from, 'unauthorized', checked.reason)
+      return
+    }
+    // The worker answers for its delivery with its own registration (its UID carries any penalty).
+    const body = m.body as VerifyRequest
+    auth.standing(body.worker).then((w) => {
+      if (w === null || w.role !== 'worker') {
+        ctx.logger.warn({ peer: m.from, worker: body.worker, event: 'verify_request_refused' }, 'verify request names an unregistered worker')
+        return
+      }
+      tell(verifier.ref, { type: 'request', from: m.from, body, workerUid: w.uid })
+    }, (err: Error) => ctx.logger.warn({ err: err.message, worker: body.worker }, 'worker standing unavailable; verify request dropped'))
+  })
 
   // After each epoch close: publish PRISM scores, and replicate what the epoch machine published.
   const replicate = async (epoch: number): Promise<void> => {

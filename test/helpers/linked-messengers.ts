@@ -1,5 +1,6 @@
 // Two Messengers wired back to back in memory: each side's frames reach the other's `receive` on a
 // later microtask, as a transport would deliver them. Announces are exchanged on connect.
+import { randomBytes } from 'node:crypto'
 import { newHotkey, type KeyPair } from '../../protocol/index.ts'
 import { Messenger } from '../../node/messenger.ts'
 import type { Clock } from '../../actors/ports.ts'
@@ -22,17 +23,20 @@ export function linkedMessengers (clock: Clock, roles: { a: 'orchestrator' | 'wo
     queueMicrotask(() => { inFlight--; if (up) to.receive(peer, frame) })
     return true
   }
-  a.attach({ send: (_p, f) => deliver(b, 'peer-a', f), broadcast: f => (deliver(b, 'peer-a', f) ? 1 : 0) }, {
-    onConnect: (peer) => { a.sendToPeer(peer, 'announce', { ...ANNOUNCE, role: roles.a, hotkey: keyA.address }) }, onDisconnect: () => {}
+  // Each side's connection key, as the other names it (a Noise public key on a real transport).
+  const peerA = randomBytes(32).toString('hex')
+  const peerB = randomBytes(32).toString('hex')
+  a.attach({ publicKey: peerA, send: (_p, f) => deliver(b, peerA, f), broadcast: f => (deliver(b, peerA, f) ? 1 : 0) }, {
+    onConnect: (peer) => { a.announceTo(peer, { ...ANNOUNCE, role: roles.a, hotkey: keyA.address }) }, onDisconnect: () => {}
   })
-  b.attach({ send: (_p, f) => deliver(a, 'peer-b', f), broadcast: f => (deliver(a, 'peer-b', f) ? 1 : 0) }, {
-    onConnect: (peer) => { b.sendToPeer(peer, 'announce', { ...ANNOUNCE, role: roles.b, hotkey: keyB.address }) }, onDisconnect: () => {}
+  b.attach({ publicKey: peerB, send: (_p, f) => deliver(a, peerB, f), broadcast: f => (deliver(a, peerB, f) ? 1 : 0) }, {
+    onConnect: (peer) => { b.announceTo(peer, { ...ANNOUNCE, role: roles.b, hotkey: keyB.address }) }, onDisconnect: () => {}
   })
-  a.peerUp('peer-b')
-  b.peerUp('peer-a')
+  a.peerUp(peerB)
+  b.peerUp(peerA)
   return {
     a, b, keyA, keyB,
-    cut: () => { up = false; a.peerDown('peer-b'); b.peerDown('peer-a') },
+    cut: () => { up = false; a.peerDown(peerB); b.peerDown(peerA) },
     settle: async () => { for (let i = 0; i < 100 && inFlight > 0; i++) await new Promise(resolve => setImmediate(resolve)) }
   }
 }
