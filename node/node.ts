@@ -73,6 +73,9 @@ export class BwnetNode {
 
   get ready (): boolean { return this.#ready }
 
+  /** Workers attached to this node (orchestrators). */
+  workersAttached (): number { return this.#role?.workers?.() ?? 0 }
+
   /** The dev chain this node hosts, if any. */
   get devChain (): RoleHandle['devChain'] { return this.#role?.devChain }
 

@@ -12,6 +12,8 @@ import type { Messenger } from './messenger.ts'
 export const STANDING_TTL_MS = 30_000 // a registration or permit change is seen within 30 s
 export const UNREGISTERED_TTL_MS = 10_000 // a refused hotkey is not looked up again for 10 s
 const MAX_WAITING_PER_SENDER = 1_024 // messages held while a sender's standing is looked up
+export const LOOKUP_RETRY_MS = 1_000 // the chain host may not be connected yet
+export const LOOKUP_ATTEMPTS = 15 // then the held messages are dropped
 
 /** What a message needs of its sender. */
 export type Need = 'registered' | 'orchestrator' | 'worker' | 'validator'
@@ -115,9 +117,14 @@ export class PeerAuth {
     const known = this.cached(from)
     if (known !== undefined) return this.#decide(w, known)
     this.#waiting.set(from, [w])
+    this.#lookup(from, 1)
+  }
+
+  #lookup (from: string, attempt: number): void {
     this.standing(from).then(
       (s) => { const list = this.#waiting.get(from) ?? []; this.#waiting.delete(from); for (const x of list) this.#decide(x, s) },
       (err: Error & { code?: string }) => {
+        if (attempt < LOOKUP_ATTEMPTS) { this.#clock.setTimer(LOOKUP_RETRY_MS, () => this.#lookup(from, attempt + 1)); return }
         // No answer from the chain: nothing is admitted on a guess, and the sender is not blamed.
         const list = this.#waiting.get(from) ?? []
         this.#waiting.delete(from)

@@ -16,6 +16,7 @@ import { startValidatorEpochs, type TaskEvidence, type OrchestratorPenalty } fro
 import { listEpochSnapshots, sellAllowanceSnapshot, KEYS } from '../../actors/validator/snapshots.ts'
 import { DevChain, type Chain } from '../../actors/chain/index.ts'
 import { checkVerifyRequest } from '../verify-evidence.ts'
+import { voteSnapshot, idMatchesContent } from '../snapshot-votes.ts'
 import type { PrismScores, SnapshotPublished, VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
@@ -75,13 +76,16 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     for (const s of (m.body as PrismScores).scores) { routing.set(s.hotkey, s.routingScore); pools.set(s.hotkey, s.pool) }
     void store.table('meta').put('prism/latest', { validator: m.from, ...(m.body as PrismScores) })
   })
-  auth.on('snapshot_published', 'validator', (m) => {
+  let votes: Promise<void> = Promise.resolve()
+  auth.on('snapshot_published', 'validator', (m, _peer, standing) => {
     const b = m.body as SnapshotPublished
-    const key = b.kind === 'epoch' ? KEYS.epochSnapshot(b.epoch, b.revision) : b.kind === 'sell_paid' ? KEYS.sellPaid(b.hotkey ?? '', b.epoch) : KEYS.sellFree(b.hotkey ?? '', b.epoch)
-    void store.batch([
-      { type: 'put', table: 'snapshots', key, value: b.snapshot },
-      { type: 'put', table: 'snapshots', key: KEYS.snapshotId(b.snapshot.snapshotId), value: key }
-    ])
+    const snapshot = b.snapshot as SnapshotPublished['snapshot'] & Record<string, unknown>
+    if (!idMatchesContent(snapshot)) { messenger.penalize(m.from, 'unauthorized', 'snapshot id does not match its content'); return }
+    const slot = b.kind === 'epoch' ? KEYS.epochSnapshot(b.epoch, b.revision) : b.kind === 'sell_paid' ? KEYS.sellPaid(b.hotkey ?? '', b.epoch) : KEYS.sellFree(b.hotkey ?? '', b.epoch)
+    // Several validators' copies are combined by stake (node/snapshot-votes.ts), never last-one-wins.
+    // One vote at a time: each re-decides its group from every vote stored.
+    votes = votes.then(() => voteSnapshot(store, { group: b.kind === 'epoch' ? `epoch/${b.epoch}` : slot, slot, validator: m.from, stakeRao: standing.stakeRao, snapshot, idKey: KEYS.snapshotId }))
+      .then(() => {}, (err: Error) => ctx.logger.warn({ err: err.message }, 'snapshot vote failed'))
   })
 
   const router = startRouter(ctx.system, {
