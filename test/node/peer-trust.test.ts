@@ -5,7 +5,7 @@
 // announces. Each is refused, and the state it aimed at is unchanged.
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { startTestDevnet } from '../helpers/devnet.ts'
+import { startTestDevnet, apiClient, upload, waitForStatus, testBytes } from '../helpers/devnet.ts'
 import { eventually } from '../helpers/proc.ts'
 import { Rogue } from '../helpers/rogue.ts'
 import { collect } from '../../actors/store.ts'
@@ -22,9 +22,14 @@ t.test('a rogue node with an unregistered hotkey changes no state; replayed anno
   const orch = node('orchestrator'); const worker = node('worker-1'); const validator = node('validator')
   const api = async (path: string): Promise<any> => await (await fetch(`${net.file.baseUrl}${path}`)).json()
 
-  // Wait for honest state worth attacking: an epoch snapshot and PRISM scores at the orchestrator.
+  // Honest state worth attacking: a verified transfer, an epoch snapshot and PRISM scores.
+  const client = apiClient(net.file.baseUrl, await net.clientKey('enterprise'))
+  const transfer = await upload(client, testBytes(8 * 1024 * 1024, 5), { filename: 'honest.bin', hotkey: orch.key.address })
+  await client(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
+  t.equal((await waitForStatus(client, transfer.id, ['completed', 'failed'])).status, 'completed')
   const honestSnap = await eventually(async () => (await listEpochSnapshots(orch.store, { latestOnly: true }))[0], 60_000, 'an epoch snapshot at the orchestrator', 250)
   await eventually(async () => (await api('/chain/prism')).validator === validator.key.address, 60_000, 'PRISM scores from the validator', 250)
+  const prismBefore = await api('/chain/prism')
 
   const rogue = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID)
   t.teardown(() => rogue.stop())
@@ -49,6 +54,8 @@ t.test('a rogue node with an unregistered hotkey changes no state; replayed anno
   const prism = await api('/chain/prism')
   t.equal(prism.validator, validator.key.address, 'the served routing scores are still the validator\'s')
   t.notOk(prism.scores.some((s: any) => s.hotkey === rogue.hotkey), 'the rogue is not scored')
+  const routing = (p: any): number => p.scores.find((s: any) => s.hotkey === orch.key.address).routingScore
+  t.ok(prism.epoch !== 999 && routing(prism) > 0 && routing(prism) === routing(prismBefore) || prism.epoch !== prismBefore.epoch, 'the orchestrator\'s routing score is the validator\'s, not 0')
   t.equal(await orch.store.table('snapshots').get(KEYS.snapshotId(forged.snapshotId)), undefined, 'the forged snapshot is not stored')
   t.notOk((await listEpochSnapshots(orch.store, {})).some(s => s.data.revision === 8), 'no revision 8 served')
   const epochs = await (await fetch(`${net.file.telemetryUrl}/v1/telemetry/epochs`, { headers: { 'x-api-key': net.file.keys.console! } })).json() as any
@@ -89,13 +96,25 @@ t.test('a rogue node with an unregistered hotkey changes no state; replayed anno
     t.notOk((await orch.devChain!.weightsOf(e)).some(w => w.validatorHotkey === rogue.hotkey), `no rogue vector in epoch ${e}`)
   }
 
-  // 5. Replayed announces: the validator's and the worker's, captured on the rogue's own connections.
-  const droppedBefore = orch.messenger.dropped.get('announce_unbound') ?? 0
-  rogue.sendRaw(O, rogue.got('announce', validator.key.address)[0]!.raw)
-  rogue.sendRaw(O, rogue.got('announce', worker.key.address)[0]!.raw)
-  await eventually(async () => (orch.messenger.dropped.get('announce_unbound') ?? 0) >= droppedBefore + 2, 10_000, 'both replays refused')
+  // 5. Replayed announces: the validator's and the worker's, captured by the rogue, replayed on the
+  // rogue's connections: on its bound one, and on a fresh one of a second rogue transport.
+  const unbound = (): number => orch.messenger.dropped.get('announce_unbound') ?? 0
+  const mismatch = (): number => orch.messenger.dropped.get('sender_mismatch') ?? 0
+  const before = { unbound: unbound(), mismatch: mismatch() }
+  const capturedV = rogue.got('announce', validator.key.address)[0]!.raw
+  const capturedW = rogue.got('announce', worker.key.address)[0]!.raw
+  rogue.sendRaw(O, capturedV)
+  rogue.sendRaw(O, capturedW)
+  const second = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID)
+  t.teardown(() => second.stop())
+  await second.until(() => second.up.has(O), 30_000, 'a second rogue connection')
+  second.sendRaw(O, capturedV)
+  second.sendRaw(O, capturedW)
+  await eventually(async () => mismatch() >= before.mismatch + 2 && unbound() >= before.unbound + 2, 10_000, 'every replay refused')
   t.equal(orch.messenger.peerOf(validator.key.address), V, 'the validator is still bound to its own connection')
   t.equal(orch.messenger.peerOf(worker.key.address), W, 'the worker is still bound to its own connection')
+  t.equal(orch.messenger.hotkeyOf(second.publicKey), undefined, 'the fresh connection is bound to nobody')
+  await second.stop()
   // The rogue leaves: the honest nodes stay attached.
   await rogue.stop()
   await eventually(async () => orch.messenger.peerOf(rogue.hotkey) === undefined, 10_000, 'the rogue gone')
