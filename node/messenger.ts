@@ -32,15 +32,22 @@ export interface PeerLimits {
   /** First ban; each later ban of the same peer doubles, up to maxBanMs. */
   banMs: number
   maxBanMs: number
+  /** The budget of a connection whose hotkey is not (known to be) registered: it can do little but announce. */
+  unregisteredFramesPerSecond: number
+  unregisteredBurst: number
 }
 
 export const PEER_LIMITS: PeerLimits = {
-  framesPerSecond: 500, // a busy coordinator ↔ orchestrator link stays far below
-  burst: 1_000,
+  // Each frame admitted costs a signature check (~0.1-1 ms of CPU): the budget bounds what one peer can
+  // make us spend. A busy coordinator ↔ orchestrator link (a result and an ack per chunk) stays far below.
+  framesPerSecond: 100,
+  burst: 100,
   disconnectScore: -100,
   decayPerSecond: 5,
   banMs: 60_000, // 1 min, doubling
-  maxBanMs: 3_600_000 // 1 h
+  maxBanMs: 3_600_000, // 1 h
+  unregisteredFramesPerSecond: 5,
+  unregisteredBurst: 20
 }
 
 /** Score cost of each kind of misbehaviour. */
@@ -50,6 +57,12 @@ export const PENALTY_POINTS: Partial<Record<DropReason, number>> & { default: nu
 
 /** Seen frame ids kept at most (oldest forgotten first); rate limits keep this far from full. */
 const MAX_SEEN_IDS = 200_000
+/**
+ * Frames are verified inline until this much time went to them in one event-loop turn; then they wait
+ * in per-connection queues drained round-robin on later turns, so HTTP requests (/healthz) and timers run
+ * in between and one busy peer cannot starve another's frames.
+ */
+export const FRAME_SLICE_MS = 5
 
 interface PeerState { tokens: number, refilledAt: number, score: number, scoredAt: number, warned: boolean }
 
@@ -75,6 +88,12 @@ export class Messenger implements Network {
   /** `from/id` of every frame accepted within the freshness window → when it may be forgotten. */
   readonly #seen = new Map<string, number>()
   readonly #bannedHotkeys = new Map<string, number>()
+  /** Frames waiting for a later turn, per connection (Map order = round-robin order). */
+  readonly #backlog = new Map<string, Uint8Array[]>()
+  #drainScheduled = false
+  #turnStart = -1
+  /** Whether a hotkey is registered (node/peer-auth.ts): registered peers get the full frame budget. */
+  isRegistered: (hotkey: string) => boolean = () => true
 
   constructor (key: KeyPair, clock: Clock, logger: Logger, limits: Partial<PeerLimits> = {}) {
     this.#key = key
@@ -162,6 +181,7 @@ export class Messenger implements Network {
     const hotkey = this.#hotkeyOfPeer.get(peer)
     this.#hotkeyOfPeer.delete(peer)
     this.#peers.delete(peer)
+    this.#backlog.delete(peer)
     // A hotkey that reconnected (or opened a newer session) elsewhere is still here: only the old
     // connection went away, so nobody is told the hotkey left.
     if (hotkey !== undefined && this.#peerOfHotkey.get(hotkey) !== peer) return
@@ -176,11 +196,51 @@ export class Messenger implements Network {
     // The budget is checked before the frame is decoded or its signature verified: a flood costs us a
     // counter increment per frame, not a signature check.
     if (!this.#takeToken(peer, now)) return this.#drop(peer, 'rate_limited', 'frame budget exceeded')
-    const res = decodeFrame(frame, { now, self: this.self })
+    const waiting = this.#backlog.get(peer)
+    if (waiting !== undefined || this.#turnSpent() > FRAME_SLICE_MS) {
+      if (waiting !== undefined) waiting.push(frame); else this.#backlog.set(peer, [frame])
+      this.#scheduleDrain()
+      return
+    }
+    this.#process(peer, frame, now)
+  }
+
+  /** Milliseconds spent on frames in this event-loop turn. */
+  #turnSpent (): number {
+    const t = performance.now()
+    if (this.#turnStart < 0) {
+      this.#turnStart = t
+      setImmediate(() => { this.#turnStart = -1 })
+      return 0
+    }
+    return t - this.#turnStart
+  }
+
+  #scheduleDrain (): void {
+    if (this.#drainScheduled) return
+    this.#drainScheduled = true
+    setImmediate(() => this.#drain())
+  }
+
+  #drain (): void {
+    this.#drainScheduled = false
+    const start = performance.now()
+    while (this.#backlog.size > 0 && performance.now() - start <= FRAME_SLICE_MS) {
+      for (const [peer, q] of this.#backlog) {
+        const frame = q.shift()!
+        if (q.length === 0) this.#backlog.delete(peer)
+        if (!this.isBanned(peer)) this.#process(peer, frame, this.#clock.now())
+        if (performance.now() - start > FRAME_SLICE_MS) break
+      }
+    }
+    if (this.#backlog.size > 0) this.#scheduleDrain()
+  }
+
+  #process (peer: string, frame: Uint8Array, now: number): void {
+    const res = decodeFrame(frame, { now, self: this.self, seen: (from, id) => this.#seen.has(`${from}/${id}`) })
     if (!res.ok) return this.#drop(peer, res.reason, res.detail)
     const msg = res.msg
     const seenKey = `${msg.from}/${msg.id}`
-    if (this.#seen.has(seenKey)) return this.#drop(peer, 'duplicate', `${msg.type} ${msg.id} already received`)
     const bound = this.#hotkeyOfPeer.get(peer)
     if (msg.type === 'announce') {
       const body = msg.body as MessageBody<'announce'>
@@ -206,10 +266,13 @@ export class Messenger implements Network {
   #takeToken (peer: string, now: number): boolean {
     let st = this.#peers.get(peer)
     if (st === undefined) {
-      st = { tokens: this.#limits.burst, refilledAt: now, score: 0, scoredAt: now, warned: false }
+      st = { tokens: this.#limits.unregisteredBurst, refilledAt: now, score: 0, scoredAt: now, warned: false }
       this.#peers.set(peer, st)
     }
-    st.tokens = Math.min(this.#limits.burst, st.tokens + (now - st.refilledAt) / 1000 * this.#limits.framesPerSecond)
+    const hotkey = this.#hotkeyOfPeer.get(peer)
+    const full = hotkey !== undefined && this.isRegistered(hotkey)
+    const burst = full ? this.#limits.burst : this.#limits.unregisteredBurst
+    st.tokens = Math.min(burst, st.tokens + (now - st.refilledAt) / 1000 * (full ? this.#limits.framesPerSecond : this.#limits.unregisteredFramesPerSecond))
     st.refilledAt = now
     if (st.tokens < 1) return false
     st.tokens -= 1
@@ -241,6 +304,7 @@ export class Messenger implements Network {
     this.disconnected.set(peer, { hotkey, until: now + banMs, bans: prior + 1 })
     if (hotkey !== undefined) this.#bannedHotkeys.set(hotkey, now + banMs)
     this.#peers.delete(peer)
+    this.#backlog.delete(peer)
     this.#log.warn({ peer: peer.slice(0, 16), hotkey, score: Math.round(st.score), banMs, event: 'peer_disconnected' }, 'peer disconnected for its score')
     this.#link?.disconnect?.(peer, banMs)
   }

@@ -136,6 +136,7 @@ export class BwnetNode {
     })
     // Registrations decide who is a member and in which role; the announce's own role claim does not.
     this.auth = new PeerAuth({ self: { hotkey: key.address, role: config.role }, clock: this.clock, logger: log, messenger: this.messenger, trusted: parseTrustedPeers(config.trustedPeers) })
+    this.messenger.isRegistered = (hotkey) => this.auth.wasRegistered(hotkey)
     if (config.chainHost !== null && config.chainHost !== key.address) {
       this.#authChain = remoteChain({ clock: this.clock, logger: log, messenger: this.messenger }, config.chainHost)
       this.auth.useChain(this.#authChain.chain)

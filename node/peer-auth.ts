@@ -12,6 +12,7 @@ import type { Messenger } from './messenger.ts'
 export const STANDING_TTL_MS = 30_000 // a registration or permit change is seen within 30 s
 export const UNREGISTERED_TTL_MS = 10_000 // a refused hotkey is not looked up again for 10 s
 const MAX_WAITING_PER_SENDER = 1_024 // messages held while a sender's standing is looked up
+const REFUSAL_LOG_EVERY_MS = 60_000 // one log line per sender and message type per minute (floods are counted, not logged)
 export const LOOKUP_RETRY_MS = 1_000 // the chain host may not be connected yet
 export const LOOKUP_ATTEMPTS = 15 // then the held messages are dropped
 
@@ -58,6 +59,7 @@ export class PeerAuth {
   #chain: Chain | null = null
   readonly #cache = new Map<string, CacheEntry>()
   readonly #waiting = new Map<string, Waiting[]>()
+  readonly #loggedAt = new Map<string, number>()
   /** Refused messages by type, for metrics and tests. */
   readonly refused = new Map<string, number>()
 
@@ -94,6 +96,11 @@ export class PeerAuth {
       : { hotkey, role: st.role, uid: st.uid, stakeRao: st.stakeRao, validatorPermit: st.validatorPermit, source: 'chain' }
     this.#cache.set(hotkey, { standing, until: this.#clock.now() + (standing === null ? UNREGISTERED_TTL_MS : STANDING_TTL_MS) })
     return standing
+  }
+
+  /** Whether the hotkey was registered when last looked up (however long ago): for frame budgets. */
+  wasRegistered (hotkey: string): boolean {
+    return this.#fixed(hotkey) !== undefined || (this.#cache.get(hotkey)?.standing ?? null) !== null
   }
 
   /** Forgets a cached standing (a registration just changed). */
@@ -141,7 +148,13 @@ export class PeerAuth {
     }
     this.#count(w.msg.type)
     const detail = `${w.msg.type} needs ${w.need}; sender is ${s === null ? 'not registered' : `${s.role}${s.role === 'validator' && !s.validatorPermit ? ' without a permit' : ''}`}`
-    this.#log.warn({ peer: w.msg.from, type: w.msg.type, need: w.need, registered: s !== null, event: 'message_refused' }, detail)
+    const logKey = `${w.msg.from}/${w.msg.type}`
+    const now = this.#clock.now()
+    if ((this.#loggedAt.get(logKey) ?? -Infinity) + REFUSAL_LOG_EVERY_MS <= now) {
+      if (this.#loggedAt.size > 10_000) this.#loggedAt.clear()
+      this.#loggedAt.set(logKey, now)
+      this.#log.warn({ peer: w.msg.from, type: w.msg.type, need: w.need, registered: s !== null, refused: this.refused.get(w.msg.type), event: 'message_refused' }, detail)
+    }
     // Announces and heartbeats of an unregistered node are not an offence; role-scoped messages are.
     if (w.msg.type !== 'announce' && w.msg.type !== 'heartbeat') this.#messenger.penalize(w.msg.from, 'unauthorized', detail)
   }

@@ -17,6 +17,8 @@ export class Rogue {
   readonly up = new Set<string>()
   readonly down = new Set<string>()
   #waiters: Array<() => void> = []
+  /** When set, the rogue announces itself in this role on every new connection (as a node does). */
+  autoAnnounce: Role | null = null
 
   private constructor (dht: DHT, networkId: string, key: KeyPair) {
     this.key = key
@@ -28,7 +30,7 @@ export class Rogue {
           if (res.ok) this.captured.push({ peer, msg: res.msg, raw: frame })
           this.#wake()
         },
-        onPeerUp: (peer) => { this.up.add(peer); this.down.delete(peer); this.#wake() },
+        onPeerUp: (peer) => { this.up.add(peer); this.down.delete(peer); if (this.autoAnnounce !== null) this.announce(peer, this.autoAnnounce); this.#wake() },
         onPeerDown: (peer) => { this.up.delete(peer); this.down.add(peer); this.#wake() }
       }
     })
