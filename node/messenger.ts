@@ -35,7 +35,16 @@ export interface PeerLimits {
   /** The budget of a connection whose hotkey is not (known to be) registered: it can do little but announce. */
   unregisteredFramesPerSecond: number
   unregisteredBurst: number
+  /** Time frames may take in one event-loop turn before the rest wait for later turns (FRAME_SLICE_MS). */
+  sliceMs: number
 }
+
+/**
+ * Frames are verified inline until this much time went to them in one event-loop turn; then they wait
+ * in per-connection queues drained round-robin on later turns, so HTTP requests (/healthz) and timers run
+ * in between and one busy peer cannot starve another's frames.
+ */
+export const FRAME_SLICE_MS = 5
 
 export const PEER_LIMITS: PeerLimits = {
   // Each frame admitted costs a signature check (~0.1-1 ms of CPU): the budget bounds what one peer can
@@ -47,7 +56,8 @@ export const PEER_LIMITS: PeerLimits = {
   banMs: 60_000, // 1 min, doubling
   maxBanMs: 3_600_000, // 1 h
   unregisteredFramesPerSecond: 5,
-  unregisteredBurst: 20
+  unregisteredBurst: 20,
+  sliceMs: FRAME_SLICE_MS
 }
 
 /** Score cost of each kind of misbehaviour. */
@@ -57,14 +67,8 @@ export const PENALTY_POINTS: Partial<Record<DropReason, number>> & { default: nu
 
 /** Seen frame ids kept at most (oldest forgotten first); rate limits keep this far from full. */
 const MAX_SEEN_IDS = 200_000
-/**
- * Frames are verified inline until this much time went to them in one event-loop turn; then they wait
- * in per-connection queues drained round-robin on later turns, so HTTP requests (/healthz) and timers run
- * in between and one busy peer cannot starve another's frames.
- */
-export const FRAME_SLICE_MS = 5
 
-interface PeerState { tokens: number, refilledAt: number, score: number, scoredAt: number, warned: boolean }
+interface PeerState { tokens: number, refilledAt: number, score: number, scoredAt: number, warned: boolean, full: boolean }
 
 export type InboundHandler = (msg: Envelope, peer: string) => void
 
@@ -197,12 +201,17 @@ export class Messenger implements Network {
     // counter increment per frame, not a signature check.
     if (!this.#takeToken(peer, now)) return this.#drop(peer, 'rate_limited', 'frame budget exceeded')
     const waiting = this.#backlog.get(peer)
-    if (waiting !== undefined || this.#turnSpent() > FRAME_SLICE_MS) {
+    if (waiting !== undefined || this.#turnSpent() > this.#limits.sliceMs) {
       if (waiting !== undefined) waiting.push(frame); else this.#backlog.set(peer, [frame])
       this.#scheduleDrain()
       return
     }
     this.#process(peer, frame, now)
+  }
+
+  /** Resolves once every frame received so far has been processed (tests). */
+  async settled (): Promise<void> {
+    while (this.#backlog.size > 0 || this.#drainScheduled) await new Promise(resolve => setImmediate(resolve))
   }
 
   /** Milliseconds spent on frames in this event-loop turn. */
@@ -225,12 +234,12 @@ export class Messenger implements Network {
   #drain (): void {
     this.#drainScheduled = false
     const start = performance.now()
-    while (this.#backlog.size > 0 && performance.now() - start <= FRAME_SLICE_MS) {
+    while (this.#backlog.size > 0 && performance.now() - start <= this.#limits.sliceMs) {
       for (const [peer, q] of this.#backlog) {
         const frame = q.shift()!
         if (q.length === 0) this.#backlog.delete(peer)
         if (!this.isBanned(peer)) this.#process(peer, frame, this.#clock.now())
-        if (performance.now() - start > FRAME_SLICE_MS) break
+        if (performance.now() - start > this.#limits.sliceMs) break
       }
     }
     if (this.#backlog.size > 0) this.#scheduleDrain()
@@ -266,12 +275,14 @@ export class Messenger implements Network {
   #takeToken (peer: string, now: number): boolean {
     let st = this.#peers.get(peer)
     if (st === undefined) {
-      st = { tokens: this.#limits.unregisteredBurst, refilledAt: now, score: 0, scoredAt: now, warned: false }
+      st = { tokens: this.#limits.unregisteredBurst, refilledAt: now, score: 0, scoredAt: now, warned: false, full: false }
       this.#peers.set(peer, st)
     }
     const hotkey = this.#hotkeyOfPeer.get(peer)
     const full = hotkey !== undefined && this.isRegistered(hotkey)
     const burst = full ? this.#limits.burst : this.#limits.unregisteredBurst
+    // Known registered now: the full budget from here on.
+    if (full && !st.full) { st.full = true; st.tokens = burst }
     st.tokens = Math.min(burst, st.tokens + (now - st.refilledAt) / 1000 * (full ? this.#limits.framesPerSecond : this.#limits.unregisteredFramesPerSecond))
     st.refilledAt = now
     if (st.tokens < 1) return false

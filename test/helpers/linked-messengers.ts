@@ -13,8 +13,9 @@ export interface LinkedPair { a: Messenger, b: Messenger, keyA: KeyPair, keyB: K
 export function linkedMessengers (clock: Clock, roles: { a: 'orchestrator' | 'worker' | 'validator', b: 'orchestrator' | 'worker' | 'validator' }): LinkedPair {
   const keyA = newHotkey()
   const keyB = newHotkey()
-  const a = new Messenger(keyA, clock, silentLogger())
-  const b = new Messenger(keyB, clock, silentLogger())
+  // Frames are processed as they arrive (no time slicing): tests on a manual clock step through them.
+  const a = new Messenger(keyA, clock, silentLogger(), { sliceMs: Infinity })
+  const b = new Messenger(keyB, clock, silentLogger(), { sliceMs: Infinity })
   let up = true
   let inFlight = 0
   const deliver = (to: Messenger, peer: string, frame: Uint8Array): boolean => {
@@ -37,6 +38,9 @@ export function linkedMessengers (clock: Clock, roles: { a: 'orchestrator' | 'wo
   return {
     a, b, keyA, keyB,
     cut: () => { up = false; a.peerDown(peerB); b.peerDown(peerA) },
-    settle: async () => { for (let i = 0; i < 100 && inFlight > 0; i++) await new Promise(resolve => setImmediate(resolve)) }
+    settle: async () => {
+      for (let i = 0; i < 100 && inFlight > 0; i++) await new Promise(resolve => setImmediate(resolve))
+      await a.settled(); await b.settled()
+    }
   }
 }
