@@ -98,6 +98,11 @@ export class PeerAuth {
     return standing
   }
 
+  /** The role a hotkey had when last looked up (however long ago), or undefined: for disconnect handling. */
+  lastKnownRole (hotkey: string): Role | undefined {
+    return (this.#fixed(hotkey) ?? this.#cache.get(hotkey)?.standing ?? undefined)?.role
+  }
+
   /** Whether the hotkey was registered when last looked up (however long ago): for frame budgets. */
   wasRegistered (hotkey: string): boolean {
     return this.#fixed(hotkey) !== undefined || (this.#cache.get(hotkey)?.standing ?? null) !== null

@@ -127,7 +127,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   ctx.transport.serveBulk(async (_peer, signedPath) => {
     try { return await readSignedChunk(source, signedPath) } catch { return null }
   })
-  ctx.onPeerDown((hotkey) => { if (auth.cached(hotkey)?.role === 'worker') tell(router.ref, { type: 'detach', worker: hotkey }) })
+  ctx.onPeerDown((hotkey) => { if (auth.lastKnownRole(hotkey) === 'worker') tell(router.ref, { type: 'detach', worker: hotkey }) })
 
   return {
     devChain,
@@ -170,7 +170,7 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   auth.on('task_offer', 'orchestrator', (m) => tell(worker.ref, { type: 'offer', from: m.from, body: m.body as never }))
   auth.on('task_result_ack', 'orchestrator', (m) => tell(worker.ref, { type: 'ack', from: m.from, body: m.body as never }))
   auth.on('task_cancel', 'orchestrator', (m) => tell(worker.ref, { type: 'cancel', from: m.from, body: m.body as never }))
-  ctx.onPeerDown((hotkey) => { if (auth.cached(hotkey)?.role === 'orchestrator') tell(worker.ref, { type: 'orchestrator-down', hotkey }) })
+  ctx.onPeerDown((hotkey) => { if (auth.lastKnownRole(hotkey) === 'orchestrator') tell(worker.ref, { type: 'orchestrator-down', hotkey }) })
   return { load: () => worker.load(), stop: async () => {} }
 }
 export type { RoleContext, RoleHandle }
