@@ -1,6 +1,6 @@
 // The membership view: every peer's role, hotkey, capacity and liveness, built from signed
 // announce and heartbeat messages. Each node runs one, whatever its role.
-import type { Announce, Heartbeat, Role, Capacity } from '../protocol/index.ts'
+import type { Announce, AnnounceFacts, Heartbeat, Role, Capacity } from '../protocol/index.ts'
 import type { Network, Store, Timer } from './ports.ts'
 import { spawnSupervised, tell, ask, type Env, type Ref, type Reply } from './runtime.ts'
 
@@ -45,7 +45,7 @@ export interface MembershipDeps {
   env: Env
   net: Network
   store: Store
-  self: Announce
+  self: AnnounceFacts
   /** Load figure reported in heartbeats (tasks in flight); 0 when the role has none. */
   load?: () => number
   /** Workers attached to this node (orchestrators). */

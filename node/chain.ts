@@ -1,7 +1,14 @@
 // Chain wiring for a node: the node that hosts the dev chain opens it in its own store and answers
 // other nodes over the swarm; every other node reaches it through a RemoteChain.
 import type { Clock, Logger, Store } from '../actors/ports.ts'
-import { DevChain, serveChain, RemoteChain, type Chain, type DevChainOptions } from '../actors/chain/index.ts'
+import { DevChain, serveChain, RemoteChain, RAO_PER_ALPHA, type Chain, type DevChainOptions } from '../actors/chain/index.ts'
+
+/** What registering a hotkey burns on a node's dev chain: a fresh key holds no alpha, so it cannot. */
+export const NODE_REGISTRATION_COST_RAO = RAO_PER_ALPHA // 1 α
+/** Stake a validator needs for a permit on a node's dev chain. */
+export const NODE_MIN_VALIDATOR_STAKE_RAO = RAO_PER_ALPHA // 1 α
+/** Stake the devnet gives its own validators. */
+export const DEVNET_VALIDATOR_STAKE_RAO = 1_000n * RAO_PER_ALPHA // 1000 α
 import type { Messenger } from './messenger.ts'
 import type { KeyPair } from '../protocol/index.ts'
 import type { NodeConfig } from './config.ts'

@@ -46,7 +46,8 @@ export const NodeSettings = Type.Object({
   allowPrivateDestinations: Type.Boolean({ description: 'let client destinations, worker PUTs and read-backs reach loopback, private, link-local and other non-public addresses (devnet, private networks); docs/security.md' }),
   resultGapMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, description: 'orchestrators: a worker holding accepted work with no result for this long loses it (raise it on slow worker links: at least 2 × slots × chunk size ÷ link bandwidth)' }),
   metricsHost: Type.String({ minLength: 1, description: 'listen address of the health and metrics server' }),
-  metricsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'port of the health and metrics server (/healthz, /readyz, /metrics); 0 picks a free one; null: not served' })
+  metricsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'port of the health and metrics server (/healthz, /readyz, /metrics); 0 picks a free one; null: not served' }),
+  trustedPeers: Type.Array(Type.String({ pattern: '^(orchestrator|worker|validator):[1-9A-HJ-NP-Za-km-z]{46,48}$' }), { maxItems: 1024, description: 'test networks only: role:hotkey entries trusted without a chain registration' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
 
@@ -77,14 +78,15 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   allowPrivateDestinations: { flag: '--allow-private-destinations', env: 'BWN_ALLOW_PRIVATE_DESTINATIONS' },
   resultGapMs: { flag: '--result-gap-ms', env: 'BWN_RESULT_GAP_MS' },
   metricsHost: { flag: '--metrics-host', env: 'BWN_METRICS_HOST' },
-  metricsPort: { flag: '--metrics-port', env: 'BWN_METRICS_PORT' }
+  metricsPort: { flag: '--metrics-port', env: 'BWN_METRICS_PORT' },
+  trustedPeers: { flag: '--trusted-peers', env: 'BWN_TRUSTED_PEERS' }
 }
 
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, dhtPort: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
   chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, inflightMib: 64, allowPrivateDestinations: false,
-  chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false, resultGapMs: RESULT_GAP_MS, metricsHost: '127.0.0.1', metricsPort: null
+  chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false, resultGapMs: RESULT_GAP_MS, metricsHost: '127.0.0.1', metricsPort: null, trustedPeers: []
 }
 
 export const DevnetSettings = Type.Object({

@@ -5,6 +5,8 @@ import { mkdir, writeFile, rename } from 'node:fs/promises'
 import createTestnet, { type Testnet } from 'hyperdht/testnet.js'
 import { nodeIdOf, type Role } from '../protocol/index.ts'
 import { BwnetNode, type NodeInfo } from './node.ts'
+import { loadOrCreateKeystore } from './keystore.ts'
+import { DEVNET_VALIDATOR_STAKE_RAO } from './chain.ts'
 import { NODE_DEFAULTS, type DevnetConfig, type NodeConfig } from './config.ts'
 import type { Pino } from './logger.ts'
 
@@ -63,6 +65,8 @@ export class Devnet {
       // The orchestrator first: it hosts the dev chain, and workers meet it as soon as they join.
       make(plan[0]!)
       await this.orchestrator.start()
+      // The devnet registers its own nodes on its chain (roles come from registrations, not announces).
+      for (const p of plan.slice(1)) await this.enroll(p.cfg.data, p.cfg.role)
       for (const p of plan.slice(1)) make({ name: p.name, cfg: { ...p.cfg, chainHost: this.orchestrator.key.address } })
       await Promise.all(this.nodes.slice(1).map(n => n.node.start()))
     } catch (err) {
@@ -90,6 +94,19 @@ export class Devnet {
     await rename(`${path}.tmp`, path)
     this.logger.info({ event: 'devnet_ready', file: path, baseUrl, nodes: this.nodes.length }, 'devnet ready')
     return this.file
+  }
+
+  /**
+   * Registers the node whose data directory is `data` (its identity created there if new) on the
+   * devnet's chain in `role`; validators get stake, hence a permit. Returns the node's hotkey.
+   */
+  async enroll (data: string, role: Role): Promise<string> {
+    const chain = this.orchestrator.devChain
+    if (chain === undefined) throw new Error('the devnet orchestrator hosts no chain')
+    await mkdir(data, { recursive: true })
+    const { key } = await loadOrCreateKeystore(join(data, 'hotkey.json'))
+    await chain.enroll(key.address, role, role === 'validator' ? { stakeRao: DEVNET_VALIDATOR_STAKE_RAO } : {})
+    return key.address
   }
 
   stop (): Promise<void> {

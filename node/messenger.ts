@@ -1,14 +1,74 @@
 // Signed messages over the transport, addressed by hotkey. Implements the Network port.
 // Every inbound frame is verified (protocol/codec.ts); a bad one is dropped with a logged reason.
-// A connection is bound to a hotkey by its first valid `announce`; frames on it from another sender
-// are dropped, so one peer cannot speak for another.
-import { encodeFrame, decodeFrame, type Envelope, type KeyPair, type MessageType, type MessageBody } from '../protocol/index.ts'
+// A connection is bound to a hotkey by a valid `announce` that names this very connection (the sender's
+// and our Noise keys); frames on it from another sender are dropped, so one peer cannot speak for
+// another, and a captured announce replayed elsewhere binds nothing. Frame ids are remembered for the
+// freshness window, so a frame is accepted once. Each connection has a frame budget (token bucket,
+// checked before any decoding) and a score, as gossipsub scores peers: floods, invalid or repeated frames
+// and unauthorized messages cost points, and a peer below the threshold is disconnected and banned with
+// a growing back-off.
+import { randomBytes } from 'node:crypto'
+import { encodeFrame, decodeFrame, MAX_CLOCK_SKEW_MS, type Envelope, type KeyPair, type MessageType, type MessageBody, type AnnounceFacts, type DropReason } from '../protocol/index.ts'
 import type { Clock, Logger, Network } from '../actors/ports.ts'
 
 export interface FrameLink {
+  /** This node's Noise public key (hex) on the link: what announces name as the recipient. */
+  readonly publicKey: string
   send (peer: string, frame: Uint8Array): boolean
   broadcast (frame: Uint8Array): number
+  /** Closes the connection to `peer` and refuses it for `banMs`. */
+  disconnect? (peer: string, banMs: number): void
 }
+
+export interface PeerLimits {
+  /** Frames per second a connection may send on average. */
+  framesPerSecond: number
+  /** Frames a connection may send in a burst. */
+  burst: number
+  /** Score below which a peer is disconnected and banned. */
+  disconnectScore: number
+  /** Points a peer regains per second (up to 0). */
+  decayPerSecond: number
+  /** First ban; each later ban of the same peer doubles, up to maxBanMs. */
+  banMs: number
+  maxBanMs: number
+  /** The budget of a connection whose hotkey is not (known to be) registered: it can do little but announce. */
+  unregisteredFramesPerSecond: number
+  unregisteredBurst: number
+  /** Time frames may take in one event-loop turn before the rest wait for later turns (FRAME_SLICE_MS). */
+  sliceMs: number
+}
+
+/**
+ * Frames are verified inline until this much time went to them in one event-loop turn; then they wait
+ * in per-connection queues drained round-robin on later turns, so HTTP requests (/healthz) and timers run
+ * in between and one busy peer cannot starve another's frames.
+ */
+export const FRAME_SLICE_MS = 5
+
+export const PEER_LIMITS: PeerLimits = {
+  // Each frame admitted costs a signature check (~0.1-1 ms of CPU): the budget bounds what one peer can
+  // make us spend. A busy coordinator ↔ orchestrator link (a result and an ack per chunk) stays far below.
+  framesPerSecond: 100,
+  burst: 100,
+  disconnectScore: -100,
+  decayPerSecond: 5,
+  banMs: 60_000, // 1 min, doubling
+  maxBanMs: 3_600_000, // 1 h
+  unregisteredFramesPerSecond: 5,
+  unregisteredBurst: 20,
+  sliceMs: FRAME_SLICE_MS
+}
+
+/** Score cost of each kind of misbehaviour. */
+export const PENALTY_POINTS: Partial<Record<DropReason, number>> & { default: number } = {
+  rate_limited: 1, stale: 2, not_for_us: 2, duplicate: 5, unauthorized: 5, default: 10
+} as never
+
+/** Seen frame ids kept at most (oldest forgotten first); rate limits keep this far from full. */
+const MAX_SEEN_IDS = 200_000
+
+interface PeerState { tokens: number, refilledAt: number, score: number, scoredAt: number, warned: boolean, full: boolean }
 
 export type InboundHandler = (msg: Envelope, peer: string) => void
 
@@ -25,12 +85,26 @@ export class Messenger implements Network {
   #onDisconnect: ((hotkey: string | undefined, peer: string) => void) | null = null
   /** Counts of dropped frames by reason, for metrics and tests. */
   readonly dropped = new Map<string, number>()
+  /** Peers disconnected for their score, by connection key. */
+  readonly disconnected = new Map<string, { hotkey: string | undefined, until: number, bans: number }>()
+  readonly #limits: PeerLimits
+  readonly #peers = new Map<string, PeerState>()
+  /** `from/id` of every frame accepted within the freshness window → when it may be forgotten. */
+  readonly #seen = new Map<string, number>()
+  readonly #bannedHotkeys = new Map<string, number>()
+  /** Frames waiting for a later turn, per connection (Map order = round-robin order). */
+  readonly #backlog = new Map<string, Uint8Array[]>()
+  #drainScheduled = false
+  #turnStart = -1
+  /** Whether a hotkey is registered (node/peer-auth.ts): registered peers get the full frame budget. */
+  isRegistered: (hotkey: string) => boolean = () => true
 
-  constructor (key: KeyPair, clock: Clock, logger: Logger) {
+  constructor (key: KeyPair, clock: Clock, logger: Logger, limits: Partial<PeerLimits> = {}) {
     this.#key = key
     this.self = key.address
     this.#clock = clock
     this.#log = logger.child({ component: 'messenger' })
+    this.#limits = { ...PEER_LIMITS, ...limits }
   }
 
   attach (link: FrameLink, hooks: { onConnect (peer: string): void, onDisconnect (hotkey: string | undefined, peer: string): void }): void {
@@ -54,6 +128,9 @@ export class Messenger implements Network {
     if (to === this.self) {
       // A node that is both coordinator and orchestrator talks to itself without the wire.
       const msg = { v: 1, type, from: this.self, to, id: 'local', ts: this.#clock.now(), body } as unknown as Envelope
+      // Evidence of a message to ourselves is a frame we sign, made only if a handler asks for it.
+      let raw: Uint8Array | undefined
+      Object.defineProperty(msg, 'raw', { get: () => (raw ??= this.frame(type, body, to)), enumerable: false })
       queueMicrotask(() => this.#deliver(msg, 'self'))
       return true
     }
@@ -66,6 +143,12 @@ export class Messenger implements Network {
     return this.#link?.send(peer, this.frame(type, body)) ?? false
   }
 
+  /** Sends this node's announce on one connection, bound to it (both Noise keys and a fresh nonce). */
+  announceTo (peer: string, facts: AnnounceFacts): boolean {
+    if (this.#link === null) return false
+    return this.sendToPeer(peer, 'announce', { ...facts, noiseKey: this.#link.publicKey, peerNoiseKey: peer, nonce: randomBytes(16).toString('hex') })
+  }
+
   broadcast<T extends MessageType> (type: T, body: MessageBody<T>): number {
     return this.#link?.broadcast(this.frame(type, body)) ?? 0
   }
@@ -76,9 +159,33 @@ export class Messenger implements Network {
 
   peerUp (peer: string): void { this.#onConnect?.(peer) }
 
+  /** True while `peer` (a connection key) or `hotkey` is banned for its score. */
+  isBanned (peer: string, hotkey?: string): boolean {
+    const now = this.#clock.now()
+    const p = this.disconnected.get(peer)
+    if (p !== undefined && p.until > now) return true
+    if (hotkey !== undefined && (this.#bannedHotkeys.get(hotkey) ?? 0) > now) return true
+    return false
+  }
+
+  /** Records misbehaviour of the peer bound to `hotkey` (an unauthorized message, say); may disconnect it. */
+  penalize (hotkey: string, reason: DropReason, detail: string): void {
+    const peer = this.#peerOfHotkey.get(hotkey)
+    this.#drop(peer ?? hotkey.slice(0, 16), reason, detail, peer)
+  }
+
+  /** The current score of a connection (0 = clean; more negative = worse). */
+  scoreOf (peer: string): number {
+    const st = this.#peers.get(peer)
+    if (st === undefined) return 0
+    return Math.min(0, st.score + (this.#clock.now() - st.scoredAt) / 1000 * this.#limits.decayPerSecond)
+  }
+
   peerDown (peer: string): void {
     const hotkey = this.#hotkeyOfPeer.get(peer)
     this.#hotkeyOfPeer.delete(peer)
+    this.#peers.delete(peer)
+    this.#backlog.delete(peer)
     // A hotkey that reconnected (or opened a newer session) elsewhere is still here: only the old
     // connection went away, so nobody is told the hotkey left.
     if (hotkey !== undefined && this.#peerOfHotkey.get(hotkey) !== peer) return
@@ -88,15 +195,71 @@ export class Messenger implements Network {
 
   /** Entry point for every inbound frame from the transport. Never throws. */
   receive (peer: string, frame: Uint8Array): void {
-    const res = decodeFrame(frame, { now: this.#clock.now(), self: this.self })
+    const now = this.#clock.now()
+    if (this.isBanned(peer)) { this.#count('banned'); return }
+    // The budget is checked before the frame is decoded or its signature verified: a flood costs us a
+    // counter increment per frame, not a signature check.
+    if (!this.#takeToken(peer, now)) return this.#drop(peer, 'rate_limited', 'frame budget exceeded')
+    const waiting = this.#backlog.get(peer)
+    if (waiting !== undefined || this.#turnSpent() > this.#limits.sliceMs) {
+      if (waiting !== undefined) waiting.push(frame); else this.#backlog.set(peer, [frame])
+      this.#scheduleDrain()
+      return
+    }
+    this.#process(peer, frame, now)
+  }
+
+  /** Resolves once every frame received so far has been processed (tests). */
+  async settled (): Promise<void> {
+    while (this.#backlog.size > 0 || this.#drainScheduled) await new Promise(resolve => setImmediate(resolve))
+  }
+
+  /** Milliseconds spent on frames in this event-loop turn. */
+  #turnSpent (): number {
+    const t = performance.now()
+    if (this.#turnStart < 0) {
+      this.#turnStart = t
+      setImmediate(() => { this.#turnStart = -1 })
+      return 0
+    }
+    return t - this.#turnStart
+  }
+
+  #scheduleDrain (): void {
+    if (this.#drainScheduled) return
+    this.#drainScheduled = true
+    setImmediate(() => this.#drain())
+  }
+
+  #drain (): void {
+    this.#drainScheduled = false
+    const start = performance.now()
+    while (this.#backlog.size > 0 && performance.now() - start <= this.#limits.sliceMs) {
+      for (const [peer, q] of this.#backlog) {
+        const frame = q.shift()!
+        if (q.length === 0) this.#backlog.delete(peer)
+        if (!this.isBanned(peer)) this.#process(peer, frame, this.#clock.now())
+        if (performance.now() - start > this.#limits.sliceMs) break
+      }
+    }
+    if (this.#backlog.size > 0) this.#scheduleDrain()
+  }
+
+  #process (peer: string, frame: Uint8Array, now: number): void {
+    const res = decodeFrame(frame, { now, self: this.self, seen: (from, id) => this.#seen.has(`${from}/${id}`) })
     if (!res.ok) return this.#drop(peer, res.reason, res.detail)
     const msg = res.msg
+    const seenKey = `${msg.from}/${msg.id}`
     const bound = this.#hotkeyOfPeer.get(peer)
     if (msg.type === 'announce') {
       const body = msg.body as MessageBody<'announce'>
       if (body.hotkey !== msg.from) return this.#drop(peer, 'sender_mismatch', 'announce names another hotkey')
       if (bound !== undefined && bound !== msg.from) return this.#drop(peer, 'sender_mismatch', `connection is bound to ${bound}`)
       if (msg.from === this.self) return this.#drop(peer, 'sender_mismatch', 'peer claims our own hotkey')
+      if (body.noiseKey !== peer || (this.#link !== null && body.peerNoiseKey !== this.#link.publicKey)) {
+        return this.#drop(peer, 'announce_unbound', 'announce was made for another connection')
+      }
+      if (this.isBanned(peer, msg.from)) return this.#drop(peer, 'banned', `${msg.from} is banned`)
       this.#hotkeyOfPeer.set(peer, msg.from)
       this.#peerOfHotkey.set(msg.from, peer)
     } else if (bound === undefined) {
@@ -104,7 +267,57 @@ export class Messenger implements Network {
     } else if (bound !== msg.from) {
       return this.#drop(peer, 'sender_mismatch', `connection is bound to ${bound}, frame from ${msg.from}`)
     }
+    this.#remember(seenKey, msg.ts + MAX_CLOCK_SKEW_MS, now)
+    msg.raw = frame
     this.#deliver(msg, peer)
+  }
+
+  #takeToken (peer: string, now: number): boolean {
+    let st = this.#peers.get(peer)
+    if (st === undefined) {
+      st = { tokens: this.#limits.unregisteredBurst, refilledAt: now, score: 0, scoredAt: now, warned: false, full: false }
+      this.#peers.set(peer, st)
+    }
+    const hotkey = this.#hotkeyOfPeer.get(peer)
+    const full = hotkey !== undefined && this.isRegistered(hotkey)
+    const burst = full ? this.#limits.burst : this.#limits.unregisteredBurst
+    // Known registered now: the full budget from here on.
+    if (full && !st.full) { st.full = true; st.tokens = burst }
+    st.tokens = Math.min(burst, st.tokens + (now - st.refilledAt) / 1000 * (full ? this.#limits.framesPerSecond : this.#limits.unregisteredFramesPerSecond))
+    st.refilledAt = now
+    if (st.tokens < 1) return false
+    st.tokens -= 1
+    return true
+  }
+
+  #remember (key: string, until: number, now: number): void {
+    if (this.#seen.size >= MAX_SEEN_IDS) {
+      // Forget what has expired; if nothing has, forget the oldest.
+      for (const [k, exp] of this.#seen) { if (exp <= now) this.#seen.delete(k) }
+      if (this.#seen.size >= MAX_SEEN_IDS) this.#seen.delete(this.#seen.keys().next().value!)
+    }
+    this.#seen.set(key, until)
+  }
+
+  #count (reason: string): void { this.dropped.set(reason, (this.dropped.get(reason) ?? 0) + 1) }
+
+  #score (peer: string, points: number): void {
+    if (points <= 0 || peer === 'self') return
+    const st = this.#peers.get(peer)
+    if (st === undefined) return
+    const now = this.#clock.now()
+    st.score = Math.min(0, st.score + (now - st.scoredAt) / 1000 * this.#limits.decayPerSecond) - points
+    st.scoredAt = now
+    if (st.score > this.#limits.disconnectScore) return
+    const hotkey = this.#hotkeyOfPeer.get(peer)
+    const prior = this.disconnected.get(peer)?.bans ?? 0
+    const banMs = Math.min(this.#limits.maxBanMs, this.#limits.banMs * 2 ** prior)
+    this.disconnected.set(peer, { hotkey, until: now + banMs, bans: prior + 1 })
+    if (hotkey !== undefined) this.#bannedHotkeys.set(hotkey, now + banMs)
+    this.#peers.delete(peer)
+    this.#backlog.delete(peer)
+    this.#log.warn({ peer: peer.slice(0, 16), hotkey, score: Math.round(st.score), banMs, event: 'peer_disconnected' }, 'peer disconnected for its score')
+    this.#link?.disconnect?.(peer, banMs)
   }
 
   #deliver (msg: Envelope, peer: string): void {
@@ -113,8 +326,14 @@ export class Messenger implements Network {
     }
   }
 
-  #drop (peer: string, reason: string, detail: string): void {
-    this.dropped.set(reason, (this.dropped.get(reason) ?? 0) + 1)
-    this.#log.warn({ peer: peer.slice(0, 16), reason, detail, event: 'message_dropped' }, 'message dropped')
+  #drop (peer: string, reason: DropReason | 'sender_mismatch' | 'not_announced', detail: string, conn: string | undefined = peer): void {
+    this.#count(reason)
+    const st = conn === undefined ? undefined : this.#peers.get(conn)
+    // A flood is logged once per connection, not once per frame.
+    if (reason !== 'rate_limited' || (st !== undefined && !st.warned)) {
+      if (st !== undefined && reason === 'rate_limited') st.warned = true
+      this.#log.warn({ peer: peer.slice(0, 16), reason, detail, event: 'message_dropped' }, 'message dropped')
+    }
+    if (conn !== undefined) this.#score(conn, (PENALTY_POINTS as Record<string, number>)[reason] ?? PENALTY_POINTS.default)
   }
 }

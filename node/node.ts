@@ -5,7 +5,7 @@ import { mkdir } from 'node:fs/promises'
 import { Level } from 'level'
 import DHT from 'hyperdht'
 import type { FastifyInstance } from 'fastify'
-import { cryptoReady, toHex, type KeyPair, type Role } from '../protocol/index.ts'
+import { cryptoReady, toHex, type KeyPair, type Role, type AnnounceFacts, type Announce, type Heartbeat } from '../protocol/index.ts'
 import { LevelStore } from '../actors/store.ts'
 import { startSystem, stopActor, tell, mailboxDepths, type SystemRef } from '../actors/runtime.ts'
 import { startMembership, type Membership } from '../actors/membership.ts'
@@ -19,6 +19,8 @@ import { Messenger } from './messenger.ts'
 import { loadOrCreateKeystore } from './keystore.ts'
 import { systemClock } from './clock.ts'
 import { startRole, type RoleHandle } from './roles/index.ts'
+import { PeerAuth, parseTrustedPeers } from './peer-auth.ts'
+import { remoteChain, type NodeChain } from './chain.ts'
 import type { NodeConfig } from './config.ts'
 import { NodeMetrics } from './metrics.ts'
 import { MetricsServer } from './metrics-server.ts'
@@ -51,6 +53,7 @@ export class BwnetNode {
   transport!: SwarmTransport
   system!: SystemRef
   membership!: Membership
+  auth!: PeerAuth
   app: FastifyInstance | null = null
   /** Accounts, keys and credits of the API this node serves (orchestrators). */
   accounts: AccountsService | null = null
@@ -61,6 +64,7 @@ export class BwnetNode {
   metricsUrl: string | null = null
   #metricsServer: MetricsServer | null = null
   #role: RoleHandle | null = null
+  #authChain: NodeChain | null = null
   #dht: DHT | undefined
   #serveHttp: boolean
   #ready = false
@@ -75,6 +79,12 @@ export class BwnetNode {
   }
 
   get ready (): boolean { return this.#ready }
+
+  /** Workers attached to this node (orchestrators). */
+  workersAttached (): number { return this.#role?.workers?.() ?? 0 }
+
+  /** The dev chain this node hosts, if any. */
+  get devChain (): RoleHandle['devChain'] { return this.#role?.devChain }
 
   info (): NodeInfo {
     return { role: this.config.role, hotkey: this.key.address, publicKey: toHex(this.key.publicKey), swarmKey: this.transport.publicKey, url: this.url }
@@ -118,29 +128,36 @@ export class BwnetNode {
 
     this.system = startSystem()
     const env = { clock: this.clock, logger: log }
-    const announce = {
+    const announce: AnnounceFacts = {
       role: config.role,
       hotkey: key.address,
       software: SOFTWARE,
       capacity: { slots: config.slots, bandwidthMbps: config.bandwidthMbps },
-      dataUrl: null as string | null,
+      dataUrl: null,
       attachTo: config.attachTo
     }
     this.membership = startMembership(this.system, { env, net: this.messenger, store: this.store, self: announce, load: () => this.#role?.load?.() ?? 0, workers: () => this.#role?.workers?.() ?? 0 })
     const peerDown: Array<(hotkey: string) => void> = [(hotkey) => tell(this.membership.ref, { type: 'disconnected', hotkey })]
     this.messenger.attach(this.transport, {
-      onConnect: (peer) => this.messenger.sendToPeer(peer, 'announce', announce),
+      onConnect: (peer) => this.messenger.announceTo(peer, announce),
       onDisconnect: (hotkey) => {
         if (hotkey === undefined) return
         for (const fn of peerDown) { try { fn(hotkey) } catch (err) { log.error({ err }, 'peer-down handler failed') } }
       }
     })
-    this.messenger.on('announce', (msg) => tell(this.membership.ref, { type: 'announce', from: msg.from, body: msg.body as never }))
-    this.messenger.on('heartbeat', (msg) => tell(this.membership.ref, { type: 'heartbeat', from: msg.from, body: msg.body as never }))
+    // Registrations decide who is a member and in which role; the announce's own role claim does not.
+    this.auth = new PeerAuth({ self: { hotkey: key.address, role: config.role }, clock: this.clock, logger: log, messenger: this.messenger, trusted: parseTrustedPeers(config.trustedPeers) })
+    this.messenger.isRegistered = (hotkey) => this.auth.wasRegistered(hotkey)
+    if (config.chainHost !== null && config.chainHost !== key.address) {
+      this.#authChain = remoteChain({ clock: this.clock, logger: log, messenger: this.messenger }, config.chainHost)
+      this.auth.useChain(this.#authChain.chain)
+    }
+    this.auth.on('announce', 'registered', (msg, _peer, s) => tell(this.membership.ref, { type: 'announce', from: msg.from, body: { ...msg.body as never as Announce, role: s.role } }))
+    this.auth.on('heartbeat', 'registered', (msg, _peer, s) => tell(this.membership.ref, { type: 'heartbeat', from: msg.from, body: { ...msg.body as never as Heartbeat, role: s.role } }))
 
     this.#role = await startRole({
       role: config.role, key, config, clock: this.clock, logger: log, system: this.system, store: this.store,
-      blobs: this.blobs, messenger: this.messenger, transport: this.transport, membership: this.membership, dataDir: config.data,
+      blobs: this.blobs, messenger: this.messenger, transport: this.transport, membership: this.membership, auth: this.auth, dataDir: config.data,
       onPeerDown: (fn) => { peerDown.push(fn) }, metrics: this.metrics
     })
     this.metrics.setSources({
@@ -195,6 +212,7 @@ export class BwnetNode {
     this.#ready = false
     if (this.app !== null) await this.app.close()
     await this.#role?.stop()
+    await this.#authChain?.stop()
     this.membership?.stop()
     if (this.transport !== undefined) {
       let timer: NodeJS.Timeout | undefined

@@ -25,11 +25,14 @@ export interface Envelope<T extends MessageType = MessageType> {
   /** Sender clock, ms since epoch. */
   ts: number
   body: MessageBody<T>
+  /** The signed frame as received (set by the messenger): evidence a peer can forward and others re-verify. */
+  raw?: Uint8Array
 }
 
 export type DropReason =
   | 'oversized' | 'malformed' | 'unsigned' | 'bad_signature' | 'wrong_version'
   | 'unknown_type' | 'invalid_body' | 'stale' | 'not_for_us'
+  | 'duplicate' | 'announce_unbound' | 'rate_limited' | 'banned' | 'unauthorized'
 
 export type Decoded = { ok: true, msg: Envelope } | { ok: false, reason: DropReason, detail: string }
 
@@ -49,7 +52,11 @@ export function encodeFrame<T extends MessageType> (
 
 const drop = (reason: DropReason, detail: string): Decoded => ({ ok: false, reason, detail })
 
-export function decodeFrame (frame: Uint8Array, opts: { now?: number, self?: string } = {}): Decoded {
+/**
+ * Decodes and verifies a frame. `seen` names frames already accepted (sender, id): a repeat is dropped
+ * before its signature is checked (an accepted id was verified once; a frame reusing it is a replay or a forgery).
+ */
+export function decodeFrame (frame: Uint8Array, opts: { now?: number, self?: string, seen?: (from: string, id: string) => boolean } = {}): Decoded {
   if (frame.byteLength > MAX_FRAME_BYTES) return drop('oversized', `${frame.byteLength} bytes > ${MAX_FRAME_BYTES}`)
   let outer: unknown
   try { outer = packr.unpack(frame) } catch (err) { return drop('malformed', `frame: ${(err as Error).message}`) }
@@ -61,15 +68,17 @@ export function decodeFrame (frame: Uint8Array, opts: { now?: number, self?: str
   if (p === null || typeof p !== 'object' || Array.isArray(p)) return drop('malformed', 'payload is not a map')
   if (p.v !== PROTOCOL_VERSION) return drop('wrong_version', `version ${String(p.v)}, expected ${PROTOCOL_VERSION}`)
   if (typeof p.from !== 'string' || !checkHotkey(p.from).ok) return drop('malformed', 'sender is not a valid hotkey')
-  if (!verify(p.from, payload, signature)) return drop('bad_signature', `signature does not match ${p.from}`)
+  // Cheap checks first: a flood of stale, misaddressed or repeated frames costs no signature check.
   if (typeof p.id !== 'string' || p.id.length === 0 || p.id.length > 64) return drop('malformed', 'bad id')
   if (typeof p.ts !== 'number' || !Number.isFinite(p.ts)) return drop('malformed', 'bad ts')
   if (p.to !== null && typeof p.to !== 'string') return drop('malformed', 'bad recipient')
+  if (opts.now !== undefined && Math.abs(opts.now - p.ts) > MAX_CLOCK_SKEW_MS) return drop('stale', `ts ${p.ts} is ${opts.now - p.ts} ms from now`)
   if (opts.self !== undefined && p.to !== null && p.to !== opts.self) return drop('not_for_us', `addressed to ${String(p.to)}`)
+  if (opts.seen?.(p.from, p.id) === true) return drop('duplicate', `${String(p.type)} ${p.id} already received`)
+  if (!verify(p.from, payload, signature)) return drop('bad_signature', `signature does not match ${p.from}`)
   if (!isMessageType(p.type)) return drop('unknown_type', `type ${String(p.type)}`)
   const check = validator(MESSAGES[p.type])
   if (!check(p.body)) return drop('invalid_body', `${p.type}: ${describeErrors((check as unknown as { errors: [] }).errors)}`)
-  if (opts.now !== undefined && Math.abs(opts.now - p.ts) > MAX_CLOCK_SKEW_MS) return drop('stale', `ts ${p.ts} is ${opts.now - p.ts} ms from now`)
   return { ok: true, msg: p as unknown as Envelope }
 }
 

@@ -10,17 +10,18 @@ import { collect } from '../store.ts'
 import { BURN_UID, UINT16_MAX } from '../domain/epoch-weights.ts'
 import { DEFAULT_BLOCK_TIME_MS, BLOCKS_PER_EPOCH, epochOfBlock } from '../domain/chain-time.ts'
 import { splitProRata } from '../domain/sell-allowance.ts'
+import { yumaConsensus } from '../domain/yuma.ts'
 import {
   ChainError, type Chain, type ChainHead, type ChainListener, type EmissionRecord, type EpochClose, type Registration,
-  type SaleRecord, type Unsubscribe, type WeightsProof, type WeightsRecord
+  type SaleRecord, type Standing, type Unsubscribe, type WeightsProof, type WeightsRecord
 } from './ports.ts'
 
 export const RAO_PER_ALPHA = 1_000_000_000n
 /** Alpha a dev chain emits to miners per epoch: 0.5 α per block × 360 blocks = 180 α. */
 export const DEFAULT_EMISSION_PER_EPOCH_RAO = 180n * RAO_PER_ALPHA // 180 α
-/** Validators' vectors are normalized to this many parts before they are combined (bigint, exact). */
-const WEIGHT_SCALE = 10n ** 18n
 const MAX_WEIGHT_ENTRIES = 4096 // uids per vector
+/** Validator permits per subnet: the top K validators by stake (Bittensor's max_allowed_validators is 64). */
+export const DEFAULT_MAX_VALIDATORS = 64
 
 export interface DevChainOptions {
   clock: Clock
@@ -32,6 +33,12 @@ export interface DevChainOptions {
   blocksPerEpoch?: number
   /** Alpha emitted to miners per epoch, in rao. */
   emissionPerEpochRao?: bigint
+  /** Alpha burned from a hotkey's balance to register it (0 by default; the node's chain host sets 1 α). */
+  registrationCostRao?: bigint
+  /** Validator permits: the top K validators by stake. */
+  maxValidators?: number
+  /** Stake a validator needs for a permit (0 by default; the node's chain host sets 1 α). */
+  minValidatorStakeRao?: bigint
 }
 
 interface HeadRow {
@@ -60,30 +67,18 @@ const toEmission = (r: EmissionRow): EmissionRecord => ({ hotkey: r.hotkey, uid:
 const toSale = (r: SaleRow): SaleRecord => ({ txId: r.txId, hotkey: r.hotkey, block: r.block, alphaRao: BigInt(r.alphaRao) })
 const toClose = (r: CloseRow): EpochClose => ({ ...r, emittedRao: BigInt(r.emittedRao), burnedRao: BigInt(r.burnedRao) })
 
-/**
- * Combines the validators' latest vectors: each is normalized to WEIGHT_SCALE parts, then the parts are
- * added per UID (every validator counts the same; a dev chain has no stake). Vectors that sum to 0 are
- * ignored. Returns UIDs ascending with their combined parts.
- */
-export function combineWeights (vectors: ReadonlyArray<{ uids: readonly number[], weights: readonly number[] }>): Array<{ uid: number, parts: bigint }> {
-  const combined = new Map<number, bigint>()
-  for (const v of vectors) {
-    const sum = v.weights.reduce((a, w) => a + BigInt(w), 0n)
-    if (sum === 0n) continue
-    v.uids.forEach((uid, i) => {
-      const parts = BigInt(v.weights[i]!) * WEIGHT_SCALE / sum
-      if (parts > 0n) combined.set(uid, (combined.get(uid) ?? 0n) + parts)
-    })
-  }
-  return [...combined.entries()].sort((a, b) => a[0] - b[0]).map(([uid, parts]) => ({ uid, parts }))
-}
-
 export class DevChain implements Chain {
   readonly #clock: Clock
   readonly #store: Store
   readonly #table: Table<unknown>
   readonly #log: Logger | undefined
   readonly #emissionPerEpochRao: bigint
+  readonly #registrationCostRao: bigint
+  readonly #maxValidators: number
+  readonly #minValidatorStakeRao: bigint
+  /** Free (unstaked) alpha per hotkey: dev faucet grants minus registration burns and stake. */
+  readonly #balances = new Map<string, bigint>()
+  readonly #stakes = new Map<string, bigint>()
   #head!: HeadRow
   readonly #byHotkey = new Map<string, Registration>()
   readonly #byUid = new Map<number, Registration>()
@@ -100,6 +95,11 @@ export class DevChain implements Chain {
     this.#log = opts.logger?.child({ component: 'dev-chain' })
     this.#emissionPerEpochRao = opts.emissionPerEpochRao ?? DEFAULT_EMISSION_PER_EPOCH_RAO
     if (this.#emissionPerEpochRao < 0n) throw new RangeError('emissionPerEpochRao must be ≥ 0')
+    this.#registrationCostRao = opts.registrationCostRao ?? 0n
+    this.#maxValidators = opts.maxValidators ?? DEFAULT_MAX_VALIDATORS
+    this.#minValidatorStakeRao = opts.minValidatorStakeRao ?? 0n
+    if (this.#registrationCostRao < 0n || this.#minValidatorStakeRao < 0n) throw new RangeError('costs and stakes must be ≥ 0')
+    if (!Number.isSafeInteger(this.#maxValidators) || this.#maxValidators < 1) throw new RangeError('maxValidators must be a positive integer')
   }
 
   /** Opens the chain stored in `store` (or creates it, genesis block 0 at the clock's now). */
@@ -135,6 +135,8 @@ export class DevChain implements Chain {
       const w = row as WeightsRow
       this.#latestWeights.set(w.validatorHotkey, w)
     }
+    for (const [k, v] of await collect(this.#table, { gte: 'bal/', lt: 'bal/\xff' })) this.#balances.set(k.slice(4), BigInt(v as string))
+    for (const [k, v] of await collect(this.#table, { gte: 'stake/', lt: 'stake/\xff' })) this.#stakes.set(k.slice(6), BigInt(v as string))
     this.#log?.info({ event: 'chain_opened', block: stored.block, registrations: this.#byHotkey.size }, 'dev chain opened')
   }
 
@@ -212,10 +214,14 @@ export class DevChain implements Chain {
 
   /** The epoch's emission split over UIDs by the latest vectors set at or before `block`. */
   #emission (epoch: number, block: number): { rows: EmissionRow[], burned: bigint } {
-    const vectors = [...this.#latestWeights.values()].filter(w => w.block <= block)
-    const combined = combineWeights(vectors).filter(c => c.uid === BURN_UID || this.#byUid.has(c.uid))
+    // Only validators holding a permit now count, each by its stake (Yuma consensus with clipping).
+    const permits = this.#permits()
+    const vectors = [...this.#latestWeights.values()]
+      .filter(w => w.block <= block && permits.has(w.validatorHotkey))
+      .map(w => ({ stake: this.#stakes.get(w.validatorHotkey) ?? 0n, uids: w.uids, weights: w.weights }))
+    const combined = yumaConsensus(vectors).filter(c => c.rank > 0n && (c.uid === BURN_UID || this.#byUid.has(c.uid)))
     if (combined.length === 0) return { rows: [], burned: this.#emissionPerEpochRao }
-    const shares = splitProRata(this.#emissionPerEpochRao, combined.map(c => ({ id: String(c.uid), weightRao: c.parts })))
+    const shares = splitProRata(this.#emissionPerEpochRao, combined.map(c => ({ id: String(c.uid), weightRao: c.rank })))
     let burned = 0n
     const rows: EmissionRow[] = []
     for (const s of shares) {
@@ -231,16 +237,91 @@ export class DevChain implements Chain {
     return this.#headView()
   }
 
+  /** Validators holding a permit: the top `maxValidators` by stake (ties: lower UID), stake ≥ the minimum. */
+  #permits (): Set<string> {
+    const ranked = [...this.#byHotkey.values()]
+      .filter(r => r.role === 'validator' && (this.#stakes.get(r.hotkey) ?? 0n) >= this.#minValidatorStakeRao)
+      .sort((a, b) => {
+        const sa = this.#stakes.get(a.hotkey) ?? 0n
+        const sb = this.#stakes.get(b.hotkey) ?? 0n
+        return sa === sb ? a.uid - b.uid : sa > sb ? -1 : 1
+      })
+    return new Set(ranked.slice(0, this.#maxValidators).map(r => r.hotkey))
+  }
+
+  async standing (hotkey: string): Promise<Standing | null> {
+    const reg = this.#byHotkey.get(hotkey)
+    if (reg === undefined) return null
+    return { ...reg, stakeRao: this.#stakes.get(hotkey) ?? 0n, validatorPermit: this.#permits().has(hotkey) }
+  }
+
+  /** Free alpha of a hotkey (dev faucet grants minus registration burns and stake). */
+  balanceOf (hotkey: string): bigint { return this.#balances.get(hotkey) ?? 0n }
+
+  /** Dev faucet: credits free alpha to a hotkey. Only the chain's host calls it (never over the swarm). */
+  fund (hotkey: string, alphaRao: bigint): Promise<bigint> {
+    return this.#serial(async () => {
+      if (typeof alphaRao !== 'bigint' || alphaRao <= 0n) throw new ChainError('BWN_ERR_CHAIN_BAD_AMOUNT', 'a grant is a positive amount of rao')
+      const next = (this.#balances.get(hotkey) ?? 0n) + alphaRao
+      await this.#table.put(`bal/${hotkey}`, next.toString())
+      this.#balances.set(hotkey, next)
+      return next
+    })
+  }
+
+  /** Moves free alpha of a registered hotkey into its stake. */
+  addStake (hotkey: string, alphaRao: bigint): Promise<bigint> {
+    return this.#serial(async () => {
+      if (!this.#byHotkey.has(hotkey)) throw new ChainError('BWN_ERR_CHAIN_NOT_REGISTERED', `${hotkey} is not registered`)
+      if (typeof alphaRao !== 'bigint' || alphaRao <= 0n) throw new ChainError('BWN_ERR_CHAIN_BAD_AMOUNT', 'stake is a positive amount of rao')
+      const balance = this.#balances.get(hotkey) ?? 0n
+      if (alphaRao > balance) throw new ChainError('BWN_ERR_CHAIN_INSUFFICIENT_ALPHA', `${hotkey} holds ${balance} rao, cannot stake ${alphaRao}`)
+      const stake = (this.#stakes.get(hotkey) ?? 0n) + alphaRao
+      await this.#store.batch([
+        { type: 'put', table: 'chain', key: `bal/${hotkey}`, value: (balance - alphaRao).toString() },
+        { type: 'put', table: 'chain', key: `stake/${hotkey}`, value: stake.toString() }
+      ])
+      this.#balances.set(hotkey, balance - alphaRao)
+      this.#stakes.set(hotkey, stake)
+      this.#log?.info({ event: 'stake_added', hotkey, stakeRao: stake.toString() }, 'stake added')
+      return stake
+    })
+  }
+
+  /**
+   * The network operator registers one of its own nodes: grants the registration cost (and `stakeRao`),
+   * registers the hotkey and stakes. Idempotent for a registered hotkey (its stake is topped up to `stakeRao`).
+   */
+  async enroll (hotkey: string, role: Role, opts: { stakeRao?: bigint } = {}): Promise<Standing> {
+    const want = opts.stakeRao ?? 0n
+    if (!this.#byHotkey.has(hotkey)) {
+      if (this.#registrationCostRao > this.balanceOf(hotkey)) await this.fund(hotkey, this.#registrationCostRao - this.balanceOf(hotkey))
+      await this.register(hotkey, role)
+    }
+    const missing = want - (this.#stakes.get(hotkey) ?? 0n)
+    if (missing > 0n) {
+      await this.fund(hotkey, missing)
+      await this.addStake(hotkey, missing)
+    }
+    return (await this.standing(hotkey))!
+  }
+
   register (hotkey: string, role: Role): Promise<Registration> {
     return this.#serial(async () => {
       const known = this.#byHotkey.get(hotkey)
       if (known !== undefined) return { ...known }
+      // Registration burns its cost from the hotkey's free balance: a fresh key holds nothing.
+      const balance = this.#balances.get(hotkey) ?? 0n
+      if (balance < this.#registrationCostRao) throw new ChainError('BWN_ERR_CHAIN_INSUFFICIENT_ALPHA', `registering costs ${this.#registrationCostRao} rao; ${hotkey} holds ${balance}`)
       const reg: Registration = { hotkey, uid: this.#head.nextUid, role, registeredAtBlock: this.#head.block }
       const next = { ...this.#head, nextUid: reg.uid + 1 }
-      await this.#store.batch([
+      const ops: StoreOp[] = [
         { type: 'put', table: 'chain', key: `reg/${hotkey}`, value: reg },
         { type: 'put', table: 'chain', key: 'head', value: next }
-      ])
+      ]
+      if (this.#registrationCostRao > 0n) ops.push({ type: 'put', table: 'chain', key: `bal/${hotkey}`, value: (balance - this.#registrationCostRao).toString() })
+      await this.#store.batch(ops)
+      if (this.#registrationCostRao > 0n) this.#balances.set(hotkey, balance - this.#registrationCostRao)
       this.#head = next
       this.#byHotkey.set(hotkey, reg)
       this.#byUid.set(reg.uid, reg)
@@ -262,6 +343,7 @@ export class DevChain implements Chain {
       const reg = this.#byHotkey.get(validatorHotkey)
       if (reg === undefined) throw new ChainError('BWN_ERR_CHAIN_NOT_REGISTERED', `${validatorHotkey} is not registered`)
       if (reg.role !== 'validator') throw new ChainError('BWN_ERR_CHAIN_NOT_VALIDATOR', `${validatorHotkey} is registered as ${reg.role}`)
+      if (!this.#permits().has(validatorHotkey)) throw new ChainError('BWN_ERR_CHAIN_NOT_VALIDATOR', `${validatorHotkey} holds no validator permit (stake ${this.#stakes.get(validatorHotkey) ?? 0n} rao)`)
       const headEpoch = epochOfBlock(this.#head.block, this.#head.blocksPerEpoch)
       if (!isBlock(epoch) || epoch > headEpoch) throw new ChainError('BWN_ERR_CHAIN_BAD_WEIGHTS', `epoch ${epoch} is not an epoch up to ${headEpoch}`)
       checkVector(uids, uint16Weights, uid => uid === BURN_UID || this.#byUid.has(uid))

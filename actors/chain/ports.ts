@@ -21,6 +21,13 @@ export interface Registration {
   registeredAtBlock: number
 }
 
+/** A registration with its stake and validator permit (what a peer may do on the network). */
+export interface Standing extends Registration {
+  stakeRao: bigint
+  /** Whether the hotkey holds a validator permit now (top validators by stake). */
+  validatorPermit: boolean
+}
+
 /** What `setWeights` returns: the transaction that carries the vector, as the validator records it. */
 export interface WeightsProof {
   txId: string
@@ -78,6 +85,8 @@ export interface Chain {
   /** Registers a hotkey (idempotent: the same hotkey keeps its UID and first role). */
   register (hotkey: string, role: Role): Promise<Registration>
   uidOf (hotkey: string): Promise<number | null>
+  /** A hotkey's registration with its stake and validator permit, or null when it is not registered. */
+  standing (hotkey: string): Promise<Standing | null>
   /** Every registration, ascending by UID. */
   registrations (): Promise<Registration[]>
   /** Sets a validator's uint16 weight vector; the chain records it in the current block. */

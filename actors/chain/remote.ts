@@ -7,7 +7,7 @@ import { CHAIN_PAGE_ITEMS } from '../../protocol/index.ts'
 import type { Clock, Logger, Network, Timer } from '../ports.ts'
 import {
   ChainError, isChainErrorCode, type Chain, type ChainHead, type ChainListener, type EmissionRecord, type EpochClose,
-  type Registration, type SaleRecord, type Unsubscribe, type WeightsProof, type WeightsRecord
+  type Registration, type SaleRecord, type Standing, type Unsubscribe, type WeightsProof, type WeightsRecord
 } from './ports.ts'
 import type { Role } from '../../protocol/index.ts'
 
@@ -40,6 +40,10 @@ export async function handleChainOp (chain: Chain, from: string, req: ChainOp, o
       if (req.hotkey !== from) throw new ChainError('BWN_ERR_CHAIN_FORBIDDEN', 'a node registers only its own hotkey')
       return { op: 'register', registration: await chain.register(req.hotkey, req.role) }
     case 'uid_of': return { op: 'uid_of', uid: await chain.uidOf(req.hotkey) }
+    case 'standing': {
+      const st = await chain.standing(req.hotkey)
+      return { op: 'standing', standing: st === null ? null : { hotkey: st.hotkey, uid: st.uid, role: st.role, registeredAtBlock: st.registeredAtBlock, stakeRao: st.stakeRao.toString(), validatorPermit: st.validatorPermit } }
+    }
     case 'registrations': return { op: 'registrations', ...page(await chain.registrations(), req.skip) }
     case 'set_weights':
       if (req.validatorHotkey !== from) throw new ChainError('BWN_ERR_CHAIN_FORBIDDEN', 'a validator sets only its own weights')
@@ -153,6 +157,10 @@ export class RemoteChain implements Chain {
   async head (): Promise<ChainHead> { return (await this.#ask({ op: 'head' })).head }
   async register (hotkey: string, role: Role): Promise<Registration> { return (await this.#ask({ op: 'register', hotkey, role })).registration }
   async uidOf (hotkey: string): Promise<number | null> { return (await this.#ask({ op: 'uid_of', hotkey })).uid }
+  async standing (hotkey: string): Promise<Standing | null> {
+    const { standing } = await this.#ask({ op: 'standing', hotkey })
+    return standing === null ? null : { ...standing, stakeRao: BigInt(standing.stakeRao) }
+  }
   registrations (): Promise<Registration[]> { return this.#paged(async skip => await this.#ask({ op: 'registrations', skip })) }
 
   async setWeights (validatorHotkey: string, epoch: number, uids: readonly number[], uint16Weights: readonly number[]): Promise<WeightsProof> {

@@ -60,7 +60,8 @@ export type CoordinatorMsg =
   | { type: 'finalize', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'cancel', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'assigned', from: string, body: TaskAssigned }
-  | { type: 'result', from: string, body: TaskResult }
+  /** `evidence`: the orchestrator's signed result frame, forwarded to the validator (peer trust, docs/security.md#peers). */
+  | { type: 'result', from: string, body: TaskResult, evidence?: Uint8Array }
   | { type: 'verdict', from: string, body: VerifyVerdict }
   | { type: 'overseer' }
   // Reports from timers and from destination work outside the mailbox:
@@ -146,7 +147,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'finalize': await run(core.finalize(msg.transferId, now, await stored(core, msg.transferId)), msg.reply); return state
       case 'cancel': await run(core.cancel(msg.transferId, msg.reply, now, await stored(core, msg.transferId)), msg.reply); return state
       case 'assigned': await run(core.assigned(msg.from, msg.body, now)); return state
-      case 'result': await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [])); return state
+      case 'result': await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [], msg.evidence)); return state
       case 'verdict': await run(core.verdict(msg.from, msg.body, now)); return state
       case 'overseer': await run(core.tick(now)); return state
       case 'dispatch': await run(core.dispatch(msg.transferId)); return state

@@ -99,6 +99,8 @@ export interface VerifyDraft {
   length: number
   sha256: string
   trustedDurationMs: number
+  /** The orchestrator's signed result frame, base64 (peer trust). */
+  evidence?: string
 }
 
 export type Effect =
@@ -544,7 +546,8 @@ export class TransferState {
   }
 
   /** A worker's report, relayed by the orchestrator `from`; `validators` are the ones connected now. */
-  result (from: string, r: TaskResult, now: number, validators: readonly string[] = []): Step {
+  /** `evidence`: the orchestrator's signed result frame, handed to the validator with the verify request (docs/security.md#peers). */
+  result (from: string, r: TaskResult, now: number, validators: readonly string[] = [], evidence?: Uint8Array): Step {
     const step: Step = { ops: [], effects: [] }
     const ack = (status: 'completed' | 'failed' | 'late_superseded' | 'rejected', reason: string | null): void => {
       step.effects.push({ kind: 'send', to: from, type: 'task_result_ack', body: { taskId: r.taskId, attemptId: r.attemptId, worker: r.worker, received: status !== 'rejected', status, reason } })
@@ -590,7 +593,7 @@ export class TransferState {
           kind: 'io',
           job: {
             type: 'verify', validator, check,
-            request: { transferId: a.row.id, taskId: at.task_id, attemptId: at.id, chunkIndex: at.chunk_index, orchestrator: at.orchestrator_id, worker: r.worker, length: chunk.length, sha256: chunk.sha256, trustedDurationMs: offeredAt === null ? 0 : Math.max(0, now - offeredAt) }
+            request: { transferId: a.row.id, taskId: at.task_id, attemptId: at.id, chunkIndex: at.chunk_index, orchestrator: at.orchestrator_id, worker: r.worker, length: chunk.length, sha256: chunk.sha256, trustedDurationMs: offeredAt === null ? 0 : Math.max(0, now - offeredAt), ...(evidence !== undefined ? { evidence: Buffer.from(evidence).toString('base64') } : {}) }
           }
         })
       } else {

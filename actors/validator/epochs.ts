@@ -50,10 +50,17 @@ export const TaskEvidence = Type.Object({
 }, { additionalProperties: false })
 export type TaskEvidence = Static<typeof TaskEvidence>
 
-/** A penalty row against an orchestrator (PRISM penalty kinds); the same id replaces the row (revocation). */
+/**
+ * A penalty row (PRISM penalty kinds); the same id replaces the row (revocation). It is against the
+ * orchestrator, unless `workerHotkey` is set: then it is against that worker's own hotkey/UID (a delivery
+ * of the worker), `orchestratorHotkey` names the orchestrator it was attached to, and it does not touch
+ * the orchestrator's penalty multiplier.
+ */
 export const OrchestratorPenalty = Type.Object({
   id: TextId,
   orchestratorHotkey: Hotkey,
+  workerHotkey: Type.Optional(Hotkey),
+  workerUid: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
   kind: Type.Union(PENALTY_KINDS.map(k => Type.Literal(k))),
   createdAtMs: Ms,
   durationMs: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
@@ -108,6 +115,7 @@ export function epochCandidates (
   for (const e of evidence) if (e.verdict === 'verified') bytes.set(e.orchestratorHotkey, (bytes.get(e.orchestratorHotkey) ?? 0) + e.bytes)
   const rowsOf = new Map<string, PenaltyRow[]>()
   for (const p of penalties) {
+    if (p.workerHotkey !== undefined) continue // a worker's own penalty
     const list = rowsOf.get(p.orchestratorHotkey) ?? []
     list.push({ kind: p.kind, createdAtMs: p.createdAtMs, durationMs: p.durationMs ?? undefined, revokedAtMs: p.revokedAtMs ?? null })
     rowsOf.set(p.orchestratorHotkey, list)

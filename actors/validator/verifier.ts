@@ -1,10 +1,10 @@
 // The validator's verification: for every delivery a coordinator asks about, read the chunk back from
 // the destination (through a short-lived read URL, never its credentials), compare sha256 with the
 // staged chunk, and answer with a signed verdict. Verdicts become epoch evidence; a mismatch becomes an
-// `integrity_chunk_mismatch` penalty on the orchestrator whose worker delivered the bytes (an
-// orchestrator answers for its workers). After each epoch close it computes PRISM from what it verified
-// and from each orchestrator's readiness transitions, and publishes the routing scores. Everything PRISM
-// is computed from lives in the store (`meta`, keys `prism/…`) and is rebuilt on start
+// `integrity_chunk_mismatch` penalty on the worker that delivered the bytes (its own hotkey and UID),
+// not on the orchestrator it was attached to. After each epoch close it computes PRISM from what it
+// verified and from each orchestrator's readiness transitions, and publishes the routing scores.
+// Everything PRISM is computed from lives in the store (`meta`, keys `prism/…`) and is rebuilt on start
 // (docs/formulas.md#readiness-transitions).
 import type { Network, Store, StoreOp } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref } from '../runtime.ts'
@@ -30,8 +30,8 @@ export const EVIDENCE_WINDOW_MS = DAY_MS // PRISM looks back one day
 const MBPS = 8 / 1e6
 
 export type VerifierMsg =
-  | { type: 'request', from: string, body: VerifyRequest }
-  | { type: 'read', from: string, body: VerifyRequest, sha256: string | null, error: string | null }
+  | { type: 'request', from: string, body: VerifyRequest, workerUid?: number | null }
+  | { type: 'read', from: string, body: VerifyRequest, sha256: string | null, error: string | null, workerUid?: number | null }
   /** An orchestrator's membership state as this node saw it at `atMs` (link up/down, workers attached). */
   | { type: 'readiness', hotkey: string, atMs: number, ready: boolean, connected: boolean }
   | { type: 'epoch', epoch: number }
@@ -185,8 +185,8 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
         }
         state.seenAttempts.add(r.attemptId)
         deps.reader.sha256Of(r.read, r.length).then(
-          res => tell(self, { type: 'read', from: msg.from, body: r, sha256: res.bytes === r.length ? res.sha256 : null, error: res.bytes === r.length ? null : `read ${res.bytes} bytes, expected ${r.length}` }),
-          (err: Error & { code?: string }) => tell(self, { type: 'read', from: msg.from, body: r, sha256: null, error: (err.code ?? err.message).slice(0, 200) })
+          res => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: res.bytes === r.length ? res.sha256 : null, error: res.bytes === r.length ? null : `read ${res.bytes} bytes, expected ${r.length}` }),
+          (err: Error & { code?: string }) => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: null, error: (err.code ?? err.message).slice(0, 200) })
         )
         return state
       }
@@ -211,18 +211,15 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
           if (mbps !== null) t.samples.push({ atMs: now, mbps, pool: t.pool })
           ops.push(trackOp(r.orchestrator, t))
         } else {
-          t.outcomes.push({ atMs: now, failed: 1, pool: t.pool, key })
-          const row: PenaltyRow = { kind: 'integrity_chunk_mismatch', createdAtMs: now }
-          t.penalties.push(row)
-          ops.push({ type: 'put', table: 'meta', key: PRISM_KEYS.penalty(r.orchestrator, now, r.attemptId), value: row })
+          // The worker wrote the bytes: the penalty is its own (below), and nothing changes for the orchestrator.
         }
-        ops.push({ type: 'put', table: 'meta', key, value: { atMs: now, pool: t.pool, verified: verdict === 'verified', mbps } satisfies EvidenceRow })
+        if (verdict === 'verified') ops.push({ type: 'put', table: 'meta', key, value: { atMs: now, pool: t.pool, verified: true, mbps } satisfies EvidenceRow })
         // Durable before anyone hears the verdict: a restart must neither lose nor re-count it.
         await store.batch(ops)
         net.send(msg.from, 'verify_verdict', { transferId: r.transferId, attemptId: r.attemptId, chunkIndex: r.chunkIndex, verdict, sha256: msg.sha256, detail: null })
         if (verdict === 'mismatch') {
           log.warn({ transferId: r.transferId, chunk: r.chunkIndex, orchestrator: r.orchestrator, worker: r.worker, event: 'integrity_chunk_mismatch' }, 'delivered bytes do not match the staged chunk')
-          await deps.evidence.submitPenalties([{ id: `mismatch-${r.attemptId}`, orchestratorHotkey: r.orchestrator, kind: 'integrity_chunk_mismatch', createdAtMs: now }])
+          await deps.evidence.submitPenalties([{ id: `mismatch-${r.attemptId}`, orchestratorHotkey: r.orchestrator, workerHotkey: r.worker, workerUid: msg.workerUid ?? null, kind: 'integrity_chunk_mismatch', createdAtMs: now }])
         }
         await deps.evidence.submitEvidence([{
           taskId: r.taskId, attemptId: r.attemptId, transferId: r.transferId, orchestratorHotkey: r.orchestrator, workerHotkey: r.worker,

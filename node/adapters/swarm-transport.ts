@@ -91,9 +91,12 @@ export class SwarmTransport {
   #stopped = false
   #discovery: Discovery | null = null
   #refreshTimers: NodeJS.Timeout[] = []
+  /** Connection keys refused until a time (ms, wall clock): peers disconnected for their score. */
+  readonly #banned = new Map<string, number>()
 
   constructor (opts: { dht: DHT, networkId: string, logger: Logger, events: TransportEvents, seed?: Uint8Array }) {
-    this.swarm = new Hyperswarm({ dht: opts.dht, seed: opts.seed })
+    // The firewall refuses a banned peer's handshake before any stream or channel exists.
+    this.swarm = new Hyperswarm({ dht: opts.dht, seed: opts.seed, firewall: (remotePublicKey: Buffer) => this.isBanned(remotePublicKey.toString('hex')) })
     this.#topic = networkTopic(opts.networkId)
     this.#log = opts.logger.child({ component: 'transport' })
     this.#events = opts.events
@@ -115,6 +118,20 @@ export class SwarmTransport {
     for (const ms of DISCOVERY_REFRESH_AFTER_MS) this.#refreshTimers.push(setTimeout(refresh, ms).unref())
     this.#refreshTimers.push(setInterval(refresh, DISCOVERY_REFRESH_EVERY_MS).unref())
     this.#refreshTimers.push(setInterval(() => { if (this.#links.size === 0) refresh() }, DISCOVERY_REFRESH_ALONE_MS).unref())
+  }
+
+  isBanned (peer: string): boolean {
+    const until = this.#banned.get(peer)
+    if (until === undefined) return false
+    if (until > Date.now()) return true
+    this.#banned.delete(peer)
+    return false
+  }
+
+  /** Closes the connection to `peer` and refuses it (incoming and outgoing) for `banMs`. */
+  disconnect (peer: string, banMs: number): void {
+    this.#banned.set(peer, Date.now() + banMs)
+    this.#links.get(peer)?.conn.destroy()
   }
 
   peers (): string[] {
@@ -156,7 +173,7 @@ export class SwarmTransport {
   }
 
   #onConnection (conn: NoiseStream, peer: string): void {
-    if (this.#stopped) { conn.destroy(); return }
+    if (this.#stopped || this.isBanned(peer)) { conn.destroy(); return }
     const previous = this.#links.get(peer)
     if (previous !== undefined) previous.conn.destroy() // a reconnect replaces the old stream
     conn.on('error', (err: Error) => this.#log.debug({ peer: peer.slice(0, 12), err: err.message }, 'connection error'))

@@ -64,6 +64,7 @@ export function nodeCommand (): Command {
     .option('--metrics-host <addr>', `listen address of the metrics server (BWN_METRICS_HOST, default ${NODE_DEFAULTS.metricsHost})`)
     .option('--test-faults <list>', 'test-only fault switches: corrupt, crash-after-chunk, crash-after-finalize, crash-during-delivery, crash-before-complete, crash-after-complete (BWN_TEST_FAULTS)')
     .option('--allow-private-destinations', 'let destinations reach loopback, private and link-local addresses (BWN_ALLOW_PRIVATE_DESTINATIONS, default off)')
+    .option('--trusted-peers <list>', 'test networks only: comma-separated role:hotkey entries trusted without a chain registration (BWN_TRUSTED_PEERS)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })

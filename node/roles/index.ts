@@ -1,6 +1,5 @@
 // Role wiring: what each role adds on top of the membership every node runs.
 import { join } from 'node:path'
-import type { Role } from '../../protocol/index.ts'
 import { tell } from '../../actors/runtime.ts'
 import { startCoordinator, type OrchestratorCandidate, type FaultPoint } from '../../actors/transfer/coordinator.ts'
 import { startRouter } from '../../actors/transfer/router.ts'
@@ -16,9 +15,11 @@ import { storeAuditReader } from '../../actors/telemetry/audit.ts'
 import { startVerifier } from '../../actors/validator/verifier.ts'
 import { startValidatorEpochs, type TaskEvidence, type OrchestratorPenalty } from '../../actors/validator/epochs.ts'
 import { listEpochSnapshots, sellAllowanceSnapshot, KEYS } from '../../actors/validator/snapshots.ts'
-import type { Chain } from '../../actors/chain/index.ts'
-import { authorityOf, type PrismScores, type SnapshotPublished } from '../../protocol/index.ts'
-import { hostDevChain, openSubtensor, remoteChain, type NodeChain } from '../chain.ts'
+import { DevChain, type Chain } from '../../actors/chain/index.ts'
+import { checkVerifyRequest } from '../verify-evidence.ts'
+import { voteSnapshot, idMatchesContent } from '../snapshot-votes.ts'
+import { authorityOf, type PrismScores, type SnapshotPublished, type VerifyRequest } from '../../protocol/index.ts'
+import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
 import { InflightBudget } from '../adapters/inflight-budget.ts'
 import chainRoutes from '../../api/routes/chain.ts'
@@ -40,17 +41,10 @@ function inflightBudget (ctx: RoleContext): InflightBudget {
   return new InflightBudget(ctx.config.inflightMib * 1024 * 1024)
 }
 
-/** Who sent a message, by role, as the membership saw their announce. */
-function roleBook (ctx: RoleContext): Map<string, Role> {
-  const roles = new Map<string, Role>([[ctx.key.address, ctx.role]])
-  ctx.messenger.on('announce', (msg) => { roles.set(msg.from, (msg.body as { role: Role }).role) })
-  return roles
-}
-
 async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, store, blobs, clock, key } = ctx
   const env = { clock, logger: ctx.logger }
-  const roles = roleBook(ctx)
+  const { auth } = ctx
   const destinations = new DestinationRegistry(store, key, clock, { allowPrivate: ctx.config.allowPrivateDestinations })
   let baseUrl = ''
   const publicBase = (): string => ctx.config.publicUrl ?? baseUrl
@@ -73,8 +67,13 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const nodeChain: NodeChain = ctx.config.chain === 'subtensor'
     ? await openSubtensor({ store, clock, logger: ctx.logger }, ctx.config, key)
     : ctx.config.chainHost === null || ctx.config.chainHost === key.address
-    ? await hostDevChain({ store, clock, logger: ctx.logger, messenger }, { blockTimeMs: ctx.config.blockTimeMs, blocksPerEpoch: ctx.config.blocksPerEpoch })
+    ? await hostDevChain({ store, clock, logger: ctx.logger, messenger }, { blockTimeMs: ctx.config.blockTimeMs, blocksPerEpoch: ctx.config.blocksPerEpoch, registrationCostRao: NODE_REGISTRATION_COST_RAO, minValidatorStakeRao: NODE_MIN_VALIDATOR_STAKE_RAO })
     : remoteChain({ clock, logger: ctx.logger, messenger }, ctx.config.chainHost)
+  auth.useChain(nodeChain.chain)
+  const devChain = nodeChain.dev && nodeChain.chain instanceof DevChain ? nodeChain.chain : undefined
+  // The chain host registers itself (the network's operator pays); any other orchestrator must have
+  // been registered by its operator: `register` is idempotent and burns nothing for a registered key.
+  if (devChain !== undefined) await devChain.enroll(key.address, 'orchestrator')
   // Registered on the chain (a UID) before it can hold weight; retried until the chain host answers.
   let registered = false
   const register = (): void => {
@@ -87,19 +86,20 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const meter = ctx.metrics ? coordinatorMetrics(ctx.metrics) : () => {}
   // Routing scores: PRISM from validators; uniform (1) until an orchestrator has one.
   const routing = new Map<string, number>()
-  messenger.on('prism_scores', (m) => {
-    if (roles.get(m.from) !== 'validator') return
+  auth.on('prism_scores', 'validator', (m) => {
     for (const s of (m.body as PrismScores).scores) { routing.set(s.hotkey, s.routingScore); pools.set(s.hotkey, s.pool) }
     void store.table('meta').put('prism/latest', { validator: m.from, ...(m.body as PrismScores) })
   })
-  messenger.on('snapshot_published', (m) => {
-    if (roles.get(m.from) !== 'validator') return
+  let votes: Promise<void> = Promise.resolve()
+  auth.on('snapshot_published', 'validator', (m, _peer, standing) => {
     const b = m.body as SnapshotPublished
-    const key = b.kind === 'epoch' ? KEYS.epochSnapshot(b.epoch, b.revision) : b.kind === 'sell_paid' ? KEYS.sellPaid(b.hotkey ?? '', b.epoch) : KEYS.sellFree(b.hotkey ?? '', b.epoch)
-    void store.batch([
-      { type: 'put', table: 'snapshots', key, value: b.snapshot },
-      { type: 'put', table: 'snapshots', key: KEYS.snapshotId(b.snapshot.snapshotId), value: key }
-    ])
+    const snapshot = b.snapshot as SnapshotPublished['snapshot'] & Record<string, unknown>
+    if (!idMatchesContent(snapshot)) { messenger.penalize(m.from, 'unauthorized', 'snapshot id does not match its content'); return }
+    const slot = b.kind === 'epoch' ? KEYS.epochSnapshot(b.epoch, b.revision) : b.kind === 'sell_paid' ? KEYS.sellPaid(b.hotkey ?? '', b.epoch) : KEYS.sellFree(b.hotkey ?? '', b.epoch)
+    // Several validators' copies are combined by stake (node/snapshot-votes.ts), never last-one-wins.
+    // One vote at a time: each re-decides its group from every vote stored.
+    votes = votes.then(() => voteSnapshot(store, { group: b.kind === 'epoch' ? `epoch/${b.epoch}` : slot, slot, validator: m.from, stakeRao: standing.stakeRao, snapshot, idKey: KEYS.snapshotId }))
+      .then(() => {}, (err: Error) => ctx.logger.warn({ err: err.message }, 'snapshot vote failed'))
   })
 
   const router = startRouter(ctx.system, {
@@ -116,7 +116,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       return out
     },
     signSource: (transferId, index, attemptId, expiresAt) => signChunkSource(source, transferId, index, attemptId, expiresAt),
-    validators: () => messenger.connectedHotkeys().filter(h => roles.get(h) === 'validator'),
+    validators: () => messenger.connectedHotkeys().filter(h => auth.allows(h, 'validator')),
     onEvent: (e) => {
       meter(e)
       telemetry.onCoordinatorEvent(e)
@@ -127,23 +127,26 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   service = new NodeTransferService({ store, blobs, clock, coordinator: coordinator.ref, destinations })
   destinations.inUse = (id) => service!.activeForDestination(id)
 
-  messenger.on('worker_attach', (m) => tell(router.ref, { type: 'attach', from: m.from, body: m.body as never }))
-  messenger.on('task_offer_batch', (m) => tell(router.ref, { type: 'batch', from: m.from, body: m.body as never }))
-  messenger.on('task_result_ack', (m) => tell(router.ref, { type: 'ack', from: m.from, body: m.body as never }))
-  messenger.on('task_cancel', (m) => tell(router.ref, { type: 'cancel', from: m.from, body: m.body as never }))
-  messenger.on('task_assigned', (m) => tell(coordinator.ref, { type: 'assigned', from: m.from, body: m.body as never }))
-  messenger.on('verify_verdict', (m) => { if (roles.get(m.from) === 'validator') tell(coordinator.ref, { type: 'verdict', from: m.from, body: m.body as never }) })
-  messenger.on('task_result', (m) => {
-    // From one of our workers: relay it; from an orchestrator (or ourselves as one): it is ours to settle.
-    if (roles.get(m.from) === 'worker') tell(router.ref, { type: 'result', from: m.from, body: m.body as never })
-    else tell(coordinator.ref, { type: 'result', from: m.from, body: m.body as never })
+  // Every role-scoped message needs its sender's registration (node/peer-auth.ts).
+  auth.on('worker_attach', 'worker', (m) => tell(router.ref, { type: 'attach', from: m.from, body: m.body as never }))
+  auth.on('task_offer_batch', 'orchestrator', (m) => tell(router.ref, { type: 'batch', from: m.from, body: m.body as never }))
+  auth.on('task_result_ack', 'orchestrator', (m) => tell(router.ref, { type: 'ack', from: m.from, body: m.body as never }))
+  auth.on('task_cancel', 'orchestrator', (m) => tell(router.ref, { type: 'cancel', from: m.from, body: m.body as never }))
+  auth.on('task_assigned', 'orchestrator', (m) => tell(coordinator.ref, { type: 'assigned', from: m.from, body: m.body as never }))
+  auth.on('verify_verdict', 'validator', (m) => tell(coordinator.ref, { type: 'verdict', from: m.from, body: m.body as never }))
+  auth.on('task_result', 'registered', (m, _peer, s) => {
+    // From one of our workers: relay it; from an orchestrator (or ourselves as one): it is ours to settle,
+    // and the orchestrator's signed frame is the evidence a validator checks.
+    if (s.role === 'worker') tell(router.ref, { type: 'result', from: m.from, body: m.body as never })
+    else if (s.role === 'orchestrator') tell(coordinator.ref, { type: 'result', from: m.from, body: m.body as never, evidence: m.raw })
   })
   ctx.transport.serveBulk(async (_peer, signedPath) => {
     try { return await readSignedChunk(source, signedPath) } catch { return null }
   })
-  ctx.onPeerDown((hotkey) => { if (roles.get(hotkey) === 'worker') tell(router.ref, { type: 'detach', worker: hotkey }) })
+  ctx.onPeerDown((hotkey) => { if (auth.lastKnownRole(hotkey) === 'worker') tell(router.ref, { type: 'detach', worker: hotkey }) })
 
   return {
+    devChain,
     apiDeps: { transfers: service, destinations, telemetry: telemetry.reader, audit: storeAuditReader({ store, hotkeyOfUid: async (uid) => (await nodeChain.chain.registrations()).find(r => r.uid === uid)?.hotkey ?? null }) },
     routes: async (app, apiDeps) => {
       await app.register(dataRoutes(source))
@@ -187,19 +190,20 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   const env = { clock, logger: ctx.logger }
   // A worker on a Subtensor subnet checks its own UID once at start (read-only, no block following).
   if (ctx.config.chain === 'subtensor') await (await openSubtensor({ store: ctx.store, clock, logger: ctx.logger }, ctx.config, key, { follow: false })).stop()
-  const roles = roleBook(ctx)
+  const { auth } = ctx
   const metered = (mover: HttpChunkMover): ChunkMover => ctx.metrics ? meteredMover(mover, ctx.metrics, ctx.logger) : mover
   const worker = startWorker(ctx.system, {
     env, self: key.address, net: messenger, mover: metered(new HttpChunkMover(ctx.transport, messenger, { allowPrivate: ctx.config.allowPrivateDestinations }, { budget: inflightBudget(ctx) })),
     slots: ctx.config.slots, attachTo: ctx.config.attachTo, faults: { corrupt: ctx.config.testFaults.includes('corrupt') }
   })
-  messenger.on('announce', (m) => { if ((m.body as { role: Role }).role === 'orchestrator') tell(worker.ref, { type: 'orchestrator-up', hotkey: m.from }) })
-  messenger.on('worker_attached', (m) => tell(worker.ref, { type: 'attached', from: m.from, session: (m.body as { session: string }).session }))
-  messenger.on('session_displaced', (m) => tell(worker.ref, { type: 'displaced', from: m.from, session: (m.body as { session: string }).session }))
-  messenger.on('task_offer', (m) => tell(worker.ref, { type: 'offer', from: m.from, body: m.body as never }))
-  messenger.on('task_result_ack', (m) => tell(worker.ref, { type: 'ack', from: m.from, body: m.body as never }))
-  messenger.on('task_cancel', (m) => tell(worker.ref, { type: 'cancel', from: m.from, body: m.body as never }))
-  ctx.onPeerDown((hotkey) => { if (roles.get(hotkey) === 'orchestrator') tell(worker.ref, { type: 'orchestrator-down', hotkey }) })
+  // A worker attaches to, and takes work from, registered orchestrators only.
+  auth.on('announce', 'registered', (m, _peer, s) => { if (s.role === 'orchestrator') tell(worker.ref, { type: 'orchestrator-up', hotkey: m.from }) })
+  auth.on('worker_attached', 'orchestrator', (m) => tell(worker.ref, { type: 'attached', from: m.from, session: (m.body as { session: string }).session }))
+  auth.on('session_displaced', 'orchestrator', (m) => tell(worker.ref, { type: 'displaced', from: m.from, session: (m.body as { session: string }).session }))
+  auth.on('task_offer', 'orchestrator', (m) => tell(worker.ref, { type: 'offer', from: m.from, body: m.body as never }))
+  auth.on('task_result_ack', 'orchestrator', (m) => tell(worker.ref, { type: 'ack', from: m.from, body: m.body as never }))
+  auth.on('task_cancel', 'orchestrator', (m) => tell(worker.ref, { type: 'cancel', from: m.from, body: m.body as never }))
+  ctx.onPeerDown((hotkey) => { if (auth.lastKnownRole(hotkey) === 'orchestrator') tell(worker.ref, { type: 'orchestrator-down', hotkey }) })
   return { load: () => worker.load(), stop: async () => {} }
 }
 export type { RoleContext, RoleHandle }
@@ -207,13 +211,14 @@ export type { RoleContext, RoleHandle }
 async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, clock, key, store } = ctx
   const env = { clock, logger: ctx.logger }
-  const roles = roleBook(ctx)
+  const { auth } = ctx
   const subtensor = ctx.config.chain === 'subtensor'
   if (!subtensor && ctx.config.chainHost === null) throw new Error('a validator needs --chain-host: the hotkey of the node hosting the chain')
   const nodeChain = subtensor
     ? await openSubtensor({ store, clock, logger: ctx.logger }, ctx.config, key)
     : remoteChain({ clock, logger: ctx.logger, messenger }, ctx.config.chainHost!)
   const chain: Chain = ctx.metrics ? meteredChain(nodeChain.chain, ctx.metrics, ctx.logger) : nodeChain.chain
+  auth.useChain(nodeChain.chain)
   let verifierScore: (hotkey: string) => number = () => 0
   // The epoch machinery registers this validator on the chain: it starts once the chain host is
   // connected; evidence that arrives before waits in memory.
@@ -246,17 +251,33 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
     readiness: readinessOf
   })
   verifierScore = verifier.scoreOf
-  // PRISM readiness transitions: every membership change of an orchestrator (link up with its announce,
-  // workers attached per heartbeat, link down), stamped when this node saw it.
+  // PRISM readiness transitions: every membership change of a registered orchestrator (link up with its
+  // announce, workers attached per heartbeat, link down), stamped when this node saw it.
   const readinessChanged = (h: string): void => { tell(verifier.ref, { type: 'readiness', hotkey: h, atMs: clock.now(), ...readinessOf(h) }) }
-  messenger.on('announce', (m) => { if ((m.body as { role: Role }).role === 'orchestrator') readinessChanged(m.from) })
-  messenger.on('heartbeat', (m) => {
-    if ((m.body as { role: string }).role !== 'orchestrator') return
+  auth.on('announce', 'orchestrator', (m) => { readinessChanged(m.from) })
+  auth.on('heartbeat', 'registered', (m, _peer, s) => {
+    if (s.role !== 'orchestrator') return
     workersOf.set(m.from, (m.body as { workers: number }).workers)
     readinessChanged(m.from)
   })
-  ctx.onPeerDown((h) => { if (roles.get(h) === 'orchestrator') { workersOf.delete(h); readinessChanged(h) } })
-  messenger.on('verify_request', (m) => { if (roles.get(m.from) === 'orchestrator') tell(verifier.ref, { type: 'request', from: m.from, body: m.body as never }) })
+  ctx.onPeerDown((h) => { if (auth.lastKnownRole(h) === 'orchestrator') { workersOf.delete(h); readinessChanged(h) } })
+  auth.on('verify_request', 'orchestrator', (m) => {
+    const checked = checkVerifyRequest(m, clock.now())
+    if (!checked.ok) {
+      ctx.logger.warn({ peer: m.from, reason: checked.reason, event: 'verify_request_refused' }, 'verify request refused')
+      messenger.penalize(m.from, 'unauthorized', checked.reason)
+      return
+    }
+    // The worker answers for its delivery with its own registration (its UID carries any penalty).
+    const body = m.body as VerifyRequest
+    auth.standing(body.worker).then((w) => {
+      if (w === null || w.role !== 'worker') {
+        ctx.logger.warn({ peer: m.from, worker: body.worker, event: 'verify_request_refused' }, 'verify request names an unregistered worker')
+        return
+      }
+      tell(verifier.ref, { type: 'request', from: m.from, body, workerUid: w.uid })
+    }, (err: Error) => ctx.logger.warn({ err: err.message, worker: body.worker }, 'worker standing unavailable; verify request dropped'))
+  })
 
   // After each epoch close: publish PRISM scores, and replicate what the epoch machine published.
   const replicate = async (epoch: number): Promise<void> => {

@@ -10,6 +10,8 @@ import type { SwarmTransport } from '../adapters/swarm-transport.ts'
 import type { ApiDeps } from '../../api/deps.ts'
 import type { NodeConfig } from '../config.ts'
 import type { NodeMetrics } from '../metrics.ts'
+import type { PeerAuth } from '../peer-auth.ts'
+import type { DevChain } from '../../actors/chain/index.ts'
 
 export interface RoleContext {
   role: Role
@@ -23,6 +25,8 @@ export interface RoleContext {
   messenger: Messenger
   transport: SwarmTransport
   membership: Membership
+  /** Who may do what: standings from the chain registrations. */
+  auth: PeerAuth
   dataDir: string
   /** Registers a callback for peers (by hotkey) whose connection closed. */
   onPeerDown (fn: (hotkey: string) => void): void
@@ -41,5 +45,7 @@ export interface RoleHandle {
   workers?: () => number
   /** Called once the HTTP server listens, with its URL. */
   listening?: (url: string) => Promise<void>
+  /** The dev chain this node hosts, if any (the devnet registers its own nodes on it). */
+  devChain?: DevChain
   stop (): Promise<void>
 }

@@ -23,6 +23,7 @@ export const ChainOp = Type.Union([
   obj({ op: op('head') }),
   obj({ op: op('register'), hotkey: Hotkey, role: Role }),
   obj({ op: op('uid_of'), hotkey: Hotkey }),
+  obj({ op: op('standing'), hotkey: Hotkey }),
   obj({ op: op('registrations'), skip: Skip }),
   obj({
     op: op('set_weights'),
@@ -42,6 +43,7 @@ export type ChainOpName = ChainOp['op']
 
 export const ChainHeadWire = obj({ block: BlockNumber, epoch: BlockNumber, atMs: Type.Number(), blockTimeMs: Type.Integer({ minimum: 1 }), blocksPerEpoch: Type.Integer({ minimum: 1 }) })
 export const RegistrationWire = obj({ hotkey: Hotkey, uid: Uid, role: Role, registeredAtBlock: BlockNumber })
+export const StandingWire = obj({ hotkey: Hotkey, uid: Uid, role: Role, registeredAtBlock: BlockNumber, stakeRao: Rao, validatorPermit: Type.Boolean() })
 const WeightsProofFields = { txId: TxId, block: BlockNumber, epoch: BlockNumber, validatorHotkey: Hotkey }
 export const WeightsProofWire = obj(WeightsProofFields)
 export const WeightsRecordWire = obj({
@@ -59,6 +61,7 @@ export const ChainResult = Type.Union([
   obj({ op: op('head'), head: ChainHeadWire }),
   obj({ op: op('register'), registration: RegistrationWire }),
   obj({ op: op('uid_of'), uid: Type.Union([Uid, Type.Null()]) }),
+  obj({ op: op('standing'), standing: Type.Union([StandingWire, Type.Null()]) }),
   obj({ op: op('registrations'), items: Type.Array(RegistrationWire, { maxItems: CHAIN_PAGE_ITEMS }), more: Type.Boolean() }),
   obj({ op: op('set_weights'), proof: WeightsProofWire }),
   // One vector per validator; a large vector makes the frame limit bite first, which is the right bound.

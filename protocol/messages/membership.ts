@@ -10,7 +10,15 @@ export const Capacity = Type.Object({
 }, { additionalProperties: false })
 export type Capacity = Static<typeof Capacity>
 
-/** Sent once on every new connection and whenever the node's own facts change. */
+/** A Noise (swarm) public key in hex: what a connection is authenticated with. */
+export const NoiseKeyHex = Type.String({ pattern: '^[0-9a-f]{64}$' })
+
+/**
+ * Sent once on every new connection, to that connection only. It binds the hotkey to the connection:
+ * it names the sender's own Noise key and the recipient's, so a captured announce replayed on any other
+ * connection is refused, and its nonce (with the frame id) makes every announce unique. The role is a
+ * claim: what a hotkey may do comes from its chain registration, never from here.
+ */
 export const Announce = Type.Object({
   role: Role,
   hotkey: Hotkey,
@@ -19,9 +27,16 @@ export const Announce = Type.Object({
   /** Base URL of the node's HTTP data endpoint, when it serves one (orchestrators). */
   dataUrl: Type.Union([Type.String({ maxLength: 512 }), Type.Null()]),
   /** Orchestrator a worker attaches to (its hotkey), or null. */
-  attachTo: Type.Union([Hotkey, Type.Null()])
+  attachTo: Type.Union([Hotkey, Type.Null()]),
+  /** The sender's Noise public key: the connection this announce arrives on must be authenticated by it. */
+  noiseKey: NoiseKeyHex,
+  /** The recipient's Noise public key: the announce is for that connection only. */
+  peerNoiseKey: NoiseKeyHex,
+  nonce: Type.String({ pattern: '^[0-9a-f]{32}$' })
 }, { additionalProperties: false })
 export type Announce = Static<typeof Announce>
+/** What a node says about itself; the messenger adds the connection binding (noise keys, nonce). */
+export type AnnounceFacts = Omit<Announce, 'noiseKey' | 'peerNoiseKey' | 'nonce'>
 
 /** Periodic liveness; peers that miss several are dropped from the view. */
 export const Heartbeat = Type.Object({

@@ -25,7 +25,13 @@ export const VerifyRequest = Type.Object({
   sha256: Sha256Hex,
   /** Offer sent → result received, measured by the coordinator (never the worker's claim). */
   trustedDurationMs: Type.Integer({ minimum: 0 }),
-  read: ReadTarget
+  read: ReadTarget,
+  /**
+   * The named orchestrator's signed `task_result` frame for this attempt, addressed to the sender (base64):
+   * proof that the sender coordinates the attempt and that the orchestrator reported this worker's delivery.
+   * Nodes refuse a request without it (node/verify-evidence.ts); the simulator's in-memory network omits it.
+   */
+  evidence: Type.Optional(Type.String({ maxLength: 16_384, pattern: '^[A-Za-z0-9+/]*={0,2}$' }))
 }, { additionalProperties: false })
 export type VerifyRequest = Static<typeof VerifyRequest>
 

@@ -52,6 +52,8 @@ export async function startTestDevnet (t: { teardown (fn: () => unknown): void }
     },
     async addNode (name, cfg) {
       const base = devnet.nodes[1]!.node.config
+      // Registered by the devnet, as its own nodes are.
+      await devnet.enroll(join(data, name), cfg.role ?? base.role)
       const node = new BwnetNode({
         config: { ...NODE_DEFAULTS, ...base, data: join(data, name), port: 0, ...cfg } as NodeConfig,
         logger, dht: devnet.testnet.createNode()

@@ -9,6 +9,7 @@ import createTestnet from 'hyperdht/testnet.js'
 import { runCli, eventually } from '../helpers/proc.ts'
 import { SwarmTransport } from '../../node/adapters/swarm-transport.ts'
 import { cryptoReady, newHotkey, encodeFrame, pack, unpack, sign, PROTOCOL_VERSION, MAX_FRAME_BYTES } from '../../protocol/index.ts'
+import { writeKeystore } from '../../node/keystore.ts'
 import { silentLogger } from '../helpers/logger.ts'
 
 t.test('two node processes exchange signed messages; tampered frames are rejected', async t => {
@@ -20,9 +21,13 @@ t.test('two node processes exchange signed messages; tampered frames are rejecte
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const network = `t${process.pid}`
   const common = ['--bootstrap', bootstrap, '--dht-host', '127.0.0.1', '--network', network, '--port', '0']
+  // No chain between them: a test network's config trusts each other's hotkey in its role.
+  const oKey = newHotkey(); const wKey = newHotkey()
+  await writeKeystore(join(dir, 'o', 'hotkey.json'), oKey)
+  await writeKeystore(join(dir, 'w', 'hotkey.json'), wKey)
 
-  const orch = runCli(['node', '--role', 'orchestrator', '--data', join(dir, 'o'), ...common])
-  const worker = runCli(['node', '--role', 'worker', '--data', join(dir, 'w'), ...common])
+  const orch = runCli(['node', '--role', 'orchestrator', '--data', join(dir, 'o'), ...common, '--trusted-peers', `worker:${wKey.address}`])
+  const worker = runCli(['node', '--role', 'worker', '--data', join(dir, 'w'), ...common, '--trusted-peers', `orchestrator:${oKey.address}`])
   t.teardown(async () => { await orch.stop('SIGKILL'); await worker.stop('SIGKILL') })
   const orchReady = await orch.waitFor(l => l.event === 'node_ready', 30_000, 'orchestrator ready')
   const workerReady = await worker.waitFor(l => l.event === 'node_ready', 30_000, 'worker ready')
@@ -45,7 +50,7 @@ t.test('two node processes exchange signed messages; tampered frames are rejecte
   await eventually(async () => connected.includes(orchPeer), 15_000, 'hostile peer to reach the orchestrator')
 
   const now = Date.now()
-  const announce = { role: 'worker' as const, hotkey: mallory.address, software: 'evil/1', capacity: { slots: 1, bandwidthMbps: 1 }, dataUrl: null, attachTo: null }
+  const announce = { role: 'worker' as const, hotkey: mallory.address, software: 'evil/1', capacity: { slots: 1, bandwidthMbps: 1 }, dataUrl: null, attachTo: null, noiseKey: raw.publicKey, peerNoiseKey: orchPeer, nonce: '0'.repeat(32) }
   const good = encodeFrame(mallory, 'announce', announce, { ts: now })
   const [payload, sig] = unpack<[Uint8Array, Uint8Array]>(good)
   const tampered = Uint8Array.from(payload); tampered[tampered.length - 5] ^= 0xff
@@ -71,11 +76,16 @@ t.test('two node processes exchange signed messages; tampered frames are rejecte
   t.ok(raw.send(orchPeer, new Uint8Array(MAX_FRAME_BYTES + 10)))
   await orch.waitFor(l => l.event === 'message_dropped' && l.reason === 'oversized', 10_000, 'oversized drop')
 
-  // Neither dropped frame made mallory a member; the genuine announce does.
+  // Neither dropped frame made mallory a member; nor does its genuine announce: it is not registered.
   const before = await (await fetch(`${orchReady.url}/health`)).json() as any
   t.equal(before.nodes.worker, 1, 'no forged member')
   t.ok(raw.send(orchPeer, good))
-  await orch.waitFor(l => l.event === 'peer_joined' && l.peer === mallory.address, 10_000, 'mallory genuine announce')
+  await orch.waitFor(l => l.event === 'message_refused' && l.peer === mallory.address && l.type === 'announce', 10_000, 'mallory\'s announce refused')
+  // The same announce again is a repeat, dropped as one.
+  t.ok(raw.send(orchPeer, good))
+  await orch.waitFor(l => l.event === 'message_dropped' && l.reason === 'duplicate', 10_000, 'the replayed announce dropped')
+  const still = await (await fetch(`${orchReady.url}/health`)).json() as any
+  t.same(still.nodes, { orchestrator: 1, worker: 1, validator: 0 }, 'membership unchanged')
 
   t.equal(orch.child.exitCode, null, 'orchestrator still running')
   t.equal(worker.child.exitCode, null, 'worker still running')

@@ -5,7 +5,7 @@ import { cryptoReady, newHotkey, encodeFrame, decodeFrame, MAX_FRAME_BYTES, PROT
 await cryptoReady()
 const alice = newHotkey()
 const mallory = newHotkey()
-const body: Announce = { role: 'worker', hotkey: alice.address, software: 'bwnet/test', capacity: { slots: 4, bandwidthMbps: 1000 }, dataUrl: null, attachTo: null }
+const body: Announce = { role: 'worker', hotkey: alice.address, software: 'bwnet/test', capacity: { slots: 4, bandwidthMbps: 1000 }, dataUrl: null, attachTo: null, noiseKey: 'a'.repeat(64), peerNoiseKey: 'b'.repeat(64), nonce: '0'.repeat(32) }
 const now = 1_700_000_000_000
 
 t.test('a signed frame round-trips', async t => {

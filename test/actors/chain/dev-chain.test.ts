@@ -1,7 +1,8 @@
 import t from 'tap'
 import { MemoryLevel } from 'memory-level'
 import { LevelStore } from '../../../actors/store.ts'
-import { DevChain, combineWeights, DEFAULT_EMISSION_PER_EPOCH_RAO } from '../../../actors/chain/dev-chain.ts'
+import { DevChain, DEFAULT_EMISSION_PER_EPOCH_RAO } from '../../../actors/chain/dev-chain.ts'
+import { yumaConsensus, YUMA_SCALE } from '../../../actors/domain/yuma.ts'
 import { ChainError, type EpochClose, type ChainHead } from '../../../actors/chain/ports.ts'
 import { ManualClock } from '../../helpers/clock.ts'
 import { silentLogger } from '../../helpers/logger.ts'
@@ -113,10 +114,54 @@ t.test('each epoch emits its alpha to UIDs by the latest weights, exactly in rao
   await chain.stop()
 })
 
-t.test('several validators: vectors are normalized and count equally', async t => {
-  t.same(combineWeights([{ uids: [1, 2], weights: [1, 1] }, { uids: [2], weights: [65535] }, { uids: [3], weights: [0] }]),
-    [{ uid: 1, parts: 5n * 10n ** 17n }, { uid: 2, parts: 15n * 10n ** 17n }])
-  t.same(combineWeights([]), [])
+t.test('Yuma consensus: vectors are normalized, weighted by stake, and clipped at the stake-weighted median', async t => {
+  // Without stake (every vector at 0) each validator counts once, and agreeing vectors are not clipped.
+  t.same(yumaConsensus([{ stake: 0n, uids: [1, 2], weights: [1, 1] }, { stake: 0n, uids: [1, 2], weights: [5, 5] }, { stake: 0n, uids: [3], weights: [0] }]),
+    [{ uid: 1, consensus: YUMA_SCALE / 2n, rank: YUMA_SCALE / 2n }, { uid: 2, consensus: YUMA_SCALE / 2n, rank: YUMA_SCALE / 2n }])
+  t.same(yumaConsensus([]), [])
+  // An honest validator with 90% of the stake puts everything on UID 1; a rogue with 10% on UID 2.
+  const ranks = yumaConsensus([{ stake: 900n, uids: [1], weights: [65535] }, { stake: 100n, uids: [2], weights: [65535] }])
+  t.same(ranks.map(r => r.uid), [1, 2])
+  t.equal(ranks[0]!.consensus, YUMA_SCALE, 'the majority weight is the consensus')
+  t.equal(ranks[1]!.consensus, 0n, 'no majority supports UID 2')
+  t.equal(ranks[1]!.rank, 0n, 'the rogue\'s weight is clipped away')
+  t.equal(ranks[0]!.rank, YUMA_SCALE * 900n / 1000n)
+  // A minority can only lower a weight, never raise it above what the majority gives.
+  const split = yumaConsensus([{ stake: 600n, uids: [1, 2], weights: [1, 1] }, { stake: 400n, uids: [1, 2], weights: [0, 1] }])
+  t.equal(split[0]!.consensus, YUMA_SCALE / 2n)
+  t.equal(split[1]!.consensus, YUMA_SCALE / 2n, 'UID 2 keeps the half the majority gave it')
+  t.equal(split[1]!.rank, YUMA_SCALE / 2n, 'the minority\'s excess on UID 2 is clipped to the consensus')
+})
+
+t.test('registration costs alpha; stake buys a validator permit; only permits count, by stake', async t => {
+  const store = new LevelStore(new MemoryLevel<string, string>() as never)
+  const clock = new ManualClock()
+  const chain = await DevChain.open({ clock, store, logger: silentLogger(), blockTimeMs: BLOCK_MS, blocksPerEpoch: EPOCH_BLOCKS, emissionPerEpochRao: 1_000n, registrationCostRao: 10n, minValidatorStakeRao: 100n, maxValidators: 1 })
+  chain.start()
+  const R = '5DAAnrj7VHTznn2AWBemMuyBwZWs6FNFjdyVXUeYum3PTXFy' // a rogue with no alpha
+  await t.rejects(chain.register(R, 'validator'), { code: 'BWN_ERR_CHAIN_INSUFFICIENT_ALPHA' }, 'a fresh hotkey cannot register')
+  t.equal(await chain.standing(R), null)
+  const v = await chain.enroll(V, 'validator', { stakeRao: 500n })
+  t.match(v, { hotkey: V, role: 'validator', stakeRao: 500n, validatorPermit: true })
+  t.equal(chain.balanceOf(V), 0n, 'the registration cost was burned')
+  const m1 = await chain.enroll(M1, 'orchestrator')
+  const m2 = await chain.enroll(M2, 'orchestrator')
+  // The rogue buys a registration and a small stake: the permit stays with the top validator (K = 1).
+  await chain.fund(R, 210n)
+  await chain.register(R, 'validator')
+  await chain.addStake(R, 200n)
+  t.match(await chain.standing(R), { stakeRao: 200n, validatorPermit: false })
+  await t.rejects(chain.setWeights(R, 0, [m2.uid], [65535]), { code: 'BWN_ERR_CHAIN_NOT_VALIDATOR' }, 'no permit, no weights')
+  await t.rejects(chain.addStake(R, 1n), { code: 'BWN_ERR_CHAIN_INSUFFICIENT_ALPHA' })
+  await chain.setWeights(V, 0, [m1.uid], [65535])
+  await run(clock, chain, EPOCH_BLOCKS)
+  t.same((await chain.emissionsFor(M1, 0, 100)).map(e => e.alphaRao), [1_000n], 'the permitted validator decides the emission')
+  t.same(await chain.emissionsFor(M2, 0, 100), [])
+  // Reopened, balances and stakes are still there.
+  await chain.stop()
+  const again = await DevChain.open({ clock, store, logger: silentLogger(), registrationCostRao: 10n, minValidatorStakeRao: 100n, maxValidators: 1 })
+  t.match(await again.standing(V), { stakeRao: 500n, validatorPermit: true })
+  t.equal(again.balanceOf(R), 0n)
 })
 
 t.test('sales are recorded against the alpha a hotkey received', async t => {

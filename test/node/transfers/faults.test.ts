@@ -12,9 +12,11 @@ t.test('a worker killed mid-transfer: the transfer completes and an intervention
   const key = await net.clientKey('enterprise')
   const api = apiClient(net.file.baseUrl, key)
   const orch = net.devnet.orchestrator
-  // A worker in its own process with one slot, so it holds queued work when it dies.
+  // A worker in its own process with one slot, so it holds queued work when it dies. The devnet registers
+  // it (roles come from the chain) and it reads registrations from the devnet's chain host.
+  await net.devnet.enroll(join(net.data, 'victim'), 'worker')
   const victim = runCli(['node', '--role', 'worker', '--data', join(net.data, 'victim'), '--bootstrap', net.file.bootstrap.join(','),
-    '--dht-host', '127.0.0.1', '--network', net.file.network, '--port', '0', '--slots', '1', '--allow-private-destinations'])
+    '--dht-host', '127.0.0.1', '--network', net.file.network, '--port', '0', '--slots', '1', '--allow-private-destinations', '--chain-host', orch.key.address])
   t.teardown(() => victim.stop('SIGKILL'))
   const ready = await victim.waitFor(l => l.event === 'attached', 60_000, 'victim attached')
   const victimKey = ready.hotkey as string

@@ -1,0 +1,174 @@
+// Authorization of peers: what a hotkey may do comes from its chain registration (role, UID, stake,
+// validator permit), never from its own announce. Role-scoped messages from hotkeys without the needed
+// standing are refused before any actor sees them: they change no state, are logged, counted, and cost
+// the sender score (node/messenger.ts disconnects a peer that keeps trying). Standings are cached
+// briefly; messages of a sender whose standing is being looked up wait, in order, for the answer.
+// A test network may list trusted peers (`trustedPeers`) instead of registering them.
+import type { Envelope, MessageType, Role } from '../protocol/index.ts'
+import type { Chain, Standing } from '../actors/chain/index.ts'
+import type { Clock, Logger } from '../actors/ports.ts'
+import type { Messenger } from './messenger.ts'
+
+export const STANDING_TTL_MS = 30_000 // a registration or permit change is seen within 30 s
+export const UNREGISTERED_TTL_MS = 10_000 // a refused hotkey is not looked up again for 10 s
+const MAX_WAITING_PER_SENDER = 1_024 // messages held while a sender's standing is looked up
+const REFUSAL_LOG_EVERY_MS = 60_000 // one log line per sender and message type per minute (floods are counted, not logged)
+export const LOOKUP_RETRY_MS = 1_000 // the chain host may not be connected yet
+export const LOOKUP_ATTEMPTS = 15 // then the held messages are dropped
+
+/** What a message needs of its sender. */
+export type Need = 'registered' | 'orchestrator' | 'worker' | 'validator'
+
+export interface PeerStanding {
+  hotkey: string
+  role: Role
+  uid: number | null
+  stakeRao: bigint
+  validatorPermit: boolean
+  source: 'chain' | 'trusted' | 'self'
+}
+
+export type AuthorizedHandler = (msg: Envelope, peer: string, standing: PeerStanding) => void
+
+/** Parses `role:hotkey` entries of the `trustedPeers` setting. */
+export function parseTrustedPeers (entries: readonly string[]): Map<string, Role> {
+  const out = new Map<string, Role>()
+  for (const e of entries) {
+    const [role, hotkey] = e.split(':') as [Role, string]
+    out.set(hotkey, role)
+  }
+  return out
+}
+
+export function satisfies (s: PeerStanding | null, need: Need): boolean {
+  if (s === null) return false
+  if (need === 'registered') return true
+  if (need === 'validator') return s.role === 'validator' && s.validatorPermit
+  return s.role === need
+}
+
+interface CacheEntry { standing: PeerStanding | null, until: number }
+interface Waiting { msg: Envelope, peer: string, need: Need, handler: AuthorizedHandler }
+
+export class PeerAuth {
+  readonly #self: { hotkey: string, role: Role }
+  readonly #clock: Clock
+  readonly #log: Logger
+  readonly #messenger: Messenger
+  readonly #trusted: Map<string, Role>
+  #chain: Chain | null = null
+  readonly #cache = new Map<string, CacheEntry>()
+  readonly #waiting = new Map<string, Waiting[]>()
+  readonly #loggedAt = new Map<string, number>()
+  /** Refused messages by type, for metrics and tests. */
+  readonly refused = new Map<string, number>()
+
+  constructor (deps: { self: { hotkey: string, role: Role }, clock: Clock, logger: Logger, messenger: Messenger, trusted?: Map<string, Role> }) {
+    this.#self = deps.self
+    this.#clock = deps.clock
+    this.#log = deps.logger.child({ component: 'peer-auth' })
+    this.#messenger = deps.messenger
+    this.#trusted = deps.trusted ?? new Map()
+  }
+
+  /** The chain registrations are read from (the hosted DevChain, or a RemoteChain to the host). */
+  useChain (chain: Chain): void { this.#chain = chain }
+
+  /** The cached standing of a hotkey: undefined when not looked up (or expired). */
+  cached (hotkey: string): PeerStanding | null | undefined {
+    const fixed = this.#fixed(hotkey)
+    if (fixed !== undefined) return fixed
+    const e = this.#cache.get(hotkey)
+    return e !== undefined && e.until > this.#clock.now() ? e.standing : undefined
+  }
+
+  /** Whether the cached standing satisfies `need` (false when unknown): for synchronous choices. */
+  allows (hotkey: string, need: Need): boolean { return satisfies(this.cached(hotkey) ?? null, need) }
+
+  /** The standing of a hotkey, from the chain when it is not cached. */
+  async standing (hotkey: string): Promise<PeerStanding | null> {
+    const known = this.cached(hotkey)
+    if (known !== undefined) return known
+    if (this.#chain === null) return null
+    const st: Standing | null = await this.#chain.standing(hotkey)
+    const standing: PeerStanding | null = st === null
+      ? null
+      : { hotkey, role: st.role, uid: st.uid, stakeRao: st.stakeRao, validatorPermit: st.validatorPermit, source: 'chain' }
+    this.#cache.set(hotkey, { standing, until: this.#clock.now() + (standing === null ? UNREGISTERED_TTL_MS : STANDING_TTL_MS) })
+    return standing
+  }
+
+  /** The role a hotkey had when last looked up (however long ago), or undefined: for disconnect handling. */
+  lastKnownRole (hotkey: string): Role | undefined {
+    return (this.#fixed(hotkey) ?? this.#cache.get(hotkey)?.standing ?? undefined)?.role
+  }
+
+  /** Whether the hotkey was registered when last looked up (however long ago): for frame budgets. */
+  wasRegistered (hotkey: string): boolean {
+    return this.#fixed(hotkey) !== undefined || (this.#cache.get(hotkey)?.standing ?? null) !== null
+  }
+
+  /** Forgets a cached standing (a registration just changed). */
+  forget (hotkey: string): void { this.#cache.delete(hotkey) }
+
+  /**
+   * Delivers `type` messages to `handler` only from senders whose standing satisfies `need`; others are
+   * refused. Messages of one sender keep their order, also while its standing is looked up.
+   */
+  on (type: MessageType, need: Need, handler: AuthorizedHandler): void {
+    this.#messenger.on(type, (msg, peer) => this.#admit({ msg, peer, need, handler }))
+  }
+
+  #admit (w: Waiting): void {
+    const from = w.msg.from
+    const queue = this.#waiting.get(from)
+    if (queue !== undefined) {
+      if (queue.length < MAX_WAITING_PER_SENDER) queue.push(w)
+      return
+    }
+    const known = this.cached(from)
+    if (known !== undefined) return this.#decide(w, known)
+    this.#waiting.set(from, [w])
+    this.#lookup(from, 1)
+  }
+
+  #lookup (from: string, attempt: number): void {
+    this.standing(from).then(
+      (s) => { const list = this.#waiting.get(from) ?? []; this.#waiting.delete(from); for (const x of list) this.#decide(x, s) },
+      (err: Error & { code?: string }) => {
+        if (attempt < LOOKUP_ATTEMPTS) { this.#clock.setTimer(LOOKUP_RETRY_MS, () => this.#lookup(from, attempt + 1)); return }
+        // No answer from the chain: nothing is admitted on a guess, and the sender is not blamed.
+        const list = this.#waiting.get(from) ?? []
+        this.#waiting.delete(from)
+        for (const x of list) this.#count(x.msg.type)
+        this.#log.warn({ peer: from, err: err.code ?? err.message, dropped: list.length, event: 'standing_unavailable' }, 'could not read a sender\'s registration; its messages were dropped')
+      }
+    )
+  }
+
+  #decide (w: Waiting, s: PeerStanding | null): void {
+    if (satisfies(s, w.need)) {
+      try { w.handler(w.msg, w.peer, s!) } catch (err) { this.#log.error({ err, type: w.msg.type }, 'message handler failed') }
+      return
+    }
+    this.#count(w.msg.type)
+    const detail = `${w.msg.type} needs ${w.need}; sender is ${s === null ? 'not registered' : `${s.role}${s.role === 'validator' && !s.validatorPermit ? ' without a permit' : ''}`}`
+    const logKey = `${w.msg.from}/${w.msg.type}`
+    const now = this.#clock.now()
+    if ((this.#loggedAt.get(logKey) ?? -Infinity) + REFUSAL_LOG_EVERY_MS <= now) {
+      if (this.#loggedAt.size > 10_000) this.#loggedAt.clear()
+      this.#loggedAt.set(logKey, now)
+      this.#log.warn({ peer: w.msg.from, type: w.msg.type, need: w.need, registered: s !== null, refused: this.refused.get(w.msg.type), event: 'message_refused' }, detail)
+    }
+    // Announces and heartbeats of an unregistered node are not an offence; role-scoped messages are.
+    if (w.msg.type !== 'announce' && w.msg.type !== 'heartbeat') this.#messenger.penalize(w.msg.from, 'unauthorized', detail)
+  }
+
+  #count (type: string): void { this.refused.set(type, (this.refused.get(type) ?? 0) + 1) }
+
+  #fixed (hotkey: string): PeerStanding | undefined {
+    if (hotkey === this.#self.hotkey) return { hotkey, role: this.#self.role, uid: null, stakeRao: 0n, validatorPermit: true, source: 'self' }
+    const role = this.#trusted.get(hotkey)
+    return role === undefined ? undefined : { hotkey, role, uid: null, stakeRao: 0n, validatorPermit: role === 'validator', source: 'trusted' }
+  }
+}

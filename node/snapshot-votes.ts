@@ -1,0 +1,68 @@
+// An orchestrator serves the validators' published snapshots (telemetry epochs, sell allowances). It
+// does not trust the last one that arrives: every permitted validator's copy is a vote weighted by its
+// stake, and a version is served only when the copy backed by the most stake holds at least half the
+// stake of the validators that published anything for the same epoch (or key). Validators that saw the
+// same evidence produce byte-identical envelopes with the same content-derived id, so honest copies
+// agree; a minority validator cannot replace a version or add a revision on its own.
+import type { Store, StoreOp } from '../actors/ports.ts'
+import { collect } from '../actors/store.ts'
+import { snapshotIdOf, type EnvelopeContent } from '../actors/validator/envelope.ts'
+
+export interface SnapshotVote { validator: string, stakeRao: string, snapshotId: string }
+
+/** The id backed by the most stake (ties: the smaller id), and that stake. */
+export function pickByStake (votes: readonly SnapshotVote[]): { snapshotId: string, stake: bigint } | null {
+  const tally = new Map<string, bigint>()
+  for (const v of votes) tally.set(v.snapshotId, (tally.get(v.snapshotId) ?? 0n) + BigInt(v.stakeRao))
+  let best: { snapshotId: string, stake: bigint } | null = null
+  for (const [snapshotId, stake] of tally) {
+    if (best === null || stake > best.stake || (stake === best.stake && snapshotId < best.snapshotId)) best = { snapshotId, stake }
+  }
+  return best
+}
+
+/** Whether the envelope's id is the one its content derives (a tampered copy is not even a vote). */
+export function idMatchesContent (snapshot: { snapshotId: string } & Record<string, unknown>): boolean {
+  const { snapshotId, ...content } = snapshot
+  try { return snapshotIdOf(content as unknown as EnvelopeContent<unknown>) === snapshotId } catch { return false }
+}
+
+/**
+ * Records `validator`'s copy for `slot` (the key the version is served under) within `group` (its epoch,
+ * or the slot itself), then re-decides every slot of the group. Returns the slots now served.
+ */
+export async function voteSnapshot (store: Store, opts: { group: string, slot: string, validator: string, stakeRao: bigint, snapshot: { snapshotId: string } & Record<string, unknown>, idKey: (id: string) => string }): Promise<string[]> {
+  const table = store.table<unknown>('snapshots')
+  const vote: SnapshotVote = { validator: opts.validator, stakeRao: (opts.stakeRao > 0n ? opts.stakeRao : 1n).toString(), snapshotId: opts.snapshot.snapshotId }
+  await store.batch([
+    { type: 'put', table: 'snapshots', key: `cand/${opts.snapshot.snapshotId}`, value: opts.snapshot },
+    { type: 'put', table: 'snapshots', key: `vote/${opts.group}/${opts.slot}/${opts.validator}`, value: vote }
+  ])
+  const rows = await collect(table, { gte: `vote/${opts.group}/`, lt: `vote/${opts.group}/\xff` })
+  const bySlot = new Map<string, SnapshotVote[]>()
+  const voters = new Map<string, bigint>()
+  for (const [k, v] of rows) {
+    const vote = v as SnapshotVote
+    const slot = k.slice(`vote/${opts.group}/`.length, k.lastIndexOf('/'))
+    bySlot.set(slot, [...(bySlot.get(slot) ?? []), vote])
+    const stake = BigInt(vote.stakeRao)
+    if (stake > (voters.get(vote.validator) ?? 0n)) voters.set(vote.validator, stake)
+  }
+  const total = [...voters.values()].reduce((a, s) => a + s, 0n)
+  const ops: StoreOp[] = []
+  const served: string[] = []
+  for (const [slot, votes] of bySlot) {
+    const best = pickByStake(votes)
+    if (best === null || best.stake * 2n < total) {
+      // Served while its validator was the only voter, outvoted since: no longer served.
+      if (await table.get(slot) !== undefined) ops.push({ type: 'del', table: 'snapshots', key: slot })
+      continue
+    }
+    const snap = await table.get(`cand/${best.snapshotId}`)
+    if (snap === undefined) continue
+    ops.push({ type: 'put', table: 'snapshots', key: slot, value: snap }, { type: 'put', table: 'snapshots', key: opts.idKey(best.snapshotId), value: slot })
+    served.push(slot)
+  }
+  if (ops.length > 0) await store.batch(ops)
+  return served
+}

@@ -1,0 +1,85 @@
+// The messenger's peer defences, on messengers wired back to back: announces bound to their connection,
+// frames accepted once, a frame budget checked before decoding, and a score that disconnects and bans.
+import t from 'tap'
+import { randomBytes } from 'node:crypto'
+import { cryptoReady, newHotkey, encodeFrame } from '../../protocol/index.ts'
+import { Messenger } from '../../node/messenger.ts'
+import { linkedMessengers } from '../helpers/linked-messengers.ts'
+import { ManualClock } from '../helpers/clock.ts'
+import { silentLogger } from '../helpers/logger.ts'
+
+await cryptoReady()
+const FACTS = { software: 'bwnet/test', capacity: { slots: 1, bandwidthMbps: 1 }, dataUrl: null, attachTo: null }
+
+/** A messenger with a fake link whose own connection key is `self`; returns what it disconnected. */
+function target (clock = new ManualClock(Date.now())) {
+  const key = newHotkey()
+  const m = new Messenger(key, clock, silentLogger())
+  const self = randomBytes(32).toString('hex')
+  const cut: Array<{ peer: string, banMs: number }> = []
+  m.attach({ publicKey: self, send: () => true, broadcast: () => 0, disconnect: (peer, banMs) => { cut.push({ peer, banMs }) } }, { onConnect: () => {}, onDisconnect: () => {} })
+  return { m, self, cut, clock, key }
+}
+
+t.test('an announce binds only the connection it names; a replay elsewhere binds nothing', async t => {
+  const { m, self, clock } = target()
+  const alice = newHotkey()
+  const connA = randomBytes(32).toString('hex'); const connEve = randomBytes(32).toString('hex')
+  const announce = encodeFrame(alice, 'announce', { ...FACTS, role: 'worker', hotkey: alice.address, noiseKey: connA, peerNoiseKey: self, nonce: 'a'.repeat(32) }, { ts: clock.now() })
+  m.receive(connEve, announce)
+  await m.settled()
+  t.equal(m.dropped.get('announce_unbound'), 1, 'made for another connection: refused')
+  t.equal(m.peerOf(alice.address), undefined)
+  m.receive(connA, announce)
+  await m.settled()
+  t.equal(m.peerOf(alice.address), connA, 'bound on its own connection')
+  m.receive(connA, announce)
+  await m.settled()
+  t.equal(m.dropped.get('duplicate'), 1, 'the same frame twice: a repeat')
+  const forOther = encodeFrame(alice, 'announce', { ...FACTS, role: 'worker', hotkey: alice.address, noiseKey: connEve, peerNoiseKey: randomBytes(32).toString('hex'), nonce: 'b'.repeat(32) }, { ts: clock.now() })
+  m.receive(connEve, forOther)
+  await m.settled()
+  t.equal(m.dropped.get('announce_unbound'), 2, 'made for another recipient: refused')
+  t.equal(m.peerOf(alice.address), connA, 'still bound to its own connection')
+})
+
+t.test('over budget: dropped before decoding, scored, disconnected and banned with back-off', async t => {
+  const { m, self, cut, clock } = target()
+  const mallory = newHotkey()
+  const conn = randomBytes(32).toString('hex')
+  const got: string[] = []
+  m.on('heartbeat', (msg) => got.push(msg.id))
+  m.receive(conn, encodeFrame(mallory, 'announce', { ...FACTS, role: 'validator', hotkey: mallory.address, noiseKey: conn, peerNoiseKey: self, nonce: 'c'.repeat(32) }, { ts: clock.now() }))
+  const hb = encodeFrame(mallory, 'heartbeat', { role: 'validator', seq: 1, capacity: { slots: 1, bandwidthMbps: 1 }, load: 0, workers: 0 }, { ts: clock.now() })
+  await m.settled()
+  m.receive(conn, hb)
+  await m.settled()
+  // Unregistered (isRegistered says no): a small budget; what exceeds it is never decoded.
+  m.isRegistered = () => false
+  const valid = Array.from({ length: 30 }, (_, i) => encodeFrame(mallory, 'heartbeat', { role: 'validator', seq: 2 + i, capacity: { slots: 1, bandwidthMbps: 1 }, load: 0, workers: 0 }, { ts: clock.now() }))
+  for (let i = 0; i < 400 && cut.length === 0; i++) m.receive(conn, valid[i] ?? new Uint8Array([0x92, i & 0x7f]))
+  await m.settled()
+  t.ok(got.length >= 2 && got.length <= 21, `valid heartbeats within the budget were delivered (${got.length})`)
+  t.ok((m.dropped.get('rate_limited') ?? 0) > 0, 'frames beyond the budget were dropped as rate_limited')
+  t.equal(cut.length, 1, 'the peer was disconnected')
+  t.equal(cut[0]!.peer, conn)
+  t.equal(cut[0]!.banMs, 60_000)
+  t.ok(m.isBanned(conn) && m.isBanned('other-connection', mallory.address), 'its connection and its hotkey are banned')
+  m.receive(conn, hb)
+  await m.settled()
+  t.ok((m.dropped.get('banned') ?? 0) >= 1, 'a banned connection is ignored')
+  clock.advance(61_000)
+  t.notOk(m.isBanned(conn), 'the ban expires')
+})
+
+t.test('honest peers exchange messages through the budget and the binding', async t => {
+  const clock = new ManualClock(Date.now())
+  const pair = linkedMessengers(clock, { a: 'orchestrator', b: 'worker' })
+  const got: number[] = []
+  pair.b.on('heartbeat', (msg) => got.push((msg.body as { seq: number }).seq))
+  await pair.settle()
+  for (let i = 0; i < 50; i++) pair.a.send(pair.keyB.address, 'heartbeat', { role: 'orchestrator', seq: i, capacity: { slots: 1, bandwidthMbps: 1 }, load: 0, workers: 0 })
+  await pair.settle()
+  t.same(got, Array.from({ length: 50 }, (_, i) => i), 'every frame delivered once, in order')
+  t.equal(pair.b.dropped.size, 0, 'nothing dropped')
+})
