@@ -26,7 +26,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List organizations */
+        /** List organizations (an organization admin sees its own) */
         get: operations["getAdminOrganizations"];
         put?: never;
         /** Create an organization */
@@ -64,7 +64,7 @@ export interface paths {
         /** Read the credit balance */
         get: operations["getAdminOrganizationsByOrganizationIdCredits"];
         put?: never;
-        /** Grant prepaid credits */
+        /** Grant prepaid credits (the operator's key only) */
         post: operations["postAdminOrganizationsByOrganizationIdCredits"];
         delete?: never;
         options?: never;
@@ -214,6 +214,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/chain/registrations/{hotkey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** UID, role and registration block of a hotkey (404 BWN_ERR_CHAIN_NOT_REGISTERED when it has none) */
+        get: operations["getChainRegistrationsByHotkey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/chain/sales": {
         parameters: {
             query?: never;
@@ -223,7 +240,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Record an alpha sale by a hotkey (dev chains only) */
+        /** Record an alpha sale by a hotkey (dev chains only; an admin key) */
         post: operations["postChainSales"];
         delete?: never;
         options?: never;
@@ -434,7 +451,7 @@ export interface paths {
         put?: never;
         /**
          * Submit one chunk as raw bytes; acknowledged once durable
-         * @description Body: the chunk's bytes (application/octet-stream). Headers: `X-Chunk-Index` (or query `index`), optional `X-Chunk-SHA256` (hex). The same bytes again for an index answer 200 (idempotent); other bytes for a received index answer 409.
+         * @description Body: the chunk's bytes (application/octet-stream), exactly the planned length of that index. Headers: `X-Chunk-Index` (or query `index`), optional `X-Chunk-SHA256` (hex). The body is streamed to disk and hashed as it arrives: a body longer than the chunk is refused with 413 as soon as the first excess byte arrives (the connection is closed), a shorter one with 400. The same bytes again for an index answer 200 (idempotent); other bytes for a received index answer 409.
          */
         post: operations["postTransfersByIdChunks"];
         delete?: never;
@@ -1210,6 +1227,8 @@ export interface operations {
                         /** @description Public id of a key; also its visible prefix */
                         id: string;
                         name: string | null;
+                        /** @description An admin key of the network operator (every organization); other admin keys reach only their own organization */
+                        operator: boolean;
                         /** Format: uuid */
                         organizationId: string;
                         plan: "free" | "pro" | "enterprise";
@@ -1303,6 +1322,8 @@ export interface operations {
                         /** @description Public id of a key; also its visible prefix */
                         id: string;
                         name: string | null;
+                        /** @description An admin key of the network operator (every organization); other admin keys reach only their own organization */
+                        operator: boolean;
                         /** Format: uuid */
                         organizationId: string;
                         plan: "free" | "pro" | "enterprise";
@@ -1865,6 +1886,8 @@ export interface operations {
                             /** @description Public id of a key; also its visible prefix */
                             id: string;
                             name: string | null;
+                            /** @description An admin key of the network operator (every organization); other admin keys reach only their own organization */
+                            operator: boolean;
                             /** Format: uuid */
                             organizationId: string;
                             plan: "free" | "pro" | "enterprise";
@@ -1949,6 +1972,8 @@ export interface operations {
                     /** @description SS58 hotkey of the participant the key is bound to */
                     hotkey?: string;
                     name?: string;
+                    /** @description Admin keys only: an operator key reaches every organization. Only an operator key may issue one. */
+                    operator?: boolean;
                     /** @default free */
                     plan?: "free" | "pro" | "enterprise";
                     /** Format: uuid */
@@ -1977,6 +2002,8 @@ export interface operations {
                             /** @description Public id of a key; also its visible prefix */
                             id: string;
                             name: string | null;
+                            /** @description An admin key of the network operator (every organization); other admin keys reach only their own organization */
+                            operator: boolean;
                             /** Format: uuid */
                             organizationId: string;
                             plan: "free" | "pro" | "enterprise";
@@ -2604,15 +2631,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        computedAt: number | null;
                         epoch: number | null;
                         scores: {
+                            activeTimeRatio?: number;
                             finalScore: number;
                             hotkey: string;
                             penaltyMultiplier: number;
                             pool: string;
+                            readinessMultiplier?: number;
                             routingScore: number;
                         }[];
                         validator: string | null;
+                    };
+                };
+            };
+        };
+    };
+    getChainRegistrationsByHotkey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                hotkey: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hotkey: string;
+                        registeredAtBlock: number;
+                        role: string;
+                        uid: number;
                     };
                 };
             };
@@ -2649,6 +2706,46 @@ export interface operations {
                         hotkey: string;
                         txId: string;
                     };
+                };
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3657,6 +3754,16 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
