@@ -14,7 +14,9 @@ const FACTS = { software: 'bwnet/test', capacity: { slots: 1, bandwidthMbps: 1 }
 /** A messenger with a fake link whose own connection key is `self`; returns what it disconnected. */
 function target (clock = new ManualClock(Date.now())) {
   const key = newHotkey()
-  const m = new Messenger(key, clock, silentLogger())
+  // Frames verified inline (no wall-clock time slices): the budget, not the machine's speed, decides
+  // which frames get through before the disconnect.
+  const m = new Messenger(key, clock, silentLogger(), { sliceMs: Infinity })
   const self = randomBytes(32).toString('hex')
   const cut: Array<{ peer: string, banMs: number }> = []
   m.attach({ publicKey: self, send: () => true, broadcast: () => 0, disconnect: (peer, banMs) => { cut.push({ peer, banMs }) } }, { onConnect: () => {}, onDisconnect: () => {} })
