@@ -131,7 +131,8 @@ export async function initAdmin (data: string, opts: { name?: string, force?: bo
       if (admins.length > 0 && opts.force !== true) throw new CliError(`an admin key already exists (${admins[0]!.prefix}… in organization ${org.id}); use --force to create another`)
     }
     const org = orgs[0] ?? await accounts.createOrganization({ name: opts.name ?? 'operator' })
-    const key = await accounts.createKey(org.id, { role: 'admin', plan: 'enterprise', name: 'first admin' })
+    // The first key of a node is the network operator's: it reaches every organization (docs/security.md).
+    const key = await accounts.createKey(org.id, { role: 'admin', operator: true, plan: 'enterprise', name: 'first admin' })
     return { organizationId: org.id, keyId: key.apiKey.id, key: key.key, created: orgs.length === 0 ? 'organization' : 'key' }
   } finally {
     await db.close()
