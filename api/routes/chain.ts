@@ -15,6 +15,8 @@ const WEIGHTS_LOOKBACK_EPOCHS = 5
 
 export interface ChainRoutesOptions {
   chain: Chain
+  /** Dev chains: registers (and stakes) a hotkey for the operator (POST /chain/registrations). */
+  enroll?: (hotkey: string, role: 'orchestrator' | 'worker' | 'validator', stakeRao: bigint) => Promise<unknown>
   /** True for a dev chain: enables POST /chain/sales. */
   dev: boolean
   /**
@@ -95,6 +97,29 @@ export default async function chainRoutes (app: FastifyInstance, opts: ChainRout
     if (found === undefined) throw new ChainError('BWN_ERR_CHAIN_NOT_REGISTERED', `hotkey ${hotkey} has no UID on this chain`)
     return found
   }))
+
+  app.post('/chain/registrations', {
+    schema: {
+      tags: ['chain'],
+      summary: 'Register a node\'s hotkey in a role on a dev chain (the operator enrolls the nodes of a test network)',
+      body: Type.Object({
+        hotkey: Hotkey,
+        role: Type.Union([Type.Literal('orchestrator'), Type.Literal('worker'), Type.Literal('validator')]),
+        stakeRao: Type.Optional(Type.String({ pattern: '^[0-9]{1,39}$', description: 'stake for a validator permit, rao as text' }))
+      }, { additionalProperties: false }),
+      ...(opts.writeGuard !== undefined
+        ? { security: [{ bearerAuth: [] }, { apiKey: [] }], response: guardedResponses({ 201: Type.Object({ hotkey: Type.String(), uid: Type.Integer(), role: Type.String(), registeredAtBlock: Type.Integer() }) }) }
+        : { response: { 201: Type.Object({ hotkey: Type.String(), uid: Type.Integer(), role: Type.String(), registeredAtBlock: Type.Integer() }) } })
+    },
+    ...(opts.writeGuard !== undefined ? { preHandler: opts.writeGuard } : {})
+  }, async (req, reply) => {
+    if (!opts.dev || opts.enroll === undefined) throw new ChainForbidden('registrations happen on the chain itself; this node is not on a dev chain')
+    const body = req.body as { hotkey: string, role: 'orchestrator' | 'worker' | 'validator', stakeRao?: string }
+    await call(() => opts.enroll!(body.hotkey, body.role, BigInt(body.stakeRao ?? '0')))
+    const found = (await call(() => chain.registrations())).find(r => r.hotkey === body.hotkey)
+    reply.code(201)
+    return found
+  })
 
   app.post('/chain/sales', {
     schema: {

@@ -79,6 +79,16 @@ export function chainCommand (): Command {
       return callApi(cmd, 'GET', `/chain/registrations/${encodeURIComponent(o.hotkey)}`)
     })
 
+  chain.command('enroll').description('register a node\'s hotkey in a role on the dev chain (operator key); validators also need --stake')
+    .requiredOption('--hotkey <ss58>', 'the node\'s hotkey (bwnet keys show)')
+    .requiredOption('--role <role>', 'orchestrator | worker | validator')
+    .option('--stake <rao>', 'stake for a validator permit, in rao')
+    .action((o: { hotkey: string, role: string, stake?: string }, cmd: Command) => {
+      if (!['orchestrator', 'worker', 'validator'].includes(o.role)) return cmd.error(`error: --role takes orchestrator, worker or validator, got ${o.role}`, { exitCode: 2, code: 'bwnet.chain.role' })
+      if (o.stake !== undefined && !/^[0-9]{1,39}$/.test(o.stake)) return cmd.error(`error: --stake takes a whole number of rao, got ${o.stake}`, { exitCode: 2, code: 'bwnet.chain.stake' })
+      return callApi(cmd, 'POST', '/chain/registrations', { hotkey: o.hotkey, role: o.role, ...(o.stake !== undefined ? { stakeRao: o.stake } : {}) })
+    })
+
   chain.command('sale').description('record an alpha sale by a hotkey (dev chain)')
     .requiredOption('--hotkey <ss58>', 'hotkey that sells')
     .requiredOption('--alpha <rao>', 'amount in rao (1 α = 1,000,000,000 rao)')

@@ -150,7 +150,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     apiDeps: { transfers: service, destinations, telemetry: telemetry.reader, audit: storeAuditReader({ store, hotkeyOfUid: async (uid) => (await nodeChain.chain.registrations()).find(r => r.uid === uid)?.hotkey ?? null }) },
     routes: async (app, apiDeps) => {
       await app.register(dataRoutes(source))
-      await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, writeGuard: authGuard(apiDeps.accounts, { roles: ['admin'], operator: true }) as never })
+      await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, enroll: devChain === undefined ? undefined : async (h, r, stake) => await devChain.enroll(h, r, { stakeRao: stake }), writeGuard: authGuard(apiDeps.accounts, { roles: ['admin'], operator: true }) as never })
       app.get('/chain/prism', {
         schema: {
           tags: ['chain'], summary: 'The latest PRISM scores a validator published (the routing weights this orchestrator uses)',

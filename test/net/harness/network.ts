@@ -7,6 +7,8 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { NetLab, type HostSpec } from './netns.ts'
 import { runCliOnce, REPO, type CliProcess } from '../../helpers/proc.ts'
+import { loadOrCreateKeystore } from '../../../node/keystore.ts'
+import { cryptoReady } from '../../../protocol/keys.ts'
 
 export const DHT_PORT = 49737
 export const API_PORT = 8000
@@ -61,11 +63,16 @@ export function hostPlan (o: NetworkOptions): HostSpec[] {
 /** The flags docs/node.md gives a node on its own host. */
 function nodeFlags (ip: string, boot: string, data: string): string[] {
   return [
+    // The lab's destination host has a private address: the operator allows it explicitly.
+    '--allow-private-destinations',
     '--data', data, '--bootstrap', boot, '--dht-host', ip, '--dht-port', String(DHT_PORT + 1),
     '--host', ip, '--port', String(API_PORT), '--public-url', `http://${ip}:${API_PORT}`,
     '--metrics-host', ip, '--metrics-port', String(METRICS_PORT)
   ]
 }
+
+/** A validator's stake on the lab's dev chain (a permit needs at least 1 α), in rao. */
+const VALIDATOR_STAKE_RAO = '1000000000000'
 
 export async function startNetwork (o: NetworkOptions): Promise<Network> {
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-net-'))
@@ -88,6 +95,19 @@ export async function startNetwork (o: NetworkOptions): Promise<Network> {
       '--block-time-ms', '1000', '--blocks-per-epoch', '10', '--result-gap-ms', String(RESULT_GAP_MS), ...(o.flags?.orchestrator ?? [])], env)
     const ready = await orchestrator.waitFor(l => l.event === 'node_ready', 60_000, 'orchestrator ready')
     const orchestratorHotkey = ready.hotkey as string
+    const api = `http://${orchIp}:${API_PORT}`
+    const adminHeaders = { 'x-api-key': admin.key }
+
+    // The operator enrolls every node's hotkey on the dev chain before it starts (docs/node.md): peers
+    // take roles from registrations, never from what a node says of itself.
+    await cryptoReady()
+    const enroll = async (name: string, role: 'worker' | 'validator'): Promise<void> => {
+      const { key } = await loadOrCreateKeystore(join(dir, name, 'hotkey.json'))
+      const res = await lab.http('client', 'POST', `${api}/chain/registrations`, { headers: adminHeaders, json: { hotkey: key.address, role, ...(role === 'validator' ? { stakeRao: VALIDATOR_STAKE_RAO } : {}) } })
+      if (res.status !== 201) throw new Error(`enroll ${name}: ${res.status} ${res.text}`)
+    }
+    for (let i = 1; i <= o.workers; i++) await enroll(`w${i}`, 'worker')
+    await enroll('validator', 'validator')
 
     const workers = Array.from({ length: o.workers }, (_, i) => {
       const name = `w${i + 1}`
@@ -107,8 +127,6 @@ export async function startNetwork (o: NetworkOptions): Promise<Network> {
     const workerHotkeys = await Promise.all(workers.map(async w => (await w.waitFor(l => l.event === 'node_ready', 60_000, 'worker ready')).hotkey as string))
     await validator.waitFor(l => l.event === 'node_ready', 60_000, 'validator ready')
 
-    const api = `http://${orchIp}:${API_PORT}`
-    const adminHeaders = { 'x-api-key': admin.key }
     // Every worker attached before work is sent.
     await eventuallyLab(async () => {
       const h = await lab.http('client', 'GET', `${api}/health`)

@@ -3,6 +3,7 @@
 // a blob damaged on disk is healed by the next upload of the same bytes, and blobs go when their
 // last reference does (cancelled and failed transfers release theirs). docs/transfers.md#staging.
 import t from 'tap'
+import { eventually } from '../../helpers/proc.ts'
 import { readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { startTestDevnet, apiClient, waitForStatus, sha256, testBytes, type Api } from '../../helpers/devnet.ts'
@@ -58,7 +59,8 @@ t.test(`cancel of X racing an upload of the same bytes to Y: ${ROUNDS} rounds in
     t.equal(acknowledged, ROUNDS, `${label}: every upload acknowledged`)
     t.equal(lost, 0, `${label}: 0 acknowledged chunks lost in ${ROUNDS} rounds`)
   }
-  t.same(await blobFiles(blobs), [], 'every blob deleted with its last reference')
+  // Staging is released outside the coordinator's mailbox, right after the cancel answers: wait for it.
+  t.same(await eventually(async () => { const f = await blobFiles(blobs); return f.length === 0 ? f : false }, 30_000, 'blobs released').catch(async () => await blobFiles(blobs)), [], 'every blob deleted with its last reference')
   t.same(await collect(store.table('index'), prefixRange('blob/')), [], 'no reference left')
 })
 
@@ -90,7 +92,7 @@ t.test('a staged blob damaged on disk is healed by the next upload of the same b
   t.equal(sha256(await readFile(join(net.data, 'orchestrator', 'sink', 'b.bin'))), digest, 'identical sha256 at the destination')
   t.ok((await readFile(path).then(() => true, () => false)), 'A still references the blob, so it stays')
   t.equal((await api(`/transfers/${a.id}`, { method: 'DELETE' })).status, 200)
-  t.same(await blobFiles(blobs), [], 'deleted with the last reference')
+  t.same(await eventually(async () => { const f = await blobFiles(blobs); return f.length === 0 ? f : false }, 30_000, 'blob released').catch(async () => await blobFiles(blobs)), [], 'deleted with the last reference')
 })
 
 t.test('a failed transfer releases its staged blobs', async t => {
