@@ -48,10 +48,7 @@ function jqPath (value: unknown, path: string): unknown {
   return v
 }
 
-// Not yet passing since peers take roles from chain registrations: the walkthrough does not enroll its
-// worker and validator hotkeys yet (`bwnet chain enroll`). BWN_WALKTHROUGH=1 runs it.
-const PENDING = process.env.BWN_WALKTHROUGH === '1' ? false : 'docs/node.md does not enroll standalone nodes on the dev chain yet; BWN_WALKTHROUGH=1 runs it'
-t.test('docs/node.md walkthrough: bootstrap, admin init, standalone nodes, a transfer, metrics that add up', { timeout: 420_000, skip: PENDING }, async t => {
+t.test('docs/node.md walkthrough: bootstrap, admin init, standalone nodes, a transfer, metrics that add up', { timeout: 420_000}, async t => {
   const lines = walkthrough(await readFile(join(REPO, 'docs', 'node.md'), 'utf8'))
   t.ok(lines.length >= 10, 'the walkthrough has its steps')
   const cwd = await mkdtemp(join(tmpdir(), 'bwnet-walk-'))
@@ -127,7 +124,9 @@ t.test('docs/node.md walkthrough: bootstrap, admin init, standalone nodes, a tra
   t.equal(sample(o, 'bwnet_tasks_total', { outcome: 'accepted' }), CHUNKS, 'orchestrator: one accepted result per chunk')
   t.equal(sample(o, 'bwnet_bytes_moved_total', { direction: 'settled' }), FILE_SIZE, 'orchestrator: settled bytes = file size')
   t.equal(sample(o, 'bwnet_transfers_total', { status: 'completed' }), 1, 'orchestrator: one completed transfer')
-  t.equal(sample(o, 'bwnet_peers', { peer_role: 'worker' }), 2, 'orchestrator sees both workers')
+  // The swarm may be replacing a connection at this instant (its de-duplication): the gauge settles.
+  const workersSeen = await eventually(async () => sample(await scrape(orch!), 'bwnet_peers', { peer_role: 'worker' }) === 2 || false, 20_000, 'both workers in the peers gauge').catch(() => false)
+  t.ok(workersSeen, 'orchestrator sees both workers')
   t.ok((sample(o, 'bwnet_http_request_duration_seconds_count', { route: '/transfers/:id/chunks', method: 'POST', status: '201' }) ?? 0) === CHUNKS, 'HTTP histogram counted each chunk upload')
   t.ok((sample(o, 'bwnet_chain_head') ?? 0) >= 1, 'chain head gauge')
 

@@ -112,7 +112,7 @@ export async function startNetwork (o: NetworkOptions): Promise<Network> {
     const workers = Array.from({ length: o.workers }, (_, i) => {
       const name = `w${i + 1}`
       return lab.bwnet(name, ['node', '--role', 'worker', ...nodeFlags(lab.host(name).ip, boot, join(dir, name)),
-        '--slots', String(o.slots ?? 4), '--bandwidth-mbps', String(o.workerMbit ?? 100), ...(o.flags?.worker ?? [])], env)
+        '--slots', String(o.slots ?? 4), '--bandwidth-mbps', String(o.workerMbit ?? 100), '--chain-host', orchestratorHotkey, ...(o.flags?.worker ?? [])], env)
     })
     const validator = lab.bwnet('val', ['node', '--role', 'validator', ...nodeFlags(lab.host('val').ip, boot, join(dir, 'validator')),
       '--chain-host', orchestratorHotkey, ...(o.flags?.validator ?? [])], env)
