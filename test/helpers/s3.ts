@@ -26,7 +26,7 @@ export interface S3Server {
 
 interface Teardownable { teardown (fn: () => unknown): void }
 
-async function freePort (): Promise<number> {
+export async function freePort (): Promise<number> {
   return await new Promise((resolve, reject) => {
     const server = createServer()
     server.once('error', reject)

@@ -3,12 +3,12 @@
 // when asked (`dev_newBlock`), so a test decides when time passes on chain.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { ApiPromise, WsProvider, Keyring } from '@polkadot/api'
 import type { SubmittableExtrinsic } from '@polkadot/api/types'
 import type { KeyringPair } from '@polkadot/keyring/types'
 import { REPO } from './proc.ts'
+import { freePort } from './s3.ts'
 
 export const SUBTENSOR_SPEC = join(REPO, 'test', 'fixtures', 'subtensor', 'raonet.json')
 const CHOPSTICKS_BIN = join(REPO, 'node_modules', '@acala-network', 'chopsticks', 'chopsticks.cjs')
@@ -30,17 +30,6 @@ export interface Subtensor {
   /** Same, wrapped in `sudo` (signed by the owner). */
   sudo (tx: SubmittableExtrinsic<'promise'>): Promise<string | null>
   stop (): Promise<void>
-}
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => { typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')) })
-    })
-  })
 }
 
 /** Starts chopsticks on the fixture spec and returns a connected API; stopped at the end of `t`. */

@@ -1,8 +1,7 @@
 // `bwnet chain head|weights|sale` against a node API serving the chain routes on 127.0.0.1.
 import t from 'tap'
 import { MemoryLevel } from 'memory-level'
-import { CommanderError, type Command } from 'commander'
-import { chainCommand } from '../../node/commands/chain.ts'
+import { runChainCommand } from '../helpers/chain-cli.ts'
 import { LevelStore } from '../../actors/store.ts'
 import { DevChain } from '../../actors/chain/dev-chain.ts'
 import { cryptoReady, newHotkey } from '../../protocol/index.ts'
@@ -10,23 +9,7 @@ import { ManualClock } from '../helpers/clock.ts'
 import { silentLogger } from '../helpers/logger.ts'
 import { chainApp } from '../helpers/chain-app.ts'
 
-async function run (args: string[]): Promise<{ code: number, out: string, err: string }> {
-  const cmd = chainCommand()
-  let out = ''
-  let err = ''
-  const quiet = (c: Command): void => {
-    c.exitOverride().configureOutput({ writeOut: s => { out += s }, writeErr: s => { err += s } })
-    c.commands.forEach(quiet)
-  }
-  quiet(cmd)
-  try {
-    await cmd.parseAsync(args, { from: 'user' })
-    return { code: 0, out, err }
-  } catch (e) {
-    if (e instanceof CommanderError) return { code: e.exitCode, out, err }
-    throw e
-  }
-}
+const run = runChainCommand
 
 t.test('head, weights and a sale through the API; errors exit non-zero with the problem code', async t => {
   await cryptoReady()

@@ -19,8 +19,7 @@ import { runCliOnce } from '../../helpers/proc.ts'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { CommanderError, type Command } from 'commander'
-import { chainCommand } from '../../../node/commands/chain.ts'
+import { runChainCommand as runChain } from '../../helpers/chain-cli.ts'
 
 const TAO = 1_000_000_000n
 const MIB = 1_048_576
@@ -196,23 +195,6 @@ t.test('Subtensor adapter on the real runtime', async t => {
   })
 })
 
-async function runChain (args: string[]): Promise<{ code: number, out: string, err: string }> {
-  const cmd = chainCommand()
-  let out = ''
-  let err = ''
-  const quiet = (c: Command): void => {
-    c.exitOverride().configureOutput({ writeOut: x => { out += x }, writeErr: x => { err += x } })
-    c.commands.forEach(quiet)
-  }
-  quiet(cmd)
-  try {
-    await cmd.parseAsync(args, { from: 'user' })
-    return { code: 0, out, err }
-  } catch (e) {
-    if (e instanceof CommanderError) return { code: e.exitCode, out, err }
-    throw e
-  }
-}
 
 async function collectKeys (store: LevelStore, prefix: string): Promise<string[]> {
   const out: string[] = []
