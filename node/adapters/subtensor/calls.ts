@@ -1,5 +1,5 @@
 // The version-aware layer between the Subtensor adapter and the runtime's extrinsics. It reads what the
-// connected runtime offers from its metadata (not from a hard-coded spec number), builds the weight
+// connected runtime offers from its metadata (not from its spec number alone), builds the weight
 // calls bwnet needs, and refuses clearly on a runtime whose weight calls it does not know.
 import type { ApiPromise } from '@polkadot/api'
 import type { SubmittableExtrinsic } from '@polkadot/api/types'
