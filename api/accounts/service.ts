@@ -31,6 +31,7 @@ export type PriceName = 'snapshot' | 'realtime' | 'sellAllowance'
 
 export const LEDGER_PAGE_MAX = 1000 // entries per ledger read
 const SEQ_DIGITS = 12
+const BALANCE_CACHE_MAX = 10_000 // organizations whose balance row is kept in memory
 
 export interface AccountsOptions {
   store: Store
@@ -54,6 +55,12 @@ export class AccountsService {
   readonly #store: Store
   readonly #clock: { now (): number }
   readonly #queues = new Map<string, PQueue>()
+  /**
+   * Balance rows as last written by this service. Every balance change goes through `#serial` here and
+   * the store is held by this one process (LevelDB's lock), so the cached row is the stored row: a
+   * paid read's debit costs one batch write, not a read and a write. Dropped when a write fails.
+   */
+  readonly #balances = new Map<string, BalanceRow>()
   #keyGeneration = 0
 
   /** Changes whenever a key is revoked: caches of authenticated keys compare it on every use. */
@@ -256,7 +263,7 @@ export class AccountsService {
 
   async balance (organizationId: string): Promise<Balance> {
     await this.getOrganization(organizationId)
-    const row = await this.#ledger.get(`balance/${organizationId}`) as BalanceRow | undefined
+    const row = await this.#balanceRow(organizationId)
     return { organizationId, balance: row?.balance ?? 0, entries: row?.seq ?? 0 }
   }
 
@@ -280,7 +287,7 @@ export class AccountsService {
   async debit (organizationId: string, amount: number, what: { keyId: string, memo: string }): Promise<Balance> {
     if (amount === 0) return this.balance(organizationId)
     return this.#serial(organizationId, async () => {
-      const row = await this.#ledger.get(`balance/${organizationId}`) as BalanceRow | undefined
+      const row = await this.#balanceRow(organizationId)
       const balance = row?.balance ?? 0
       if (balance < amount) throw insufficient(balance, amount)
       return this.#append(organizationId, -amount, 'read', what.memo, what.keyId)
@@ -293,7 +300,7 @@ export class AccountsService {
    */
   async debitBatch (organizationId: string, items: readonly DebitItem[]): Promise<DebitOutcome[]> {
     return this.#serial(organizationId, async () => {
-      const row = await this.#ledger.get(`balance/${organizationId}`) as BalanceRow | undefined
+      const row = await this.#balanceRow(organizationId)
       let balance = row?.balance ?? 0
       let seq = row?.seq ?? 0
       const at = this.#iso()
@@ -309,7 +316,7 @@ export class AccountsService {
       })
       if (ops.length > 0) {
         ops.push({ type: 'put', table: 'credit_ledger', key: `balance/${organizationId}`, value: { balance, seq } satisfies BalanceRow })
-        await this.#store.batch(ops)
+        await this.#writeBalance(organizationId, ops, { balance, seq })
       }
       return outcomes
     })
@@ -318,13 +325,13 @@ export class AccountsService {
   /** Throws InsufficientCredits unless the balance covers `amount` (a check before the work; `debit` decides). */
   async ensureCredits (organizationId: string, amount: number): Promise<void> {
     if (amount === 0) return
-    const row = await this.#ledger.get(`balance/${organizationId}`) as BalanceRow | undefined
+    const row = await this.#balanceRow(organizationId)
     const balance = row?.balance ?? 0
     if (balance < amount) throw insufficient(balance, amount)
   }
 
   async #append (organizationId: string, amount: number, kind: LedgerEntry['kind'], memo: string | null, keyId: string | null): Promise<Balance> {
-    const row = await this.#ledger.get(`balance/${organizationId}`) as BalanceRow | undefined
+    const row = await this.#balanceRow(organizationId)
     const seq = (row?.seq ?? 0) + 1
     const balance = (row?.balance ?? 0) + amount
     const entry: LedgerEntry = { seq, organizationId, amount, kind, memo, keyId, balanceAfter: balance, at: this.#iso() }
@@ -332,8 +339,31 @@ export class AccountsService {
       { type: 'put', table: 'credit_ledger', key: `entry/${organizationId}/${String(seq).padStart(SEQ_DIGITS, '0')}`, value: entry },
       { type: 'put', table: 'credit_ledger', key: `balance/${organizationId}`, value: { balance, seq } satisfies BalanceRow }
     ]
-    await this.#store.batch(ops)
+    await this.#writeBalance(organizationId, ops, { balance, seq })
     return { organizationId, balance, entries: seq }
+  }
+
+  async #balanceRow (organizationId: string): Promise<BalanceRow | undefined> {
+    const hit = this.#balances.get(organizationId)
+    if (hit !== undefined) return hit
+    const row = await this.#ledger.get(`balance/${organizationId}`) as BalanceRow | undefined
+    if (row !== undefined) this.#remember(organizationId, row)
+    return row
+  }
+
+  async #writeBalance (organizationId: string, ops: StoreOp[], row: BalanceRow): Promise<void> {
+    try {
+      await this.#store.batch(ops)
+    } catch (err) {
+      this.#balances.delete(organizationId)
+      throw err
+    }
+    this.#remember(organizationId, row)
+  }
+
+  #remember (organizationId: string, row: BalanceRow): void {
+    if (this.#balances.size >= BALANCE_CACHE_MAX && !this.#balances.has(organizationId)) this.#balances.clear()
+    this.#balances.set(organizationId, row)
   }
 
   #serial<T> (organizationId: string, fn: () => Promise<T>): Promise<T> {

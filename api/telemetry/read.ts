@@ -4,8 +4,8 @@
 // "the answer is 304 and no charge is made"). Errors of the resolution (bad cursor, unknown
 // snapshot) are held and thrown by the handler, so the limits keep their order in front of them.
 //
-// Bodies of immutable versions are serialized once: `cachedBody` keeps the JSON text per ETag, so a
-// 200 of a published version costs a header write and a socket write.
+// Bodies of immutable versions are serialized once: `BodyCache` keeps the encoded JSON per ETag, so a
+// 200 of a published version costs a header write and a socket write of bytes already encoded.
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteHandlerMethod } from 'fastify'
 
 export const BODY_CACHE_ENTRIES = 512 // serialized immutable versions kept (LRU)
@@ -14,7 +14,7 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 /** One resolved read: its ETag and its JSON body (text, built only for a 200). */
 export interface ReadResult {
   etag: string
-  body: () => string | Promise<string>
+  body: () => string | Buffer | Promise<string | Buffer>
 }
 
 export type ReadResolver = (req: FastifyRequest) => ReadResult | Promise<ReadResult>
@@ -68,19 +68,19 @@ export const serveResolvedRead: RouteHandlerMethod = async function serveResolve
   return reply.type(JSON_CONTENT_TYPE).send(body)
 }
 
-/** A small LRU of serialized bodies of immutable versions, keyed by ETag. */
+/** A small LRU of serialized bodies (UTF-8 bytes) of immutable versions, keyed by ETag. */
 export class BodyCache {
-  readonly #entries = new Map<string, string>()
+  readonly #entries = new Map<string, Buffer>()
   constructor (readonly size = BODY_CACHE_ENTRIES) {}
 
-  get (etag: string, build: () => unknown): string {
+  get (etag: string, build: () => unknown): Buffer {
     const hit = this.#entries.get(etag)
     if (hit !== undefined) {
       this.#entries.delete(etag)
       this.#entries.set(etag, hit)
       return hit
     }
-    const text = JSON.stringify(build())
+    const text = Buffer.from(JSON.stringify(build()))
     this.#entries.set(etag, text)
     if (this.#entries.size > this.size) this.#entries.delete(this.#entries.keys().next().value as string)
     return text
