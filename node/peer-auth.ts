@@ -59,6 +59,7 @@ export class PeerAuth {
   #chain: Chain | null = null
   readonly #cache = new Map<string, CacheEntry>()
   readonly #waiting = new Map<string, Waiting[]>()
+  readonly #refreshing = new Set<string>()
   readonly #loggedAt = new Map<string, number>()
   /** Refused messages by type, for metrics and tests. */
   readonly refused = new Map<string, number>()
@@ -82,8 +83,26 @@ export class PeerAuth {
     return e !== undefined && e.until > this.#clock.now() ? e.standing : undefined
   }
 
-  /** Whether the cached standing satisfies `need` (false when unknown): for synchronous choices. */
-  allows (hotkey: string, need: Need): boolean { return satisfies(this.cached(hotkey) ?? null, need) }
+  /**
+   * Whether a hotkey's standing satisfies `need`, for synchronous choices (a verifier for a delivery): the
+   * fresh cached standing; once it has expired, the last one looked up while a refresh runs (a quiet,
+   * connected validator must not drop out of the choice every TTL); false when never looked up, and
+   * then a lookup starts so the next choice knows.
+   */
+  allows (hotkey: string, need: Need): boolean {
+    const fresh = this.cached(hotkey)
+    if (fresh !== undefined) return satisfies(fresh, need)
+    this.#refresh(hotkey)
+    return satisfies(this.#cache.get(hotkey)?.standing ?? null, need)
+  }
+
+  #refresh (hotkey: string): void {
+    if (this.#refreshing.has(hotkey) || this.#chain === null) return
+    this.#refreshing.add(hotkey)
+    this.standing(hotkey).catch((err: Error & { code?: string }) => {
+      this.#log.debug({ peer: hotkey, err: err.code ?? err.message }, 'standing refresh failed; the last known standing stays')
+    }).finally(() => this.#refreshing.delete(hotkey))
+  }
 
   /** The standing of a hotkey, from the chain when it is not cached. */
   async standing (hotkey: string): Promise<PeerStanding | null> {

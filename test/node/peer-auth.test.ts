@@ -1,0 +1,59 @@
+// PeerAuth's synchronous choice (`allows`): a connected, registered validator stays choosable across
+// cache expiries (the last known standing while a refresh runs), and a revocation is seen after the
+// refresh. On a manual clock with a chain stub that counts lookups.
+import t from 'tap'
+import { pino } from 'pino'
+import { PeerAuth, STANDING_TTL_MS } from '../../node/peer-auth.ts'
+import { ManualClock } from '../helpers/clock.ts'
+import type { Chain, Standing } from '../../actors/chain/index.ts'
+import type { Messenger } from '../../node/messenger.ts'
+
+const VALIDATOR = '5ValidatorHotkeyForPeerAuthTest'
+
+function setup () {
+  const clock = new ManualClock()
+  const standings = new Map<string, Standing | null>([[VALIDATOR, { hotkey: VALIDATOR, uid: 3, role: 'validator', registeredAtBlock: 1, stakeRao: 10n ** 12n, validatorPermit: true }]])
+  let lookups = 0
+  let gate: Promise<void> = Promise.resolve()
+  const chain = { standing: async (h: string) => { lookups++; await gate; return standings.get(h) ?? null } } as unknown as Chain
+  const auth = new PeerAuth({ self: { hotkey: '5Self', role: 'orchestrator' }, clock, logger: pino({ level: 'silent' }), messenger: { on () {} } as unknown as Messenger })
+  auth.useChain(chain)
+  return { clock, auth, standings, lookups: () => lookups, hold: () => { let open!: () => void; gate = new Promise(r => { open = r }); return open } }
+}
+
+const settle = async (): Promise<void> => { for (let i = 0; i < 5; i++) await new Promise(setImmediate) }
+
+t.test('never looked up: not allowed now, one lookup started, allowed once it answers', async t => {
+  const s = setup()
+  t.equal(s.auth.allows(VALIDATOR, 'validator'), false)
+  t.equal(s.auth.allows(VALIDATOR, 'validator'), false, 'asked again while the lookup runs')
+  t.equal(s.lookups(), 1, 'one lookup for both asks')
+  await settle()
+  t.equal(s.auth.allows(VALIDATOR, 'validator'), true)
+})
+
+t.test('an expired standing stays usable while it is refreshed; a revocation lands with the refresh', async t => {
+  const s = setup()
+  await s.auth.standing(VALIDATOR)
+  t.equal(s.lookups(), 1)
+  s.clock.advance(STANDING_TTL_MS + 1)
+  t.equal(s.auth.cached(VALIDATOR), undefined, 'the cache entry expired')
+  const open = s.hold()
+  s.standings.set(VALIDATOR, null) // deregistered on the chain
+  t.equal(s.auth.allows(VALIDATOR, 'validator'), true, 'last known standing while the refresh runs')
+  t.equal(s.lookups(), 2, 'a refresh started')
+  open()
+  await settle()
+  t.equal(s.auth.allows(VALIDATOR, 'validator'), false, 'the refreshed standing decides')
+  t.equal(s.lookups(), 2, 'a fresh answer needs no lookup')
+})
+
+t.test('a failed refresh keeps the last known standing', async t => {
+  const s = setup()
+  await s.auth.standing(VALIDATOR)
+  s.clock.advance(STANDING_TTL_MS + 1)
+  s.auth.useChain({ standing: async () => { throw new Error('chain host unreachable') } } as unknown as Chain)
+  t.equal(s.auth.allows(VALIDATOR, 'validator'), true)
+  await settle()
+  t.equal(s.auth.allows(VALIDATOR, 'validator'), true, 'still the last known standing')
+})
