@@ -123,9 +123,9 @@ try {
     `net bench: ${sizeMib} MiB through N workers; worker links ${workerMbit} Mbit/s, client and destination ${edgeMbit} Mbit/s`,
     `baseline (same run, plain HTTP PUT): worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s`,
     '',
-    '| workers | time (s) | goodput (Mbit/s) | goal 0.8 × min(N × link, edge) | ratio to min(N × measured worker link, measured edge) | goal met | reassignments |',
-    '|---:|---:|---:|---:|---:|:---:|---:|',
-    ...rows.map(r => `| ${r.workers} | ${r.seconds.toFixed(1)} | ${r.goodputMbit.toFixed(0)} | ${r.goalMbit.toFixed(0)} | ${r.ratioToBaseline.toFixed(2)} | ${r.meetsGoal ? 'yes' : 'no'} | ${r.interventions ?? ''} |`)
+    '| workers | time (s) | of which upload (s) | orchestrator create → completed (s) | goodput (Mbit/s) | goal 0.8 × min(N × link, edge) | ratio to min(N × measured worker link, measured edge) | goal met | reassignments |',
+    '|---:|---:|---:|---:|---:|---:|---:|:---:|---:|',
+    ...rows.map(r => `| ${r.workers} | ${r.seconds.toFixed(1)} | ${r.uploadSeconds.toFixed(1)} | ${r.orchestratorSeconds?.toFixed(1) ?? '?'} | ${r.goodputMbit.toFixed(0)} | ${r.goalMbit.toFixed(0)} | ${r.ratioToBaseline.toFixed(2)} | ${r.meetsGoal ? 'yes' : 'no'} | ${r.interventions ?? ''} |`)
   ]
   const result = { bench: 'net', sizeMib, workerMbit, edgeMbit, baselines: base, rows }
   process.stdout.write(lines.join('\n') + '\n' + JSON.stringify(result) + '\n')
