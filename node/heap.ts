@@ -21,9 +21,16 @@ let tuned = false
  */
 export function tuneHeapForDataPlane (env: NodeJS.ProcessEnv = process.env): void {
   if (tuned) return
+  const percent = heapGrowingPercent(env)
   tuned = true
-  const raw = env.BWN_HEAP_GROWING_PERCENT
-  const percent = raw === undefined || raw === '' ? HEAP_GROWING_PERCENT : Number(raw)
-  if (!Number.isInteger(percent) || percent < 0 || percent > 1000) throw Object.assign(new Error(`BWN_HEAP_GROWING_PERCENT must be an integer 0..1000, not ${raw}`), { code: 'BWN_ERR_CONFIG' })
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`)
+}
+
+/** The growth percentage `env` asks for (BWN_HEAP_GROWING_PERCENT), else HEAP_GROWING_PERCENT; 0: V8's own. */
+export function heapGrowingPercent (env: NodeJS.ProcessEnv): number {
+  const raw = env.BWN_HEAP_GROWING_PERCENT
+  if (raw === undefined || raw.trim() === '') return HEAP_GROWING_PERCENT
+  const percent = Number(raw)
+  if (!Number.isInteger(percent) || percent < 0 || percent > 1000) throw Object.assign(new Error(`BWN_HEAP_GROWING_PERCENT must be an integer 0..1000, not ${JSON.stringify(raw)}`), { code: 'BWN_ERR_CONFIG' })
+  return percent
 }
