@@ -37,6 +37,8 @@ const { values: args } = parseArgs({
     // Profile the devnet: --cpu-prof (and --heap-prof with --heap-prof) into this directory.
     profile: { type: 'string' },
     'heap-prof': { type: 'boolean', default: false },
+    // Extra node flags for the devnet process, e.g. '--trace-gc' (split on spaces; its output goes to --devnet-log).
+    'devnet-node-args': { type: 'string', default: '' },
     // Fail (exit 1) when the devnet's peak RSS goes over this many MiB (0: no limit).
     'max-rss-mib': { type: 'string', default: '0' },
     // Memory under abuse: after the rounds, send --oversize-count concurrent bodies of --oversize-mib MiB
@@ -123,7 +125,7 @@ async function attemptsOf (baseUrl: string, adminKey: string, orchestrator: stri
   const r = await api(baseUrl, adminKey, `/api/audit/orchestrator/${orchestrator}/transfers/${id}?limit=5000`)
   const results: Record<string, number> = {}
   for (const row of r.task_results as Array<{ outcome: string }>) results[row.outcome] = (results[row.outcome] ?? 0) + 1
-  if (process.env.BWN_BENCH_DEBUG === '1') process.stderr.write(JSON.stringify({ results: r.task_results, interventions: r.overseer_interventions, attempts: r.task_attempts }) + '\n')
+  if (process.env.BWN_BENCH_DEBUG === "1") process.stderr.write(JSON.stringify({ tasks: r.tasks, results: r.task_results, interventions: r.overseer_interventions, attempts: r.task_attempts }) + '\n')
   return { tasks: r.tasks.length, attempts: r.task_attempts.length, interventions: r.overseer_interventions.length, results }
 }
 
@@ -185,9 +187,9 @@ async function rssOf (pid: number): Promise<number | null> {
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); null when unreadable. */
-async function cpuSecondsOf (pid: number): Promise<number | null> {
+async function cpuSecondsOf (pid: number, thread?: number): Promise<number | null> {
   try {
-    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ')
+    const fields = (await readFile(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ')
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
   } catch { return null }
 }
@@ -253,9 +255,10 @@ async function main (): Promise<void> {
 
     const data = join(work, 'devnet')
     const devnetArgs = args['devnet-args']!.split(' ').filter(a => a !== '')
-    const nodeArgs = args.profile === undefined
-      ? []
-      : ['--cpu-prof', '--cpu-prof-dir', args.profile, ...(args['heap-prof'] === true ? ['--heap-prof', '--heap-prof-dir', args.profile] : [])]
+    const nodeArgs = [
+      ...args['devnet-node-args']!.split(' ').filter(a => a !== ''),
+      ...(args.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args.profile, ...(args['heap-prof'] === true ? ['--heap-prof', '--heap-prof-dir', args.profile] : [])])
+    ]
     if (args.profile !== undefined) await mkdir(args.profile, { recursive: true })
     const devnet = spawnTs(join(REPO, 'node', 'cli.ts'), ['devnet', '--port', '0', '--data', data, '--workers', String(workers), '--log-level', 'warn', ...devnetArgs], {}, nodeArgs)
     devnet.stdout!.resume()
@@ -293,7 +296,7 @@ async function main (): Promise<void> {
     const idle = rssSampler(devnet.pid!, rssEveryMs)
     await sleep(Math.max(1000, 5 * rssEveryMs))
     const idleSamples = (await idle.stop()).samples
-    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], attempts: [] }
+    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], devnetMainCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], devnetMainCpu: [], attempts: [] }
     const skipBaseline = args['skip-baseline'] === true
     for (let round = 0; round < rounds; round++) {
       const order = skipBaseline ? ['bwnet'] : round % 2 === 0 ? ['bwnet', 'baseline'] : ['baseline', 'bwnet']
@@ -305,9 +308,11 @@ async function main (): Promise<void> {
           await symlink(source, link)
           const sampler = rssSampler(devnet.pid!, rssEveryMs)
           const cpu0 = await cpuSecondsOf(devnet.pid!)
+          const main0 = await cpuSecondsOf(devnet.pid!, devnet.pid!)
           const r = await viaBwnet(link, file.baseUrl, key, join(work, 'state'))
           per.rssPeak.push((await sampler.stop()).peak)
           per.devnetCpu.push((await cpuSecondsOf(devnet.pid!) ?? NaN) - (cpu0 ?? NaN))
+          per.devnetMainCpu.push((await cpuSecondsOf(devnet.pid!, devnet.pid!) ?? NaN) - (main0 ?? NaN))
           per.attempts.push(await attemptsOf(file.baseUrl, file.keys.admin, file.nodes.find((n: { role: string }) => n.role === 'orchestrator').hotkey, r.id))
           const got = await sha256File(join(sink, name))
           if (got !== sourceSha) throw new Error(`bwnet delivered ${got}, not ${sourceSha}`)
@@ -356,6 +361,8 @@ async function main (): Promise<void> {
       bwnetWallSeconds: per.bwnetWall.map(s3),
       // CPU seconds the devnet process used while each bwnet round ran (both cores count).
       devnetCpuSeconds: per.devnetCpu.map(x => Math.round(x * 10) / 10),
+      // Of those, the seconds of its main thread (JavaScript runs there: one core at most).
+      devnetMainThreadCpuSeconds: per.devnetMainCpu.map(x => Math.round(x * 10) / 10),
       attempts: per.attempts,
       // The devnet process's resident set: idle (the same run's baseline) and the peak while moving.
       oversize,
@@ -371,7 +378,7 @@ async function main (): Promise<void> {
       console.log(`| baseline single PUT into the sink dir | ${seconds.baseline} | ${result.mibPerSec.baseline} | ${result.perRoundSeconds.baseline.join(', ')} |`)
       console.log(`bwnet/baseline = ${result.ratio.bwnetOverBaseline} (${sizeMib} MiB, ${rounds} round(s); CLI elapsed ${result.bwnetCliSeconds.join(', ')} s, with process start ${result.bwnetWallSeconds.join(', ')} s)`)
     }
-    console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s; attempts: ${JSON.stringify(per.attempts)}`)
+    console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s (main thread ${result.devnetMainThreadCpuSeconds.join(', ')} s); attempts: ${JSON.stringify(per.attempts)}`)
     if (oversize !== null) console.log(`${oversizeCount} × ${oversizeMib} MiB bodies for one chunk index: statuses ${oversize.statuses.join(', ')}, MiB sent before the answer ${oversize.sentMiB.join(', ')}, devnet RSS peak ${oversize.rssPeakMiB} MiB`)
     console.log(`devnet RSS: idle ${result.rssMiB.idle} MiB, peak ${result.rssMiB.peak} MiB while moving (peak/idle = ${result.rssMiB.peakOverIdle}${maxRssMib > 0 ? `; limit ${maxRssMib} MiB` : ''})`)
     await mkdir(dirname(args.out!), { recursive: true })

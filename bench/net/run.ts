@@ -83,7 +83,7 @@ async function baselines (file: string, dir: string): Promise<{ workerLinkMbit: 
   } finally { await lab.destroy() }
 }
 
-interface Row { workers: number, seconds: number, goodputMbit: number, goalMbit: number, idealMbit: number, ratioToBaseline: number, meetsGoal: boolean, interventions: number | null }
+interface Row { workers: number, seconds: number, uploadSeconds: number, orchestratorSeconds: number | null, goodputMbit: number, goalMbit: number, idealMbit: number, ratioToBaseline: number, meetsGoal: boolean, interventions: number | null }
 
 const dir = await mkdtemp(join(tmpdir(), 'bwnet-bench-net-'))
 try {
@@ -106,22 +106,26 @@ try {
       const { id, summary } = putSummary(stdout)
       if (summary.status !== 'completed') throw new Error(`${n} workers: ${summary.status}`)
       if (await sha256File(join(net.destDir, id)) !== expected) throw new Error(`${n} workers: the destination's copy differs`)
+      // Where the time went: the CLI's upload phase, and the orchestrator's own create → completed.
+      const got = await net.lab.exec('client', ['curl', '-sS', '-H', `authorization: Bearer ${net.clientKey}`, `${net.api}/transfers/${id}`])
+      const record = JSON.parse(got.stdout) as { created_at?: string, completed_at?: string | null }
+      const orchestratorSeconds = record.completed_at != null && record.created_at !== undefined ? (Date.parse(record.completed_at) - Date.parse(record.created_at)) / 1000 : null
       const interventions = net.orchestrator.lines.filter(l => l.event === 'overseer_reassign' && l.transferId === id).length
       const goodput = mbit(size, ms)
       const ideal = Math.min(n * workerMbit, edgeMbit)
       const measuredIdeal = Math.min(n * base.workerLinkMbit, base.edgeLinkMbit)
-      const row: Row = { workers: n, seconds: ms / 1000, goodputMbit: goodput, goalMbit: 0.8 * ideal, idealMbit: ideal, ratioToBaseline: goodput / measuredIdeal, meetsGoal: goodput >= 0.8 * ideal, interventions }
+      const row: Row = { workers: n, seconds: ms / 1000, uploadSeconds: summary.upload_ms / 1000, orchestratorSeconds, goodputMbit: goodput, goalMbit: 0.8 * ideal, idealMbit: ideal, ratioToBaseline: goodput / measuredIdeal, meetsGoal: goodput >= 0.8 * ideal, interventions }
       rows.push(row)
-      process.stderr.write(`${n} workers: ${row.seconds.toFixed(1)} s, ${goodput.toFixed(0)} Mbit/s (goal ${row.goalMbit.toFixed(0)}), ${interventions} reassignments\n`)
+      process.stderr.write(`${n} workers: ${row.seconds.toFixed(1)} s (upload ${row.uploadSeconds.toFixed(1)} s, orchestrator create → completed ${orchestratorSeconds?.toFixed(1) ?? '?'} s), ${goodput.toFixed(0)} Mbit/s (goal ${row.goalMbit.toFixed(0)}), ${interventions} reassignments\n`)
     } finally { await net.stop() }
   }
   const lines = [
     `net bench: ${sizeMib} MiB through N workers; worker links ${workerMbit} Mbit/s, client and destination ${edgeMbit} Mbit/s`,
     `baseline (same run, plain HTTP PUT): worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s`,
     '',
-    '| workers | time (s) | goodput (Mbit/s) | goal 0.8 × min(N × link, edge) | ratio to min(N × measured worker link, measured edge) | goal met | reassignments |',
-    '|---:|---:|---:|---:|---:|:---:|---:|',
-    ...rows.map(r => `| ${r.workers} | ${r.seconds.toFixed(1)} | ${r.goodputMbit.toFixed(0)} | ${r.goalMbit.toFixed(0)} | ${r.ratioToBaseline.toFixed(2)} | ${r.meetsGoal ? 'yes' : 'no'} | ${r.interventions ?? ''} |`)
+    '| workers | time (s) | of which upload (s) | orchestrator create → completed (s) | goodput (Mbit/s) | goal 0.8 × min(N × link, edge) | ratio to min(N × measured worker link, measured edge) | goal met | reassignments |',
+    '|---:|---:|---:|---:|---:|---:|---:|:---:|---:|',
+    ...rows.map(r => `| ${r.workers} | ${r.seconds.toFixed(1)} | ${r.uploadSeconds.toFixed(1)} | ${r.orchestratorSeconds?.toFixed(1) ?? '?'} | ${r.goodputMbit.toFixed(0)} | ${r.goalMbit.toFixed(0)} | ${r.ratioToBaseline.toFixed(2)} | ${r.meetsGoal ? 'yes' : 'no'} | ${r.interventions ?? ''} |`)
   ]
   const result = { bench: 'net', sizeMib, workerMbit, edgeMbit, baselines: base, rows }
   process.stdout.write(lines.join('\n') + '\n' + JSON.stringify(result) + '\n')

@@ -4,6 +4,7 @@ import { BwnetNode } from '../node.ts'
 import { Devnet, type DevnetHooks } from '../devnet.ts'
 import { resolveConfig, NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, DevnetSettings, DEVNET_SETTINGS, DEVNET_DEFAULTS } from '../config.ts'
 import { createLogger } from '../logger.ts'
+import { tuneHeapForDataPlane } from '../heap.ts'
 import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
 
 export const SHUTDOWN_TIMEOUT_MS = 5_000 // everything must be closed within this after a signal
@@ -68,6 +69,7 @@ export function nodeCommand (): Command {
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })
+      tuneHeapForDataPlane()
       const logger = createLogger({ level: config.logLevel })
       const node = new BwnetNode({ config, logger })
       onShutdown(() => node.stop(), logger)
@@ -88,6 +90,7 @@ export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o) =
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(DevnetSettings, DEVNET_SETTINGS, DEVNET_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })
+      tuneHeapForDataPlane()
       const logger = createLogger({ level: config.logLevel })
       const devnet = new Devnet(config, logger, hooks)
       onShutdown(() => devnet.stop(), logger)

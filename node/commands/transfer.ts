@@ -22,6 +22,26 @@ export const DEFAULT_TIER = 'STANDARD'
 export const POLL_START_MS = 250 // first status poll after finalize
 export const POLL_MAX_MS = 5_000 // status poll interval cap
 const POLL_FACTOR = 1.5
+
+/** What one status poll saw: chunks delivered so far, and when (ms). */
+export interface PollSample { delivered: number, atMs: number }
+
+/**
+ * The wait before the next status poll while `put` waits for completion. It backs off (× 1.5, up to
+ * POLL_MAX_MS) as long as the transfer is far from done, but never waits past the moment the last two
+ * polls' delivery rate predicts the last chunk delivered; once every chunk is delivered (verification
+ * and the destination's completion follow within moments) it starts again from POLL_START_MS. So the
+ * command returns close to the transfer's completion instead of up to POLL_MAX_MS after it, at the
+ * cost of a few extra polls near the end.
+ */
+export function nextPollDelay (delay: number, prev: PollSample | null, cur: PollSample, total: number): number {
+  const backoff = Math.min(POLL_MAX_MS, delay * POLL_FACTOR)
+  if (cur.delivered >= total) return prev !== null && prev.delivered < total ? POLL_START_MS : backoff
+  if (prev === null || cur.delivered <= prev.delivered || cur.atMs <= prev.atMs) return backoff
+  const perMs = (cur.delivered - prev.delivered) / (cur.atMs - prev.atMs)
+  const untilDelivered = (total - cur.delivered) / perMs
+  return Math.max(POLL_START_MS, Math.min(backoff, Math.round(untilDelivered)))
+}
 export const DEFAULT_WAIT_TIMEOUT_S = 24 * 3600 // 1 day: how long `put` waits for completion
 const PROGRESS_LINE_INTERVAL_MS = 2_000 // plain progress lines when stderr is not a TTY
 const MAX_FINALIZE_ROUNDS = 3 // finalize → 409 missing → upload them → finalize again
@@ -296,13 +316,16 @@ export async function putFile (file: string, opts: PutOptions): Promise<PutSumma
 
     const deadline = Date.now() + opts.waitTimeoutS * 1000
     let delay = POLL_START_MS
+    let sample: PollSample = { delivered: record.chunks.delivered, atMs: Date.now() }
     progress.start('deliver', record.total_chunks, record.chunks.delivered, 'chunks')
     try {
       while (record.status !== 'completed' && record.status !== 'failed' && record.status !== 'cancelled') {
         if (Date.now() > deadline) throw new CliError(`transfer ${id} is still ${record.status} after ${opts.waitTimeoutS} s; run \`bwnet transfer status ${id}\` later`)
         await sleep(delay)
-        delay = Math.min(POLL_MAX_MS, delay * POLL_FACTOR)
         record = await client.get(id)
+        const next: PollSample = { delivered: record.chunks.delivered, atMs: Date.now() }
+        delay = nextPollDelay(delay, sample, next, record.total_chunks)
+        sample = next
         progress.update(record.chunks.delivered, `verified ${record.chunks.verified}`)
       }
     } finally {
