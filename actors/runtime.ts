@@ -10,6 +10,7 @@ import type { Ref, ActorContext } from 'nact'
 import { randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { Clock, Logger } from './ports.ts'
+import { AskTimeoutError } from './errors.ts'
 
 export type { Ref }
 
@@ -95,10 +96,7 @@ export interface Reply<T> {
   reject (err: Error): void
 }
 
-export class AskTimeoutError extends Error {
-  readonly code = 'BWN_ERR_ACTOR_TIMEOUT'
-  constructor (what: string, ms: number) { super(`${what}: no answer within ${ms} ms`) }
-}
+export { AskTimeoutError } from './errors.ts'
 
 /**
  * Sends `make(reply)` to `ref` and waits for the actor to call `reply.resolve`. The timeout runs on

@@ -18,6 +18,7 @@ import { startOrchestratorNode, startWorkerNode, stopNode, type SimOrchestrator,
 import { FormulaEpochs, type EpochEngine, type EpochClose } from './epochs.ts'
 import { Workload } from './workload.ts'
 import { CountingLogger } from './logger.ts'
+import { isFailureReason } from '../protocol/failure-reasons.ts'
 
 export const DEFAULT_DRAIN_HOURS = 1
 export const DEFAULT_SLOTS = 2
@@ -409,7 +410,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   for (const o of orchestrators) for (const [, r] of o.store.rows<TransferRow>('transfers')) rows.push(r)
   const unfinished = rows.filter(r => r.status !== 'completed' && r.status !== 'failed')
   const incomplete = rows.filter(r => r.status === 'completed' && r.chunks_delivered !== r.total_chunks)
-  const failedNoReason = rows.filter(r => r.status === 'failed' && r.error_code === null)
+  const failedNoReason = rows.filter(r => r.status === 'failed' && !isFailureReason(r.error_code))
   const tasks = rows.reduce((a, r) => a + r.total_chunks, 0)
   const accounted = rows.filter(r => r.status === 'completed' || r.status === 'failed').reduce((a, r) => a + r.total_chunks, 0)
   invariants.push({
