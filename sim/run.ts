@@ -19,6 +19,7 @@ import { FormulaEpochs, type EpochEngine, type EpochClose } from './epochs.ts'
 import { Workload } from './workload.ts'
 import { CountingLogger } from './logger.ts'
 import { isFailureReason } from '../protocol/failure-reasons.ts'
+import { randomFrom } from '../actors/random.ts'
 
 export const DEFAULT_DRAIN_HOURS = 1
 export const DEFAULT_SLOTS = 2
@@ -109,7 +110,9 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   const epochMs = scenario.epoch.blocks * scenario.epoch.blockTimeMs
   const clock = new VirtualClock(startMs)
   const logger = new CountingLogger()
-  const env = { clock, logger }
+  // Ids (transfers, attempts, sessions) from a seeded stream: a run replays to the byte, ids included.
+  const ids = rng.stream('ids')
+  const env = { clock, logger, random: randomFrom(() => ids.next()) }
 
   // --- who is who -------------------------------------------------------------------------------
   const nOrch = scenario.orchestrators.count

@@ -7,7 +7,7 @@
 //
 // Rules: docs/transfers.md (states, the overseer's 15 s wave / 5 s result-gap clocks, recovery on start).
 import { blobRefKey } from './blob-refs.ts'
-import { randomUUID } from 'node:crypto'
+import { systemRandom } from '../random.ts'
 import type { StoreOp } from '../ports.ts'
 import type { Reply } from '../runtime.ts'
 import type { MessageType, TaskAssigned, TaskResult, VerifyVerdict, TransferFailure, AttemptEnding } from '../../protocol/index.ts'
@@ -185,7 +185,7 @@ export class TransferState {
   constructor (opts: { self: string, config?: Partial<CoordinatorConfig>, newId?: () => string }) {
     this.#self = opts.self
     this.#cfg = { ...DEFAULT_COORDINATOR_CONFIG, ...opts.config }
-    this.#newId = opts.newId ?? randomUUID
+    this.#newId = opts.newId ?? systemRandom.uuid
   }
 
   get config (): Readonly<CoordinatorConfig> { return this.#cfg }
