@@ -2,8 +2,9 @@
 // machine, is too short and makes the test flaky. A pause is allowed only between the checks of a
 // condition polled up to a deadline, in the helpers listed here.
 import t from 'tap'
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
+import { tsFiles } from './helpers/sources.ts'
 
 const ROOT = import.meta.dirname
 const SELF = relative(ROOT, import.meta.filename)
@@ -19,17 +20,10 @@ const POLLING: Record<string, string> = {
   'net/harness/network.ts': 'eventuallyLab(): polls a condition until its timeout'
 }
 
-async function * sources (dir: string): AsyncGenerator<string> {
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name)
-    if (e.isDirectory()) { if (e.name !== 'fixtures') yield * sources(p) } else if (e.name.endsWith('.ts')) yield p
-  }
-}
-
 t.test('no fixed sleep anywhere in test/', async t => {
   let scanned = 0
   const pausing = new Set<string>()
-  for await (const f of sources(ROOT)) {
+  for await (const f of tsFiles(ROOT, ['fixtures'])) {
     const rel = relative(ROOT, f)
     if (rel === SELF) continue
     scanned++

@@ -1,8 +1,9 @@
 // Every error code is documented once in docs/errors.md: the API's, and every code literal anywhere in
 // the sources (errors of the actor and node layers included); every failure reason has a row.
 import t from 'tap'
-import { readFile, readdir } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
+import { tsFiles } from '../helpers/sources.ts'
 import * as errors from '../../api/errors.ts'
 import { FAILURE_REASONS } from '../../protocol/failure-reasons.ts'
 
@@ -11,20 +12,12 @@ const LAYERS = ['actors', 'node', 'api', 'sim', 'protocol']
 const doc = await readFile(join(ROOT, 'docs', 'errors.md'), 'utf8')
 const headings = [...doc.matchAll(/^### (BWN_ERR_[A-Z0-9_]+)$/gm)].map(m => m[1]!)
 
-async function * sources (dir: string): AsyncGenerator<string> {
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name)
-    if (e.isDirectory()) yield * sources(p)
-    else if (e.name.endsWith('.ts')) yield p
-  }
-}
-
 /** Code literals (quoted or in a template) → the first file that names each. */
 async function codesInSources (): Promise<{ codes: Map<string, string>, files: number }> {
   const codes = new Map<string, string>()
   let files = 0
   for (const layer of LAYERS) {
-    for await (const f of sources(join(ROOT, layer))) {
+    for await (const f of tsFiles(join(ROOT, layer))) {
       files++
       for (const m of (await readFile(f, 'utf8')).matchAll(/['"`](BWN_ERR_[A-Z0-9_]+)/g)) if (!codes.has(m[1]!)) codes.set(m[1]!, relative(ROOT, f))
     }
@@ -65,7 +58,7 @@ t.test('no code is documented twice', async t => {
 t.test('one module per layer defines Error classes', async t => {
   const byLayer = new Map<string, Set<string>>()
   for (const layer of LAYERS) {
-    for await (const f of sources(join(ROOT, layer))) {
+    for await (const f of tsFiles(join(ROOT, layer))) {
       if (/class \w+ extends Error\b/.test(await readFile(f, 'utf8'))) byLayer.set(layer, (byLayer.get(layer) ?? new Set()).add(relative(ROOT, f)))
     }
   }
