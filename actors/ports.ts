@@ -14,6 +14,20 @@ export interface Clock {
   every (ms: number, fn: () => void): Timer
 }
 
+/**
+ * Ids and randomness. Real: the system's cryptographic source (actors/random.ts). Sim: a seeded
+ * stream, so a run replays to the byte. Actors never reach the system source themselves (a grep
+ * test enforces it).
+ */
+export interface Random {
+  /** A fresh RFC 9562 version-4 UUID. */
+  uuid (): string
+  /** Uniform in [0, 1). */
+  next (): number
+  /** `n` random bytes (secret keys: the system source is cryptographic). */
+  bytes (n: number): Uint8Array
+}
+
 export type TableName =
   | 'meta' | 'transfers' | 'destinations' | 'transfer_assignment_plans' | 'task_offer_batches' | 'tasks'
   | 'task_attempts' | 'task_results' | 'overseer_interventions' | 'workers' | 'orchestrators' | 'validators'

@@ -7,9 +7,9 @@
 //   ids are short random numbers that collide under load; timeouts run on the injected clock.
 import nact from 'nact'
 import type { Ref, ActorContext } from 'nact'
-import { randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
-import type { Clock, Logger } from './ports.ts'
+import type { Clock, Logger, Random } from './ports.ts'
+import { AskTimeoutError } from './errors.ts'
 
 export type { Ref }
 
@@ -29,6 +29,8 @@ export const DEFAULT_RESTART_WINDOW_MS = 60_000 // 1 min
 export interface Env {
   clock: Clock
   logger: Logger
+  /** Ids and randomness; the system's source when absent (the simulator always seeds one). */
+  random?: Random
 }
 
 export function startSystem (): SystemRef {
@@ -95,15 +97,15 @@ export interface Reply<T> {
   reject (err: Error): void
 }
 
-export class AskTimeoutError extends Error {
-  readonly code = 'BWN_ERR_ACTOR_TIMEOUT'
-  constructor (what: string, ms: number) { super(`${what}: no answer within ${ms} ms`) }
-}
+export { AskTimeoutError } from './errors.ts'
 
 /**
  * Sends `make(reply)` to `ref` and waits for the actor to call `reply.resolve`. The timeout runs on
  * the injected clock, so it is virtual in the simulator.
  */
+/** Reply ids are unique within the process, which is all they need (a reply never leaves it). */
+let replies = 0
+
 export function ask<M, T> (ref: Ref<M>, clock: Clock, timeoutMs: number, make: (reply: Reply<T>) => M, what = 'actor'): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let done = false
@@ -113,7 +115,7 @@ export function ask<M, T> (ref: Ref<M>, clock: Clock, timeoutMs: number, make: (
       reject(new AskTimeoutError(what, timeoutMs))
     })
     const reply: Reply<T> = {
-      id: randomUUID(),
+      id: String(++replies),
       resolve: (v) => { if (!done) { done = true; timer.cancel(); resolve(v) } },
       reject: (e) => { if (!done) { done = true; timer.cancel(); reject(e) } }
     }

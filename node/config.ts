@@ -5,10 +5,8 @@ import { Type, type Static, type TObject, type TProperties } from '@sinclair/typ
 import { Ajv } from 'ajv'
 import { Role } from '../protocol/index.ts'
 import { RESULT_GAP_MS } from '../actors/transfer/coordinator.ts'
-
-export class ConfigError extends Error {
-  readonly code = 'BWN_ERR_CONFIG'
-}
+import { ConfigError } from './errors.ts'
+export { ConfigError }
 
 interface SettingMeta { flag: string, env: string }
 

@@ -6,6 +6,8 @@ import { randomBytes } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import { hotkeyFromSeed, newHotkey, toHex, fromHex, assertValid, type KeyPair } from '../protocol/index.ts'
 import { fsyncDir } from './adapters/blob-store.ts'
+import { KeystoreError } from './errors.ts'
+export { KeystoreError }
 
 const KeystoreFile = Type.Object({
   version: Type.Literal(1),
@@ -14,10 +16,6 @@ const KeystoreFile = Type.Object({
   publicKey: Type.String({ pattern: '^[0-9a-f]{64}$' }),
   seed: Type.String({ pattern: '^[0-9a-f]{64}$' })
 })
-
-export class KeystoreError extends Error {
-  readonly code = 'BWN_ERR_KEYSTORE'
-}
 
 export async function readKeystore (path: string): Promise<KeyPair> {
   let raw: string

@@ -1,11 +1,12 @@
 // The simulated nodes: each orchestrator runs the real router and coordinator actors, each worker the
-// real worker actor, in its own nact system with its own store, wired to the simulated transport the
-// way node/roles/index.ts wires them to the messenger (route by message type and sender role).
-import { startSystem, tell, stopActor, type Env, type SystemRef } from '../actors/runtime.ts'
+// real worker actor, in its own nact system with its own store, wired to the simulated transport by the
+// inbound table node/roles/index.ts wires to the messenger (actors/transfer/inbound.ts).
+import { startSystem, stopActor, type Env, type SystemRef } from '../actors/runtime.ts'
 import { startCoordinator, type Coordinator, type CoordinatorEvent, type OrchestratorCandidate } from '../actors/transfer/coordinator.ts'
 import { startRouter, type Router } from '../actors/transfer/router.ts'
 import { startWorker, type Worker } from '../actors/transfer/worker.ts'
 import type { Network } from '../actors/ports.ts'
+import { ORCHESTRATOR_INBOUND, WORKER_INBOUND, inboundByType, deliverInbound } from '../actors/transfer/inbound.ts'
 import type { SimEnvelope, SimHub } from './transport.ts'
 import { SimStore } from './store.ts'
 import type { SimBlobStore, SimDestination, SimChunkMover, WorkerModel } from './world.ts'
@@ -48,26 +49,17 @@ function gatedClock (clock: Env['clock'], live: () => boolean): Env['clock'] {
   }
 }
 
+const ORCHESTRATOR_ROUTES = inboundByType(ORCHESTRATOR_INBOUND)
+const WORKER_ROUTES = inboundByType(WORKER_INBOUND)
+
 export function startOrchestratorNode (index: number, id: string, w: OrchestratorWiring): SimOrchestrator {
   const system = startSystem()
   const store = new SimStore()
   let router: Router | null = null
   let coordinator: Coordinator | null = null
+  // Every sim node is ours: a sender is a worker or an orchestrator, as the model says.
   const inbound = (m: SimEnvelope): void => {
-    const body = m.body as never
-    switch (m.type) {
-      case 'worker_attach': tell(router!.ref, { type: 'attach', from: m.from, body }); break
-      case 'task_offer_batch': tell(router!.ref, { type: 'batch', from: m.from, body }); break
-      case 'task_result_ack': tell(router!.ref, { type: 'ack', from: m.from, body }); break
-      case 'task_cancel': tell(router!.ref, { type: 'cancel', from: m.from, body }); break
-      case 'task_assigned': tell(coordinator!.ref, { type: 'assigned', from: m.from, body }); break
-      case 'task_result':
-        // From one of our workers: relay it; from an orchestrator (or ourselves as one): ours to settle.
-        if (w.isWorker(m.from)) tell(router!.ref, { type: 'result', from: m.from, body })
-        else tell(coordinator!.ref, { type: 'result', from: m.from, body })
-        break
-      default: break
-    }
+    deliverInbound(ORCHESTRATOR_ROUTES, { router: router!.ref, coordinator: coordinator!.ref }, { type: m.type, from: m.from, body: m.body, role: w.isWorker(m.from) ? 'worker' : 'orchestrator' })
   }
   const net = w.hub.register(id, inbound)
   router = startRouter(system, { env: w.env, self: id, net, store })
@@ -88,15 +80,7 @@ export function startWorkerNode (model: WorkerModel, env: Env, hub: SimHub, move
   const system = startSystem()
   let worker: Worker | null = null
   const inbound = (m: SimEnvelope): void => {
-    const body = m.body as never
-    switch (m.type) {
-      case 'worker_attached': tell(worker!.ref, { type: 'attached', from: m.from, session: (m.body as { session: string }).session }); break
-      case 'session_displaced': tell(worker!.ref, { type: 'displaced', from: m.from, session: (m.body as { session: string }).session }); break
-      case 'task_offer': tell(worker!.ref, { type: 'offer', from: m.from, body }); break
-      case 'task_result_ack': tell(worker!.ref, { type: 'ack', from: m.from, body }); break
-      case 'task_cancel': tell(worker!.ref, { type: 'cancel', from: m.from, body }); break
-      default: break
-    }
+    deliverInbound(WORKER_ROUTES, { worker: worker!.ref }, { type: m.type, from: m.from, body: m.body, role: 'orchestrator' })
   }
   const net = hub.register(model.id, inbound)
   worker = startWorker(system, { env, self: model.id, net, mover, slots, attachTo: model.orchestrator, faults: { corrupt: model.corrupting } })

@@ -18,6 +18,8 @@ import { startOrchestratorNode, startWorkerNode, stopNode, type SimOrchestrator,
 import { FormulaEpochs, type EpochEngine, type EpochClose } from './epochs.ts'
 import { Workload } from './workload.ts'
 import { CountingLogger } from './logger.ts'
+import { isFailureReason } from '../protocol/failure-reasons.ts'
+import { randomFrom } from '../actors/random.ts'
 
 export const DEFAULT_DRAIN_HOURS = 1
 export const DEFAULT_SLOTS = 2
@@ -108,7 +110,9 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   const epochMs = scenario.epoch.blocks * scenario.epoch.blockTimeMs
   const clock = new VirtualClock(startMs)
   const logger = new CountingLogger()
-  const env = { clock, logger }
+  // Ids (transfers, attempts, sessions) from a seeded stream: a run replays to the byte, ids included.
+  const ids = rng.stream('ids')
+  const env = { clock, logger, random: randomFrom(() => ids.next()) }
 
   // --- who is who -------------------------------------------------------------------------------
   const nOrch = scenario.orchestrators.count
@@ -409,7 +413,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   for (const o of orchestrators) for (const [, r] of o.store.rows<TransferRow>('transfers')) rows.push(r)
   const unfinished = rows.filter(r => r.status !== 'completed' && r.status !== 'failed')
   const incomplete = rows.filter(r => r.status === 'completed' && r.chunks_delivered !== r.total_chunks)
-  const failedNoReason = rows.filter(r => r.status === 'failed' && r.error_code === null)
+  const failedNoReason = rows.filter(r => r.status === 'failed' && !isFailureReason(r.error_code))
   const tasks = rows.reduce((a, r) => a + r.total_chunks, 0)
   const accounted = rows.filter(r => r.status === 'completed' || r.status === 'failed').reduce((a, r) => a + r.total_chunks, 0)
   invariants.push({

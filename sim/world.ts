@@ -3,6 +3,7 @@
 // on the worker's link, FIFO), and a blob store that only remembers what was staged.
 import { createHash } from 'node:crypto'
 import type { BlobStore } from '../actors/ports.ts'
+import { DestinationError, MoveError } from '../actors/errors.ts'
 import type { ChunkMover } from '../actors/transfer/worker.ts'
 import type { DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, StoredPart } from '../actors/destination.ts'
 import type { TaskOffer } from '../protocol/index.ts'
@@ -17,8 +18,8 @@ export function chunkSha256 (transferId: string, index: number): string {
 export function chunkMd5 (sha256: string): string { return sha256.slice(0, 32) }
 const CORRUPT_MARK = 'c0ffee'
 
-const codedError = (code: string, message: string, extra: Record<string, unknown> = {}): Error =>
-  Object.assign(new Error(message), { code, ...extra })
+/** A cancelled move fails as the platform's aborts do (the worker reads its own signal, not this). */
+const aborted = (): Error => new DOMException('aborted', 'AbortError')
 
 export interface DestinationModel { id: string, bandwidthMbps: number, latencyMs: number, failureRate: number }
 
@@ -44,7 +45,7 @@ export class SimDestination implements DestinationDriver {
 
   #upload (state: UploadState): Upload {
     const u = typeof state.uploadId === 'string' ? this.#uploads.get(state.uploadId) : undefined
-    if (u === undefined) throw codedError('BWN_ERR_DESTINATION_STATE', 'no such upload')
+    if (u === undefined) throw new DestinationError('BWN_ERR_DESTINATION_STATE', 'no such upload')
     return u
   }
 
@@ -70,7 +71,7 @@ export class SimDestination implements DestinationDriver {
         if (stored === undefined) missing.push(p.index)
         else etags.push(stored.etag)
       }
-      if (missing.length > 0 || parts.length !== u.spec.totalChunks) throw codedError('BWN_ERR_DESTINATION_INCOMPLETE', 'parts missing', { chunks: missing })
+      if (missing.length > 0 || parts.length !== u.spec.totalChunks) throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', 'parts missing', { chunks: missing })
       this.completed.set(state.uploadId as string, { transferId: u.spec.transferId, etags })
       this.#uploads.delete(state.uploadId as string)
     })
@@ -81,7 +82,7 @@ export class SimDestination implements DestinationDriver {
   }
 
   async readRange (): Promise<Uint8Array> {
-    throw codedError('BWN_ERR_DESTINATION_STATE', 'a simulated destination models bytes and cannot return them')
+    throw new DestinationError('BWN_ERR_DESTINATION_STATE', 'a simulated destination models bytes and cannot return them')
   }
 
   async listParts (state: UploadState): Promise<StoredPart[]> {
@@ -92,8 +93,8 @@ export class SimDestination implements DestinationDriver {
   write (url: string, length: number, etag: string): void {
     const m = /^sim:\/\/(.+)#(\d+)\.(\d+)$/.exec(url)
     const u = m === null ? undefined : this.#uploads.get(m[1]!)
-    if (m === null || u === undefined) throw codedError('BWN_ERR_DESTINATION_REFUSED', 'no such upload')
-    if (this.rng.chance(this.model.failureRate)) { this.failedWrites++; throw codedError('BWN_ERR_DESTINATION_UNAVAILABLE', 'destination write failed') }
+    if (m === null || u === undefined) throw new DestinationError('BWN_ERR_DESTINATION_REFUSED', 'no such upload')
+    if (this.rng.chance(this.model.failureRate)) { this.failedWrites++; throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', 'destination write failed') }
     const index = Number(m[2])
     const slot = Number(m[3])
     this.writes++
@@ -130,9 +131,9 @@ export class SimChunkMover implements ChunkMover {
   move (offer: TaskOffer, opts: { signal: AbortSignal, corrupt: boolean }): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
     const w = this.worker
     return new Promise((resolve, reject) => {
-      if (opts.signal.aborted) { reject(codedError('ABORT_ERR', 'aborted')); return }
+      if (opts.signal.aborted) { reject(aborted()); return }
       if (w.stalling) {
-        opts.signal.addEventListener('abort', () => reject(codedError('ABORT_ERR', 'aborted')), { once: true })
+        opts.signal.addEventListener('abort', () => reject(aborted()), { once: true })
         return
       }
       const dest = this.destinationOf(offer.target.url)
@@ -147,16 +148,19 @@ export class SimChunkMover implements ChunkMover {
       const fails = this.rng.chance(w.failureRate)
       const timer = this.clock.setTimer(doneAt - now, () => {
         opts.signal.removeEventListener('abort', onAbort)
-        if (fails) { reject(codedError('BWN_ERR_WORKER_IO', 'worker failed to move the chunk')); return }
-        if (dest === undefined) { reject(codedError('BWN_ERR_DESTINATION_REFUSED', 'unknown destination')); return }
+        if (fails) { reject(new MoveError('worker_io', 'worker failed to move the chunk')); return }
+        if (dest === undefined) { reject(new MoveError('destination_refused', 'unknown destination')); return }
         const md5 = chunkMd5(offer.sha256)
         const etag = opts.corrupt ? `${CORRUPT_MARK}${md5.slice(CORRUPT_MARK.length)}` : md5
-        try { dest.write(offer.target.url, offer.length, etag) } catch (err) { reject(err); return }
+        // A failed PUT is reported as the node's mover reports it: a failure reason, not the driver's code.
+        try { dest.write(offer.target.url, offer.length, etag) } catch (err) {
+          reject(new MoveError((err as DestinationError).code === 'BWN_ERR_DESTINATION_UNAVAILABLE' ? 'destination_unavailable' : 'destination_refused', (err as Error).message)); return
+        }
         w.moved++
         w.bytes += offer.length
         resolve({ sha256: opts.corrupt ? createHash('sha256').update(etag).digest('hex') : offer.sha256, etag: `"${etag}"`, bytes: offer.length, via: 'http' })
       })
-      const onAbort = (): void => { timer.cancel(); reject(codedError('ABORT_ERR', 'aborted')) }
+      const onAbort = (): void => { timer.cancel(); reject(aborted()) }
       opts.signal.addEventListener('abort', onAbort, { once: true })
     })
   }

@@ -105,32 +105,5 @@ export interface Chain {
   subscribe (listener: ChainListener): Unsubscribe
 }
 
-/** Coded chain errors: the API maps each code to a 4xx/5xx problem. */
-export type ChainErrorCode =
-  | 'BWN_ERR_CHAIN_NOT_REGISTERED'
-  | 'BWN_ERR_CHAIN_NOT_VALIDATOR'
-  | 'BWN_ERR_CHAIN_BAD_WEIGHTS'
-  | 'BWN_ERR_CHAIN_BAD_BLOCK'
-  | 'BWN_ERR_CHAIN_BAD_AMOUNT'
-  | 'BWN_ERR_CHAIN_INSUFFICIENT_ALPHA'
-  | 'BWN_ERR_CHAIN_FORBIDDEN'
-  | 'BWN_ERR_CHAIN_UNAVAILABLE'
-  | 'BWN_ERR_CHAIN_TIMEOUT'
-  | 'BWN_ERR_CHAIN_REJECTED'
-
-export const CHAIN_ERROR_CODES: readonly ChainErrorCode[] = [
-  'BWN_ERR_CHAIN_NOT_REGISTERED', 'BWN_ERR_CHAIN_NOT_VALIDATOR', 'BWN_ERR_CHAIN_BAD_WEIGHTS', 'BWN_ERR_CHAIN_BAD_BLOCK',
-  'BWN_ERR_CHAIN_BAD_AMOUNT', 'BWN_ERR_CHAIN_INSUFFICIENT_ALPHA', 'BWN_ERR_CHAIN_FORBIDDEN', 'BWN_ERR_CHAIN_UNAVAILABLE',
-  'BWN_ERR_CHAIN_TIMEOUT', 'BWN_ERR_CHAIN_REJECTED'
-]
-
-export class ChainError extends Error {
-  readonly code: ChainErrorCode
-  constructor (code: ChainErrorCode, message: string) {
-    super(message)
-    this.name = 'ChainError'
-    this.code = code
-  }
-}
-
-export const isChainErrorCode = (c: unknown): c is ChainErrorCode => typeof c === 'string' && (CHAIN_ERROR_CODES as readonly string[]).includes(c)
+// Coded chain errors live in the actor layer's one error module.
+export { ChainError, CHAIN_ERROR_CODES, isChainErrorCode, type ChainErrorCode } from '../errors.ts'

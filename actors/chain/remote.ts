@@ -1,10 +1,10 @@
 // The chain over the swarm. `serveChain` answers `chain_request` messages from a node that hosts a
 // chain (the devnet's DevChain); `RemoteChain` implements the Chain port on any other node by asking
 // the host, matching answers by request id, with timeouts on the injected clock.
-import { randomUUID } from 'node:crypto'
+import { systemRandom } from '../random.ts'
 import type { Envelope, MessageType, ChainOp, ChainResult, ChainResponse } from '../../protocol/index.ts'
 import { CHAIN_PAGE_ITEMS } from '../../protocol/index.ts'
-import type { Clock, Logger, Network, Timer } from '../ports.ts'
+import type { Clock, Logger, Network, Random, Timer } from '../ports.ts'
 import {
   ChainError, isChainErrorCode, type Chain, type ChainHead, type ChainListener, type EmissionRecord, type EpochClose,
   type Registration, type SaleRecord, type Standing, type Unsubscribe, type WeightsProof, type WeightsRecord
@@ -91,6 +91,8 @@ export interface RemoteChainOptions {
   /** Hotkey of the node that hosts the chain. */
   host: string
   clock: Clock
+  /** Request ids; the system's source by default. */
+  random?: Random
   logger?: Logger
   timeoutMs?: number
   /** How often `subscribe` polls the head; the chain's block time by default. */
@@ -128,7 +130,7 @@ export class RemoteChain implements Chain {
 
   async #ask<N extends ChainOp['op']> (request: OpOf<N>): Promise<ResultOf<N>> {
     if (this.#closed) throw new ChainError('BWN_ERR_CHAIN_UNAVAILABLE', 'chain client closed')
-    const requestId = randomUUID()
+    const requestId = (this.#opts.random ?? systemRandom).uuid()
     const result = await new Promise<ChainResult>((resolve, reject) => {
       const timer = this.#opts.clock.setTimer(this.#timeoutMs, () => {
         this.#pending.delete(requestId)

@@ -3,6 +3,7 @@
 // never the worker's claim; bytes are the coordinator's planned chunk sizes. docs/telemetry.md.
 import type { AttemptRow, ResultRow } from '../transfer/model.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
+import { NEUTRAL_FAILURES } from '../../protocol/failure-reasons.ts'
 
 export const WORKLOAD = 'standard_transfers'
 export const METRIC_DESCRIPTION = 'duration_weighted_mean_assignment_goodput'
@@ -19,8 +20,8 @@ export const LOOKBACK_MS = LOOKBACK_DAYS * 24 * HOUR_MS
 export type EvidenceState = 'verified' | 'failed' | 'cancelled' | 'pending_verification'
 export type Pool = 'qualifying' | 'qualified' | 'unscored'
 
-/** Failures that are no participant's doing: excluded from success and failure counts. */
-export const NEUTRAL_ERRORS: ReadonlySet<string> = new Set(['session_displaced', 'no_worker', 'cancelled', 'transfer_cancelled', 'transfer_failed'])
+/** Failures that are no participant's doing: excluded from success and failure counts (protocol/failure-reasons.ts). */
+export const NEUTRAL_ERRORS: ReadonlySet<string> = NEUTRAL_FAILURES
 
 /** Seed §2.3 data. */
 export interface TaskEvidenceData {

@@ -1,6 +1,7 @@
 // The telemetry actor: owns the projections, fed by the coordinator's events, the membership view and
 // the epoch source; publishes a network snapshot every hour on the injected clock.
-import { randomBytes } from 'node:crypto'
+import { randomOf } from '../random.ts'
+import type { Random } from '../ports.ts'
 import type { Store, Timer } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref } from '../runtime.ts'
 import type { CoordinatorEvent } from '../transfer/coordinator.ts'
@@ -59,12 +60,12 @@ export function telemetryEventOf (e: CoordinatorEvent): TelemetryEvent | null {
   return null
 }
 
-async function cursorKeyOf (store: Store): Promise<Uint8Array> {
+async function cursorKeyOf (store: Store, random: Random): Promise<Uint8Array> {
   const meta = store.table<string>('meta')
   const existing = await meta.get(CURSOR_KEY_META)
   if (existing !== undefined) return Buffer.from(existing, 'base64')
-  const key = randomBytes(CURSOR_KEY_BYTES)
-  await meta.put(CURSOR_KEY_META, key.toString('base64'))
+  const key = random.bytes(CURSOR_KEY_BYTES)
+  await meta.put(CURSOR_KEY_META, Buffer.from(key).toString('base64'))
   return key
 }
 
@@ -72,7 +73,7 @@ export async function startTelemetry (parent: Ref<any>, deps: TelemetryDeps): Pr
   const { env } = deps
   const log = env.logger.child({ component: 'telemetry' })
   const projection = new TelemetryProjection({ epochAt: deps.epochAt ?? defaultEpochAt, poolOf: deps.poolOf, formulaDocsUri: deps.formulaDocsUri })
-  const cursorKey = await cursorKeyOf(deps.store)
+  const cursorKey = await cursorKeyOf(deps.store, randomOf(env))
   // Published history, evidence and live versions come back from the journal (a restart keeps them).
   const { journal, replayed } = await restoreProjection(deps.store, projection, log)
   if (projection.publishedNetwork().length === 0) projection.publishNetwork(env.clock.now())

@@ -11,6 +11,7 @@
 // driven on (docs/transfers.md#recovery-on-start).
 import type { Network, Store, BlobStore } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref, type Reply } from '../runtime.ts'
+import { randomOf } from '../random.ts'
 import type { DestinationDriver, UploadState } from '../destination.ts'
 import type { TaskAssigned, TaskResult, VerifyVerdict } from '../../protocol/index.ts'
 import { TERMINAL, type TransferRow } from './model.ts'
@@ -165,8 +166,9 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     }
   }
 
+  const random = randomOf(env)
   const init = (): State => {
-    current = new TransferState({ self: deps.self, config: deps.config })
+    current = new TransferState({ self: deps.self, config: deps.config, newId: random.uuid })
     return { core: current, started: false }
   }
   self = spawnSupervised<State, CoordinatorMsg>(parent, 'coordinator', env, init, handler)

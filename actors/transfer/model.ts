@@ -2,6 +2,7 @@
 // the transfer id in its key (`<transferId>/<rowId>`) and the orchestrator and worker hotkeys it
 // concerns, so an audit read for one participant on one transfer is a prefix scan and a filter.
 import type { UploadState } from '../destination.ts'
+import type { InterventionReason, TransferFailure } from '../../protocol/failure-reasons.ts'
 
 export type TransferStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'cancelled'
 export const TERMINAL: ReadonlySet<TransferStatus> = new Set(['completed', 'failed', 'cancelled'])
@@ -34,7 +35,8 @@ export interface TransferRow {
   finalized_at: string | null
   completed_at: string | null
   /** Audience-safe failure: a fixed code and message, never provider or internal detail. */
-  error_code: string | null
+  /** Why a failed transfer failed (null otherwise). */
+  error_code: TransferFailure | null
   error_message: string | null
   /** A cancel is under way: the destination abort has not finished (resumed on start). */
   cancel_requested?: boolean
@@ -118,10 +120,8 @@ export interface ResultRow {
   received_at: string
 }
 
-export type InterventionReason =
-  | 'wave_timeout' | 'result_gap' | 'worker_lost' | 'session_displaced' | 'attempt_failed' | 'integrity_mismatch' | 'no_worker'
-  /** The coordinator's node restarted while its own router held the attempt (gone with the process). */
-  | 'orchestrator_restarted'
+/** The overseer's reasons, from the one failure vocabulary (protocol/failure-reasons.ts). */
+export type { InterventionReason }
 export interface InterventionRow {
   id: string
   transfer_id: string

@@ -7,10 +7,10 @@
 //
 // Rules: docs/transfers.md (states, the overseer's 15 s wave / 5 s result-gap clocks, recovery on start).
 import { blobRefKey } from './blob-refs.ts'
-import { randomUUID } from 'node:crypto'
+import { systemRandom } from '../random.ts'
 import type { StoreOp } from '../ports.ts'
 import type { Reply } from '../runtime.ts'
-import type { MessageType, TaskAssigned, TaskResult, VerifyVerdict } from '../../protocol/index.ts'
+import type { MessageType, TaskAssigned, TaskResult, VerifyVerdict, TransferFailure, AttemptEnding } from '../../protocol/index.ts'
 import { allocateChunks, rotatedOrder } from '../domain/allocation.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
 import { ATTEMPT_SLOTS_PER_CHUNK, type DeliveredPart, type UploadSpec, type UploadState } from '../destination.ts'
@@ -185,7 +185,7 @@ export class TransferState {
   constructor (opts: { self: string, config?: Partial<CoordinatorConfig>, newId?: () => string }) {
     this.#self = opts.self
     this.#cfg = { ...DEFAULT_COORDINATOR_CONFIG, ...opts.config }
-    this.#newId = opts.newId ?? randomUUID
+    this.#newId = opts.newId ?? systemRandom.uuid
   }
 
   get config (): Readonly<CoordinatorConfig> { return this.#cfg }
@@ -846,7 +846,7 @@ export class TransferState {
     step.ops.push({ type: 'put', table: 'chunks', key: keys.chunk(a.row.id, chunk.chunk_index), value: chunk })
   }
 
-  #failTransfer (a: Active, step: Step, code: string, message: string, now: number): void {
+  #failTransfer (a: Active, step: Step, code: TransferFailure, message: string, now: number): void {
     if (TERMINAL.has(a.row.status)) return
     a.row.status = 'failed'
     a.row.error_code = code
@@ -880,7 +880,7 @@ export class TransferState {
     while (this.#closed.size > CLOSED_MEMORY) this.#closed.delete(this.#closed.keys().next().value!)
   }
 
-  #cancelOpenAttempts (a: Active, step: Step, reason: string, now: number): void {
+  #cancelOpenAttempts (a: Active, step: Step, reason: AttemptEnding, now: number): void {
     const iso = isoFromMs(now)
     const byOrch = new Map<string, string[]>()
     for (const at of a.attempts.values()) {

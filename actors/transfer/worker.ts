@@ -2,9 +2,9 @@
 // chunk through the ChunkMover port (pull from the coordinator, write to the destination, hash) and
 // reports the result. Moving bytes is I/O, so it runs outside the handler and reports back.
 import PQueue from 'p-queue'
-import { randomUUID } from 'node:crypto'
 import type { Network } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref } from '../runtime.ts'
+import { randomOf } from '../random.ts'
 import type { TaskOffer, TaskOfferMsg, TaskResultAck, TaskCancel } from '../../protocol/index.ts'
 
 /** The I/O of one delivery: real HTTP and swarm in the node, modelled bytes in the simulator. */
@@ -53,6 +53,7 @@ export interface Worker { ref: Ref<WorkerMsg>, load (): number, orchestrator ():
 export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
   const { env, net } = deps
   const log = env.logger.child({ component: 'worker' })
+  const random = randomOf(env)
   const queue = new PQueue({ concurrency: deps.slots })
   let self: Ref<WorkerMsg>
   let load = 0
@@ -63,7 +64,7 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
     const target = deps.attachTo ?? state.known[0]
     if (target === undefined || !state.known.includes(target)) return
     state.orchestrator = target
-    state.session = randomUUID()
+    state.session = random.uuid()
     if (!net.send(target, 'worker_attach', { session: state.session, slots: deps.slots })) state.orchestrator = null
   }
 

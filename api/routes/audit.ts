@@ -6,7 +6,9 @@
 // work its workers did through it; a worker key its own worker rows. Anyone else's rows (or any rows,
 // for an unbound key) answer 404, exactly as rows that do not exist. Ids: an orchestrator by node UUID,
 // chain UID or hotkey; a worker by worker id (node UUID) or hotkey. docs/telemetry.md#dashboard-audit.
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
+import type { Static, TSchema } from '@sinclair/typebox'
+import type { TypedApp } from '../typed-app.ts'
 import { createHash } from 'node:crypto'
 import type { ApiDeps } from '../deps.ts'
 import { guardedResponses, NOT_MODIFIED_RESPONSE } from '../responses.ts'
@@ -18,6 +20,9 @@ import type { KeyRole, Principal } from '../accounts/model.ts'
 
 export const AUDIT_ORCHESTRATOR_ROLES: KeyRole[] = ['admin', 'validator', 'orchestrator']
 export const AUDIT_WORKER_ROLES: KeyRole[] = ['admin', 'validator', 'orchestrator', 'worker']
+
+/** An audit read as its route's schemas type it (the conditional-read hook hands over the plain request). */
+type AuditRequest<P extends TSchema> = FastifyRequest<{ Params: Static<P>, Querystring: Static<typeof AuditQuery> }>
 
 function body (r: AuditResult, tables: readonly string[], limit: number, offset: number): Record<string, unknown> {
   const out: Record<string, unknown> = { transfer_id: r.transferId, transfer_name: null, participant: r.participant }
@@ -38,7 +43,7 @@ function confinedTo (p: Principal): string | null {
   return p.hotkey ?? '' // an unbound orchestrator or worker key matches no participant
 }
 
-export default async function auditRoutes (app: FastifyInstance, opts: { deps: ApiDeps }): Promise<void> {
+export default async function auditRoutes (app: TypedApp, opts: { deps: ApiDeps }): Promise<void> {
   const reader = opts.deps.audit as AuditReader
   const page = (q: { limit?: number, offset?: number }): { limit: number, offset: number } => ({ limit: q.limit ?? AUDIT_LIMIT_DEFAULT, offset: q.offset ?? 0 })
 
@@ -54,9 +59,9 @@ export default async function auditRoutes (app: FastifyInstance, opts: { deps: A
     }
   }, serveResolvedRead)
 
-  async function orchestratorRows (req: FastifyRequest): Promise<Record<string, unknown>> {
-    const { orchestratorId, transferId } = req.params as { orchestratorId: string, transferId: string }
-    const p = page(req.query as never)
+  async function orchestratorRows (req: AuditRequest<typeof AuditOrchestratorParams>): Promise<Record<string, unknown>> {
+    const { orchestratorId, transferId } = req.params
+    const p = page(req.query)
     const own = confinedTo(req.principal!)
     const r = await reader.orchestrator(orchestratorId, transferId, p)
     if (r === null || (own !== null && r.participant.hotkey !== own)) throw new AuditTransferNotFound(`No rows for orchestrator ${orchestratorId} on transfer ${transferId}`)
@@ -75,9 +80,9 @@ export default async function auditRoutes (app: FastifyInstance, opts: { deps: A
     }
   }, serveResolvedRead)
 
-  async function workerRows (req: FastifyRequest): Promise<Record<string, unknown>> {
-    const { workerId, transferId } = req.params as { workerId: string, transferId: string }
-    const p = page(req.query as never)
+  async function workerRows (req: AuditRequest<typeof AuditWorkerParams>): Promise<Record<string, unknown>> {
+    const { workerId, transferId } = req.params
+    const p = page(req.query)
     const principal = req.principal!
     const own = confinedTo(principal)
     // An orchestrator key: the worker's rows of work that went through that orchestrator only.

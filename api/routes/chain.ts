@@ -1,7 +1,8 @@
 // Read-only chain routes for operators, plus recording a sale on a dev chain. The node registers this
 // plugin with the Chain it uses (its DevChain, or a RemoteChain to the host) and a guard for writes.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, onRequestHookHandler } from 'fastify'
+import type { onRequestHookHandler } from 'fastify'
+import type { TypedApp } from '../typed-app.ts'
 import { ChainHeadWire, WeightsRecordWire, SaleWire, Hotkey } from '../../protocol/index.ts'
 import { ChainError, type Chain, type ChainErrorCode } from '../../actors/chain/ports.ts'
 import { guardedResponses } from '../responses.ts'
@@ -53,7 +54,7 @@ const SaleBody = Type.Object({
   block: Type.Optional(Type.Integer({ minimum: 0, description: 'block of the sale; the head by default' }))
 }, { additionalProperties: false })
 
-export default async function chainRoutes (app: FastifyInstance, opts: ChainRoutesOptions): Promise<void> {
+export default async function chainRoutes (app: TypedApp, opts: ChainRoutesOptions): Promise<void> {
   const { chain } = opts
   const call = async <T> (fn: () => Promise<T>): Promise<T> => {
     try { return await fn() } catch (err) { throw chainHttpError(err) }
@@ -71,7 +72,7 @@ export default async function chainRoutes (app: FastifyInstance, opts: ChainRout
       response: { 200: Weights }
     }
   }, async (req) => await call(async () => {
-    const query = req.query as { epoch?: string }
+    const query = req.query
     const head = await chain.head()
     if (query.epoch !== undefined) {
       const epoch = Number(query.epoch)
@@ -92,7 +93,7 @@ export default async function chainRoutes (app: FastifyInstance, opts: ChainRout
       response: { 200: Type.Object({ hotkey: Type.String(), uid: Type.Integer(), role: Type.String(), registeredAtBlock: Type.Integer() }) }
     }
   }, async (req) => await call(async () => {
-    const { hotkey } = req.params as { hotkey: string }
+    const { hotkey } = req.params
     const found = (await chain.registrations()).find(r => r.hotkey === hotkey)
     if (found === undefined) throw new ChainError('BWN_ERR_CHAIN_NOT_REGISTERED', `hotkey ${hotkey} has no UID on this chain`)
     return found
@@ -114,7 +115,7 @@ export default async function chainRoutes (app: FastifyInstance, opts: ChainRout
     ...(opts.writeGuard !== undefined ? { preHandler: opts.writeGuard } : {})
   }, async (req, reply) => {
     if (!opts.dev || opts.enroll === undefined) throw new ChainForbidden('registrations happen on the chain itself; this node is not on a dev chain')
-    const body = req.body as { hotkey: string, role: 'orchestrator' | 'worker' | 'validator', stakeRao?: string }
+    const body = req.body
     await call(() => opts.enroll!(body.hotkey, body.role, BigInt(body.stakeRao ?? '0')))
     const found = (await call(() => chain.registrations())).find(r => r.hotkey === body.hotkey)
     reply.code(201)
@@ -133,7 +134,7 @@ export default async function chainRoutes (app: FastifyInstance, opts: ChainRout
     ...(opts.writeGuard !== undefined ? { onRequest: opts.writeGuard } : {})
   }, async (req, reply) => {
     if (!opts.dev) throw new ChainForbidden('sales are recorded on the chain itself; this node is not on a dev chain')
-    const body = req.body as { hotkey: string, alphaRao: string, block?: number }
+    const body = req.body
     const sale = await call(() => chain.recordSale(body.hotkey, BigInt(body.alphaRao), body.block))
     reply.code(201)
     return { ...sale, alphaRao: sale.alphaRao.toString() }

@@ -1,6 +1,6 @@
 // Destination routes ({base_url}, X-Api-Key): seed §4.2 (DELETE) plus create, list and read.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
+import type { TypedApp } from '../typed-app.ts'
 import type { ApiDeps } from '../deps.ts'
 import { guardedResponses } from '../responses.ts'
 import { DestinationRecord, CreateDestinationBody, type DestinationService } from '../transfers.ts'
@@ -8,12 +8,12 @@ import { DestinationRecord, CreateDestinationBody, type DestinationService } fro
 const CLIENT_X_API_KEY = { auth: { roles: ['client' as const], headers: 'x-api-key' as const } }
 const IdParams = Type.Object({ destination_id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) })
 
-export default async function destinationRoutes (app: FastifyInstance, opts: { deps: ApiDeps }): Promise<void> {
+export default async function destinationRoutes (app: TypedApp, opts: { deps: ApiDeps }): Promise<void> {
   const service = opts.deps.destinations as DestinationService
   app.post('/destinations', {
     config: CLIENT_X_API_KEY,
     schema: { tags: ['destinations'], summary: 'Register a destination (its credentials stay on this node)', body: CreateDestinationBody, response: guardedResponses({ 201: DestinationRecord }) }
-  }, async (req, reply) => reply.code(201).send(await service.create(req.body as never, req.principal!)))
+  }, async (req, reply) => reply.code(201).send(await service.create(req.body, req.principal!)))
 
   app.get('/destinations', {
     config: CLIENT_X_API_KEY,
@@ -23,7 +23,7 @@ export default async function destinationRoutes (app: FastifyInstance, opts: { d
   app.get('/destinations/:destination_id', {
     config: CLIENT_X_API_KEY,
     schema: { tags: ['destinations'], summary: 'One destination', params: IdParams, response: guardedResponses({ 200: DestinationRecord }, [404]) }
-  }, async (req) => service.get((req.params as { destination_id: string }).destination_id, req.principal!))
+  }, async (req) => service.get(req.params.destination_id, req.principal!))
 
   app.delete('/destinations/:destination_id', {
     config: CLIENT_X_API_KEY,
@@ -32,7 +32,7 @@ export default async function destinationRoutes (app: FastifyInstance, opts: { d
       response: guardedResponses({ 204: { description: 'Removed; empty body', type: 'null' } }, [404, 409])
     }
   }, async (req, reply) => {
-    await service.remove((req.params as { destination_id: string }).destination_id, req.principal!)
+    await service.remove(req.params.destination_id, req.principal!)
     return reply.code(204).send()
   })
 }

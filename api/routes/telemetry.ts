@@ -4,7 +4,9 @@
 // If-None-Match is answered 304 before the rate limit and the credit check, costing nothing. ETags
 // come from version ids, never from serialising a body; bodies of immutable versions (published
 // network snapshots, live versions, sell-allowance proofs) are serialized once. docs/telemetry.md.
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyRequest, RouteGenericInterface } from 'fastify'
+import type { Static } from '@sinclair/typebox'
+import type { TypedApp } from '../typed-app.ts'
 import { createHash } from 'node:crypto'
 import type { ApiDeps } from '../deps.ts'
 import { freeReadResponses, paidReadResponses } from '../responses.ts'
@@ -35,6 +37,10 @@ const SELL = { auth: { telemetry: { orgOnly: true, price: 'sellAllowance' as con
 const TAGS = ['telemetry']
 
 interface ListParams { limit?: number, cursor?: string, snapshotId?: string, since?: string, until?: string, transferId?: string, participantId?: string }
+/** Requests as the routes' schemas type them (a conditional read's resolver gets the route's own request). */
+type ListRequest = FastifyRequest<{ Querystring: ListParams }>
+type SingleRequest = FastifyRequest<{ Querystring: Static<typeof SingleQuery> }>
+type SellRequest = FastifyRequest<{ Params: Static<typeof HotkeyParams>, Querystring: Static<typeof EpochQuery> }>
 
 const etagOf = (...parts: Array<string | number>): string => createHash('sha256').update(parts.join('|')).digest('base64url').slice(0, 27)
 
@@ -55,11 +61,11 @@ const filterKey = (q: ListParams): string => filtersHash({ snapshotId: q.snapsho
  * pin after a position; the cursor carries both, bound to the route and the filters.
  */
 async function listing<D, V extends number | string, P extends number | string> (
-  reader: TelemetryReader, req: FastifyRequest, route: string,
+  reader: TelemetryReader, req: ListRequest, route: string,
   pinNow: () => V | Promise<V>, start: P,
   page: (pin: V, after: P, limit: number) => Page<D> | Promise<Page<D>>, positionOf: (last: number | string) => P = (l) => l as P
 ): Promise<ReadResult> {
-  const q = req.query as ListParams
+  const q = req.query
   const limit = q.limit ?? 100
   const filters = filterKey(q)
   let pin: V
@@ -84,7 +90,7 @@ async function listing<D, V extends number | string, P extends number | string> 
 
 const sortKey = (e: EpochSnapshot): string => `${String(Date.parse(e.publishedAt)).padStart(16, '0')}/${String(e.data.epoch).padStart(10, '0')}/${String(e.data.revision).padStart(6, '0')}`
 
-export default async function telemetryRoutes (app: FastifyInstance, opts: { deps: ApiDeps }): Promise<void> {
+export default async function telemetryRoutes (app: TypedApp, opts: { deps: ApiDeps }): Promise<void> {
   const reader = opts.deps.telemetry as TelemetryReader
   const { projection } = reader
   const now = (): number => reader.clock.now()
@@ -102,7 +108,7 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
   const epochItem = (e: EpochSnapshot): ListItem<unknown> => ({ seq: 0, env: e, observedMs: Date.parse(e.observedAt) })
   const bodies = new BodyCache()
   /** A single immutable version: its id is its ETag, its body is serialized once. */
-  const conditional = (path: string, config: object, schema: Record<string, unknown>, read: (req: FastifyRequest) => Promise<ReadResult>): void => {
+  const conditional = <R extends RouteGenericInterface>(path: string, config: object, schema: Record<string, unknown>, read: (req: FastifyRequest<R>) => Promise<ReadResult>): void => {
     app.get(path, { config: { ...config, read }, schema: { headers: ConditionalHeaders, ...schema } }, serveResolvedRead)
   }
   const single = (id: string, env: unknown): ReadResult => ({ etag: id, body: () => bodies.get(id, () => env) })
@@ -110,8 +116,8 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
   app.get('/v1/telemetry/network', {
     config: {
       ...SNAPSHOT,
-      read: (req) => {
-        const { snapshotId } = req.query as { snapshotId?: string }
+      read: (req: SingleRequest) => {
+        const { snapshotId } = req.query
         const item = snapshotId === undefined ? projection.latestNetwork(now()) : projection.publishedNetwork().find(i => i.env.snapshotId === snapshotId)
         if (item === undefined) throw new SnapshotNotFound(`No published network snapshot ${snapshotId}`)
         return single(item.env.snapshotId, item.env)
@@ -123,8 +129,8 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
   app.get('/v1/telemetry/realtime/network', {
     config: {
       ...REALTIME,
-      read: (req) => {
-        const { snapshotId } = req.query as { snapshotId?: string }
+      read: (req: SingleRequest) => {
+        const { snapshotId } = req.query
         const v = snapshotId === undefined ? projection.current(now()) : projection.version(snapshotId, now())
         if (v === null) throw new SnapshotNotFound(`No live version ${snapshotId}: unknown, or superseded more than 10 minutes ago`)
         return single(v.id, v.env)
@@ -133,14 +139,14 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
     schema: { tags: TAGS, summary: 'Live network summary (transfers in progress included), or the live version named by snapshotId', headers: ConditionalHeaders, querystring: SingleQuery, response: paidReadResponses(Envelope(NetworkSummary, 'a live network summary')) }
   }, serveResolvedRead)
 
-  conditional('/v1/telemetry/network/history', SNAPSHOT, { tags: TAGS, summary: 'Published network summaries, oldest first (at least one an hour)', querystring: ListQuery, response: paidReadResponses(EnvelopeList(NetworkSummary, 'a network summary')) }, async (req) => listing(reader, req, 'network/history', () => projection.networkSeq, 0,
-    (pin, after, limit) => pageOf(projection.publishedNetwork(), after, pin, filterOf(req.query as ListParams), limit)))
+  conditional('/v1/telemetry/network/history', SNAPSHOT, { tags: TAGS, summary: 'Published network summaries, oldest first (at least one an hour)', querystring: ListQuery, response: paidReadResponses(EnvelopeList(NetworkSummary, 'a network summary')) }, async (req: ListRequest) => listing(reader, req, 'network/history', () => projection.networkSeq, 0,
+    (pin, after, limit) => pageOf(projection.publishedNetwork(), after, pin, filterOf(req.query), limit)))
 
-  conditional('/v1/telemetry/realtime/network/history', REALTIME, { tags: TAGS, summary: 'Live network summary versions still readable (current and superseded within 10 minutes), oldest first', querystring: ListQuery, response: paidReadResponses(EnvelopeList(NetworkSummary, 'a live network summary')) }, async (req) => listing(reader, req, 'realtime/network/history', () => projection.current(now()).no, 0,
-    (pin, after, limit) => pageOf(projection.liveVersions(now()), after, pin, filterOf(req.query as ListParams), limit)))
+  conditional('/v1/telemetry/realtime/network/history', REALTIME, { tags: TAGS, summary: 'Live network summary versions still readable (current and superseded within 10 minutes), oldest first', querystring: ListQuery, response: paidReadResponses(EnvelopeList(NetworkSummary, 'a live network summary')) }, async (req: ListRequest) => listing(reader, req, 'realtime/network/history', () => projection.current(now()).no, 0,
+    (pin, after, limit) => pageOf(projection.liveVersions(now()), after, pin, filterOf(req.query), limit)))
 
-  conditional('/v1/telemetry/tasks', SNAPSHOT, { tags: TAGS, summary: 'Finished task evidence of published terminal transfers, in publication order', querystring: TaskListQuery, response: paidReadResponses(EnvelopeList(TaskEvidence, 'finished task evidence')) }, async (req) => listing(reader, req, 'tasks', () => projection.taskSeq, 0,
-    (pin, after, limit) => pageOf(projection.publishedTasks(), after, pin, filterOf(req.query as ListParams), limit)))
+  conditional('/v1/telemetry/tasks', SNAPSHOT, { tags: TAGS, summary: 'Finished task evidence of published terminal transfers, in publication order', querystring: TaskListQuery, response: paidReadResponses(EnvelopeList(TaskEvidence, 'finished task evidence')) }, async (req: ListRequest) => listing(reader, req, 'tasks', () => projection.taskSeq, 0,
+    (pin, after, limit) => pageOf(projection.publishedTasks(), after, pin, filterOf(req.query), limit)))
 
   conditional('/v1/telemetry/realtime/tasks', REALTIME, {
       tags: TAGS,
@@ -148,8 +154,8 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
       description: 'snapshotId pins the live version (from a realtime read) the listing shows; without it the current version is pinned.',
       querystring: TaskListQuery,
       response: paidReadResponses(EnvelopeList(TaskEvidence, 'live task evidence'))
-    }, async (req) => {
-    const q = req.query as ListParams
+    }, async (req: ListRequest) => {
+    const q = req.query
     const filter = { ...filterOf(q), snapshotId: undefined }
     const resolve = (id: string): number => {
       const v = projection.version(id, now())
@@ -161,9 +167,9 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
       (pin, after, limit) => projection.liveTasks(resolve(pin), after, filter, limit))
   })
 
-  conditional('/v1/telemetry/epochs', SNAPSHOT, { tags: TAGS, summary: 'Published closed-epoch versions (every revision), in publication order; one epoch late, kept 30 days', querystring: ListQuery, response: paidReadResponses(EnvelopeList(EpochSummary, 'a closed epoch')) }, async (req) => listing<unknown, string, string>(reader, req, 'epochs', epochPin, '',
+  conditional('/v1/telemetry/epochs', SNAPSHOT, { tags: TAGS, summary: 'Published closed-epoch versions (every revision), in publication order; one epoch late, kept 30 days', querystring: ListQuery, response: paidReadResponses(EnvelopeList(EpochSummary, 'a closed epoch')) }, async (req: ListRequest) => listing<unknown, string, string>(reader, req, 'epochs', epochPin, '',
     async (pin, after, limit) => {
-      const filter = filterOf(req.query as ListParams)
+      const filter = filterOf(req.query)
       const items: Array<Env<unknown>> = []
       let last: string | null = null
       for (const e of await epochVersions()) {
@@ -175,9 +181,9 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
       return { items, last: last as never, more: false }
     }))
 
-  conditional('/v1/telemetry/realtime/epochs', REALTIME, { tags: TAGS, summary: 'The current revision of every retained closed epoch, by epoch; one epoch late, kept 30 days', querystring: ListQuery, response: paidReadResponses(EnvelopeList(EpochSummary, 'a closed epoch')) }, async (req) => listing<unknown, string, number>(reader, req, 'realtime/epochs', epochPin, -1,
+  conditional('/v1/telemetry/realtime/epochs', REALTIME, { tags: TAGS, summary: 'The current revision of every retained closed epoch, by epoch; one epoch late, kept 30 days', querystring: ListQuery, response: paidReadResponses(EnvelopeList(EpochSummary, 'a closed epoch')) }, async (req: ListRequest) => listing<unknown, string, number>(reader, req, 'realtime/epochs', epochPin, -1,
     async (pin, after, limit) => {
-      const filter = filterOf(req.query as ListParams)
+      const filter = filterOf(req.query)
       const latest = new Map<number, EpochSnapshot>()
       for (const e of await epochVersions()) if (sortKey(e).slice(0, 16) <= pin) latest.set(e.data.epoch, e) // publication order: later revisions win
       const items: Array<Env<unknown>> = []
@@ -190,9 +196,9 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
       return { items, last, more: false }
     }))
 
-  async function sellAllowance (req: FastifyRequest, variant: 'paid' | 'free', retentionMs: number): Promise<ReadResult> {
-    const { hotkey } = req.params as { hotkey: string }
-    const { epoch } = req.query as { epoch?: string }
+  async function sellAllowance (req: SellRequest, variant: 'paid' | 'free', retentionMs: number): Promise<ReadResult> {
+    const { hotkey } = req.params
+    const { epoch } = req.query
     const source = reader.sellAllowance
     const env = source === null ? null : variant === 'paid' ? await source.get(hotkey, 'paid', epoch === undefined ? undefined : Number(epoch)) : await source.get(hotkey, 'free', epoch === undefined ? undefined : Number(epoch))
     if (env === null || Date.parse(env.publishedAt) < now() - retentionMs) {
@@ -201,10 +207,10 @@ export default async function telemetryRoutes (app: FastifyInstance, opts: { dep
     return single(env.snapshotId, env)
   }
 
-  conditional('/v1/telemetry/sell-allowance/:hotkey', SELL, { tags: TAGS, summary: 'Sell allowance proof of a miner hotkey (published one epoch late, kept 7 days)', params: HotkeyParams, querystring: EpochQuery, response: paidReadResponses(Envelope(SellAllowancePaid, 'a sell allowance'), 'sellAllowance') }, async (req) => sellAllowance(req, 'paid', SELL_PAID_RETENTION_MS))
+  conditional('/v1/telemetry/sell-allowance/:hotkey', SELL, { tags: TAGS, summary: 'Sell allowance proof of a miner hotkey (published one epoch late, kept 7 days)', params: HotkeyParams, querystring: EpochQuery, response: paidReadResponses(Envelope(SellAllowancePaid, 'a sell allowance'), 'sellAllowance') }, async (req: SellRequest) => sellAllowance(req, 'paid', SELL_PAID_RETENTION_MS))
 
   app.get('/v1/audit/sell-allowance/:hotkey', {
-    config: { read: (req) => sellAllowance(req, 'free', SELL_FREE_RETENTION_MS), rateLimit: FREE_AUDIT_RATE_LIMIT },
+    config: { read: (req: SellRequest) => sellAllowance(req, 'free', SELL_FREE_RETENTION_MS), rateLimit: FREE_AUDIT_RATE_LIMIT },
     schema: { headers: ConditionalHeaders, tags: ['audit'], summary: 'Free audit of a sell allowance: latest published epoch or the given retained one (kept 30 days)', params: HotkeyParams, querystring: EpochQuery, response: freeReadResponses(Envelope(SellAllowanceFree, 'a free sell allowance audit')) }
   }, serveResolvedRead)
 }

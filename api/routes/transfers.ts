@@ -1,6 +1,7 @@
 // Transfer routes ({base_url}, no version prefix): seed §4.1. Keys: client role, Bearer or X-Api-Key.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest, FastifyReply } from 'fastify'
+import type { FastifyRequest, FastifyReply } from 'fastify'
+import type { TypedApp } from '../typed-app.ts'
 import type { Readable } from 'node:stream'
 import type { ApiDeps } from '../deps.ts'
 import { guardedResponses } from '../responses.ts'
@@ -15,7 +16,7 @@ export const CHUNK_INDEX_HEADER = 'x-chunk-index'
 /** Optional header with the chunk's sha256 (hex); a mismatch is a 400. */
 export const CHUNK_SHA256_HEADER = 'x-chunk-sha256'
 
-export default async function transferRoutes (app: FastifyInstance, opts: { deps: ApiDeps }): Promise<void> {
+export default async function transferRoutes (app: TypedApp, opts: { deps: ApiDeps }): Promise<void> {
   const service = opts.deps.transfers as TransferService
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: 64 * 1024 }, app.getDefaultJsonParser('error', 'error'))
@@ -37,7 +38,7 @@ export default async function transferRoutes (app: FastifyInstance, opts: { deps
       response: guardedResponses({ 201: TransferRecord }, [404, 409, 413])
     }
   }, async (req, reply) => {
-    const record = await service.create(req.body as never, req.principal!)
+    const record = await service.create(req.body, req.principal!)
     return reply.code(201).send(record)
   })
 
@@ -59,13 +60,13 @@ export default async function transferRoutes (app: FastifyInstance, opts: { deps
       response: guardedResponses({ 200: ChunkAck, 201: ChunkAck }, [404, 409, 413, 415])
     }
   }, async (req, reply) => {
-    const { id } = req.params as { id: string }
+    const { id } = req.params
     const headers = req.headers as Record<string, string | undefined>
     const headerIndex = headers[CHUNK_INDEX_HEADER]
-    const index = headerIndex !== undefined ? Number(headerIndex) : (req.query as { index?: number }).index
+    const index = headerIndex !== undefined ? Number(headerIndex) : req.query.index
     if (index === undefined) throw new ChunkIndexInvalid('Name the chunk with the X-Chunk-Index header (or ?index=).')
-    const body = req.body as Readable | undefined
-    if (body === undefined || body === null || typeof (body as Readable).iterator !== 'function') throw new ChunkIndexInvalid('Send the chunk as application/octet-stream.')
+    const body = req.body
+    if (!isReadable(body)) throw new ChunkIndexInvalid('Send the chunk as application/octet-stream.')
     const digest = headers[CHUNK_SHA256_HEADER]?.toLowerCase() ?? null
     const declared = headers['content-length']
     const contentLength = declared !== undefined && /^[0-9]{1,16}$/.test(declared) ? Number(declared) : null
@@ -89,19 +90,19 @@ export default async function transferRoutes (app: FastifyInstance, opts: { deps
       response: guardedResponses({ 202: TransferRecord, 200: TransferRecord }, [404, 409])
     }
   }, async (req, reply) => {
-    const record = await service.finalize((req.params as { id: string }).id, req.principal!)
+    const record = await service.finalize(req.params.id, req.principal!)
     return reply.code(record.status === 'completed' ? 200 : 202).send(record)
   })
 
   app.get('/transfers/:id', {
     config: CLIENT,
     schema: { tags: ['transfers'], summary: 'Transfer status', params: IdParams, response: guardedResponses({ 200: TransferRecord }, [404]) }
-  }, async (req) => service.get((req.params as { id: string }).id, req.principal!))
+  }, async (req) => service.get(req.params.id, req.principal!))
 
   app.delete('/transfers/:id', {
     config: CLIENT,
     schema: { tags: ['transfers'], summary: 'Cancel a transfer (idempotent); no destination write lands after the answer', params: IdParams, response: guardedResponses({ 200: TransferRecord }, [404, 409]) }
-  }, async (req) => service.cancel((req.params as { id: string }).id, req.principal!))
+  }, async (req) => service.cancel(req.params.id, req.principal!))
 
   app.get('/transfers', {
     config: CLIENT,
@@ -115,10 +116,15 @@ export default async function transferRoutes (app: FastifyInstance, opts: { deps
       response: guardedResponses({ 200: Type.Object({ items: Type.Array(TransferRecord), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }) })
     }
   }, async (req) => {
-    const q = req.query as { limit: number, offset: number, status?: string }
+    const q = req.query
     const { items, total } = await service.list(req.principal!, q)
     return { items, total, limit: q.limit, offset: q.offset }
   })
+}
+
+/** The chunk route's body: the request stream itself (its parser hands it over unread). */
+function isReadable (body: unknown): body is Readable {
+  return body !== undefined && body !== null && typeof (body as Readable).iterator === 'function'
 }
 
 function closeIfBodyUnread (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void {

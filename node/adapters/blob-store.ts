@@ -11,23 +11,8 @@ import { mkdir, open, rename, readFile, rm, stat, type FileHandle } from 'node:f
 import { join } from 'node:path'
 import type { BlobStore } from '../../actors/ports.ts'
 import { withBlobLock } from '../../actors/transfer/blob-refs.ts'
-
-export class DigestMismatchError extends Error {
-  readonly code = 'BWN_ERR_DIGEST_MISMATCH'
-  constructor (readonly expected: string, readonly actual: string) { super(`sha256 is ${actual}, expected ${expected}`) }
-}
-
-/** The body went past its expected length; thrown as soon as the first excess byte is seen. */
-export class BodyTooLongError extends Error {
-  readonly code = 'BWN_ERR_BODY_TOO_LONG'
-  constructor (readonly expected: number) { super(`body longer than ${expected} bytes`) }
-}
-
-/** The body ended before its expected length. */
-export class BodyTooShortError extends Error {
-  readonly code = 'BWN_ERR_BODY_TOO_SHORT'
-  constructor (readonly expected: number, readonly received: number) { super(`body of ${received} bytes, expected ${expected}`) }
-}
+import { DigestMismatchError, BodyTooLongError, BodyTooShortError } from '../errors.ts'
+export { DigestMismatchError, BodyTooLongError, BodyTooShortError }
 
 const HEX64 = /^[0-9a-f]{64}$/
 /** Bytes gathered before one write; one write is in flight while the next batch is read. */

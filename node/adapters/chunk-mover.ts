@@ -11,6 +11,8 @@ import { Readable, Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { TaskOffer } from '../../protocol/index.ts'
 import type { ChunkMover } from '../../actors/transfer/worker.ts'
+import { MoveError } from '../../actors/errors.ts'
+import type { MoveFailure } from '../../protocol/index.ts'
 import { BULK_TIMEOUT_MS, type SwarmTransport } from './swarm-transport.ts'
 import type { Messenger } from '../messenger.ts'
 import type { InflightBudget } from './inflight-budget.ts'
@@ -23,9 +25,7 @@ export const MOVE_TIMEOUT_MS = 2 * FETCH_TIMEOUT_MS
 export const STREAM_WINDOW_BYTES = 1024 * 1024 // 1 MiB
 const PIECE_BYTES = 256 * 1024 // stream buffer (highWaterMark) of the PUT side
 
-export class MoveError extends Error {
-  constructor (readonly code: string, message: string) { super(message) }
-}
+export { MoveError }
 
 /** Errors that mean "the coordinator's HTTP endpoint is not reachable from here" (try the swarm). */
 function unreachable (err: unknown): boolean {
@@ -97,7 +97,7 @@ export class ChunkCheck extends Transform {
     done(null, last ?? undefined)
   }
 
-  #fail (code: string, message: string): MoveError {
+  #fail (code: MoveFailure, message: string): MoveError {
     this.failure = new MoveError(code, message)
     return this.failure
   }

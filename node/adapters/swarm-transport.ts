@@ -10,6 +10,8 @@ import { createHash } from 'node:crypto'
 import { once } from 'node:events'
 import { pack, unpack } from '../../protocol/index.ts'
 import type { Logger } from '../../actors/ports.ts'
+import { BulkError } from '../errors.ts'
+export { BulkError }
 
 export const CONTROL_PROTOCOL = 'bwnet/control/1'
 export const BULK_PROTOCOL = 'bwnet/bulk/1'
@@ -73,10 +75,6 @@ interface PendingBulk {
   resolve (b: Uint8Array): void
   reject (e: Error): void
   timer: NodeJS.Timeout
-}
-
-export class BulkError extends Error {
-  readonly code = 'BWN_ERR_BULK'
 }
 
 export class SwarmTransport {

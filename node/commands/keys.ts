@@ -2,6 +2,8 @@ import { Command } from 'commander'
 import { stat } from 'node:fs/promises'
 import { cryptoReady, newHotkey, toHex } from '../../protocol/index.ts'
 import { readKeystore, writeKeystore } from '../keystore.ts'
+import { CliError } from '../errors.ts'
+export { CliError }
 
 export const DEFAULT_KEYSTORE = '.bwnet/hotkey.json'
 
@@ -30,7 +32,3 @@ export function keysCommand (): Command {
   return keys
 }
 
-/** An error the CLI prints as one line and exits non-zero for. */
-export class CliError extends Error {
-  readonly code = 'BWN_ERR_CLI'
-}

@@ -15,6 +15,8 @@ import { DEFAULT_API } from './admin.ts'
 import { TransferApiClient, ApiProblem } from '../transfers/api-client.ts'
 import { readState, stateMatches, statePathFor, StateWriter, STATE_VERSION, type UploadState } from '../transfers/upload-state.ts'
 import type { TransferRecord } from '../../api/transfers.ts'
+import { GaveUp, TransferEnded } from '../errors.ts'
+export { GaveUp, TransferEnded }
 
 export const DEFAULT_PARALLEL = 4 // chunk uploads in flight
 export const MAX_PARALLEL = 64
@@ -82,26 +84,6 @@ interface PutOptions {
   state?: string
   waitTimeoutS: number
   maxChunks?: number
-}
-
-/** `put` stopped on an error after the transfer id was printed: the error and the summary so far. */
-export class GaveUp extends Error {
-  readonly code: string
-  readonly detail: string
-  constructor (reason: unknown, readonly summary: PutSummary) {
-    const code = (reason as { code?: unknown })?.code
-    const c = typeof code === 'string' && code.startsWith('BWN_ERR_') ? code : 'BWN_ERR_CLI'
-    const message = (reason as Error)?.message ?? String(reason)
-    const detail = message.startsWith(`${c}: `) ? message.slice(c.length + 2) : message
-    super(`${c}: ${detail}`, { cause: reason })
-    this.code = c
-    this.detail = detail
-  }
-}
-
-/** A transfer that ended failed or cancelled: the message starts with the problem's code. */
-export class TransferEnded extends Error {
-  constructor (readonly code: string, message: string) { super(`${code}: ${message}`) }
 }
 
 function positiveInt (max: number) {

@@ -13,18 +13,22 @@ import { dataRoutes, signChunkSource, readSignedChunk } from '../transfers/data-
 import { startTelemetry } from '../../actors/telemetry/index.ts'
 import { storeAuditReader } from '../../actors/telemetry/audit.ts'
 import { startVerifier } from '../../actors/validator/verifier.ts'
-import { startValidatorEpochs, type TaskEvidence, type OrchestratorPenalty } from '../../actors/validator/epochs.ts'
-import { listEpochSnapshots, sellAllowanceSnapshot, KEYS } from '../../actors/validator/snapshots.ts'
+import { startValidatorEpochs } from '../../actors/validator/epochs.ts'
+import { listEpochSnapshots, sellAllowanceSnapshot } from '../../actors/validator/snapshots.ts'
+import { validatorIntake } from '../../actors/validator/intake.ts'
+import { deferredEpochs, replicateSnapshots } from '../../actors/validator/lifecycle.ts'
+import { keepRegistered } from '../../actors/chain/registration.ts'
+import { ORCHESTRATOR_INBOUND, WORKER_INBOUND, type InboundRoute } from '../../actors/transfer/inbound.ts'
 import { DevChain, type Chain } from '../../actors/chain/index.ts'
 import { checkVerifyRequest } from '../verify-evidence.ts'
-import { voteSnapshot, idMatchesContent } from '../snapshot-votes.ts'
 import { authorityOf, type PrismScores, type SnapshotPublished, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
 import { InflightBudget } from '../adapters/inflight-budget.ts'
 import chainRoutes from '../../api/routes/chain.ts'
+import prismRoutes from '../../api/routes/prism.ts'
 import { authGuard } from '../../api/plugins/auth.ts'
-import { Type } from '@sinclair/typebox'
+import type { PeerAuth } from '../peer-auth.ts'
 import type { RoleContext, RoleHandle } from './types.ts'
 import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics } from '../metrics-ports.ts'
 
@@ -51,10 +55,11 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const source = { key, store, blobs, clock, baseUrl: publicBase }
   const budget = inflightBudget(ctx)
   let service: NodeTransferService | null = null
-  const pools = new Map<string, 'qualifying' | 'qualified'>() // PRISM pools from the validators' scores
+  // PRISM scores (routing weights, pools) and snapshot votes from the validators.
+  const intake = validatorIntake({ store, logger: ctx.logger, penalize: (v, detail) => messenger.penalize(v, 'unauthorized', detail) })
   const telemetry = await startTelemetry(ctx.system, {
     env, store,
-    poolOf: (hotkey) => pools.get(hotkey) ?? 'unscored',
+    poolOf: (hotkey) => intake.poolOf(hotkey),
     epochs: { list: () => listEpochSnapshots(store, { limit: 100_000 }) },
     sellAllowance: { get: (hotkey, variant, epoch) => sellAllowanceSnapshot(store, hotkey, variant as 'paid', epoch) as never },
     participants: async () => {
@@ -75,32 +80,11 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   // been registered by its operator: `register` is idempotent and burns nothing for a registered key.
   if (devChain !== undefined) await devChain.enroll(key.address, 'orchestrator')
   // Registered on the chain (a UID) before it can hold weight; retried until the chain host answers.
-  let registered = false
-  const register = (): void => {
-    if (registered) return
-    nodeChain.chain.register(key.address, 'orchestrator').then(() => { registered = true }, (err: Error) => ctx.logger.debug({ err: err.message }, 'chain registration failed; retrying'))
-  }
-  register()
-  const registerTimer = clock.every(2_000, register)
+  const registration = keepRegistered({ chain: nodeChain.chain, clock, logger: ctx.logger, hotkey: key.address, role: 'orchestrator' })
   const unmeterChain = ctx.metrics ? nodeChain.chain.subscribe(chainMetrics(ctx.metrics, ctx.logger, 'debug')) : () => {}
   const meter = ctx.metrics ? coordinatorMetrics(ctx.metrics) : () => {}
-  // Routing scores: PRISM from validators; uniform (1) until an orchestrator has one.
-  const routing = new Map<string, number>()
-  auth.on('prism_scores', 'validator', (m) => {
-    for (const s of (m.body as PrismScores).scores) { routing.set(s.hotkey, s.routingScore); pools.set(s.hotkey, s.pool) }
-    void store.table('meta').put('prism/latest', { validator: m.from, ...(m.body as PrismScores) })
-  })
-  let votes: Promise<void> = Promise.resolve()
-  auth.on('snapshot_published', 'validator', (m, _peer, standing) => {
-    const b = m.body as SnapshotPublished
-    const snapshot = b.snapshot as SnapshotPublished['snapshot'] & Record<string, unknown>
-    if (!idMatchesContent(snapshot)) { messenger.penalize(m.from, 'unauthorized', 'snapshot id does not match its content'); return }
-    const slot = b.kind === 'epoch' ? KEYS.epochSnapshot(b.epoch, b.revision) : b.kind === 'sell_paid' ? KEYS.sellPaid(b.hotkey ?? '', b.epoch) : KEYS.sellFree(b.hotkey ?? '', b.epoch)
-    // Several validators' copies are combined by stake (node/snapshot-votes.ts), never last-one-wins.
-    // One vote at a time: each re-decides its group from every vote stored.
-    votes = votes.then(() => voteSnapshot(store, { group: b.kind === 'epoch' ? `epoch/${b.epoch}` : slot, slot, validator: m.from, stakeRao: standing.stakeRao, snapshot, idKey: KEYS.snapshotId }))
-      .then(() => {}, (err: Error) => ctx.logger.warn({ err: err.message }, 'snapshot vote failed'))
-  })
+  auth.on('prism_scores', 'validator', (m) => intake.prism(m.from, m.body as PrismScores))
+  auth.on('snapshot_published', 'validator', (m, _peer, standing) => { void intake.snapshot(m.from, m.body as SnapshotPublished, standing.stakeRao) })
 
   const router = startRouter(ctx.system, {
     env, self: key.address, net: messenger, store,
@@ -111,8 +95,9 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     driverFor: (id) => destinations.driverFor(id),
     candidates: async (): Promise<OrchestratorCandidate[]> => {
       const view = await ctx.membership.view()
-      const out: OrchestratorCandidate[] = [{ hotkey: key.address, workers: router.workers(), score: routing.get(key.address) ?? 1 }]
-      for (const p of view.peers) if (p.role === 'orchestrator') out.push({ hotkey: p.hotkey, workers: p.workers, score: routing.get(p.hotkey) ?? 1 })
+      // Routing scores: PRISM from validators; uniform (1) until an orchestrator has one.
+      const out: OrchestratorCandidate[] = [{ hotkey: key.address, workers: router.workers(), score: intake.routingScore(key.address) ?? 1 }]
+      for (const p of view.peers) if (p.role === 'orchestrator') out.push({ hotkey: p.hotkey, workers: p.workers, score: intake.routingScore(p.hotkey) ?? 1 })
       return out
     },
     signSource: (transferId, index, attemptId, expiresAt) => signChunkSource(source, transferId, index, attemptId, expiresAt),
@@ -128,18 +113,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   destinations.inUse = (id) => service!.activeForDestination(id)
 
   // Every role-scoped message needs its sender's registration (node/peer-auth.ts).
-  auth.on('worker_attach', 'worker', (m) => tell(router.ref, { type: 'attach', from: m.from, body: m.body as never }))
-  auth.on('task_offer_batch', 'orchestrator', (m) => tell(router.ref, { type: 'batch', from: m.from, body: m.body as never }))
-  auth.on('task_result_ack', 'orchestrator', (m) => tell(router.ref, { type: 'ack', from: m.from, body: m.body as never }))
-  auth.on('task_cancel', 'orchestrator', (m) => tell(router.ref, { type: 'cancel', from: m.from, body: m.body as never }))
-  auth.on('task_assigned', 'orchestrator', (m) => tell(coordinator.ref, { type: 'assigned', from: m.from, body: m.body as never }))
-  auth.on('verify_verdict', 'validator', (m) => tell(coordinator.ref, { type: 'verdict', from: m.from, body: m.body as never }))
-  auth.on('task_result', 'registered', (m, _peer, s) => {
-    // From one of our workers: relay it; from an orchestrator (or ourselves as one): it is ours to settle,
-    // and the orchestrator's signed frame is the evidence a validator checks.
-    if (s.role === 'worker') tell(router.ref, { type: 'result', from: m.from, body: m.body as never })
-    else if (s.role === 'orchestrator') tell(coordinator.ref, { type: 'result', from: m.from, body: m.body as never, evidence: m.raw })
-  })
+  routeInbound(auth, ORCHESTRATOR_INBOUND, { router: router.ref, coordinator: coordinator.ref })
   ctx.transport.serveBulk(async (_peer, signedPath) => {
     try { return await readSignedChunk(source, signedPath) } catch { return null }
   })
@@ -151,15 +125,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     routes: async (app, apiDeps) => {
       await app.register(dataRoutes(source))
       await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, enroll: devChain === undefined ? undefined : async (h, r, stake) => await devChain.enroll(h, r, { stakeRao: stake }), writeGuard: authGuard(apiDeps.accounts, { roles: ['admin'], operator: true }) as never })
-      app.get('/chain/prism', {
-        schema: {
-          tags: ['chain'], summary: 'The latest PRISM scores a validator published (the routing weights this orchestrator uses)',
-          response: { 200: Type.Object({ validator: Type.Union([Type.String(), Type.Null()]), epoch: Type.Union([Type.Integer(), Type.Null()]), computedAt: Type.Union([Type.Integer(), Type.Null()]), scores: Type.Array(Type.Object({ hotkey: Type.String(), pool: Type.String(), routingScore: Type.Number(), finalScore: Type.Number(), penaltyMultiplier: Type.Number(), readinessMultiplier: Type.Optional(Type.Number()), activeTimeRatio: Type.Optional(Type.Number()) })) }) }
-        }
-      }, async () => {
-        const latest = await store.table<PrismScores & { validator: string }>('meta').get('prism/latest')
-        return latest === undefined ? { validator: null, epoch: null, computedAt: null, scores: [] } : { validator: latest.validator, epoch: latest.epoch, computedAt: latest.computedAt, scores: latest.scores }
-      })
+      await app.register(prismRoutes, { latest: intake.latestPrism })
       // The sink accepts only URLs this node signed for its own sink audience at its own authority.
       const sinkAuth = { trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now() }
       await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), ...sinkAuth, budget })
@@ -170,7 +136,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await destinations.ensureDefault(ctx.config.publicUrl ?? url)
     },
     workers: () => router.workers(),
-    stop: async () => { registerTimer.cancel(); unmeterChain(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
+    stop: async () => { registration.stop(); unmeterChain(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
   }
 }
 
@@ -196,13 +162,7 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
     env, self: key.address, net: messenger, mover: metered(new HttpChunkMover(ctx.transport, messenger, { allowPrivate: ctx.config.allowPrivateDestinations }, { budget: inflightBudget(ctx) })),
     slots: ctx.config.slots, attachTo: ctx.config.attachTo, faults: { corrupt: ctx.config.testFaults.includes('corrupt') }
   })
-  // A worker attaches to, and takes work from, registered orchestrators only.
-  auth.on('announce', 'registered', (m, _peer, s) => { if (s.role === 'orchestrator') tell(worker.ref, { type: 'orchestrator-up', hotkey: m.from }) })
-  auth.on('worker_attached', 'orchestrator', (m) => tell(worker.ref, { type: 'attached', from: m.from, session: (m.body as { session: string }).session }))
-  auth.on('session_displaced', 'orchestrator', (m) => tell(worker.ref, { type: 'displaced', from: m.from, session: (m.body as { session: string }).session }))
-  auth.on('task_offer', 'orchestrator', (m) => tell(worker.ref, { type: 'offer', from: m.from, body: m.body as never }))
-  auth.on('task_result_ack', 'orchestrator', (m) => tell(worker.ref, { type: 'ack', from: m.from, body: m.body as never }))
-  auth.on('task_cancel', 'orchestrator', (m) => tell(worker.ref, { type: 'cancel', from: m.from, body: m.body as never }))
+  routeInbound(auth, WORKER_INBOUND, { worker: worker.ref })
   ctx.onPeerDown((hotkey) => { if (auth.lastKnownRole(hotkey) === 'orchestrator') tell(worker.ref, { type: 'orchestrator-down', hotkey }) })
   return { load: () => worker.load(), stop: async () => {} }
 }
@@ -222,25 +182,12 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   let verifierScore: (hotkey: string) => number = () => 0
   // The epoch machinery registers this validator on the chain: it starts once the chain host is
   // connected; evidence that arrives before waits in memory.
-  let epochs: Awaited<ReturnType<typeof startValidatorEpochs>> | null = null
-  const waiting: { evidence: TaskEvidence[], penalties: OrchestratorPenalty[] } = { evidence: [], penalties: [] }
-  const sink0 = {
-    submitEvidence: async (records: TaskEvidence[]) => { if (epochs) return epochs.submitEvidence(records); waiting.evidence.push(...records) },
-    submitPenalties: async (rows: OrchestratorPenalty[]) => { if (epochs) return epochs.submitPenalties(rows); waiting.penalties.push(...rows) }
-  }
-  const sink = ctx.metrics ? meteredEvidence(sink0, ctx.metrics, ctx.logger) : sink0
-  let starting = false
-  const tryStart = (): void => {
-    if (epochs !== null || starting || (!subtensor && messenger.peerOf(ctx.config.chainHost!) === undefined)) return
-    starting = true
-    startValidatorEpochs(ctx.system, env, { store, chain, hotkey: key.address, logger: ctx.logger, scoreOf: (h) => verifierScore(h) }).then(async (e) => {
-      epochs = e
-      if (waiting.penalties.length > 0) await e.submitPenalties(waiting.penalties.splice(0))
-      if (waiting.evidence.length > 0) await e.submitEvidence(waiting.evidence.splice(0))
-      ctx.logger.info({ event: 'validator_ready' }, 'validator epochs started')
-    }, (err: Error) => { starting = false; ctx.logger.warn({ err: err.message }, 'validator epochs could not start yet; retrying') })
-  }
-  const startTimer = clock.every(1_000, tryStart)
+  const lifecycle = deferredEpochs({
+    clock, logger: ctx.logger,
+    ready: () => subtensor || messenger.peerOf(ctx.config.chainHost!) !== undefined,
+    start: () => startValidatorEpochs(ctx.system, env, { store, chain, hotkey: key.address, logger: ctx.logger, scoreOf: (h) => verifierScore(h) })
+  })
+  const sink = ctx.metrics ? meteredEvidence(lifecycle.sink, ctx.metrics, ctx.logger) : lifecycle.sink
   const workersOf = new Map<string, number>()
   const readinessOf = (h: string): { ready: boolean, connected: boolean } => {
     const connected = messenger.peerOf(h) !== undefined
@@ -279,37 +226,21 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
     }, (err: Error) => ctx.logger.warn({ err: err.message, worker: body.worker }, 'worker standing unavailable; verify request dropped'))
   })
 
-  // After each epoch close: publish PRISM scores, and replicate what the epoch machine published.
-  const replicate = async (epoch: number): Promise<void> => {
-    if (epochs === null) return
-    await epochs.flush()
-    for (const snap of await listEpochSnapshots(store, { fromEpoch: Math.max(0, epoch - 3), toEpoch: epoch })) {
-      messenger.broadcast('snapshot_published', { kind: 'epoch', epoch: snap.sourceEpoch, revision: snap.data.revision, hotkey: null, snapshot: snap as never })
-    }
-    for (const [k, idx] of await collectRange(store, `sellidx/`, epoch)) {
-      const [, e, hotkey] = k.split('/')
-      for (const variant of ['paid', 'free'] as const) {
-        const snap = await sellAllowanceSnapshot(store, hotkey!, variant as 'paid', Number(e))
-        if (snap !== null) messenger.broadcast('snapshot_published', { kind: variant === 'paid' ? 'sell_paid' : 'sell_free', epoch: Number(e), revision: 0, hotkey: hotkey!, snapshot: snap as never })
-      }
-      void idx
-    }
-  }
   const unsubscribe = chain.subscribe({
     epochClosed: (close) => {
+      // Publish PRISM scores, and replicate what the epoch machine published.
       tell(verifier.ref, { type: 'epoch', epoch: close.epoch })
-      replicate(close.epoch).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'snapshot replication failed'))
+      const epochs = lifecycle.epochs()
+      if (epochs !== null) replicateSnapshots({ store, net: messenger, epochs }, close.epoch).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'snapshot replication failed'))
     }
   })
   const unmeterChain = ctx.metrics ? chain.subscribe(chainMetrics(ctx.metrics, ctx.logger, 'info')) : () => {}
-  tryStart()
-  return { stop: async () => { startTimer.cancel(); unsubscribe(); unmeterChain(); await epochs?.stop(); await nodeChain.stop() } }
+  lifecycle.tryStart()
+  return { stop: async () => { unsubscribe(); unmeterChain(); await lifecycle.stop(); await nodeChain.stop() } }
 }
 
-/** Sell-allowance index rows of recent epochs (`sellidx/<epoch>/<hotkey>`). */
-async function collectRange (store: RoleContext['store'], prefix: string, epoch: number): Promise<Array<[string, unknown]>> {
-  const out: Array<[string, unknown]> = []
-  const from = `${prefix}${String(Math.max(0, epoch - 3)).padStart(10, '0')}/`
-  for await (const entry of store.table('snapshots').entries({ gte: from, lt: `${prefix}\xff` })) out.push(entry)
-  return out
+/** Wires a shared inbound table (actors/transfer/inbound.ts) to the messenger behind peer authorization. */
+function routeInbound<T> (auth: PeerAuth, table: ReadonlyArray<InboundRoute<T>>, to: T): void {
+  // `raw` stays lazy: the messenger frames (signs) a message to itself only when its frame is read.
+  for (const r of table) auth.on(r.type, r.from, (m, _peer, s) => r.deliver(to, { type: r.type, from: m.from, body: m.body, role: s.role, get raw () { return m.raw } }))
 }

@@ -4,6 +4,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { TransferRecord, ChunkAck } from '../../api/transfers.ts'
 import { createApiClient, type ApiClient } from '../../api/client/index.ts'
+import { ApiProblem, ApiUnavailable } from '../errors.ts'
+export { ApiProblem, ApiUnavailable }
 
 export const CONTROL_TIMEOUT_MS = 30_000 // 30 s for create, finalize, status
 export const CHUNK_TIMEOUT_MS = 300_000 // 5 min for one chunk body (up to 1 GiB on a slow link)
@@ -13,18 +15,6 @@ export const BACKOFF_BASE_MS = 250 // first retry delay
 export const BACKOFF_MAX_MS = 8_000 // retry delay cap
 export const RETRY_AFTER_MAX_MS = 60_000 // longest Retry-After honoured; longer answers wait this long
 const RETRY_AFTER_DEFAULT_MS = 1_000 // a 429 without Retry-After
-
-/** A refused request: the problem+json answer (or the status when the body is not one). */
-export class ApiProblem extends Error {
-  constructor (readonly status: number, readonly code: string, detail: string, readonly body: Record<string, unknown> = {}) {
-    super(`${code}: ${detail}`)
-  }
-}
-
-/** A request that kept failing transiently until the retry budget ran out. */
-export class ApiUnavailable extends Error {
-  readonly code = 'BWN_ERR_CLI_API_UNAVAILABLE'
-}
 
 export interface RetryStats { retries: number, rateLimited: number }
 

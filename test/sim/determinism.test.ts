@@ -1,4 +1,6 @@
 import t from 'tap'
+import crypto from 'node:crypto'
+import { syncBuiltinESMExports } from 'node:module'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -31,4 +33,31 @@ t.test('another seed gives other numbers', async t => {
   const two = JSON.stringify(await runSimulation(scenario, { seed: 2 }))
   t.equal(one, again)
   t.not(one, two)
+})
+
+t.test('a run draws every id and random number from its seed, none from the system', async t => {
+  // Ids never decide an order today, but a run must replay to the byte whatever a later change does with them.
+  const real = { uuid: crypto.randomUUID, bytes: crypto.randomBytes, math: Math.random }
+  const drawn = { uuid: 0, bytes: 0, math: 0 }
+  crypto.randomUUID = ((...a: Parameters<typeof real.uuid>) => { drawn.uuid++; return real.uuid(...a) }) as typeof real.uuid
+  // nact names each actor system from randomBytes: a registry key that must be unique in the process
+  // and never reaches an actor's state; every other caller counts.
+  crypto.randomBytes = ((...a: [number]) => { if (!/node_modules[/\\]nact[/\\]/.test(new Error().stack ?? '')) drawn.bytes++; return real.bytes(...a) }) as typeof real.bytes
+  Math.random = () => { drawn.math++; return real.math() }
+  syncBuiltinESMExports()
+  t.teardown(() => { crypto.randomUUID = real.uuid; crypto.randomBytes = real.bytes; Math.random = real.math; syncBuiltinESMExports() })
+  // The spies see what the actors would call (checked once here, so the zero below cannot be vacuous).
+  const { randomUUID } = await import('node:crypto')
+  randomUUID()
+  t.equal(drawn.uuid, 1, 'the spy sees a randomUUID call')
+  drawn.uuid = 0
+  const scenario = parseScenario({
+    name: 'ids', durationHours: 0.25, drainHours: 0.25, epoch: { blocks: 50, blockTimeMs: 12000 },
+    orchestrators: { count: 2, workersPerOrchestrator: 3 },
+    workers: { bandwidthMbps: { kind: 'lognormal', median: 100, sigma: 0.8 }, latencyMs: { kind: 'uniform', min: 5, max: 50 } },
+    workload: { transfers: 10, sizeMiB: { kind: 'uniform', min: 16, max: 64 } }
+  })
+  const m = await runSimulation(scenario, { seed: 7 })
+  t.ok(m.totals.tasks > 0, `${m.totals.tasks} tasks ran`)
+  t.same(drawn, { uuid: 0, bytes: 0, math: 0 }, 'no system randomness drawn')
 })

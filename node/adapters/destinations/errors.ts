@@ -1,22 +1,8 @@
-// The one error type destination drivers throw; branch on `code` (see actors/destination.ts).
-import type { DestinationErrorCode, DeliveredPart, DestinationKind, UploadState } from '../../../actors/destination.ts'
+// Helpers of the destination drivers; the one error type they throw is DestinationError (actors/errors.ts).
+import type { DeliveredPart, DestinationKind, UploadState } from '../../../actors/destination.ts'
+import { DestinationError } from '../../../actors/errors.ts'
 
-export class DestinationError extends Error {
-  readonly code: DestinationErrorCode
-  /** HTTP status the destination answered, when it answered. */
-  readonly status: number | undefined
-  /** Chunks that must be delivered again before complete() can succeed (BWN_ERR_DESTINATION_INCOMPLETE). */
-  readonly chunks: number[] | undefined
-  constructor (code: DestinationErrorCode, message: string, options: { status?: number, cause?: unknown, chunks?: number[] } = {}) {
-    super(message, { cause: options.cause })
-    this.name = 'DestinationError'
-    this.code = code
-    this.status = options.status
-    this.chunks = options.chunks
-  }
-
-  get retryable (): boolean { return this.code === 'BWN_ERR_DESTINATION_UNAVAILABLE' }
-}
+export { DestinationError }
 
 /** Maps an HTTP status from a destination to the refused (4xx) or unavailable (5xx) code. */
 export function httpFailure (what: string, status: number, body = ''): DestinationError {

@@ -15,6 +15,8 @@ import { isIP, BlockList, type LookupFunction } from 'node:net'
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type RequestOptions } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { Agent, buildConnector } from 'undici'
+import { DestinationPolicyError, AddressRefused } from '../../errors.ts'
+export { DestinationPolicyError, AddressRefused }
 
 export interface AddressPolicy {
   /** Allow loopback, private, link-local and the other refused ranges (devnet, tests, private networks). */
@@ -77,11 +79,6 @@ export function addressClass (address: string): AddressClass | null {
   return null
 }
 
-/** A destination URL or header the policy refuses; `reason` is stable. */
-export class DestinationPolicyError extends Error {
-  constructor (readonly kind: 'url' | 'header', readonly reason: string, message: string) { super(message) }
-}
-
 export interface UrlCheckOptions {
   policy: AddressPolicy
   /** Resolves a host name to its addresses (tests inject one); default: the system resolver. */
@@ -137,12 +134,6 @@ export function checkHeaders (headers: Record<string, string> | undefined, what:
     }
     if (typeof value !== 'string' || !VALUE.test(value)) throw new DestinationPolicyError('header', 'malformed', `${what}: the value of ${name} holds a control character`)
   }
-}
-
-/** Error a guarded connection fails with. */
-export class AddressRefused extends Error {
-  readonly code = 'BWN_ERR_ADDRESS_REFUSED'
-  constructor (host: string, address: string, cls: AddressClass) { super(`connection to ${host} refused: ${address} is a ${cls.replace('_', '-')} address`) }
 }
 
 /** A dns lookup for net/tls connections that refuses the policy's ranges on the very addresses used. */

@@ -13,6 +13,8 @@ t.test('cancel mid-way: the upload is aborted before the answer and nothing land
   const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: net.file.nodes[0]!.hotkey, total_size: data.byteLength, filename: 'cancelled.bin', tier: 'STANDARD' } })
   const transfer = created.body
   const lanes = Array.from({ length: 4 }, (_, lane) => sendChunks(api, transfer, data, i => i % 4 === lane && i < 8))
+  // A lane still sending when the cancel lands is refused (409): expected, so its rejection is held from the start.
+  const lanesDone = Promise.allSettled(lanes)
   await eventually(async () => (await api(`/transfers/${transfer.id}`)).body.chunks.delivered >= 1, 30_000, 'some delivery to happen')
   const partials = async (): Promise<string[]> => readdir(join(sink, '.partial')).catch(() => [])
   t.ok((await partials()).length >= 1, 'an upload is open at the destination')
@@ -23,7 +25,7 @@ t.test('cancel mid-way: the upload is aborted before the answer and nothing land
   t.equal(cancelled.body.status, 'cancelled')
   const afterCancel = await partials()
   t.same(afterCancel, [], 'the destination upload is gone when the cancel returns')
-  await Promise.allSettled(lanes)
+  await lanesDone
 
   // Workers still holding offers try to write; the destination refuses them. Wait until every worker
   // has reported, in a heartbeat received after the cancel returned, that it holds no task any more

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { cryptoReady, newHotkey, signUrl as signAny, authorityOf, SIGNATURE_PARAM, type SignUrlOptions } from '../../../../protocol/index.ts'
 import { sinkRoutes, NodeSinkDriver, filenameProblem } from '../../../../node/adapters/destinations/node-sink.ts'
 import type { DeliveryTarget, UploadState } from '../../../../actors/destination.ts'
+import { eventually } from '../../../helpers/proc.ts'
 
 await cryptoReady()
 const signUrl = (o: Omit<SignUrlOptions, 'audience'>): string => signAny({ audience: 'bwnet-sink', ...o })
@@ -152,9 +153,16 @@ t.test('chunk bodies stream: chunked encoding works, one byte too many is refuse
 t.test('complete stops a write still streaming (a superseded attempt) before it checks', async t => {
   const state = await driver.begin({ transferId: 'tr-stall', filename: 'stall.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
   const parts = await deliverAll(state)
-  const stalled = rawPut((await driver.target(state, coords(2, 1), soon())).url, [chunkOf(2).subarray(0, 100)], { length: CHUNK, hold: true })
+  const url = (await driver.target(state, coords(2, 1), soon())).url
+  // The sink's side of the stalled request (observed, never read here: that would take its bytes).
+  const arrived = new Promise<http.IncomingMessage>(resolve => {
+    const onRequest = (req: http.IncomingMessage): void => { if (url.endsWith(req.url ?? '')) { app.server.off('request', onRequest); resolve(req) } }
+    app.server.on('request', onRequest)
+  })
+  const stalled = rawPut(url, [chunkOf(2).subarray(0, 100)], { length: CHUNK, hold: true })
   const settled = stalled.answer.then(() => 'answered', () => 'cut off')
-  await new Promise(resolve => setTimeout(resolve, 50)) // let its first bytes reach the sink
+  const atSink = await arrived
+  await eventually(async () => atSink.readableDidRead, 10_000, 'the sink to read the stalled write\'s first bytes', 5)
   await driver.complete(state, parts)
   t.equal(sha256(await readFile(join(dir, 'stall.bin'))), sha256(source), 'the file is the source')
   t.ok(['answered', 'cut off'].includes(await settled), 'the stalled write was stopped')

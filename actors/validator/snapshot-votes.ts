@@ -4,9 +4,9 @@
 // stake of the validators that published anything for the same epoch (or key). Validators that saw the
 // same evidence produce byte-identical envelopes with the same content-derived id, so honest copies
 // agree; a minority validator cannot replace a version or add a revision on its own.
-import type { Store, StoreOp } from '../actors/ports.ts'
-import { collect } from '../actors/store.ts'
-import { snapshotIdOf, type EnvelopeContent } from '../actors/validator/envelope.ts'
+import type { Store, StoreOp } from '../ports.ts'
+import { collect } from '../store.ts'
+import { snapshotIdOf, type EnvelopeContent } from './envelope.ts'
 
 export interface SnapshotVote { validator: string, stakeRao: string, snapshotId: string }
 

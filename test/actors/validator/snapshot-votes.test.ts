@@ -2,9 +2,9 @@
 // served only with at least half the stake of the epoch's voters; a minority cannot add or replace one.
 import t from 'tap'
 import { MemoryLevel } from 'memory-level'
-import { LevelStore } from '../../actors/store.ts'
-import { sealEnvelope } from '../../actors/validator/envelope.ts'
-import { voteSnapshot, pickByStake, idMatchesContent } from '../../node/snapshot-votes.ts'
+import { LevelStore } from '../../../actors/store.ts'
+import { sealEnvelope } from '../../../actors/validator/envelope.ts'
+import { voteSnapshot, pickByStake, idMatchesContent } from '../../../actors/validator/snapshot-votes.ts'
 
 const snap = (revision: number, count: number) => sealEnvelope({ version: 'v', observedAt: 'a', sourceEpoch: 3, formulaReference: 'f', publishedAt: 'p', evidenceSequence: '1', data: { revision, count } }) as any
 const idKey = (id: string) => `id/${id}`

@@ -1,0 +1,87 @@
+// Every error the node layer (adapters, configuration, CLI) defines: one module, each with a stable
+// `code` documented in docs/errors.md (a test checks every code thrown anywhere). The errors of the
+// actors' ports (chain, destinations, chunk moves, asks) live in actors/errors.ts; the HTTP API's in
+// api/errors.ts. Branch on `code`, never on the message.
+import type { AddressClass } from './adapters/destinations/url-policy.ts'
+import type { PutSummary } from './commands/transfer.ts'
+
+// Configuration, keys and the command line.
+export class ConfigError extends Error {
+  readonly code = 'BWN_ERR_CONFIG'
+}
+
+export class KeystoreError extends Error {
+  readonly code = 'BWN_ERR_KEYSTORE'
+}
+
+/** An error the CLI prints as one line and exits non-zero for. */
+export class CliError extends Error {
+  readonly code = 'BWN_ERR_CLI'
+}
+
+/** A refused request: the problem+json answer (or the status when the body is not one). */
+export class ApiProblem extends Error {
+  constructor (readonly status: number, readonly code: string, detail: string, readonly body: Record<string, unknown> = {}) {
+    super(`${code}: ${detail}`)
+  }
+}
+
+/** A request that kept failing transiently until the retry budget ran out. */
+export class ApiUnavailable extends Error {
+  readonly code = 'BWN_ERR_CLI_API_UNAVAILABLE'
+}
+
+/** `put` stopped on an error after the transfer id was printed: the error and the summary so far. */
+export class GaveUp extends Error {
+  readonly code: string
+  readonly detail: string
+  constructor (reason: unknown, readonly summary: PutSummary) {
+    const code = (reason as { code?: unknown })?.code
+    const c = typeof code === 'string' && code.startsWith('BWN_ERR_') ? code : 'BWN_ERR_CLI'
+    const message = (reason as Error)?.message ?? String(reason)
+    const detail = message.startsWith(`${c}: `) ? message.slice(c.length + 2) : message
+    super(`${c}: ${detail}`, { cause: reason })
+    this.code = c
+    this.detail = detail
+  }
+}
+
+/** A transfer that ended failed or cancelled: the message starts with the problem's code. */
+export class TransferEnded extends Error {
+  constructor (readonly code: string, message: string) { super(`${code}: ${message}`) }
+}
+
+// Swarm bulk channel.
+export class BulkError extends Error {
+  readonly code = 'BWN_ERR_BULK'
+}
+
+// Blob store.
+export class DigestMismatchError extends Error {
+  readonly code = 'BWN_ERR_DIGEST_MISMATCH'
+  constructor (readonly expected: string, readonly actual: string) { super(`sha256 is ${actual}, expected ${expected}`) }
+}
+
+/** The body went past its expected length; thrown as soon as the first excess byte is seen. */
+export class BodyTooLongError extends Error {
+  readonly code = 'BWN_ERR_BODY_TOO_LONG'
+  constructor (readonly expected: number) { super(`body longer than ${expected} bytes`) }
+}
+
+/** The body ended before its expected length. */
+export class BodyTooShortError extends Error {
+  readonly code = 'BWN_ERR_BODY_TOO_SHORT'
+  constructor (readonly expected: number, readonly received: number) { super(`body of ${received} bytes, expected ${expected}`) }
+}
+
+// Destination policy.
+/** A destination URL or header the policy refuses; `reason` is stable. */
+export class DestinationPolicyError extends Error {
+  constructor (readonly kind: 'url' | 'header', readonly reason: string, message: string) { super(message) }
+}
+
+/** Error a guarded connection fails with. */
+export class AddressRefused extends Error {
+  readonly code = 'BWN_ERR_ADDRESS_REFUSED'
+  constructor (host: string, address: string, cls: AddressClass) { super(`connection to ${host} refused: ${address} is a ${cls.replace('_', '-')} address`) }
+}
