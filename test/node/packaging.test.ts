@@ -32,7 +32,7 @@ t.test('npm pack → global install into an empty prefix → bwnet --version and
   await run('npm', ['install', '-g', '--offline', '--prefix', prefix, join(dir, tarball!)], { cwd: dir, env: npmEnv, maxBuffer: 16 * 1024 * 1024 })
   const bin = join(prefix, 'bin', 'bwnet')
 
-  const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { version: string }
+  const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { version: string, exports: Record<string, string> }
   const t0 = process.hrtime.bigint()
   const v = await run(bin, ['--version'], { cwd: dir })
   const ms = Number(process.hrtime.bigint() - t0) / 1e6
@@ -40,6 +40,13 @@ t.test('npm pack → global install into an empty prefix → bwnet --version and
   const installed = await readdir(join(prefix, 'lib', 'node_modules', 'bwnet'))
   t.ok(installed.includes('dist'), 'the package carries the compiled dist/')
   t.notOk(installed.includes('test'), 'and not the tests')
+  // Every subpath the package exports is importable from the installed copy (no TypeScript loader).
+  const expected: Record<string, string> = { './protocol': 'MESSAGES', './sim': 'runSimulation' }
+  t.same(Object.keys(pkg.exports).filter(s => s !== './package.json').sort(), Object.keys(expected).sort(), 'the exported subpaths')
+  for (const [sub, name] of Object.entries(expected)) {
+    const probe = await run(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(`bwnet/${sub.slice(2)}`)}); console.log(typeof m[${JSON.stringify(name)}])`], { cwd: join(prefix, 'lib'), env: { ...process.env, NODE_OPTIONS: '' } })
+    t.not(probe.stdout.trim(), 'undefined', `import('bwnet/${sub.slice(2)}') from the installed package exports ${name}`)
+  }
 
   // The installed devnet: up (it prints where its API is), then a clean stop on SIGTERM.
   const data = join(dir, 'devnet')
