@@ -34,3 +34,13 @@ export function keysCommand (): Command {
 export class CliError extends Error {
   readonly code = 'BWN_ERR_CLI'
 }
+
+/** A bad command line (unknown or invalid option, missing key, missing argument): exit 2. */
+export class UsageError extends Error {
+  readonly code = 'BWN_ERR_USAGE'
+}
+
+/** Stopped by Ctrl-C (SIGINT): exit 130. */
+export class Interrupted extends Error {
+  readonly code = 'BWN_ERR_INTERRUPTED'
+}
