@@ -219,7 +219,7 @@ async function resumable (s: Session, state: UploadState): Promise<TransferRecor
 }
 
 /** Sends one source as one transfer and (unless --no-wait) follows it until it ends. */
-async function putOne (src: ChunkSource, opts: PutOptions, s: Session, hooks: { statePath: string | null, onId?: (id: string, resumed: boolean) => void }): Promise<PutSummary> {
+async function putOne (src: ChunkSource, opts: PutOptions, s: Session, hooks: { statePath: string | null, onId?: (id: string, resumed: boolean) => void, onPlanned?: () => void }): Promise<PutSummary> {
   const started = Date.now()
   const client = s.client
   const destination = opts.destination ?? opts.dest
@@ -267,6 +267,7 @@ async function putOne (src: ChunkSource, opts: PutOptions, s: Session, hooks: { 
   let deliveredBytes = 0
   let verified = 0
   const deliveryTotalsAdded = { done: false }
+  hooks.onPlanned?.()
   const trackDelivery = (r: TransferRecord): void => {
     if (!deliveryTotalsAdded.done) { t.deliver.chunksTotal += r.total_chunks; t.deliver.bytesTotal += r.total_size; deliveryTotalsAdded.done = true }
     t.deliver.chunksDone += r.chunks.delivered - deliveredChunks; deliveredChunks = r.chunks.delivered
@@ -349,8 +350,8 @@ async function putOne (src: ChunkSource, opts: PutOptions, s: Session, hooks: { 
     await src.close()
     if (!opts.wait) return finish(record.status)
 
-    if (t.files === null) s.reporter.phase('deliver')
     trackDelivery(record)
+    if (t.files === null) s.reporter.phase('deliver')
     const deadline = Date.now() + opts.waitTimeoutS * 1000
     record = await s.source.follow(record, trackDelivery, { signal: s.signal, deadline })
     if (!TERMINAL.has(record.status)) throw new CliError(`transfer ${id} is still ${record.status} after ${opts.waitTimeoutS} s; run \`bwnet transfer status ${id}\` later`)
@@ -450,7 +451,6 @@ async function putSingle (source: string, isStdin: boolean, opts: PutOptions, s:
   const src = isStdin ? stdinSource(opts.size!, opts.name ?? 'stdin') : await fileSource(source, opts.name ?? basename(source))
   const statePath = isStdin ? null : (opts.state ?? statePathFor(source))
   let summary: PutSummary
-  s.reporter.start()
   try {
     summary = await putOne(src, opts, s, {
       statePath,
@@ -458,7 +458,8 @@ async function putSingle (source: string, isStdin: boolean, opts: PutOptions, s:
         // First line of stdout: scripts read the id from here while the upload runs.
         if (machine) process.stdout.write(`${id}\n`)
         s.reporter.message(`${resumed ? 'resuming' : 'sending'} ${isStdin ? 'stdin' : source} as transfer ${id} (${formatBytes(src.size)})`)
-      }
+      },
+      onPlanned: () => s.reporter.start()
     })
   } catch (err) {
     s.reporter.stop()

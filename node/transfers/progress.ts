@@ -35,7 +35,7 @@ export function formatBytes (n: number): string {
   let v = n
   let u = 0
   while (v >= 1024 && u < UNITS.length - 1) { v /= 1024; u++ }
-  return u === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : 1)} ${UNITS[u]}`
+  return u === 0 ? `${Math.round(v)} B` : `${v.toFixed(v >= 100 ? 0 : 1)} ${UNITS[u]}`
 }
 
 export function formatDuration (ms: number): string {
