@@ -115,8 +115,9 @@ export async function readSecret (prompt: string, input: NodeJS.ReadStream = pro
     for await (const part of input) text += part as string
     return (text.split(/\r?\n/).find(l => l.trim() !== '') ?? '').trim()
   }
-  output.write(prompt)
+  // No echo before the prompt shows: a key typed (or pasted) the moment it appears is not echoed.
   input.setRawMode(true)
+  output.write(prompt)
   input.resume()
   input.setEncoding('utf8')
   return await new Promise<string>((resolve, reject) => {
@@ -199,4 +200,27 @@ export function profilesCommand (): Command {
       const config = await readConfig()
       for (const [name, p] of Object.entries(config.profiles)) process.stdout.write(`${name}\t${p.api}\t${keyLabel(p.key)}\n`)
     })
+}
+
+/**
+ * The API URL of a command that has its own --api (admin, chain): --api or BWN_API when given, else
+ * the URL of --profile (or of the default profile), else the built-in default.
+ */
+export async function apiOf (cmd: Command): Promise<string> {
+  const opts = cmd.optsWithGlobals<{ api: string, profile?: string }>()
+  const owner = [cmd, ...ancestors(cmd)].find(c => c.options.some(o => o.long === '--api'))
+  const source = owner?.getOptionValueSource('api')
+  if (source === 'cli' || source === 'env') return opts.api
+  const path = configPath()
+  const config = await readConfig(path)
+  const name = opts.profile !== undefined ? checkProfileName(opts.profile) : (process.env.BWN_PROFILE || config.default_profile || DEFAULT_PROFILE)
+  const profile = config.profiles[name]
+  if (opts.profile !== undefined && profile === undefined) throw new UsageError(`no profile "${name}" in ${path}`)
+  return profile?.api ?? opts.api
+}
+
+function ancestors (cmd: Command): Command[] {
+  const out: Command[] = []
+  for (let c = cmd.parent; c !== null; c = c.parent) out.push(c)
+  return out
 }

@@ -390,24 +390,29 @@ function interruptOnSigint (): { signal: AbortSignal, release: () => void } {
   return { signal: controller.signal, release: () => { process.off('SIGINT', onSigint) } }
 }
 
-/** Every regular file under `dir` (following no symlinks), sorted, with paths relative to it. */
-async function walk (dir: string, recursive: boolean): Promise<Array<{ path: string, rel: string, size: number }>> {
+/**
+ * Every regular, non-empty file under `dir` (following no symlinks), sorted, with paths relative to
+ * it. Hidden entries (a leading dot) are skipped: destinations refuse such names.
+ */
+async function walk (dir: string, recursive: boolean): Promise<{ files: Array<{ path: string, rel: string, size: number }>, skipped: number }> {
   const out: Array<{ path: string, rel: string, size: number }> = []
+  let skipped = 0
   const visit = async (d: string): Promise<void> => {
     const entries = await readdir(d, { withFileTypes: true })
     entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
     for (const e of entries) {
+      if (e.name.startsWith('.')) { skipped++; continue }
       const p = join(d, e.name)
       if (e.isDirectory()) { if (recursive) await visit(p); continue }
       if (!e.isFile()) continue
       const size = (await stat(p)).size
-      if (size === 0) continue
+      if (size === 0) { skipped++; continue }
       out.push({ path: p, rel: relative(dir, p), size })
       if (out.length > MAX_DIRECTORY_FILES) throw new UsageError(`${dir} holds more than ${MAX_DIRECTORY_FILES} files`)
     }
   }
   await visit(dir)
-  return out
+  return { files: out, skipped }
 }
 
 const machineOutput = (opts: { json?: boolean }): boolean => opts.json === true || process.stdout.isTTY !== true
@@ -451,6 +456,7 @@ async function putSingle (source: string, isStdin: boolean, opts: PutOptions, s:
   const src = isStdin ? stdinSource(opts.size!, opts.name ?? 'stdin') : await fileSource(source, opts.name ?? basename(source))
   const statePath = isStdin ? null : (opts.state ?? statePathFor(source))
   let summary: PutSummary
+  s.reporter.start()
   try {
     summary = await putOne(src, opts, s, {
       statePath,
@@ -459,7 +465,7 @@ async function putSingle (source: string, isStdin: boolean, opts: PutOptions, s:
         if (machine) process.stdout.write(`${id}\n`)
         s.reporter.message(`${resumed ? 'resuming' : 'sending'} ${isStdin ? 'stdin' : source} as transfer ${id} (${formatBytes(src.size)})`)
       },
-      onPlanned: () => s.reporter.start()
+      onPlanned: () => s.reporter.tick()
     })
   } catch (err) {
     s.reporter.stop()
@@ -486,10 +492,10 @@ async function putSingle (source: string, isStdin: boolean, opts: PutOptions, s:
 interface FileResult { file: string, size: number, summary: PutSummary | null, error: { code: string, message: string } | null }
 
 async function putDirectory (dir: string, opts: PutOptions, s: Session, machine: boolean): Promise<void> {
-  const files = await walk(dir, true)
+  const { files, skipped } = await walk(dir, true)
   if (files.length === 0) throw new CliError(`${dir} holds no non-empty files`)
   s.totals.files = { done: 0, failed: 0, total: files.length }
-  s.reporter.message(`sending ${files.length} files (${formatBytes(files.reduce((a, f) => a + f.size, 0))}) from ${dir}, ${opts.transfers} at a time`)
+  s.reporter.message(`sending ${files.length} files (${formatBytes(files.reduce((a, f) => a + f.size, 0))}) from ${dir}, ${opts.transfers} at a time${skipped > 0 ? `; skipping ${skipped} empty or hidden` : ''}`)
   s.reporter.start()
   const results: FileResult[] = files.map(f => ({ file: f.rel, size: f.size, summary: null, error: null }))
   const queue = new PQueue({ concurrency: opts.transfers })
@@ -497,7 +503,8 @@ async function putDirectory (dir: string, opts: PutOptions, s: Session, machine:
     void queue.add(async () => {
       if (s.signal.aborted) return
       try {
-        const src = await fileSource(f.path, f.rel.split('\\').join('/'))
+        // Destinations hold flat names: a file is sent under its base name (a taken name gets -1, -2…).
+        const src = await fileSource(f.path, basename(f.path))
         const summary = await putOne(src, opts, s, { statePath: statePathFor(f.path) })
         results[i]!.summary = summary
         results[i]!.error = summary.error

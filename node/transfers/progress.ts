@@ -91,11 +91,17 @@ export class ProgressReporter {
 
   get intervalMs (): number { return this.#interval }
 
+  /** Starts the refresh timer (before the transfer is even created: a wait for the API shows too). */
   start (): void {
     if (this.#mode === 'off' || this.#timer !== null) return
     this.#timer = setInterval(() => this.tick(), this.#interval)
     this.#timer.unref()
     this.tick()
+  }
+
+  /** Whether there is anything to show: a planned transfer, a batch, or a wait. */
+  #planned (): boolean {
+    return this.totals.files !== null || this.totals.upload.chunksTotal > 0
   }
 
   /** Renders now (the timer calls it; a phase change or a notice calls it at once). */
@@ -105,9 +111,11 @@ export class ProgressReporter {
     this.#rates.upload.sample(now, this.totals.upload.bytesDone)
     this.#rates.deliver.sample(now, this.totals.deliver.bytesDone)
     if (this.#wait !== null && now >= this.#wait.until) this.#wait = null
+    if (!this.#planned() && this.#wait === null) return
     const line = this.line(now)
     if (this.#mode === 'tty') {
-      const width = Math.max(20, (this.#stream.columns ?? 100) - 1)
+      // A pseudo-terminal without a size reports 0 columns: then COLUMNS, else 100.
+      const width = Math.max(20, (this.#stream.columns > 0 ? this.#stream.columns : Number(process.env.COLUMNS) > 0 ? Number(process.env.COLUMNS) : 100) - 1)
       this.#stream.write(`\r\x1b[2K${line.length > width ? line.slice(0, width - 1) + '…' : line}`)
       this.#drawn = true
     } else {
@@ -164,6 +172,7 @@ export class ProgressReporter {
     const parts: string[] = []
     const phaseText = (name: 'upload' | 'deliver'): string => {
       const c = t[name]
+      if (c.chunksTotal === 0) return 'creating transfers'
       const rate = this.#rates[name].perSecond()
       const bits = [`${c.chunksDone}/${c.chunksTotal} chunks${name === 'deliver' ? ` (verified ${t.deliver.verified})` : ''}`]
       if (c.bytesTotal > 0) bits.push(`${formatBytes(c.bytesDone)}/${formatBytes(c.bytesTotal)}`)
@@ -176,7 +185,9 @@ export class ProgressReporter {
       const full = Math.min(BAR_WIDTH, Math.floor(frac * BAR_WIDTH))
       return `[${'#'.repeat(full)}${'-'.repeat(BAR_WIDTH - full)}] ${String(Math.floor(frac * 100)).padStart(3)}% `
     }
-    if (t.files !== null) {
+    if (!this.#planned()) {
+      parts.push(`${t.phase}: creating the transfer`)
+    } else if (t.files !== null) {
       parts.push(`files: ${t.files.done}/${t.files.total} done${t.files.failed > 0 ? `, ${t.files.failed} failed` : ''}`)
       parts.push(`upload: ${phaseText('upload')}`)
       if (t.deliver.chunksTotal > 0) parts.push(`deliver: ${phaseText('deliver')}`)
