@@ -2,8 +2,9 @@ import { Command } from 'commander'
 import { stat } from 'node:fs/promises'
 import { cryptoReady, newHotkey, toHex } from '../../protocol/index.ts'
 import { readKeystore, writeKeystore } from '../keystore.ts'
+import { DEFAULT_KEYSTORE, CliError } from './common.ts'
 
-export const DEFAULT_KEYSTORE = '.bwnet/hotkey.json'
+export { DEFAULT_KEYSTORE, CliError, UsageError, Interrupted } from './common.ts'
 
 export function keysCommand (): Command {
   const keys = new Command('keys').description('create and show hotkeys (sr25519, SS58 addresses)')
@@ -28,19 +29,4 @@ export function keysCommand (): Command {
       console.log(JSON.stringify({ address: key.address, publicKey: toHex(key.publicKey), keystore: opts.keystore }))
     })
   return keys
-}
-
-/** An error the CLI prints as one line and exits non-zero for. */
-export class CliError extends Error {
-  readonly code = 'BWN_ERR_CLI'
-}
-
-/** A bad command line (unknown or invalid option, missing key, missing argument): exit 2. */
-export class UsageError extends Error {
-  readonly code = 'BWN_ERR_USAGE'
-}
-
-/** Stopped by Ctrl-C (SIGINT): exit 130. */
-export class Interrupted extends Error {
-  readonly code = 'BWN_ERR_INTERRUPTED'
 }

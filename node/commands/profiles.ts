@@ -8,7 +8,7 @@ import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { DEFAULT_API } from './http-call.ts'
-import { CliError, UsageError, Interrupted } from './keys.ts'
+import { CliError, UsageError, Interrupted } from './common.ts'
 import { createApiClient } from '../../api/client/index.ts'
 
 export const CONFIG_VERSION = 1

@@ -8,9 +8,7 @@ import { createHash } from 'node:crypto'
 import { open, readdir, stat, type FileHandle } from 'node:fs/promises'
 import { basename, join, relative, resolve } from 'node:path'
 import PQueue from 'p-queue'
-import { cryptoReady, newHotkey } from '../../protocol/index.ts'
-import { readKeystore } from '../keystore.ts'
-import { DEFAULT_KEYSTORE, CliError, UsageError, Interrupted } from './keys.ts'
+import { DEFAULT_KEYSTORE, CliError, UsageError, Interrupted } from './common.ts'
 import { TransferApiClient, ApiProblem, type RetryWait } from '../transfers/api-client.ts'
 import { readState, stateMatches, statePathFor, StateWriter, STATE_VERSION, type UploadState } from '../transfers/upload-state.ts'
 import { ProgressReporter, progressMode, newTotals, formatBytes, formatDuration, type Totals } from '../transfers/progress.ts'
@@ -111,6 +109,8 @@ function rateArg (value: string): number {
 /** --hotkey, else the keystore's address (BWN_KEYSTORE or .bwnet/hotkey.json), else a fresh one. */
 async function senderHotkey (given: string | undefined): Promise<string> {
   if (given !== undefined) return given
+  // Loaded on demand: the sr25519 libraries add noticeably to every command's start-up.
+  const [{ cryptoReady, newHotkey }, { readKeystore }] = await Promise.all([import('../../protocol/index.ts'), import('../keystore.ts')])
   await cryptoReady()
   const path = process.env.BWN_KEYSTORE ?? DEFAULT_KEYSTORE
   const exists = await stat(path).then(() => true, () => false)

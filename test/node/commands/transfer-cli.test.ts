@@ -13,6 +13,9 @@ import { resolveCredentials, configPath } from '../../../node/commands/profiles.
 import { resumeCommand } from '../../../node/commands/transfer.ts'
 import { parseRate, TokenBucket } from '../../../node/transfers/bwlimit.ts'
 
+// Some 25 CLI processes, each a second or more to start on a loaded machine.
+t.setTimeout(600_000)
+
 const KEY = 'bwn_0123456789abcdef_' + 'k'.repeat(43)
 const ID = randomUUID()
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -100,7 +103,7 @@ t.test('profiles: login reads the key from stdin, stores it 0600, and commands f
   t.match(loose.stderr, /others can read it: run `chmod 600/)
 })
 
-t.test('exit codes: 0 done, 1 failed or API error, 2 bad usage, 130 interrupted', async t => {
+t.test('exit codes: 0 done, 1 failed or API error, 2 bad usage, 130 interrupted', { timeout: 480_000 }, async t => {
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-exit-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const api = await fakeApi(t)
@@ -126,11 +129,9 @@ t.test('exit codes: 0 done, 1 failed or API error, 2 bad usage, 130 interrupted'
     ['status of a short id', ['transfer', 'status', '3f0c'], env, 1, /BWN_ERR_TRANSFER_NOT_FOUND: no transfer 3f0c/],
     ['status of a non-id', ['transfer', 'status', 'not-an-id!'], env, 1, /BWN_ERR_TRANSFER_NOT_FOUND: no transfer not-an-id!/],
     ['status of an unknown UUID', ['transfer', 'status', randomUUID()], env, 1, /BWN_ERR_TRANSFER_NOT_FOUND/],
-    ['a refused key', ['transfer', 'list'], { ...env, BWN_KEY: 'bwn_0000000000000000_' + 'x'.repeat(43) }, 1, /BWN_ERR_KEY_UNKNOWN/],
-    ['unreachable API', ['transfer', 'status', ID], { ...env, BWN_API: 'http://127.0.0.1:1' }, 1, /BWN_ERR_CLI_API_UNAVAILABLE|ECONNREFUSED|fetch failed/]
+    ['a refused key', ['transfer', 'list'], { ...env, BWN_KEY: 'bwn_0000000000000000_' + 'x'.repeat(43) }, 1, /BWN_ERR_KEY_UNKNOWN/]
   ]
   for (const [name, args, e, code, re] of cases) {
-    if (name === 'unreachable API') continue // 8 backoff retries: covered by api-client tests
     const res = await runCliOnce(args, e)
     t.equal(res.code, code, `${name}: exit ${code} (stderr: ${res.stderr.slice(-300)})`)
     t.match(res.stdout + res.stderr, re, name)
