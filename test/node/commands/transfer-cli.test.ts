@@ -12,6 +12,7 @@ import { runCli, runCliOnce } from '../../helpers/proc.ts'
 import { resolveCredentials, configPath } from '../../../node/commands/profiles.ts'
 import { resumeCommand } from '../../../node/commands/transfer.ts'
 import { parseRate, TokenBucket } from '../../../node/transfers/bwlimit.ts'
+import { ProgressReporter, newTotals } from '../../../node/transfers/progress.ts'
 
 // Some 25 CLI processes, each a second or more to start on a loaded machine.
 t.setTimeout(600_000)
@@ -179,4 +180,54 @@ t.test('the resume command never carries a key; rates parse; the bucket paces', 
   const order: number[] = []
   await Promise.all([0, 1, 2].map(i => bucket.take(32 * 1024).then(() => order.push(i))))
   t.same(order, [0, 1, 2], 'served in order')
+})
+
+t.test('put from stdin: exactly --size bytes, or a clear error', async t => {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-stdin-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const env = { BWN_CONFIG: join(dir, 'none.json'), BWN_KEY: KEY, CI: 'true', BWN_KEYSTORE: join(dir, 'none') }
+  const ok = await runCliOnce(['transfer', 'put', '-', '--size', '100', '--name', 'f.bin'], { ...env, BWN_API: (await fakeApi(t)).url }, { input: Buffer.alloc(100, 7) })
+  t.equal(ok.code, 0, ok.stderr)
+  t.match(JSON.parse(ok.stdout.trim().split('\n').at(-1)!), { status: 'completed', chunks_uploaded: 1, bytes_uploaded: 100, state_file: null })
+  const short = await runCliOnce(['transfer', 'put', '-', '--size', '100'], { ...env, BWN_API: (await fakeApi(t)).url }, { input: Buffer.alloc(99, 7) })
+  t.equal(short.code, 1)
+  t.match(short.stderr, /stdin ended after 99 bytes; --size said 100/)
+  const long = await runCliOnce(['transfer', 'put', '-', '--size', '100'], { ...env, BWN_API: (await fakeApi(t)).url }, { input: Buffer.alloc(101, 7) })
+  t.equal(long.code, 1)
+  t.match(long.stderr, /stdin holds more than --size 100 bytes/)
+})
+
+t.test('the bucket holds the rate: 1 MiB at 4 MiB/s takes at least ~250 ms', async t => {
+  const bucket = new TokenBucket(4 * 1024 * 1024, 64 * 1024)
+  const t0 = performance.now()
+  for (let i = 0; i < 16; i++) await bucket.take(64 * 1024)
+  // A lower bound only: a loaded machine can be slower, never faster.
+  t.ok(performance.now() - t0 >= 0.9 * (1024 - 64) / 4096 * 1000, `took ${Math.round(performance.now() - t0)} ms`)
+})
+
+t.test('progress lines: bytes, rate, ETA, chunk counts and the countdown (a fake clock)', async t => {
+  let now = 0
+  const out: string[] = []
+  const stream = { isTTY: false, write: (s: string) => { out.push(s); return true } } as unknown as NodeJS.WriteStream
+  const totals = newTotals()
+  const r = new ProgressReporter(totals, { mode: 'plain', stream, intervalMs: 1000, now: () => now })
+  t.equal(r.line(), 'upload: creating the transfer')
+  Object.assign(totals.upload, { chunksTotal: 64, bytesTotal: 1024 * 1024 * 1024 })
+  r.tick()
+  now = 2000
+  Object.assign(totals.upload, { chunksDone: 6, bytesDone: 100 * 1024 * 1024 })
+  r.tick()
+  t.equal(out.at(-1), 'upload: 6/64 chunks, 100 MiB/1.0 GiB, 50.0 MiB/s, ETA 18 s\n')
+  r.waiting({ reason: 'rate_limited', ms: 24_000, status: 429, code: 'BWN_ERR_RATE_LIMITED' })
+  t.equal(out.at(-1), 'rate limited, resuming in 24 s\n', 'announced at once')
+  now = 4000
+  r.tick()
+  t.match(out.at(-1), /^upload: 6\/64 chunks, .*; rate limited, resuming in 22 s\n$/, 'every refresh carries the countdown')
+  now = 27_000
+  r.tick()
+  t.notMatch(out.at(-1), /rate limited/, 'gone once the wait is over')
+  r.phase('deliver')
+  Object.assign(totals.deliver, { chunksTotal: 64, chunksDone: 10, verified: 3, bytesTotal: 1024 * 1024 * 1024, bytesDone: 160 * 1024 * 1024 })
+  t.match(r.line(), /^deliver: 10\/64 chunks \(verified 3\), 160 MiB\/1.0 GiB/)
+  r.stop()
 })
