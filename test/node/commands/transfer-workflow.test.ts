@@ -17,6 +17,9 @@ const MIB = 1024 * KIB
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const CLI = [process.execPath, '--import', 'tsx', join(REPO, 'node', 'cli.ts')]
 
+// Longer than the suite's per-file default: some 25 CLI processes, and the Free key's wait is up to a minute.
+t.setTimeout(600_000)
+
 /** The CLI under a pseudo-terminal (`script -qfec`): stdout and stderr are a TTY; `write` types. */
 function underPty (args: string[], env: Record<string, string>) {
   const command = [...CLI, ...args].map(a => `'${a.replace(/'/g, '\'\\\'\'')}'`).join(' ')
