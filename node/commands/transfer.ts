@@ -544,7 +544,7 @@ async function putDirectory (dir: string, opts: PutOptions, s: Session, machine:
     process.stderr.write(`interrupted: ${completed}/${files.length} files done; resume with: ${resumeCommand()}\n`)
     throw new Interrupted('')
   }
-  if (failed > 0) throw new TransferEnded('BWN_ERR_TRANSFER_FAILED', `${failed} of ${files.length} files failed`)
+  if (failed > 0) throw new TransferEnded('BWN_ERR_CLI', `${failed} of ${files.length} files failed (see the table)`)
 }
 
 /**
