@@ -1,19 +1,33 @@
-// The `bwnet` command line. Every command has --help; a bad setting exits 2 with one line.
+// The `bwnet` command line. Every command has --help. Exit codes (docs/cli.md#exit-codes): 0 done,
+// 1 a failed transfer or an API error, 2 bad usage (one line naming it), 130 interrupted (Ctrl-C).
 import { Command, CommanderError } from 'commander'
-import { keysCommand } from './commands/keys.ts'
-import { adminCommand } from './commands/admin.ts'
-import { simCommand } from './commands/sim.ts'
-import { chainCommand } from './commands/chain.ts'
-import { nodeCommand, devnetCommand } from './commands/run.ts'
 import { transferCommand } from './commands/transfer.ts'
-import { bootstrapCommand } from './commands/bootstrap.ts'
-import { SOFTWARE } from './node.ts'
+import { loginCommand, logoutCommand, profilesCommand } from './commands/profiles.ts'
+import { CLI_VERSION } from './commands/common.ts'
 
-export function buildCli (): Command {
+export const EXIT_OK = 0
+export const EXIT_FAILED = 1
+export const EXIT_USAGE = 2
+export const EXIT_INTERRUPTED = 130
+
+/** Client commands: loading only these keeps `bwnet transfer …` quick to start (no node, no sr25519). */
+const CLIENT_COMMANDS = new Set(['login', 'logout', 'profiles', 'transfer'])
+
+/** The whole CLI; `only` = 'client' builds just the client commands (what a client command needs). */
+export async function buildCli (only: 'all' | 'client' = 'all'): Promise<Command> {
   const program = new Command('bwnet')
     .description('bwnet: a distributed bandwidth network')
-    .version(SOFTWARE.split('/')[1]!, '-v, --version')
+    .version(CLI_VERSION, '-v, --version')
     .showHelpAfterError('(run with --help for usage)')
+  program.addCommand(loginCommand())
+  program.addCommand(logoutCommand())
+  program.addCommand(profilesCommand())
+  program.addCommand(transferCommand())
+  if (only === 'client') return program
+  const [{ keysCommand }, { adminCommand }, { simCommand }, { chainCommand }, { nodeCommand, devnetCommand }, { bootstrapCommand }] = await Promise.all([
+    import('./commands/keys.ts'), import('./commands/admin.ts'), import('./commands/sim.ts'), import('./commands/chain.ts'),
+    import('./commands/run.ts'), import('./commands/bootstrap.ts')
+  ])
   program.addCommand(devnetCommand())
   program.addCommand(nodeCommand())
   program.addCommand(bootstrapCommand())
@@ -21,19 +35,37 @@ export function buildCli (): Command {
   program.addCommand(adminCommand())
   program.addCommand(simCommand())
   program.addCommand(chainCommand())
-  program.addCommand(transferCommand())
   return program
 }
 
+/** Commander exits by itself unless every command, subcommands too, overrides it. */
+function overrideExits (cmd: Command): Command {
+  cmd.exitOverride()
+  for (const sub of cmd.commands) overrideExits(sub)
+  return cmd
+}
+
+/** The exit code for an error that ended a command. */
+export function exitCodeOf (err: unknown): number {
+  if (err instanceof CommanderError) {
+    // Commander's own parse errors (unknown option, invalid argument, missing argument…) are usage
+    // errors; help and --version exit 0; a command's own cmd.error() keeps the code it chose.
+    if (err.exitCode === 0) return EXIT_OK
+    return err.code.startsWith('commander.') ? EXIT_USAGE : err.exitCode
+  }
+  const code = (err as { code?: string } | null)?.code
+  if (code === 'BWN_ERR_INTERRUPTED') return EXIT_INTERRUPTED
+  if (code === 'BWN_ERR_CONFIG' || code === 'BWN_ERR_USAGE') return EXIT_USAGE
+  return EXIT_FAILED
+}
+
 export async function main (argv: string[]): Promise<void> {
-  const program = buildCli().exitOverride()
+  const program = overrideExits(await buildCli(CLIENT_COMMANDS.has(argv[2] ?? '') ? 'client' : 'all'))
   try {
     await program.parseAsync(argv)
   } catch (err) {
-    if (err instanceof CommanderError) process.exit(err.exitCode)
-    const code = (err as { code?: string }).code
-    process.stderr.write(`bwnet: ${(err as Error).message}\n`)
-    process.exit(code === 'BWN_ERR_CONFIG' ? 2 : 1)
+    if (!(err instanceof CommanderError) && (err as Error | null)?.message !== '') process.stderr.write(`bwnet: ${(err as Error).message}\n`)
+    process.exit(exitCodeOf(err))
   }
 }
 

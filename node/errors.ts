@@ -19,6 +19,16 @@ export class CliError extends Error {
   readonly code = 'BWN_ERR_CLI'
 }
 
+/** A bad command line (unknown or invalid option, missing key, missing argument): exit 2. */
+export class UsageError extends Error {
+  readonly code = 'BWN_ERR_USAGE'
+}
+
+/** Stopped by Ctrl-C (SIGINT): exit 130. */
+export class Interrupted extends Error {
+  readonly code = 'BWN_ERR_INTERRUPTED'
+}
+
 /** A refused request: the problem+json answer (or the status when the body is not one). */
 export class ApiProblem extends Error {
   constructor (readonly status: number, readonly code: string, detail: string, readonly body: Record<string, unknown> = {}) {

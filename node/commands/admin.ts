@@ -8,6 +8,7 @@ import { printApiCall, DEFAULT_API } from './http-call.ts'
 import { LevelStore } from '../../actors/store.ts'
 import { AccountsService } from '../../api/accounts/service.ts'
 import { CliError } from './keys.ts'
+import { apiOf } from './profiles.ts'
 
 export { DEFAULT_API }
 
@@ -16,9 +17,11 @@ interface Globals { api: string, key?: string }
 function collectScope (value: string, previous: string[] = []): string[] { return [...previous, value] }
 
 async function callApi (cmd: Command, method: string, path: string, body?: unknown): Promise<void> {
-  const { api, key } = cmd.optsWithGlobals<Globals>()
+  const { key } = cmd.optsWithGlobals<Globals>()
   if (key === undefined || key === '') cmd.error('error: an admin key is needed (--key or BWN_ADMIN_KEY)', { exitCode: 2, code: 'bwnet.admin.key' })
-  const url = new URL(`/admin${path}`, api)
+  const api = await apiOf(cmd)
+  let url: URL
+  try { url = new URL(`/admin${path}`, api) } catch { return cmd.error(`error: --api ${api} is not a URL`, { exitCode: 2, code: 'bwnet.admin.api' }) }
   return printApiCall(cmd, 'admin', url, method, key, body)
 }
 
@@ -26,6 +29,7 @@ export function adminCommand (): Command {
   const admin = new Command('admin')
     .description('manage organizations, projects, environments, API keys and credits over the admin API')
     .addOption(new Option('--api <url>', 'API base URL').env('BWN_API').default(DEFAULT_API))
+    .addOption(new Option('--profile <name>', 'take the API URL from this `bwnet login` profile'))
     .addOption(new Option('--key <key>', 'admin API key').env('BWN_ADMIN_KEY'))
 
   admin.command('init')

@@ -9,6 +9,7 @@ import { systemClock } from '../clock.ts'
 import { createLogger } from '../logger.ts'
 import type { SubtensorChain } from '../adapters/subtensor/chain.ts'
 import { ChainError } from '../../actors/chain/ports.ts'
+import { apiOf } from './profiles.ts'
 
 export { DEFAULT_API }
 
@@ -38,7 +39,8 @@ async function onSubtensor (cmd: Command, fn: (chain: SubtensorChain) => Promise
 const useSubtensor = (cmd: Command): boolean => cmd.optsWithGlobals<Globals>().chainUrl !== undefined
 
 async function callApi (cmd: Command, method: 'GET' | 'POST', path: string, body?: unknown): Promise<void> {
-  const { api, key } = cmd.optsWithGlobals<Globals>()
+  const { key } = cmd.optsWithGlobals<Globals>()
+  const api = await apiOf(cmd)
   let url: URL
   try { url = new URL(path, api) } catch { return cmd.error(`error: --api ${api} is not a URL`, { exitCode: 2, code: 'bwnet.chain.api' }) }
   return printApiCall(cmd, 'chain', url, method, key, body)
@@ -53,6 +55,7 @@ export function chainCommand (): Command {
   const chain = new Command('chain')
     .description('inspect the chain (head, weights) and record alpha sales on a dev chain')
     .addOption(new Option('--api <url>', 'API base URL of a node').env('BWN_API').default(DEFAULT_API))
+    .addOption(new Option('--profile <name>', 'take the API URL from this `bwnet login` profile'))
     .addOption(new Option('--key <key>', 'admin API key (recording a sale)').env('BWN_ADMIN_KEY'))
     .addOption(new Option('--chain-url <url>', 'read a Subtensor node directly (ws:// or wss://) instead of a node\'s API').env('BWN_CHAIN_URL'))
     .addOption(new Option('--netuid <n>', 'subnet id on Subtensor (with --chain-url)').env('BWN_NETUID'))

@@ -2,10 +2,9 @@ import { Command } from 'commander'
 import { stat } from 'node:fs/promises'
 import { cryptoReady, newHotkey, toHex } from '../../protocol/index.ts'
 import { readKeystore, writeKeystore } from '../keystore.ts'
-import { CliError } from '../errors.ts'
-export { CliError }
+import { DEFAULT_KEYSTORE, CliError } from './common.ts'
 
-export const DEFAULT_KEYSTORE = '.bwnet/hotkey.json'
+export { DEFAULT_KEYSTORE, CliError, UsageError, Interrupted } from './common.ts'
 
 export function keysCommand (): Command {
   const keys = new Command('keys').description('create and show hotkeys (sr25519, SS58 addresses)')
@@ -31,4 +30,3 @@ export function keysCommand (): Command {
     })
   return keys
 }
-

@@ -1,6 +1,8 @@
 // The transfer API as a sender uses it, through the typed client (api/client): every request retried on 429 (after
 // Retry-After), on 5xx and on network errors with capped exponential backoff, a bounded number of times.
-// Other 4xx answers become an ApiProblem carrying the problem's stable `code`.
+// Other 4xx answers become an ApiProblem carrying the problem's stable `code`. Every wait is announced
+// (onWait) so the CLI can say "rate limited, resuming in N s" instead of stalling silently, and every
+// request and wait stops at once when the client's signal aborts (Ctrl-C).
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { TransferRecord, ChunkAck } from '../../api/transfers.ts'
 import { createApiClient, type ApiClient } from '../../api/client/index.ts'
@@ -17,6 +19,43 @@ export const RETRY_AFTER_MAX_MS = 60_000 // longest Retry-After honoured; longer
 const RETRY_AFTER_DEFAULT_MS = 1_000 // a 429 without Retry-After
 
 export interface RetryStats { retries: number, rateLimited: number }
+
+/** A wait before a retry: a 429 (with the problem's code) or a transient failure. */
+export interface RetryWait { reason: 'rate_limited' | 'unavailable', ms: number, status: number | null, code: string | null }
+
+export interface TransferApiClientOptions {
+  /** Aborts every request and wait (the CLI's Ctrl-C); the call then throws the signal's reason. */
+  signal?: AbortSignal
+  /** Called before every wait between attempts. */
+  onWait?: (wait: RetryWait) => void
+}
+
+/** One chunk body: sent as a stream of slices so progress and --bwlimit work below chunk size. */
+export interface ChunkBody {
+  bytes: Buffer
+  /** Called with the size of each slice as it is handed to the socket. */
+  onBytes?: (n: number) => void
+  /** Waits before each slice (a bandwidth limit). */
+  pace?: (n: number, signal: AbortSignal) => Promise<void>
+}
+
+export const BODY_SLICE_BYTES = 256 * 1024
+
+const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true
+
+function sliceStream (body: ChunkBody, signal: AbortSignal): ReadableStream<Uint8Array> {
+  let offset = 0
+  return new ReadableStream<Uint8Array>({
+    async pull (controller) {
+      if (offset >= body.bytes.length) { controller.close(); return }
+      const n = Math.min(BODY_SLICE_BYTES, body.bytes.length - offset)
+      if (body.pace !== undefined) await body.pace(n, signal)
+      controller.enqueue(body.bytes.subarray(offset, offset + n))
+      offset += n
+      body.onBytes?.(n)
+    }
+  }, { highWaterMark: 0 })
+}
 
 /** Delay before retry number `attempt` (1-based): base·2^(attempt-1), capped, with ±50% jitter. */
 export function backoffMs (attempt: number, random: () => number = Math.random): number {
@@ -42,8 +81,17 @@ export class TransferApiClient {
   /** The typed client (api/client) every call goes through. */
   readonly client: ApiClient
 
-  constructor (readonly api: string, key: string) {
+  readonly #opts: TransferApiClientOptions
+
+  constructor (readonly api: string, key: string, opts: TransferApiClientOptions = {}) {
     this.client = createApiClient(this.api.endsWith('/') ? this.api.slice(0, -1) : this.api, { key })
+    this.#opts = opts
+  }
+
+  async #wait (wait: RetryWait): Promise<void> {
+    this.#opts.onWait?.(wait)
+    const signal = this.#opts.signal
+    await sleep(wait.ms, undefined, signal !== undefined ? { signal } : {}).catch((err: unknown) => { throw signal?.aborted === true ? signal.reason : err })
   }
 
   async #request (call: Call): Promise<{ status: number, body: any }> {
@@ -52,14 +100,18 @@ export class TransferApiClient {
     let limited = 0
     for (;;) {
       let sent: Sent
+      const stop = this.#opts.signal
+      if (stop?.aborted === true) throw stop.reason
       try {
-        sent = await call.send({ signal: AbortSignal.timeout(call.timeoutMs ?? CONTROL_TIMEOUT_MS) })
+        const timeout = AbortSignal.timeout(call.timeoutMs ?? CONTROL_TIMEOUT_MS)
+        sent = await call.send({ signal: stop !== undefined ? AbortSignal.any([stop, timeout]) : timeout })
       } catch (err) {
+        if (isAborted(stop)) throw stop!.reason
         // Connection refused/reset, DNS, timeout: the request may or may not have landed; every call
         // here is safe to repeat (chunk uploads are idempotent by content).
         if (++transient > MAX_TRANSIENT_RETRIES) throw new ApiUnavailable(`${call.method} ${url.pathname}: ${(err as Error).message} (gave up after ${MAX_TRANSIENT_RETRIES} retries)`)
         this.stats.retries++
-        await sleep(backoffMs(transient))
+        await this.#wait({ reason: 'unavailable', ms: backoffMs(transient), status: null, code: null })
         continue
       }
       const res = sent.response
@@ -68,13 +120,13 @@ export class TransferApiClient {
       if (res.status === 429) {
         if (++limited > MAX_RATE_LIMIT_WAITS) throw new ApiProblem(429, body?.code ?? 'BWN_ERR_RATE_LIMITED', body?.detail ?? 'rate limited', body ?? {})
         this.stats.rateLimited++
-        await sleep(retryAfterMs(res.headers.get('retry-after')) ?? RETRY_AFTER_DEFAULT_MS)
+        await this.#wait({ reason: 'rate_limited', ms: retryAfterMs(res.headers.get('retry-after')) ?? RETRY_AFTER_DEFAULT_MS, status: 429, code: body?.code ?? null })
         continue
       }
       if (res.status >= 500) {
         if (++transient > MAX_TRANSIENT_RETRIES) throw new ApiUnavailable(`${call.method} ${url.pathname}: ${res.status} ${body?.code ?? ''} (gave up after ${MAX_TRANSIENT_RETRIES} retries)`)
         this.stats.retries++
-        await sleep(retryAfterMs(res.headers.get('retry-after')) ?? backoffMs(transient))
+        await this.#wait({ reason: 'unavailable', ms: retryAfterMs(res.headers.get('retry-after')) ?? backoffMs(transient), status: res.status, code: body?.code ?? null })
         continue
       }
       if (res.status >= 400) throw new ApiProblem(res.status, body?.code ?? `HTTP_${res.status}`, body?.detail ?? res.statusText, body ?? {})
@@ -90,20 +142,43 @@ export class TransferApiClient {
     return (await this.#request({ method: 'GET', path: `/transfers/${encodeURIComponent(id)}`, send: (init) => this.client.GET('/transfers/{id}', { params: { path: { id } }, ...init }) })).body as TransferRecord
   }
 
-  async putChunk (id: string, index: number, bytes: Buffer, sha256: string): Promise<{ ack: ChunkAck, created: boolean }> {
-    const { status, body } = await this.#request({
+  /** Your transfers, newest first (one page). */
+  async list (query: { limit: number, offset: number, status?: TransferRecord['status'] }): Promise<{ items: TransferRecord[], total: number }> {
+    return (await this.#request({ method: 'GET', path: '/transfers', send: (init) => this.client.GET('/transfers', { params: { query: query as never }, ...init }) })).body as { items: TransferRecord[], total: number }
+  }
+
+  /** DELETE /transfers/{id}: cancels (idempotent); 409 when it already ended otherwise. */
+  async cancel (id: string): Promise<TransferRecord> {
+    return (await this.#request({ method: 'DELETE', path: `/transfers/${encodeURIComponent(id)}`, send: (init) => this.client.DELETE('/transfers/{id}', { params: { path: { id } }, ...init }) })).body as TransferRecord
+  }
+
+  /**
+   * Sends one chunk. A Buffer goes as one body; a ChunkBody is streamed in slices (with its
+   * Content-Length), reporting bytes as they go and pacing them for a bandwidth limit. A retry
+   * sends the whole chunk again; `onRestart` is called first, so a progress count can drop the
+   * bytes of the failed attempt.
+   */
+  async putChunk (id: string, index: number, data: Buffer | ChunkBody, sha256: string, onRestart?: () => void): Promise<{ ack: ChunkAck, created: boolean }> {
+    const body: ChunkBody = Buffer.isBuffer(data) ? { bytes: data } : data
+    const streamed = !Buffer.isBuffer(data)
+    let attempt = 0
+    const { status, body: ack } = await this.#request({
       method: 'POST',
       path: `/transfers/${encodeURIComponent(id)}/chunks`,
       timeoutMs: CHUNK_TIMEOUT_MS,
-      send: (init) => this.client.POST('/transfers/{id}/chunks', {
-        params: { path: { id }, header: { 'x-chunk-index': String(index), 'x-chunk-sha256': sha256 } },
-        body: bytes as never,
-        bodySerializer: (b: unknown) => b as Uint8Array<ArrayBuffer>,
-        headers: { 'content-type': 'application/octet-stream' },
-        ...init
-      })
+      send: (init) => {
+        if (attempt++ > 0) onRestart?.()
+        return this.client.POST('/transfers/{id}/chunks', {
+          params: { path: { id }, header: { 'x-chunk-index': String(index), 'x-chunk-sha256': sha256 } },
+          body: (streamed ? sliceStream(body, init.signal) : body.bytes) as never,
+          bodySerializer: (b: unknown) => b as Uint8Array<ArrayBuffer>,
+          headers: { 'content-type': 'application/octet-stream', ...(streamed ? { 'content-length': String(body.bytes.length) } : {}) },
+          ...(streamed ? { duplex: 'half' } as never : {}),
+          ...init
+        })
+      }
     })
-    return { ack: body as ChunkAck, created: status === 201 }
+    return { ack: ack as ChunkAck, created: status === 201 }
   }
 
   async finalize (id: string): Promise<TransferRecord> {

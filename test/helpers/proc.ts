@@ -65,14 +65,15 @@ export function runCli (args: string[], env: Record<string, string> = {}, opts: 
   }
 }
 
-/** Runs the CLI to completion. */
-export async function runCliOnce (args: string[], env: Record<string, string> = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
+/** Runs the CLI to completion; `opts.input` is written to its stdin (otherwise stdin is closed). */
+export async function runCliOnce (args: string[], env: Record<string, string> = {}, opts: { input?: string | Buffer } = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'node', 'cli.ts'), ...args], {
-    cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe']
+    cwd: REPO, env: { ...process.env, ...env }, stdio: [opts.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe']
   })
+  if (opts.input !== undefined) child.stdin!.end(opts.input)
   let stdout = ''; let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => { stdout += d })
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d })
   const [code] = await once(child, 'exit') as [number | null]
   return { code, stdout, stderr }
 }

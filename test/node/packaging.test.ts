@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { once } from 'node:events'
 import { REPO } from '../helpers/proc.ts'
 import { SOFTWARE } from '../../node/node.ts'
+import { CLI_VERSION } from '../../node/commands/common.ts'
 
 // Longer than the suite's per-file default: it starts several processes (and the machine may be shared).
 t.setTimeout(600_000)
@@ -19,6 +20,7 @@ const run = promisify(execFile)
 t.test('the version the binary reports is the package version', async t => {
   const pkg = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { version: string }
   t.equal(SOFTWARE, `bwnet/${pkg.version}`)
+  t.equal(CLI_VERSION, pkg.version, 'bwnet --version from the CLI (it does not load the node)')
 })
 
 t.test('npm pack → global install into an empty prefix → bwnet --version and bwnet devnet', { timeout: 600_000 }, async t => {

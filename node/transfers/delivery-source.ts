@@ -1,0 +1,79 @@
+// Where `bwnet transfer put` (and `transfer status --follow`) learns how delivery goes after
+// finalize. A DeliverySource turns "follow transfer X" into a stream of records ending in a terminal
+// status. Today the only source polls GET /transfers/{id} (250 ms, ×1.5, capped at 5 s: 12 requests a
+// minute at most, within a Free key's budget); an event-pushing source (a WebSocket route) implements
+// the same interface and `deliverySourceFor` picks it when the API offers one.
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { TransferRecord } from '../../api/transfers.ts'
+import type { TransferApiClient } from './api-client.ts'
+
+export const POLL_START_MS = 250 // first status poll after finalize
+export const POLL_MAX_MS = 5_000 // status poll interval cap
+const POLL_FACTOR = 1.5
+
+export type Status = TransferRecord['status']
+export const TERMINAL: ReadonlySet<Status> = new Set(['completed', 'failed', 'cancelled'])
+
+export interface FollowOptions {
+  signal?: AbortSignal
+  /** Absolute time (ms since the epoch) to stop waiting; follow() then resolves with the last record. */
+  deadline?: number
+}
+
+export interface DeliverySource {
+  readonly name: string
+  /**
+   * Calls `onUpdate` with each newer view of the transfer and resolves with the last one: terminal,
+   * or the latest when the deadline passed. Rejects with the signal's reason when it aborts.
+   */
+  follow (start: TransferRecord, onUpdate: (record: TransferRecord) => void, opts?: FollowOptions): Promise<TransferRecord>
+}
+
+/** What one status poll saw: chunks delivered so far, and when (ms). */
+export interface PollSample { delivered: number, atMs: number }
+export interface PollIntervals { startMs: number, maxMs: number, factor: number }
+
+/**
+ * The wait before the next status poll. It backs off (× factor, up to maxMs) as long as the transfer is
+ * far from done, but never waits past the moment the last two polls' delivery rate predicts the last
+ * chunk delivered; once every chunk is delivered (verification and the destination's completion follow
+ * within moments) it starts again from startMs. So `put` returns close to the transfer's completion
+ * instead of up to maxMs after it, at the cost of a few extra polls near the end.
+ */
+export function nextPollDelay (delay: number, prev: PollSample | null, cur: PollSample, total: number, iv: PollIntervals = { startMs: POLL_START_MS, maxMs: POLL_MAX_MS, factor: POLL_FACTOR }): number {
+  const backoff = Math.min(iv.maxMs, delay * iv.factor)
+  if (cur.delivered >= total) return prev !== null && prev.delivered < total ? iv.startMs : backoff
+  if (prev === null || cur.delivered <= prev.delivered || cur.atMs <= prev.atMs) return backoff
+  const perMs = (cur.delivered - prev.delivered) / (cur.atMs - prev.atMs)
+  const untilDelivered = (total - cur.delivered) / perMs
+  return Math.max(iv.startMs, Math.min(backoff, Math.round(untilDelivered)))
+}
+
+/** Follows a transfer by polling its record: backing off, but not past the predicted last delivery. */
+export class PollingDeliverySource implements DeliverySource {
+  readonly name = 'poll'
+  constructor (readonly client: TransferApiClient, readonly intervals: PollIntervals = { startMs: POLL_START_MS, maxMs: POLL_MAX_MS, factor: POLL_FACTOR }) {}
+
+  async follow (start: TransferRecord, onUpdate: (record: TransferRecord) => void, opts: FollowOptions = {}): Promise<TransferRecord> {
+    let record = start
+    let delay = this.intervals.startMs
+    let sample: PollSample = { delivered: start.chunks.delivered, atMs: Date.now() }
+    while (!TERMINAL.has(record.status)) {
+      if (opts.deadline !== undefined && Date.now() + delay > opts.deadline) return record
+      await sleep(delay, undefined, opts.signal !== undefined ? { signal: opts.signal } : {}).catch((err: unknown) => { throw opts.signal?.aborted === true ? opts.signal.reason : err })
+      const next = await this.client.get(record.id)
+      const seen: PollSample = { delivered: next.chunks.delivered, atMs: Date.now() }
+      delay = nextPollDelay(delay, sample, seen, next.total_chunks, this.intervals)
+      sample = seen
+      // A newer view only: chunks counts never go back, so a stale answer is not shown.
+      if (next.updated_at !== record.updated_at || next.status !== record.status) onUpdate(next)
+      record = next
+    }
+    return record
+  }
+}
+
+/** The source a put follows delivery with: the polling one until the API pushes events. */
+export function deliverySourceFor (client: TransferApiClient): DeliverySource {
+  return new PollingDeliverySource(client)
+}
