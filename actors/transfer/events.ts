@@ -111,9 +111,18 @@ export async function readTransferEvents (store: Store, transferId: string, afte
   return rows.map(([, e]) => e)
 }
 
-/** The live side: events published once durable, to the subscribers of their transfer. */
+/**
+ * The live side: events published once durable, to the subscribers of their transfer; `read` answers
+ * from the store (the API's TransferEventFeed).
+ */
 export class TransferEventHub {
   readonly #subs = new Map<string, Set<(e: TransferEvent) => void>>()
+  readonly #store: Store
+  constructor (store: Store) { this.#store = store }
+
+  async read (transferId: string, after: number, limit = REPLAY_PAGE): Promise<TransferEvent[]> {
+    return await readTransferEvents(this.#store, transferId, after, limit)
+  }
 
   subscribe (transferId: string, fn: (e: TransferEvent) => void): () => void {
     let set = this.#subs.get(transferId)
@@ -138,7 +147,9 @@ export class TransferEventHub {
     for (const e of events) {
       const set = this.#subs.get(e.transfer_id)
       if (set === undefined) continue
-      for (const fn of [...set]) fn(e)
+      for (const fn of [...set]) {
+        try { fn(e) } catch { /* a subscriber's failure is its own; the others still get the event */ }
+      }
     }
   }
 }

@@ -2,6 +2,7 @@
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import * as errors from '../../api/errors.ts'
+import { CLOSE_CODES } from '../../protocol/index.ts'
 
 const doc = await readFile(new URL('../../docs/errors.md', import.meta.url), 'utf8')
 const problemSource = await readFile(new URL('../../api/problem.ts', import.meta.url), 'utf8')
@@ -18,4 +19,10 @@ t.test('codes in api/errors.ts and api/problem.ts each have a section', async t 
 
 t.test('no code is documented twice', async t => {
   t.equal(new Set(headings).size, headings.length)
+})
+
+t.test('every WebSocket close code the server uses has a row in the close-code table', async t => {
+  const section = doc.slice(doc.indexOf('## WebSocket close codes'))
+  t.ok(section.length > 100, 'the section exists')
+  for (const [name, code] of Object.entries(CLOSE_CODES)) t.match(section, new RegExp(`^\\| ${code} \\|`, 'm'), `${name} (${code}) is documented`)
 })
