@@ -13,6 +13,7 @@ import destinationRoutes from './routes/destinations.ts'
 import telemetryRoutes from './routes/telemetry.ts'
 import auditRoutes from './routes/audit.ts'
 import liveRoutes from './routes/live.ts'
+import dashboardRoutes from './dashboard/index.ts'
 import websocket from '@fastify/websocket'
 import { WS_PROTOCOL, WS_KEY_PROTOCOL_PREFIX } from './plugins/auth.ts'
 import { CLOSE_CODES } from '../protocol/index.ts'
@@ -83,5 +84,7 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
   if (deps.telemetry) await app.register(telemetryRoutes, { deps })
   if (deps.audit) await app.register(auditRoutes, { deps })
   if ((deps.transfers && deps.transferEvents) || deps.telemetry) await app.register(liveRoutes, { deps })
+  // The web dashboard at {dashboard_url}/ (orchestrators: the node that holds transfers and audit rows).
+  if (deps.transfers) await app.register(dashboardRoutes)
   return app
 }
