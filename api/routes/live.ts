@@ -41,16 +41,20 @@ export default async function liveRoutes (app: FastifyInstance, opts: { deps: Ap
   const limits: LiveLimits = { ...DEFAULT_LIVE_LIMITS, ...deps.live }
   const perKey = new Map<string, number>()
 
-  /** preHandler: refuses one socket too many for the key (429, before the upgrade). */
-  async function reserveSlot (req: FastifyRequest): Promise<void> {
-    const keyId = req.principal!.keyId
-    const open = perKey.get(keyId) ?? 0
-    if (open >= limits.maxSocketsPerKey) throw Object.assign(new RateLimited(`At most ${limits.maxSocketsPerKey} live sockets per key are open at once`), { headers: { 'retry-after': '5' } })
-    perKey.set(keyId, open + 1)
+  /**
+   * preHandler: refuses one socket too many for the key (429, before the upgrade). It only checks: the
+   * socket is counted once it is open (attach), so a refused or plain request never holds a slot.
+   */
+  async function checkSlot (req: FastifyRequest): Promise<void> {
+    if ((perKey.get(req.principal!.keyId) ?? 0) >= limits.maxSocketsPerKey) {
+      throw Object.assign(new RateLimited(`At most ${limits.maxSocketsPerKey} live sockets per key are open at once`), { headers: { 'retry-after': '5' } })
+    }
   }
+  /** Counts the open socket against its key (until it closes) and wraps it with the shared protections. */
   function attach (socket: WebSocket, req: FastifyRequest): LiveSocket {
     const live = new LiveSocket(socket, limits, req.log)
     const keyId = req.principal!.keyId
+    perKey.set(keyId, (perKey.get(keyId) ?? 0) + 1)
     live.onClose(() => {
       const n = (perKey.get(keyId) ?? 1) - 1
       if (n <= 0) perKey.delete(keyId); else perKey.set(keyId, n)
@@ -105,7 +109,7 @@ export default async function liveRoutes (app: FastifyInstance, opts: { deps: Ap
       preHandler: [async (req) => {
         const { id } = req.params as { id: string }
         req.liveTransfer = await (service as TransferService).get(id, req.principal!) // 404 for anyone but the owner
-        await reserveSlot(req)
+        await checkSlot(req)
       }],
       schema: {
         tags: ['transfers', 'live'],
@@ -167,7 +171,7 @@ export default async function liveRoutes (app: FastifyInstance, opts: { deps: Ap
       url: '/v1/telemetry/realtime/stream',
       handler: upgradeRequired,
       config: { auth: { telemetry: { realtime: true }, websocket: true } },
-      preHandler: [reserveSlot],
+      preHandler: [checkSlot],
       schema: {
         tags: ['telemetry', 'live'],
         summary: 'WebSocket: each new live network version, charged per push like a realtime read',

@@ -20,7 +20,7 @@ async function setup (t: { teardown (fn: () => unknown): void }, live: Record<st
   const app = await buildApp({ ...env.deps, transfers, transferEvents: new TransferEventHub(env.store), live })
   const url = await app.listen({ host: '127.0.0.1', port: 0 })
   t.teardown(() => app.close())
-  return { key, url: url.replace(/^http/, 'ws') + `/transfers/${ID}/events`, http: url }
+  return { key, url: url.replace(/^http/, 'ws') + `/transfers/${ID}/events`, http: url, logs: env.logLines }
 }
 
 function open (url: string, opts: WebSocket.ClientOptions, protocols: string[] = []): Promise<{ ws: WebSocket, closed: Promise<{ code: number, reason: string }> }> {
@@ -34,7 +34,7 @@ function open (url: string, opts: WebSocket.ClientOptions, protocols: string[] =
 }
 
 t.test('per-key socket limit, 426, 1003 and the handshake', async t => {
-  const { key, url, http } = await setup(t, { maxSocketsPerKey: 2 })
+  const { key, url, http, logs } = await setup(t, { maxSocketsPerKey: 2 })
   const auth = { headers: { authorization: `Bearer ${key}` } }
   const a = await open(url, auth)
   const b = await open(url, {}, ['bwnet.v1', `bwnet.key.${key}`])
@@ -49,12 +49,20 @@ t.test('per-key socket limit, 426, 1003 and the handshake', async t => {
 
   b.ws.send('hello')
   t.same(await b.closed, { code: 1003, reason: 'this route only sends' }, 'a client frame: 1003')
-  again.ws.close()
 
-  const plain = await fetch(http + `/transfers/${ID}/events`, { headers: { authorization: `Bearer ${key}` } })
-  t.equal(plain.status, 426, 'a plain GET: 426')
-  t.equal(plain.headers.get('upgrade'), 'websocket')
-  t.match(await plain.json(), { code: 'BWN_ERR_UPGRADE_REQUIRED' })
+  for (let i = 0; i < 3; i++) {
+    const plain = await fetch(http + `/transfers/${ID}/events`, { headers: { authorization: `Bearer ${key}` } })
+    t.equal(plain.status, 426, 'a plain GET: 426')
+    t.equal(plain.headers.get('upgrade'), 'websocket')
+    t.match(await plain.json(), { code: 'BWN_ERR_UPGRADE_REQUIRED' })
+  }
+  // Plain GETs held no slot: two sockets open again (again + one), a third is refused.
+  const second = await open(url, auth)
+  t.equal((await open(url, auth).then(() => null, (e) => e))?.status, 429, 'the limit still counts open sockets only')
+  second.ws.close()
+  await second.closed
+  again.ws.close()
+  t.notMatch(logs.join('\n'), key, 'the key (headers or subprotocol) never reaches the logs')
 })
 
 t.test('idle sockets are closed 4408; a peer that stops answering pings is dropped', async t => {
