@@ -65,8 +65,12 @@ export class LiveSocket {
 
   /** Sends one JSON message; false (and the socket closed with 1013) when the queue would pass its bound. */
   send (message: unknown): boolean {
+    return this.sendText(JSON.stringify(message))
+  }
+
+  /** Sends one JSON text already serialized (a message fanned out to many sockets is serialized once). */
+  sendText (text: string): boolean {
     if (this.closed) return false
-    const text = JSON.stringify(message)
     if (this.#ws.bufferedAmount + Buffer.byteLength(text) > this.#limits.maxQueueBytes) {
       this.close(CLOSE_CODES.slowConsumer, 'consumer too slow: queue full; reconnect with ?after=<last seq>')
       return false

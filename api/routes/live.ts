@@ -27,6 +27,14 @@ const SWITCHING = (message: TSchema): Record<string, unknown> => ({
   101: { description: `Switching Protocols: the server then sends ${String(message.title)} messages as JSON text frames (docs/api.md#live-interface)`, content: { 'application/json': { schema: message } } }
 })
 
+/** One event's JSON text, serialized once however many sockets it goes to (the hub hands them the same object). */
+const texts = new WeakMap<TransferEvent, string>()
+function textOf (e: TransferEvent): string {
+  let text = texts.get(e)
+  if (text === undefined) { text = JSON.stringify(e); texts.set(e, text) }
+  return text
+}
+
 /** A plain GET (no upgrade) of a live route: 426 with the upgrade to ask for. */
 async function upgradeRequired (): Promise<never> {
   throw Object.assign(new UpgradeRequired('This route is a WebSocket: send the request as an upgrade (Connection: Upgrade, Upgrade: websocket)'), { headers: { upgrade: 'websocket' } })
@@ -76,7 +84,7 @@ export default async function liveRoutes (app: FastifyInstance, opts: { deps: Ap
       const deliver = (e: TransferEvent): void => {
         if (e.seq <= last) return
         last = e.seq
-        if (live.send(e) && e.type === 'status' && TERMINAL_TRANSFER_STATUSES.includes(e.status)) end(e.status)
+        if (live.sendText(textOf(e)) && e.type === 'status' && TERMINAL_TRANSFER_STATUSES.includes(e.status)) end(e.status)
       }
       const unsubscribe = feed!.subscribe(record.id, (e) => {
         if (!replaying) { deliver(e); return }
