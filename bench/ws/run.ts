@@ -66,7 +66,7 @@ async function phase (n: number): Promise<Record<string, unknown>> {
   for (let i = 0; i < n; i += 50) subs.push(...await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => subscribe(id))))
   const goAt = Date.now()
   send({ cmd: 'run', id })
-  const done = await next('done') as { status: string }
+  const done = await next('done') as { status: string, loopDelayMs: Record<string, number> }
   const codes = await Promise.all(subs.map(s => s.close))
   // Correctness: everybody got the same full sequence 1..N, ending with the terminal status, and a 1000.
   const reference = subs[0]!.events.map(e => e.seq)
@@ -78,6 +78,7 @@ async function phase (n: number): Promise<Record<string, unknown>> {
   return {
     subscribers: n, chunks, status: done.status, events: reference.length, liveSamples: latencies.length,
     everySubscriberGotEveryEvent: full && identical, allClosedNormally: codes.every(c => c === 1000),
+    serverLoopDelayMs: done.loopDelayMs,
     medianMs: quantile(latencies, 0.5), p90Ms: quantile(latencies, 0.9), p99Ms: quantile(latencies, 0.99), maxMs: latencies.at(-1) ?? NaN
   }
 }
@@ -97,6 +98,7 @@ await mkdir(dirname(out), { recursive: true })
 await writeFile(out, JSON.stringify(result, null, 2) + '\n')
 process.stderr.write(`baseline (1 subscriber): median ${baseline.medianMs} ms, p99 ${baseline.p99Ms} ms over ${baseline.events} events\n`)
 process.stderr.write(`fan-out (${subscribers} subscribers): median ${fanout.medianMs} ms, p99 ${fanout.p99Ms} ms, ${fanout.liveSamples} samples; every subscriber got every event: ${fanout.everySubscriberGotEveryEvent}\n`)
+process.stderr.write(`server event-loop delay during the transfers: baseline ${JSON.stringify(baseline.serverLoopDelayMs)}, fan-out ${JSON.stringify(fanout.serverLoopDelayMs)} (ms); load average ${result.machine.loadavg1} on ${result.machine.cpus} cores\n`)
 process.stderr.write(`ratios: median ${result.ratio.medianVsBaseline}x the 1-subscriber baseline; goal median < ${GOAL_MEDIAN_MS} ms: ${result.goal.met ? 'met' : 'NOT met'}\n`)
 process.stdout.write(JSON.stringify(result) + '\n')
 clearTimeout(killer)

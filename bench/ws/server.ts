@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { createHash } from 'node:crypto'
 import { createInterface } from 'node:readline'
 import { pino } from 'pino'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { Devnet } from '../../node/devnet.ts'
 import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
 
@@ -48,6 +49,9 @@ async function create (sizeMib: number): Promise<void> {
 
 async function run (id: string): Promise<void> {
   const t = transfers.get(id)!
+  // How late this process's event loop ran during the transfer: the floor under any event's latency.
+  const lag = monitorEventLoopDelay({ resolution: 10 })
+  lag.enable()
   for (let i = 0; i < t.chunks; i++) {
     const chunk = Buffer.alloc(Math.min(t.chunkSize, t.size - i * t.chunkSize), (i * 7 + 1) & 0xff)
     chunk.write(`${id}/${i}`)
@@ -61,7 +65,8 @@ async function run (id: string): Promise<void> {
     status = ((await (await fetch(`${file.baseUrl}/transfers/${id}`, { headers: auth })).json()) as { status: string }).status
     return ['completed', 'failed', 'cancelled'].includes(status)
   })
-  say({ event: 'done', id, status })
+  lag.disable()
+  say({ event: 'done', id, status, loopDelayMs: { p50: Number((lag.percentile(50) / 1e6).toFixed(1)), p99: Number((lag.percentile(99) / 1e6).toFixed(1)), max: Number((lag.max / 1e6).toFixed(1)) } })
 }
 
 let stopping: Promise<void> | null = null

@@ -4,9 +4,10 @@
 // transfer of another key) and never open a socket; a consumer that stops reading is closed with
 // 1013 and the server's memory stays bounded while events keep coming.
 import t from 'tap'
-import WebSocket from 'ws'
+import type WebSocket from 'ws'
 import { startTestDevnet, apiClient, sendChunks, testBytes } from '../helpers/devnet.ts'
 import { eventually } from '../helpers/proc.ts'
+import { connectWs } from '../helpers/ws.ts'
 import { followTransferEvents, eventsUrl, FollowError } from '../../api/client/events.ts'
 import type { TransferEventHub } from '../../actors/transfer/events.ts'
 import type { TransferEvent } from '../../protocol/index.ts'
@@ -14,22 +15,9 @@ import type { TransferEvent } from '../../protocol/index.ts'
 const MIB = 1024 * 1024
 const SIZE = 40 * MIB // 3 chunks of the 16 MiB plan
 
-interface Collected { events: TransferEvent[], closed: Promise<{ code: number, reason: string }>, ws: WebSocket }
-
-function connect (url: string, opts: WebSocket.ClientOptions & { protocols?: string[] } = {}): Promise<Collected> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, opts.protocols ?? [], opts)
-    const events: TransferEvent[] = []
-    const closed = new Promise<{ code: number, reason: string }>(res => ws.on('close', (code, reason) => res({ code, reason: String(reason) })))
-    ws.on('message', (d) => events.push(JSON.parse(String(d))))
-    ws.on('open', () => resolve({ events, closed, ws }))
-    ws.on('unexpected-response', (_req, res) => {
-      let body = ''
-      res.on('data', (c: Buffer) => { body += String(c) })
-      res.on('end', () => reject(Object.assign(new Error(`refused ${res.statusCode}`), { status: res.statusCode, contentType: res.headers['content-type'], body })))
-    })
-    ws.on('error', reject)
-  })
+const connect = async (url: string, opts: WebSocket.ClientOptions & { protocols?: string[] } = {}): Promise<{ events: TransferEvent[], closed: Promise<{ code: number, reason: string }>, ws: WebSocket }> => {
+  const c = await connectWs<TransferEvent>(url, opts, opts.protocols)
+  return { events: c.messages, closed: c.closed, ws: c.ws }
 }
 
 const checkSequence = (t: { same (a: unknown, b: unknown, m: string): void }, events: TransferEvent[], from = 1): void => {

@@ -3,7 +3,8 @@
 // 426; a frame from the client closes its socket with 1003; a silent socket is closed 4408 (idle); a
 // peer that stops answering pings is dropped; the key never comes back in the handshake.
 import t from 'tap'
-import WebSocket from 'ws'
+import type WebSocket from 'ws'
+import { connectWs } from '../helpers/ws.ts'
 import { buildApp } from '../../api/app.ts'
 import { testDeps } from '../helpers/api.ts'
 import { TransferEventHub } from '../../actors/transfer/events.ts'
@@ -23,15 +24,7 @@ async function setup (t: { teardown (fn: () => unknown): void }, live: Record<st
   return { key, url: url.replace(/^http/, 'ws') + `/transfers/${ID}/events`, http: url, logs: env.logLines }
 }
 
-function open (url: string, opts: WebSocket.ClientOptions, protocols: string[] = []): Promise<{ ws: WebSocket, closed: Promise<{ code: number, reason: string }> }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, protocols, opts)
-    const closed = new Promise<{ code: number, reason: string }>(res => ws.on('close', (code, reason) => res({ code, reason: String(reason) })))
-    ws.on('open', () => resolve({ ws, closed }))
-    ws.on('unexpected-response', (_req, res) => { res.resume(); reject(Object.assign(new Error(String(res.statusCode)), { status: res.statusCode, headers: res.headers })) })
-    ws.on('error', reject)
-  })
-}
+const open = (url: string, opts: WebSocket.ClientOptions, protocols: string[] = []): ReturnType<typeof connectWs> => connectWs(url, opts, protocols)
 
 t.test('per-key socket limit, 426, 1003 and the handshake', async t => {
   const { key, url, http, logs } = await setup(t, { maxSocketsPerKey: 2 })

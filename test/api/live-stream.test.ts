@@ -3,9 +3,10 @@
 // price; a version the client names as held is not sent again; an organization that cannot pay the
 // next push is closed with 4402 (and one with no credits at all is refused 402 before the upgrade).
 import t from 'tap'
-import WebSocket from 'ws'
+import type WebSocket from 'ws'
 import { startTestDevnet, apiClient, sendChunks, testBytes, waitForStatus } from '../helpers/devnet.ts'
 import { eventually } from '../helpers/proc.ts'
+import { connectWs } from '../helpers/ws.ts'
 import type { RealtimeStreamMessage } from '../../protocol/index.ts'
 import { STREAM_MEMO, REFUND_MEMO } from '../../api/routes/live.ts'
 
@@ -16,19 +17,7 @@ interface Stream { messages: RealtimeStreamMessage[], closed: Promise<{ code: nu
 function stream (url: string, key: string, snapshotId?: string): Promise<Stream> {
   const u = new URL('/v1/telemetry/realtime/stream', url.replace(/^http/, 'ws'))
   if (snapshotId !== undefined) u.searchParams.set('snapshotId', snapshotId)
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(u, { headers: { 'x-api-key': key } })
-    const messages: RealtimeStreamMessage[] = []
-    const closed = new Promise<{ code: number, reason: string }>(res => ws.on('close', (code, reason) => res({ code, reason: String(reason) })))
-    ws.on('message', (d) => messages.push(JSON.parse(String(d))))
-    ws.on('open', () => resolve({ messages, closed, ws }))
-    ws.on('unexpected-response', (_req, res) => {
-      let body = ''
-      res.on('data', (c: Buffer) => { body += String(c) })
-      res.on('end', () => reject(Object.assign(new Error(`refused ${res.statusCode}`), { status: res.statusCode, body })))
-    })
-    ws.on('error', reject)
-  })
+  return connectWs<RealtimeStreamMessage>(u, { headers: { 'x-api-key': key } })
 }
 
 t.test('realtime stream: pushes new live versions, charged per push; 4402 when the balance runs out', async t => {
