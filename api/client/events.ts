@@ -43,7 +43,8 @@ export async function followTransferEvents (baseUrl: string, key: string, id: st
   let status: string | null = null
   let failures = 0
   const retries = opts.retries ?? FOLLOW_MAX_RETRIES
-  while (opts.signal?.aborted !== true) {
+  const aborted = (): boolean => opts.signal?.aborted === true
+  while (!aborted()) {
     const outcome = await once(eventsUrl(baseUrl, id, last), key, opts.signal, (e) => {
       if (e.seq <= last) return // never twice
       last = e.seq
@@ -52,6 +53,7 @@ export async function followTransferEvents (baseUrl: string, key: string, id: st
       opts.onEvent(e)
     })
     if (status !== null) return { last, status }
+    if (aborted()) break
     // 1000 without a terminal event here: it came before `after` (the reason names the status).
     if (outcome.code === CLOSE_CODES.normal) return { last, status: outcome.reason.replace(/^transfer /, '') || null }
     if (++failures > retries) throw new FollowError(`event stream closed ${failures} times (last: ${outcome.code} ${outcome.reason})`, null, null)
