@@ -46,7 +46,10 @@ export interface CoordinatorDeps {
   validators?: () => string[]
   /** Hook for evidence consumers (validators, telemetry): every settled attempt and transfer change. */
   onEvent?: (event: CoordinatorEvent) => void
-  /** Transfer events (status and chunk changes, numbered per transfer), once they are durable. */
+  /**
+   * Transfer events (status and chunk changes, numbered per transfer), once they are durable. Only a
+   * coordinator with this consumer records them (the node does; the simulator does not need them).
+   */
   onTransferEvents?: (events: TransferEvent[]) => void
   /** Destination calls of one kind at once (default 8). */
   ioConcurrency?: number
@@ -89,12 +92,15 @@ export interface Coordinator {
 
 interface State { core: TransferState, started: boolean }
 
+const NO_EVENTS = { ops: [], events: [] }
+
 export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coordinator {
   const { env, store, net } = deps
   const log = env.logger.child({ component: 'coordinator' })
   let self: Ref<CoordinatorMsg>
   let current: TransferState | null = null
-  let events = new TransferEventLog(store)
+  const newEventLog = (): TransferEventLog | null => deps.onTransferEvents === undefined ? null : new TransferEventLog(store)
+  let events = newEventLog()
   let processStart = true
   const io = startIo({ deps, log, tell: (msg) => tell(self, msg), isLive: (id) => current?.isLive(id) === true, offerTtlMs: () => current?.config.offerTtlMs ?? OFFER_TTL_MS })
 
@@ -121,9 +127,9 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
    */
   async function run (step: Step, reply?: Reply<Outcome<any>>): Promise<void> {
     if (step.ops.length > 0) {
-      let recorded: Awaited<ReturnType<TransferEventLog['record']>>
+      let recorded: Awaited<ReturnType<TransferEventLog['record']>> = NO_EVENTS
       try {
-        recorded = await events.record(step.ops, env.clock.now())
+        if (events !== null) recorded = await events.record(step.ops, env.clock.now())
         await store.batch(recorded.ops.length === 0 ? step.ops : [...step.ops, ...recorded.ops])
       } catch (err) { reply?.reject(err as Error); throw err }
       if (recorded.events.length > 0) {
@@ -182,7 +188,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
 
   const init = (): State => {
     current = new TransferState({ self: deps.self, config: deps.config })
-    events = new TransferEventLog(store)
+    events = newEventLog()
     return { core: current, started: false }
   }
   self = spawnSupervised<State, CoordinatorMsg>(parent, 'coordinator', env, init, handler)
