@@ -12,6 +12,11 @@ import transferRoutes from './routes/transfers.ts'
 import destinationRoutes from './routes/destinations.ts'
 import telemetryRoutes from './routes/telemetry.ts'
 import auditRoutes from './routes/audit.ts'
+import liveRoutes from './routes/live.ts'
+import dashboardRoutes from './dashboard/index.ts'
+import websocket from '@fastify/websocket'
+import { WS_PROTOCOL, WS_KEY_PROTOCOL_PREFIX } from './plugins/auth.ts'
+import { CLOSE_CODES } from '../protocol/index.ts'
 import type { ApiDeps } from './deps.ts'
 import { requestSerializer } from './log-redaction.ts'
 import { buildValidator } from './validation.ts'
@@ -19,7 +24,34 @@ import { buildValidator } from './validation.ts'
 export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set their own
 
 /** Header values pino must never write: API keys travel in these. */
-export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]']
+export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["sec-websocket-protocol"]', 'headers.authorization', 'headers["x-api-key"]', 'headers["sec-websocket-protocol"]']
+
+/** Frames a client may send on a live socket (they are server → client; a larger one is closed with 1009). */
+export const WS_MAX_PAYLOAD = 4096 // bytes
+
+/**
+ * The subprotocol the server answers an upgrade with: `bwnet.v1` when offered, else none. A browser
+ * that sends its key as `bwnet.key.<key>` offers `bwnet.v1` beside it, so the key is never echoed.
+ */
+export function pickProtocol (protocols: Set<string>): string | false {
+  if (protocols.has(WS_PROTOCOL)) return WS_PROTOCOL
+  for (const p of protocols) if (!p.startsWith(WS_KEY_PROTOCOL_PREFIX)) return p
+  return false
+}
+
+/** Grace (ms) a live socket gets to take its 1001 close frame on shutdown before it is cut. */
+const WS_SHUTDOWN_GRACE_MS = 1_000
+
+/** On app.close(): every live socket is told 1001 (going away), and cut if it does not close in time. */
+function closeLiveSockets (this: FastifyInstance, done: () => void): void {
+  const server = this.websocketServer
+  for (const client of server.clients) {
+    client.close(CLOSE_CODES.goingAway, 'server shutting down')
+    setTimeout(() => client.terminate(), WS_SHUTDOWN_GRACE_MS).unref()
+  }
+  server.close()
+  done()
+}
 
 /**
  * Builds the app with its cross-cutting plugins registered. Route groups registered afterwards (here
@@ -44,11 +76,15 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(rateLimit, { perMinute: deps.planRequestsPerMinute })
   await app.register(auth, { accounts: deps.accounts })
   await app.register(credits, { accounts: deps.accounts })
+  await app.register(websocket, { options: { maxPayload: WS_MAX_PAYLOAD, handleProtocols: pickProtocol }, preClose: closeLiveSockets })
   await app.register(healthRoutes, { deps })
   await app.register(adminRoutes, { deps, prefix: ADMIN_PREFIX })
   if (deps.transfers) await app.register(transferRoutes, { deps })
   if (deps.destinations) await app.register(destinationRoutes, { deps })
   if (deps.telemetry) await app.register(telemetryRoutes, { deps })
   if (deps.audit) await app.register(auditRoutes, { deps })
+  if ((deps.transfers && deps.transferEvents) || deps.telemetry) await app.register(liveRoutes, { deps })
+  // The web dashboard at {dashboard_url}/ (orchestrators: the node that holds transfers and audit rows).
+  if (deps.transfers) await app.register(dashboardRoutes)
   return app
 }

@@ -7,6 +7,8 @@ import type { Plan } from './accounts/model.ts'
 import type { TransferService, DestinationService } from './transfers.ts'
 import type { TelemetryReader } from '../actors/telemetry/ports.ts'
 import type { AuditReader } from '../actors/telemetry/audit.ts'
+import type { TransferEvent } from '../protocol/index.ts'
+import type { LiveLimits } from './live/socket.ts'
 
 export interface PeerSummary {
   hotkey: string
@@ -39,4 +41,16 @@ export interface ApiDeps {
   telemetry?: TelemetryReader
   /** Dashboard audit routes /api/audit/* (orchestrators). */
   audit?: AuditReader
+  /** Transfer events for GET /transfers/{id}/events (orchestrators, with `transfers`). */
+  transferEvents?: TransferEventFeed
+  /** Limits of the live (WebSocket) routes; defaults in api/live/socket.ts. */
+  live?: Partial<LiveLimits>
+}
+
+/** The coordinator's per-transfer events: the persisted log and the live feed. */
+export interface TransferEventFeed {
+  /** Calls `fn` with each event of the transfer published from now on (once durable); returns the unsubscribe. */
+  subscribe (transferId: string, fn: (e: TransferEvent) => void): () => void
+  /** The stored events after `after`, in order, at most `limit`. */
+  read (transferId: string, after: number, limit: number): Promise<TransferEvent[]>
 }

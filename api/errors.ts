@@ -34,6 +34,7 @@ export const OperatorOnly = createError('BWN_ERR_OPERATOR_ONLY', '%s', 403)
 // Credits and limits.
 export const InsufficientCredits = createError('BWN_ERR_INSUFFICIENT_CREDITS', '%s', 402)
 export const RateLimited = createError('BWN_ERR_RATE_LIMITED', '%s', 429)
+export const UpgradeRequired = createError('BWN_ERR_UPGRADE_REQUIRED', '%s', 426)
 // Admin API.
 export const OrganizationNotFound = createError('BWN_ERR_ORGANIZATION_NOT_FOUND', 'No organization %s', 404)
 export const ProjectNotFound = createError('BWN_ERR_PROJECT_NOT_FOUND', 'No project %s', 404)

@@ -32,6 +32,7 @@ export const STATUS_DESCRIPTIONS: Record<number, string> = {
   409: 'Conflict with the current state',
   410: 'Gone: the version asked for is no longer retained',
   429: 'Too many requests for the key\'s plan; see Retry-After (BWN_ERR_RATE_LIMITED)',
+  426: 'Upgrade required: a WebSocket route asked for without an upgrade (BWN_ERR_UPGRADE_REQUIRED)',
   500: 'Internal error (BWN_ERR_INTERNAL)',
   503: 'Unavailable (BWN_ERR_UNAVAILABLE)'
 }

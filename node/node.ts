@@ -55,6 +55,8 @@ export class BwnetNode {
   membership!: Membership
   auth!: PeerAuth
   app: FastifyInstance | null = null
+  /** What the API was built with (null without HTTP); tests reach the live feeds through it. */
+  apiDeps: ApiDeps | null = null
   /** Accounts, keys and credits of the API this node serves (orchestrators). */
   accounts: AccountsService | null = null
   url: string | null = null
@@ -184,6 +186,7 @@ export class BwnetNode {
         ready: () => this.#ready,
         ...this.#role.apiDeps
       }
+      this.apiDeps = deps
       this.app = await buildApp(deps)
       const httpSeconds = this.metrics.httpSeconds
       this.app.addHook('onResponse', async (req, reply) => {

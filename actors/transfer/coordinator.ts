@@ -20,6 +20,8 @@ import {
   type CoordinatorConfig, type CoordinatorEvent, type Effect, type FaultPoint, type OrchestratorCandidate, type Outcome, type Step
 } from './state.ts'
 import { startIo, loadTransfer } from './io.ts'
+import { TransferEventLog } from './events.ts'
+import type { TransferEvent } from '../../protocol/index.ts'
 
 export {
   WAVE_TIMEOUT_MS, RESULT_GAP_MS, OVERSEER_TICK_MS, DISPATCH_DEBOUNCE_MS, OFFER_TTL_MS, MAX_ATTEMPTS_PER_TASK, MAX_STALLS_PER_TASK,
@@ -45,6 +47,11 @@ export interface CoordinatorDeps {
   validators?: () => string[]
   /** Hook for evidence consumers (validators, telemetry): every settled attempt and transfer change. */
   onEvent?: (event: CoordinatorEvent) => void
+  /**
+   * Transfer events (status and chunk changes, numbered per transfer), once they are durable. Only a
+   * coordinator with this consumer records them (the node does; the simulator does not need them).
+   */
+  onTransferEvents?: (events: TransferEvent[]) => void
   /** Destination calls of one kind at once (default 8). */
   ioConcurrency?: number
   /** Test-only crash points (docs/transfers.md#recovery-on-start): called where a crash test stops the process. */
@@ -86,11 +93,15 @@ export interface Coordinator {
 
 interface State { core: TransferState, started: boolean }
 
+const NO_EVENTS = { ops: [], events: [] }
+
 export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coordinator {
   const { env, store, net } = deps
   const log = env.logger.child({ component: 'coordinator' })
   let self: Ref<CoordinatorMsg>
   let current: TransferState | null = null
+  const newEventLog = (): TransferEventLog | null => deps.onTransferEvents === undefined ? null : new TransferEventLog(store)
+  let events = newEventLog()
   let processStart = true
   const io = startIo({ deps, log, tell: (msg) => tell(self, msg), isLive: (id) => current?.isLive(id) === true, offerTtlMs: () => current?.config.offerTtlMs ?? OFFER_TTL_MS })
 
@@ -111,10 +122,20 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     }
   }
 
-  /** Persists the step's rows, then runs its effects (crash points first), then answers. */
+  /**
+   * Persists the step's rows with the transfer events they amount to (one batch), publishes the
+   * events, then runs its effects (crash points first), then answers.
+   */
   async function run (step: Step, reply?: Reply<Outcome<any>>): Promise<void> {
     if (step.ops.length > 0) {
-      try { await store.batch(step.ops) } catch (err) { reply?.reject(err as Error); throw err }
+      let recorded: Awaited<ReturnType<TransferEventLog['record']>> = NO_EVENTS
+      try {
+        if (events !== null) recorded = await events.record(step.ops, env.clock.now())
+        await store.batch(recorded.ops.length === 0 ? step.ops : [...step.ops, ...recorded.ops])
+      } catch (err) { reply?.reject(err as Error); throw err }
+      if (recorded.events.length > 0) {
+        try { deps.onTransferEvents?.(recorded.events) } catch (err) { log.warn({ err }, 'transfer event consumer failed') }
+      }
     }
     for (const e of step.effects) if (e.kind === 'fault') perform(e)
     for (const e of step.effects) if (e.kind !== 'fault') perform(e)
@@ -169,6 +190,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
   const random = randomOf(env)
   const init = (): State => {
     current = new TransferState({ self: deps.self, config: deps.config, newId: random.uuid })
+    events = newEventLog()
     return { core: current, started: false }
   }
   self = spawnSupervised<State, CoordinatorMsg>(parent, 'coordinator', env, init, handler)

@@ -32,3 +32,6 @@ export function createApiClient (baseUrl: string, opts: ApiClientOptions = {}): 
   }
   return client
 }
+
+// Following a transfer's live events (GET /transfers/{id}/events), for progress bars.
+export { followTransferEvents, FollowError, eventsUrl, type FollowOptions, type FollowResult } from './events.ts'

@@ -477,6 +477,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/transfers/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * WebSocket: the transfer's events (status and chunk changes) in order, from ?after= on, until its terminal status
+         * @description Upgrade to a WebSocket (key in Authorization / X-Api-Key, or the subprotocol `bwnet.key.<key>` next to `bwnet.v1`). Messages: TransferEvent (the 101 response schema here; docs/api.md#live-interface). Events after `after` are replayed from the store, then live ones follow without gap or duplicate; the server closes with 1000 after the terminal status, 1013 when the client falls behind. Close codes: docs/errors.md#websocket-close-codes.
+         */
+        get: operations["getTransfersByIdEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/transfers/{id}/finalize": {
         parameters: {
             query?: never;
@@ -642,6 +662,26 @@ export interface paths {
         };
         /** Live network summary versions still readable (current and superseded within 10 minutes), oldest first */
         get: operations["getV1TelemetryRealtimeNetworkHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/telemetry/realtime/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * WebSocket: each new live network version, charged per push like a realtime read
+         * @description Upgrade to a WebSocket (key in X-Api-Key, or the subprotocol `bwnet.key.<key>` next to `bwnet.v1`). Messages: RealtimeStreamMessage (the 101 response schema here), whose `envelope` is the realtime/network body of that version. Each push is debited at the realtime read price; an organization that cannot pay the next push is closed with 4402. `snapshotId` names the version the client already holds: it is not sent again.
+         */
+        get: operations["getV1TelemetryRealtimeStream"];
         put?: never;
         post?: never;
         delete?: never;
@@ -954,6 +994,28 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** RealtimeStreamMessage */
+        RealtimeStreamMessage: {
+            /**
+             * Format: date-time
+             * @description When the version was pushed
+             */
+            at: string;
+            /** @description Credits debited for this push */
+            charged: number;
+            /** @description The realtime/network envelope (TelemetryEnvelope of a NetworkSummary) */
+            envelope: {
+                [key: string]: unknown;
+            };
+            /** @description The organization's balance after the debit */
+            remaining: number;
+            /** @description Pushes on this connection, 1, 2, 3, … */
+            seq: number;
+            /** @description The live version pushed (the envelope's snapshotId) */
+            snapshotId: string;
+            /** @enum {string} */
+            type: "network";
+        };
         /** SellAllowanceFree */
         SellAllowanceFree: {
             epoch: number;
@@ -1102,6 +1164,38 @@ export interface components {
             plans: components["schemas"]["PlanLimits"][];
             tiers: components["schemas"]["Tier"][];
             your_plan: string | null;
+        };
+        /** TransferEvent */
+        TransferEvent: {
+            /**
+             * Format: date-time
+             * @description When the coordinator recorded the change
+             */
+            at: string;
+            bytes: {
+                delivered: number;
+                received: number;
+                total: number;
+            };
+            /** @description The chunk of a chunk_* event; null on status events */
+            chunk_index: number | null;
+            chunks: {
+                delivered: number;
+                received: number;
+                total: number;
+                verified: number;
+            };
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            /** @description Per-transfer sequence number, 1, 2, 3, … without gaps */
+            seq: number;
+            status: "pending" | "in_progress" | "completed" | "failed" | "cancelled";
+            /** Format: uuid */
+            transfer_id: string;
+            /** @description status: the transfer's status changed; chunk_*: one chunk was received (staged), delivered, verified, or sent back to be delivered again */
+            type: "status" | "chunk_received" | "chunk_delivered" | "chunk_verified" | "chunk_requeued";
         };
         /** TransferRecord */
         TransferRecord: {
@@ -3700,6 +3794,91 @@ export interface operations {
             };
         };
     };
+    getTransfersByIdEvents: {
+        parameters: {
+            query: {
+                /** @description The last seq the client holds; 0 for everything */
+                after: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the server then sends TransferEvent messages as JSON text frames (docs/api.md#live-interface) */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferEvent"];
+                };
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Upgrade required: a WebSocket route asked for without an upgrade (BWN_ERR_UPGRADE_REQUIRED) */
+            426: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     postTransfersByIdFinalize: {
         parameters: {
             query?: never;
@@ -4641,6 +4820,125 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getV1TelemetryRealtimeStream: {
+        parameters: {
+            query?: {
+                /** @description The live version the client holds (not resent) */
+                snapshotId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the server then sends RealtimeStreamMessage messages as JSON text frames (docs/api.md#live-interface) */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RealtimeStreamMessage"];
+                };
+            };
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Upgrade required: a WebSocket route asked for without an upgrade (BWN_ERR_UPGRADE_REQUIRED) */
+            426: {
                 headers: {
                     [name: string]: unknown;
                 };

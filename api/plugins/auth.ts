@@ -35,6 +35,8 @@ export interface RouteAuth {
   /** Only the network operator's admin key (docs/security.md); 403 BWN_ERR_OPERATOR_ONLY otherwise. */
   operator?: boolean
   telemetry?: TelemetryAuth
+  /** A WebSocket route: the key may also come as the subprotocol `bwnet.key.<key>` (browsers cannot set headers). */
+  websocket?: boolean
 }
 
 declare module 'fastify' {
@@ -57,10 +59,26 @@ export function resolveAuth (auth: RouteAuth): Required<Pick<RouteAuth, 'roles' 
   return { ...auth, roles: auth.roles, headers: auth.headers ?? 'bearer-or-x-api-key' }
 }
 
+/** Subprotocol prefix that carries a key on WebSocket upgrades; `bwnet.v1` is the protocol the server picks. */
+export const WS_KEY_PROTOCOL_PREFIX = 'bwnet.key.'
+export const WS_PROTOCOL = 'bwnet.v1'
+
+/** The key offered as a `bwnet.key.<key>` subprotocol, if any. */
+export function keyFromProtocols (header: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(header) ? header.join(',') : header
+  if (value === undefined) return undefined
+  for (const p of value.split(',')) {
+    const t = p.trim()
+    if (t.startsWith(WS_KEY_PROTOCOL_PREFIX) && t.length > WS_KEY_PROTOCOL_PREFIX.length) return t.slice(WS_KEY_PROTOCOL_PREFIX.length)
+  }
+  return undefined
+}
+
 /** The key a request presents, by the route's header rule; throws 401/400 problems. */
-export function presentedKey (req: FastifyRequest, headers: KeyHeaders): string {
+export function presentedKey (req: FastifyRequest, headers: KeyHeaders, websocket = false): string {
   const apiKey = req.headers['x-api-key']
-  const fromHeader = typeof apiKey === 'string' && apiKey.length > 0 ? apiKey : undefined
+  const fromProtocol = websocket ? keyFromProtocols(req.headers['sec-websocket-protocol']) : undefined
+  const fromHeader = typeof apiKey === 'string' && apiKey.length > 0 ? apiKey : fromProtocol
   if (headers === 'x-api-key') {
     if (fromHeader === undefined) throw new KeyMissing('Send the API key in the X-Api-Key header')
     return fromHeader
@@ -120,7 +138,7 @@ export function authGuard (accounts: AccountsService, auth: RouteAuth): onReques
   const challenge = rule.headers === 'bearer-or-x-api-key' ? { headers: BEARER_CHALLENGE } : {}
   const cache = keyCacheOf(accounts)
   return async function authenticate (req) {
-    const result = await cache.authenticate(presentedKey(req, rule.headers))
+    const result = await cache.authenticate(presentedKey(req, rule.headers, rule.websocket === true))
     if (!result.ok) {
       const err = result.reason === 'revoked' ? new KeyRevoked() : result.reason === 'expired' ? new KeyExpired() : new KeyInvalid()
       throw Object.assign(err, challenge)

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { tell } from '../../actors/runtime.ts'
 import { startCoordinator, type OrchestratorCandidate, type FaultPoint } from '../../actors/transfer/coordinator.ts'
 import { startRouter } from '../../actors/transfer/router.ts'
+import { TransferEventHub } from '../../actors/transfer/events.ts'
 import { startWorker, type ChunkMover } from '../../actors/transfer/worker.ts'
 import { sinkRoutes } from '../adapters/destinations/index.ts'
 import { sinkNameRoutes } from '../adapters/destinations/sink-names.ts'
@@ -90,6 +91,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     env, self: key.address, net: messenger, store,
     onWorkersChanged: () => tell(ctx.membership.ref, { type: 'publish' })
   })
+  const transferEvents = new TransferEventHub(store)
   const coordinator = startCoordinator(ctx.system, {
     env, self: key.address, net: messenger, store, blobs, ...(ctx.config.resultGapMs !== undefined ? { config: { resultGapMs: ctx.config.resultGapMs } } : {}),
     driverFor: (id) => destinations.driverFor(id),
@@ -107,6 +109,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       telemetry.onCoordinatorEvent(e)
       if (e.type === 'transfer') service?.onTransferChanged(e.row)
     },
+    onTransferEvents: (events) => transferEvents.publish(events),
     faultPoint: crashPoint(ctx)
   })
   service = new NodeTransferService({ store, blobs, clock, coordinator: coordinator.ref, destinations })
@@ -121,7 +124,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
 
   return {
     devChain,
-    apiDeps: { transfers: service, destinations, telemetry: telemetry.reader, audit: storeAuditReader({ store, hotkeyOfUid: async (uid) => (await nodeChain.chain.registrations()).find(r => r.uid === uid)?.hotkey ?? null }) },
+    apiDeps: { transfers: service, transferEvents, destinations, telemetry: telemetry.reader, audit: storeAuditReader({ store, hotkeyOfUid: async (uid) => (await nodeChain.chain.registrations()).find(r => r.uid === uid)?.hotkey ?? null }) },
     routes: async (app, apiDeps) => {
       await app.register(dataRoutes(source))
       await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, enroll: devChain === undefined ? undefined : async (h, r, stake) => await devChain.enroll(h, r, { stakeRao: stake }), writeGuard: authGuard(apiDeps.accounts, { roles: ['admin'], operator: true }) as never })

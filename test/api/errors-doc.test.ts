@@ -6,6 +6,7 @@ import { join, relative } from 'node:path'
 import { tsFiles } from '../helpers/sources.ts'
 import * as errors from '../../api/errors.ts'
 import { FAILURE_REASONS } from '../../protocol/failure-reasons.ts'
+import { CLOSE_CODES } from '../../protocol/index.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const LAYERS = ['actors', 'node', 'api', 'sim', 'protocol']
@@ -65,4 +66,10 @@ t.test('one module per layer defines Error classes', async t => {
   t.same([...byLayer.get('actors') ?? []], ['actors/errors.ts'])
   t.same([...byLayer.get('node') ?? []], ['node/errors.ts'])
   for (const layer of ['api', 'sim', 'protocol']) t.ok((byLayer.get(layer)?.size ?? 0) <= 1, `${layer}: ${[...byLayer.get(layer) ?? []].join(', ') || 'none'}`)
+})
+
+t.test('every WebSocket close code the server uses has a row in the close-code table', async t => {
+  const section = doc.slice(doc.indexOf('## WebSocket close codes'))
+  t.ok(section.length > 100, 'the section exists')
+  for (const [name, code] of Object.entries(CLOSE_CODES)) t.match(section, new RegExp(`^\\| ${code} \\|`, 'm'), `${name} (${code}) is documented`)
 })

@@ -12,6 +12,8 @@ import type { DestinationDriver, UploadState } from '../../../actors/destination
 import type { TransferRow } from '../../../actors/transfer/model.ts'
 import type { TaskOfferBatch } from '../../../protocol/index.ts'
 import { systemClock } from '../../../node/clock.ts'
+import { readTransferEvents } from '../../../actors/transfer/events.ts'
+import type { TransferEvent } from '../../../protocol/index.ts'
 import { silentLogger } from '../../helpers/logger.ts'
 import { eventually } from '../../helpers/proc.ts'
 
@@ -186,5 +188,39 @@ t.test('restart: a finalized transfer whose completion never ran is completed by
   t.ok(second.completed.has(row.id))
   t.ok(Buffer.from(second.objects.get(row.id)!).equals(bytes))
   t.equal(second.coordinator.active(), 0)
+  stuck.open()
+})
+
+t.test('transfer events: numbered 1..N without gaps, persisted in the same batch, published once durable, continued after a restart', async t => {
+  const store = new LevelStore(new MemoryLevel() as never)
+  const blobs = new Map<string, Uint8Array>()
+  const live: TransferEvent[] = []
+  const stuck = gate()
+  const first = harness(t, { store, blobs, driver: { complete: async () => { await stuck.wait } }, deps: { onTransferEvents: (es) => { live.push(...es) } } })
+  const row = newRow(3)
+  await first.call(reply => ({ type: 'create', row, reply }))
+  await sendAll(first, row, blobs, 4)
+  await first.call(reply => ({ type: 'finalize', transferId: row.id, reply }))
+  await eventually(async () => (await statusOf(store, row.id))?.chunks_delivered === 3, 10_000, 'delivered')
+  stopActor(first.ref as never)
+  first.coordinator.stop()
+  const second = harness(t, { store, blobs, deps: { onTransferEvents: (es) => { live.push(...es) } } })
+  second.objects.set(row.id, first.objects.get(row.id)!)
+  await eventually(async () => (await statusOf(store, row.id))?.status === 'completed', 10_000, 'completed after restart')
+  await eventually(async () => live.at(-1)?.status === 'completed', 10_000, 'terminal event published')
+
+  const stored = await readTransferEvents(store, row.id, 0)
+  t.same(stored, live, 'what was published is what was stored')
+  t.same(stored.map(e => e.seq), stored.map((_, i) => i + 1), 'seq 1..N, no gap and no duplicate across the restart')
+  t.same(stored[0], { ...stored[0], type: 'status', status: 'pending', chunk_index: null })
+  // No validator in this harness: nothing is verified, so no chunk_verified (the devnet tests see them).
+  t.equal(stored.filter(e => e.type === 'chunk_verified').length, 0)
+  for (const type of ['chunk_received', 'chunk_delivered'] as const) {
+    t.same(stored.filter(e => e.type === type).map(e => e.chunk_index).sort(), [0, 1, 2], `one ${type} per chunk`)
+  }
+  t.same(stored.filter(e => e.type === 'status').map(e => e.status), ['pending', 'in_progress', 'completed'], 'each status once, in order')
+  t.match(stored.at(-1), { type: 'status', status: 'completed', chunks: { delivered: 3, total: 3 }, bytes: { delivered: CHUNK * 3, total: CHUNK * 3 } })
+  t.same(await readTransferEvents(store, row.id, stored.length - 2), stored.slice(-2), 'after=N-2 answers the last two')
+  t.same(await readTransferEvents(store, row.id, stored.length), [], 'nothing after the last')
   stuck.open()
 })

@@ -1,0 +1,133 @@
+// The web dashboard in a real browser: playwright-core driving Debian's Chromium (/usr/bin/chromium,
+// installed by .ci/run) against a devnet. Log in with the devnet's keys, see the network numbers,
+// start a transfer from the test and watch its progress bar reach 100 % without a reload (the
+// WebSocket), open its audit rows. No request leaves the host (and the browser cannot resolve any
+// other host), the page logs no console error, and screenshots are saved to test/artifacts/.
+import t from 'tap'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { startTestDevnet, apiClient, sendChunks, testBytes } from '../helpers/devnet.ts'
+import { REPO } from '../helpers/proc.ts'
+
+export const CHROMIUM = process.env.BWN_CHROMIUM ?? '/usr/bin/chromium'
+const ARTIFACTS = join(REPO, 'test', 'artifacts')
+const SIZE = 40 * 1024 * 1024 // 3 chunks
+const WAIT = 120_000
+
+async function launch (): Promise<Browser> {
+  return await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
+      // Nothing but loopback resolves: no request can leave the host, whatever the page or the browser tries.
+      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
+      '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync', '--disable-domain-reliability'
+    ]
+  })
+}
+
+t.test('dashboard: login, network numbers, live transfer progress to 100 %, audit rows', async t => {
+  await mkdir(ARTIFACTS, { recursive: true })
+  const net = await startTestDevnet(t, { workers: 3 })
+  const browser = await launch()
+  t.teardown(() => browser.close())
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1400 } })
+  const page: Page = await context.newPage()
+
+  const requests: string[] = []
+  const consoleErrors: string[] = []
+  page.on('request', r => requests.push(r.url()))
+  page.on('websocket', ws => requests.push(ws.url()))
+  page.on('console', m => { if (m.type() === 'error') consoleErrors.push(m.text()) })
+  page.on('pageerror', e => consoleErrors.push(`pageerror: ${e.message}`))
+  // Belt and braces: any request to another host is refused and recorded.
+  const offHost: string[] = []
+  await context.route('**/*', async route => {
+    const u = new URL(route.request().url())
+    if (u.hostname === '127.0.0.1') await route.continue()
+    else { offHost.push(u.href); await route.abort() }
+  })
+
+  const res = await page.goto(net.file.dashboardUrl + '/')
+  t.equal(res?.status(), 200, 'the dashboard answers at {dashboard_url}/')
+  const csp = res?.headers()['content-security-policy'] ?? ''
+  t.match(csp, /default-src 'none'/, 'strict CSP')
+  t.match(csp, /script-src 'self'(;|$)/, 'scripts from this origin only, no inline')
+  t.notMatch(csp, /unsafe-inline|unsafe-eval|https?:\/\/(?!127\.0\.0\.1)/, 'no unsafe source, no other host')
+  await page.screenshot({ path: join(ARTIFACTS, 'dashboard-login.png') })
+
+  // Log in by pasting keys; they land in sessionStorage only.
+  await page.fill('#key-console', net.file.keys.console)
+  await page.fill('#key-client', net.file.keys.client)
+  await page.fill('#key-audit', net.file.keys.admin)
+  await page.click('#login-form button[type=submit]')
+  await page.waitForSelector('#main:not([hidden])')
+  const stored = await page.evaluate(() => ({ session: Object.keys(sessionStorage).sort(), local: localStorage.length, cookie: document.cookie }))
+  t.same(stored, { session: ['bwnet.key.audit', 'bwnet.key.client', 'bwnet.key.console'], local: 0, cookie: '' }, 'keys in sessionStorage only')
+
+  // Network numbers, from the live stream.
+  await page.waitForFunction(() => document.getElementById('n-verified')!.textContent!.includes('Mbit/s'), undefined, { timeout: WAIT })
+  t.equal(await page.textContent('#n-workers'), '3', 'three workers')
+  t.equal(await page.textContent('#n-orchestrators'), '1')
+  t.equal(await page.textContent('#n-validators'), '1')
+  await page.screenshot({ path: join(ARTIFACTS, 'dashboard-network.png'), fullPage: true })
+
+  // A transfer started by the test appears, and its progress is followed without a reload.
+  await page.evaluate(() => { (window as unknown as { marker: number }).marker = 42 })
+  const api = apiClient(net.file.baseUrl, net.file.keys.client)
+  const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: net.file.nodes[0]!.hotkey, total_size: SIZE, filename: 'browser-secret-name.bin', tier: 'STANDARD' } })
+  t.equal(created.status, 201)
+  const id: string = created.body.id
+  const row = `#transfer-rows tr[data-transfer-id="${id}"]`
+  await page.waitForSelector(row, { timeout: WAIT })
+  const seen = new Set<string>()
+  const watching = (async () => {
+    for (let i = 0; i < 2_000; i++) { // bounded: sampled until 100 %
+      const pct = await page.getAttribute(row, 'data-pct')
+      if (pct !== null) seen.add(pct)
+      if (pct === '100') return
+      await page.waitForTimeout(50)
+    }
+  })()
+  await sendChunks(api, created.body, testBytes(SIZE, 5))
+  t.equal((await api(`/transfers/${id}/finalize`, { method: 'POST' })).status, 202)
+  await page.waitForSelector(`${row}[data-status="completed"][data-pct="100"]`, { timeout: WAIT })
+  await watching
+  t.equal(await page.textContent(`${row} .pct`), '100 %', 'the progress bar reached 100 %')
+  t.equal(await page.getAttribute(`${row} progress`, 'value'), '100')
+  t.equal(await page.evaluate(() => (window as unknown as { marker?: number }).marker), 42, 'without a reload')
+  t.ok(seen.size >= 2, `progress seen moving: ${[...seen].join(', ')} %`)
+  t.notMatch(await page.textContent('#transfer-rows') ?? '', /browser-secret-name/, 'the list shows no display name')
+  await page.screenshot({ path: join(ARTIFACTS, 'dashboard-transfer-100.png'), fullPage: true })
+
+  // Drill-down: the owner's read (with its name) and the audit rows, by table, with paging.
+  await page.click(row)
+  await page.waitForSelector('#audit-tabs button', { timeout: WAIT })
+  t.equal(await page.textContent('#detail-name'), 'browser-secret-name.bin', 'the owner sees the name of their own transfer')
+  await page.click('#audit-tabs button[data-table="task_attempts"]')
+  await page.waitForSelector('#audit-tabs button[data-table="task_attempts"][aria-selected="true"]')
+  const attempts = await page.$$eval('#audit-table tbody tr', rows => rows.length)
+  t.ok(attempts >= 3, `audit rows of task_attempts shown (${attempts})`)
+  const headers = await page.$$eval('#audit-table thead th', ths => ths.map(th => th.textContent))
+  t.ok(headers.includes('transfer_id') && headers.includes('worker_id'), 'attempt columns')
+  t.equal(await page.$$eval('#audit-table tbody td', tds => tds.filter(td => td.textContent === 'browser-secret-name.bin').length), 0, 'audit rows carry no display name')
+  await page.selectOption('#audit-limit', '10')
+  await page.waitForFunction(() => document.getElementById('audit-page')!.textContent!.startsWith('rows 1–'))
+  t.ok(await page.isDisabled('#audit-prev'), 'first page: no previous')
+  await page.screenshot({ path: join(ARTIFACTS, 'dashboard-audit.png'), fullPage: true })
+
+  // Charts drawn by uPlot (served from this host) once epochs have closed (10 s devnet epochs).
+  for (const chart of ['chart-epochs', 'chart-weights', 'chart-prism']) {
+    await page.waitForSelector(`#${chart} .uplot canvas`, { timeout: WAIT })
+    t.pass(`${chart} drawn`)
+  }
+  await page.screenshot({ path: join(ARTIFACTS, 'dashboard-epochs.png'), fullPage: true })
+
+  t.same(offHost, [], 'no request to another host')
+  t.ok(requests.length > 5, `${requests.length} requests recorded`)
+  t.same(requests.filter(u => new URL(u).hostname !== '127.0.0.1'), [], 'every request, WebSockets included, went to 127.0.0.1')
+  t.ok(requests.some(u => u.startsWith('ws://127.0.0.1') && u.includes(`/transfers/${id}/events`)), 'progress came over the events WebSocket')
+  t.same(consoleErrors, [], 'no console error')
+})

@@ -1,0 +1,69 @@
+// The live routes' limits on a real listening app (no devnet): one socket too many for a key is
+// refused with 429 before the upgrade (and the slot comes back once a socket closes); a plain GET is
+// 426; a frame from the client closes its socket with 1003; a silent socket is closed 4408 (idle); a
+// peer that stops answering pings is dropped; the key never comes back in the handshake.
+import t from 'tap'
+import type WebSocket from 'ws'
+import { connectWs } from '../helpers/ws.ts'
+import { buildApp } from '../../api/app.ts'
+import { testDeps } from '../helpers/api.ts'
+import { TransferEventHub } from '../../actors/transfer/events.ts'
+import type { TransferService } from '../../api/transfers.ts'
+
+const ID = '0b7e2f6c-6a77-4b55-9d3e-2f1f1c9d1a11'
+
+async function setup (t: { teardown (fn: () => unknown): void }, live: Record<string, number>) {
+  const env = testDeps()
+  const org = await env.accounts.createOrganization({ name: 'o' })
+  const key = (await env.accounts.createKey(org.id, { role: 'client', plan: 'enterprise', name: 'k' })).key
+  const record = { id: ID, status: 'in_progress' } as never
+  const transfers = { get: async () => record } as unknown as TransferService
+  const app = await buildApp({ ...env.deps, transfers, transferEvents: new TransferEventHub(env.store), live })
+  const url = await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => app.close())
+  return { key, url: url.replace(/^http/, 'ws') + `/transfers/${ID}/events`, http: url, logs: env.logLines }
+}
+
+const open = (url: string, opts: WebSocket.ClientOptions, protocols: string[] = []): ReturnType<typeof connectWs> => connectWs(url, opts, protocols)
+
+t.test('per-key socket limit, 426, 1003 and the handshake', async t => {
+  const { key, url, http, logs } = await setup(t, { maxSocketsPerKey: 2 })
+  const auth = { headers: { authorization: `Bearer ${key}` } }
+  const a = await open(url, auth)
+  const b = await open(url, {}, ['bwnet.v1', `bwnet.key.${key}`])
+  t.equal(b.ws.protocol, 'bwnet.v1', 'the server picks bwnet.v1, never echoes the key')
+  const third = await open(url, auth).then(() => null, (e) => e)
+  t.equal(third?.status, 429, 'a third socket for the key: 429 before the upgrade')
+  t.match(third?.headers['content-type'], /problem\+json/)
+  a.ws.close()
+  await a.closed
+  const again = await open(url, auth)
+  t.pass('a closed socket gives its slot back')
+
+  b.ws.send('hello')
+  t.same(await b.closed, { code: 1003, reason: 'this route only sends' }, 'a client frame: 1003')
+
+  for (let i = 0; i < 3; i++) {
+    const plain = await fetch(http + `/transfers/${ID}/events`, { headers: { authorization: `Bearer ${key}` } })
+    t.equal(plain.status, 426, 'a plain GET: 426')
+    t.equal(plain.headers.get('upgrade'), 'websocket')
+    t.match(await plain.json(), { code: 'BWN_ERR_UPGRADE_REQUIRED' })
+  }
+  // Plain GETs held no slot: two sockets open again (again + one), a third is refused.
+  const second = await open(url, auth)
+  t.equal((await open(url, auth).then(() => null, (e) => e))?.status, 429, 'the limit still counts open sockets only')
+  second.ws.close()
+  await second.closed
+  again.ws.close()
+  t.notMatch(logs.join('\n'), key, 'the key (headers or subprotocol) never reaches the logs')
+})
+
+t.test('idle sockets are closed 4408; a peer that stops answering pings is dropped', async t => {
+  const { key, url } = await setup(t, { idleMs: 300, pingMs: 100 })
+  const idle = await open(url, { headers: { authorization: `Bearer ${key}` } })
+  t.equal((await idle.closed).code, 4408, 'no message for idleMs: 4408')
+
+  const { url: url2, key: key2 } = await setup(t, { idleMs: 60_000, pingMs: 100 })
+  const mute = await open(url2, { headers: { authorization: `Bearer ${key2}` }, autoPong: false } as WebSocket.ClientOptions)
+  t.equal((await mute.closed).code, 1006, 'no pong: dropped without a close frame')
+})
