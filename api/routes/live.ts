@@ -5,7 +5,8 @@
 // Sec-WebSocket-Protocol `bwnet.key.<key>` form browsers need): a refusal is an HTTP problem+json
 // answer and no socket is ever opened. Messages and close codes: protocol/live.ts.
 import { Type, type TSchema } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
+import type { TypedApp } from '../typed-app.ts'
 import type { WebSocket } from 'ws'
 import type { ApiDeps } from '../deps.ts'
 import type { TransferRecord, TransferService } from '../transfers.ts'
@@ -44,7 +45,7 @@ declare module 'fastify' {
   interface FastifyRequest { liveTransfer?: TransferRecord }
 }
 
-export default async function liveRoutes (app: FastifyInstance, opts: { deps: ApiDeps }): Promise<void> {
+export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }): Promise<void> {
   const { deps } = opts
   const limits: LiveLimits = { ...DEFAULT_LIVE_LIMITS, ...deps.live }
   const perKey = new Map<string, number>()
@@ -74,10 +75,10 @@ export default async function liveRoutes (app: FastifyInstance, opts: { deps: Ap
   const feed = deps.transferEvents
   if (service !== undefined && feed !== undefined) {
     /** Replays the stored events after ?after=, then follows live ones, until the terminal status. */
-    const transferEventsSocket = (socket: WebSocket, req: FastifyRequest): void => {
+    const transferEventsSocket = (socket: WebSocket, req: FastifyRequest<{ Querystring: { after: number } }>): void => {
       const live = attach(socket, req)
       const record = req.liveTransfer!
-      let last = (req.query as { after: number }).after
+      let last = req.query.after
       let replaying = true
       const held: TransferEvent[] = []
       const end = (status: string): void => live.close(CLOSE_CODES.normal, `transfer ${status}`)
@@ -115,7 +116,7 @@ export default async function liveRoutes (app: FastifyInstance, opts: { deps: Ap
       handler: upgradeRequired,
       config: { auth: { roles: ['client'], websocket: true } },
       preHandler: [async (req) => {
-        const { id } = req.params as { id: string }
+        const { id } = req.params
         req.liveTransfer = await (service as TransferService).get(id, req.principal!) // 404 for anyone but the owner
         await checkSlot(req)
       }],
@@ -136,10 +137,10 @@ export default async function liveRoutes (app: FastifyInstance, opts: { deps: Ap
     const batcher = new DebitBatcher(deps.accounts)
     const price = (): number => deps.accounts.price('realtime')
     /** Pushes each new live network version, debited per push; 4402 when the balance cannot pay. */
-    const realtimeStreamSocket = (socket: WebSocket, req: FastifyRequest): void => {
+    const realtimeStreamSocket = (socket: WebSocket, req: FastifyRequest, holds: string | null): void => {
       const live = attach(socket, req)
       const principal = req.principal!
-      let held = (req.query as { snapshotId?: string }).snapshotId ?? null
+      let held = holds
       let seq = 0
       let busy = false
       const push = async (): Promise<void> => {
@@ -187,7 +188,7 @@ export default async function liveRoutes (app: FastifyInstance, opts: { deps: Ap
         querystring: Type.Object({ snapshotId: Type.Optional(Type.String({ maxLength: 128, description: 'The live version the client holds (not resent)' })) }),
         response: { ...SWITCHING(RealtimeStreamMessage), ...paidReadResponses({}), 426: problemResponse(426) }
       },
-      wsHandler: realtimeStreamSocket
+      wsHandler: (socket, req) => { realtimeStreamSocket(socket, req, req.query.snapshotId ?? null) }
     })
   }
 }
