@@ -7,7 +7,7 @@ import { startRouter, type Router } from '../actors/transfer/router.ts'
 import { startWorker, type Worker } from '../actors/transfer/worker.ts'
 import type { Network } from '../actors/ports.ts'
 import type { SimEnvelope, SimHub } from './transport.ts'
-import { SimStore } from './store.ts'
+import { SimStore, type FinishedTransfers } from './store.ts'
 import type { SimBlobStore, SimDestination, SimChunkMover, WorkerModel } from './world.ts'
 
 export interface SimOrchestrator {
@@ -32,6 +32,8 @@ export interface OrchestratorWiring {
   isWorker (node: string): boolean
   /** Transfers of this coordinator not yet completed or failed (gates the overseer tick, see below). */
   liveTransfers (coordinator: string): number
+  /** Finished transfers' rows leave every store (sim/store.ts). */
+  finished?: FinishedTransfers
 }
 
 /**
@@ -50,7 +52,7 @@ function gatedClock (clock: Env['clock'], live: () => boolean): Env['clock'] {
 
 export function startOrchestratorNode (index: number, id: string, w: OrchestratorWiring): SimOrchestrator {
   const system = startSystem()
-  const store = new SimStore()
+  const store = new SimStore(w.finished)
   let router: Router | null = null
   let coordinator: Coordinator | null = null
   const inbound = (m: SimEnvelope): void => {

@@ -13,10 +13,11 @@ import { installQuiescence, settle } from './quiescence.ts'
 import { DEFAULT_SEED, DEFAULT_START, sample, type Scenario } from './scenario.ts'
 import { SimHub, compose, type SimEnvelope } from './transport.ts'
 import { latencyChannel, lossChannel, dropChannel, partitionChannel, cut, type PartitionWindow } from './transport/index.ts'
-import { SimDestination, SimChunkMover, SimBlobStore, chunkSha256, chunkMd5, type WorkerModel } from './world.ts'
+import { SimDestination, SimChunkMover, SimBlobStore, type WorkerModel } from './world.ts'
 import { startOrchestratorNode, startWorkerNode, stopNode, type SimOrchestrator, type SimWorker } from './nodes.ts'
 import { FormulaEpochs, type EpochEngine, type EpochClose } from './epochs.ts'
 import { Workload } from './workload.ts'
+import { FinishedTransfers } from './store.ts'
 import { CountingLogger } from './logger.ts'
 
 export const DEFAULT_DRAIN_HOURS = 1
@@ -168,6 +169,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     latencyChannel(n => latency.get(n) ?? 0)
   )
   const hub = new SimHub(clock, channel)
+  const finishedTransfers = new FinishedTransfers()
 
   // --- destinations, blobs -----------------------------------------------------------------------
   const destModels = scenario.destinations ?? [{ id: 'dest-0', bandwidthMbps: 10_000, latencyMs: 20, failureRate: 0, share: 1 }]
@@ -197,11 +199,22 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   })
 
   const live = new Map<string, number>(orchIds.map(id => [id, 0]))
+  // What the last invariant needs of every transfer that ended, taken when it ends (its rows then leave memory).
+  const ended = new Set<string>()
+  const endedTally = { completed: 0, failed: 0, cancelled: 0, incomplete: 0, failedNoReason: 0, tasks: 0, cancelledTasks: 0 }
   const onEvent = (coordinator: string, e: CoordinatorEvent): void => {
     const now = clock.now()
     if (e.type === 'transfer') {
-      if (e.row.status === 'pending') live.set(coordinator, live.get(coordinator)! + 1)
-      else if (e.row.status === 'completed' || e.row.status === 'failed' || e.row.status === 'cancelled') live.set(coordinator, live.get(coordinator)! - 1)
+      const r = e.row
+      if (r.status === 'pending') live.set(coordinator, live.get(coordinator)! + 1)
+      else if ((r.status === 'completed' || r.status === 'failed' || r.status === 'cancelled') && !ended.has(r.id)) {
+        live.set(coordinator, live.get(coordinator)! - 1)
+        ended.add(r.id)
+        endedTally.tasks += r.total_chunks
+        if (r.status === 'completed') { endedTally.completed++; if (r.chunks_delivered !== r.total_chunks) endedTally.incomplete++ }
+        else if (r.status === 'failed') { endedTally.failed++; if (r.error_code === null) endedTally.failedNoReason++ }
+        else { endedTally.cancelled++; endedTally.cancelledTasks += r.total_chunks }
+      }
     }
     for (const c of [epochCounters, totals]) {
       if (e.type === 'intervention') c.reassignments++
@@ -247,7 +260,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   }
   for (let i = 0; i < nOrch; i++) {
     orchestrators.push(startOrchestratorNode(i, orchIds[i]!, {
-      env, hub, blobs, destination: (id) => destinations.get(id)!, candidates, onEvent, isWorker: n => n.startsWith('w-'), liveTransfers: id => live.get(id) ?? 0
+      env, hub, blobs, destination: (id) => destinations.get(id)!, candidates, onEvent, isWorker: n => n.startsWith('w-'), liveTransfers: id => live.get(id) ?? 0, finished: finishedTransfers
     }))
   }
   const slots = scenario.workers.slots ?? DEFAULT_SLOTS
@@ -378,11 +391,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   const invariants: Invariant[] = []
   let checked = 0
   let mismatched = 0
-  for (const d of destinations.values()) {
-    for (const obj of d.completed.values()) {
-      obj.etags.forEach((etag, i) => { checked++; if (etag.replaceAll('"', '') !== chunkMd5(chunkSha256(obj.transferId, i))) mismatched++ })
-    }
-  }
+  for (const d of destinations.values()) { checked += d.checkedChunks; mismatched += d.mismatchedChunks }
   invariants.push({ name: 'every delivered chunk matches', ok: mismatched === 0, detail: `${checked} chunks of completed objects checked, ${mismatched} mismatched` })
 
   const violations: string[] = []
@@ -405,17 +414,17 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     detail: `${closes.length} epochs: ${closes.filter(c => !c.summary.allWeightsZero).length} sum to 1, ${closes.filter(c => c.summary.allWeightsZero).length} served by fallback (${[...new Set(closes.filter(c => c.summary.allWeightsZero).map(c => c.served.source))].join(', ') || 'none'})${badSums.length > 0 ? `; bad: ${badSums.map(c => c.epoch).join(', ')}` : ''}`
   })
 
+  // Terminal transfers left the stores (sim/store.ts); what the check needs of them was taken at their end.
   const rows: TransferRow[] = []
-  for (const o of orchestrators) for (const [, r] of o.store.rows<TransferRow>('transfers')) rows.push(r)
+  for (const o of orchestrators) for (const [, r] of o.store.rows<TransferRow>('transfers')) if (!ended.has(r.id)) rows.push(r)
   const unfinished = rows.filter(r => r.status !== 'completed' && r.status !== 'failed')
-  const incomplete = rows.filter(r => r.status === 'completed' && r.chunks_delivered !== r.total_chunks)
-  const failedNoReason = rows.filter(r => r.status === 'failed' && r.error_code === null)
-  const tasks = rows.reduce((a, r) => a + r.total_chunks, 0)
-  const accounted = rows.filter(r => r.status === 'completed' || r.status === 'failed').reduce((a, r) => a + r.total_chunks, 0)
+  const transfersSeen = ended.size + rows.length
+  const tasks = endedTally.tasks + rows.reduce((a, r) => a + r.total_chunks, 0)
+  const accounted = endedTally.tasks - endedTally.cancelledTasks
   invariants.push({
     name: 'no task lost',
-    ok: unfinished.length === 0 && incomplete.length === 0 && failedNoReason.length === 0 && workload.refused === 0 && rows.length === workload.transfers.length,
-    detail: `${rows.length} transfers (${tasks} tasks): ${rows.filter(r => r.status === 'completed').length} completed, ${rows.filter(r => r.status === 'failed').length} failed with a reason; ${accounted}/${tasks} tasks accounted for; ${unfinished.length} unfinished, ${workload.refused} refused`
+    ok: unfinished.length === 0 && endedTally.incomplete === 0 && endedTally.failedNoReason === 0 && endedTally.cancelled === 0 && workload.refused === 0 && transfersSeen === workload.transfers.length,
+    detail: `${transfersSeen} transfers (${tasks} tasks): ${endedTally.completed} completed, ${endedTally.failed} failed with a reason; ${accounted}/${tasks} tasks accounted for; ${unfinished.length} unfinished, ${workload.refused} refused${endedTally.incomplete + endedTally.failedNoReason > 0 ? `; ${endedTally.incomplete} completed with chunks missing, ${endedTally.failedNoReason} failed without a reason` : ''}`
   })
 
   for (const o of orchestrators) { o.coordinator.stop(); stopNode(o) }
@@ -432,7 +441,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     simulatedHours: (clock.now() - startMs) / HOUR_MS,
     nodes: { orchestrators: nOrch, workers: totalWorkers },
     totals: {
-      transfers: rows.length,
+      transfers: transfersSeen,
       transfersCompleted: totals.completed,
       transfersFailed: totals.failedTransfers,
       tasks,
