@@ -45,6 +45,8 @@ export interface OrchestratorEpochRow {
 
 export interface EpochMetrics {
   epoch: number
+  /** `drain`: the epoch started after the workload ended (transfers in flight finishing); reported apart. */
+  phase: 'workload' | 'drain'
   startHours: number
   endHours: number
   throughput: { verifiedBytes: number, verifiedMbps: number }
@@ -350,6 +352,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     const spanMs = now - epochStart
     epochRows.push({
       epoch: epochRows.length,
+      phase: epochStart >= workloadEndMs ? 'drain' : 'workload',
       startHours: (epochStart - startMs) / HOUR_MS,
       endHours: (now - startMs) / HOUR_MS,
       throughput: { verifiedBytes: epochCounters.verifiedBytes, verifiedMbps: (epochCounters.verifiedBytes * 8) / (spanMs * 1000) },
