@@ -10,7 +10,7 @@ const H = 240 // chart height, px
 const PAD = { left: 56, right: 150, top: 16, bottom: 36 }
 const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf']
 const ROLE_COLORS: Record<OrchestratorEpochRow['role'], string> = {
-  honest: '#1f77b4', 'corrupting-workers': '#d62728', 'stalling-workers': '#ff7f0e', dropping: '#9467bd', sybil: '#8c564b'
+  honest: '#1f77b4', 'corrupting-workers': '#d62728', 'stalling-workers': '#ff7f0e', dropping: '#9467bd', sybil: '#8c564b', seller: '#e377c2'
 }
 /** Orchestrators drawn one by one in the weight chart; the rest are summed as "others". */
 export const TOP_ORCHESTRATORS = 8
@@ -99,6 +99,19 @@ export function renderReport (full: SimMetrics): string {
     svgChart('Weight shares per epoch (top orchestrators)', xs, weightSeries, { yLabel: 'weight', stacked: true, yMax: 1 }),
     svgChart('Weight share by orchestrator role', xs, roleShares(m.epochs, o => o.weight), { yLabel: 'weight', yMax: 1 }),
     svgChart('Routing share by orchestrator role (chunks offered)', xs, roleShares(m.epochs, o => o.routingShare), { yLabel: 'share', yMax: 1 }),
+    ...(m.epochs.some(e => e.orchestrators.some(o => o.role === 'seller'))
+      ? [svgChart('Sell pressure: weight of the selling orchestrators', xs, [
+          { name: 'served (before)', color: PALETTE[7]!, values: m.epochs.map(e => e.orchestrators.filter(o => o.role === 'seller').reduce((a, o) => a + o.servedWeight, 0)) },
+          { name: 'set on chain', color: ROLE_COLORS.seller, values: m.epochs.map(e => e.orchestrators.filter(o => o.role === 'seller').reduce((a, o) => a + o.weight, 0)) },
+          { name: 'mean multiplier', color: PALETTE[2]!, values: m.epochs.map(e => { const s = e.orchestrators.filter(o => o.role === 'seller'); return s.reduce((a, o) => a + o.sellMultiplier, 0) / Math.max(1, s.length) }) }
+        ], { yLabel: 'weight / multiplier', yMax: 1 })]
+      : []),
+    ...(m.epochs.some(e => e.orchestrators.some(o => o.outageHours > 0))
+      ? [svgChart('Orchestrator outages', xs, [
+          { name: 'orchestrators down', color: PALETTE[1]!, values: m.epochs.map(e => e.orchestrators.filter(o => o.outageHours > 0).length) },
+          { name: 'outage hours', color: PALETTE[3]!, values: m.epochs.map(e => e.orchestrators.reduce((a, o) => a + o.outageHours, 0)) }
+        ], { yLabel: 'count / hours' })]
+      : []),
     svgChart('Penalties per epoch', xs, [
       { name: 'penalties issued', color: PALETTE[1]!, values: m.epochs.map(e => e.penaltiesIssued) },
       { name: 'penalized orchestrators', color: PALETTE[4]!, values: penalized }

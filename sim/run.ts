@@ -18,6 +18,7 @@ import { startOrchestratorNode, startWorkerNode, stopNode, type SimOrchestrator,
 import { FormulaEpochs, type EpochEngine, type EpochClose } from './epochs.ts'
 import { Workload } from './workload.ts'
 import { FinishedTransfers } from './store.ts'
+import { SimSellers } from './sell.ts'
 import { CountingLogger } from './logger.ts'
 
 export const DEFAULT_DRAIN_HOURS = 1
@@ -29,11 +30,18 @@ export const PROGRESS_EVERY_STEPS = 2_000
 
 export interface OrchestratorEpochRow {
   id: string
-  role: 'honest' | 'corrupting-workers' | 'stalling-workers' | 'dropping' | 'sybil'
+  role: 'honest' | 'corrupting-workers' | 'stalling-workers' | 'dropping' | 'sybil' | 'seller'
   routedChunks: number
   routingShare: number
   verifiedMib: number
+  /** The weight set on chain: the served weight after sell pressure (docs/formulas.md#sell-pressure). */
   weight: number
+  /** The served weight before sell pressure (equal to `weight` in a scenario without sellers). */
+  servedWeight: number
+  /** The sell-allowance multiplier of the epoch (1 without sales). */
+  sellMultiplier: number
+  /** Hours of this epoch the orchestrator spent in an outage (orchestrators.churn / .failures). */
+  outageHours: number
   prismFinal: number
   routingScore: number
   throughputScore: number
@@ -128,6 +136,8 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     for (const i of members) role[i] = 'sybil'
     sybilGroups.push({ members, detectionPerEpoch: g.detectionPerEpoch, detected: false })
   }
+  const sellerIdx: number[] = []
+  for (let k = 0; k < (scenario.orchestrators.sellers?.count ?? 0); k++) { const i = order[cursor++]!; sellerIdx.push(i); role[i] = 'seller' }
   const totalWorkers = nOrch * perOrch
   const corruptN = Math.round((adv.corruptingWorkers ?? 0) * totalWorkers)
   const stallN = Math.round((adv.stallingWorkers ?? 0) * totalWorkers)
@@ -162,8 +172,12 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   const droppingIds = new Set([...dropping].map(orchId))
   const workerModels = new Map<string, WorkerModel>()
   const online = (node: string): boolean => workerModels.get(node)?.online ?? true
+  // Orchestrators in an outage (orchestrators.churn / .failures): every message to or from them or their workers fails.
+  const down = new Set<number>()
+  const downSince = new Map<number, number>()
   const channel = compose(
     (m: SimEnvelope) => (online(m.from) && online(m.to) ? { kind: 'deliver', delayMs: 0 } : { kind: 'unreachable' }),
+    (m: SimEnvelope) => (down.size > 0 && (down.has(site.get(m.from) ?? -1) || down.has(site.get(m.to) ?? -1)) ? { kind: 'unreachable' } : { kind: 'deliver', delayMs: 0 }),
     partitionChannel(partitions, n => site.get(n) ?? -1, () => clock.now()),
     // An orchestrator that drops results never relays its workers' task results (nor its failure notices).
     dropChannel(m => m.type === 'task_result' && droppingIds.has(m.from)),
@@ -254,8 +268,9 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     const now = clock.now()
     const mySite = site.get(self)!
     const out: OrchestratorCandidate[] = []
+    if (down.has(mySite)) return out
     for (const o of orchestrators) {
-      if (cut(partitions, mySite, o.index, now)) continue
+      if (down.has(o.index) || cut(partitions, mySite, o.index, now)) continue
       out.push({ hotkey: o.id, workers: o.router.workers(), score: routingScore.get(o.id) ?? 0 })
     }
     return out
@@ -318,6 +333,45 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     clock.setTimer(p.endMs - startMs, () => { for (const i of p.sites) epochs.readiness(orchIds[i]!, clock.now(), true) })
   }
 
+  // Orchestrator outages: its swarm connections drop (peers and its own workers), the validator sees it
+  // disconnected; when it is back its workers attach again. Its process and store live on.
+  const workersOf = (o: number): SimWorker[] => workers.slice(o * perOrch, (o + 1) * perOrch)
+  let outageMs = new Map<number, number>()
+  const outage = (o: number, ms: number): void => {
+    if (down.has(o)) return
+    down.add(o)
+    downSince.set(o, clock.now())
+    epochs.readiness(orchIds[o]!, clock.now(), false)
+    for (const w of workersOf(o)) {
+      tellWorker(w, { type: 'orchestrator-down', hotkey: w.model.orchestrator })
+      tellRouter(orchestrators[o]!, { type: 'detach', worker: w.model.id })
+    }
+    clock.setTimer(ms, () => {
+      down.delete(o)
+      outageMs.set(o, (outageMs.get(o) ?? 0) + clock.now() - downSince.get(o)!)
+      downSince.delete(o)
+      epochs.readiness(orchIds[o]!, clock.now(), true)
+      for (const w of workersOf(o)) if (w.model.online) tellWorker(w, { type: 'orchestrator-up', hotkey: w.model.orchestrator })
+    })
+  }
+  for (const f of scenario.orchestrators.failures ?? []) {
+    clock.setTimer(Math.round(f.startHours * HOUR_MS), () => { for (const o of f.orchestrators) outage(o, Math.round(f.durationMinutes * 60_000)) })
+  }
+  const orchChurn = scenario.orchestrators.churn
+  if (orchChurn !== undefined && orchChurn.leavesPerHour > 0) {
+    const r = rng.stream('orchestrator-churn')
+    const next = (o: number): void => {
+      const at = clock.now() + Math.round(r.exponential(HOUR_MS / orchChurn.leavesPerHour))
+      if (at >= workloadEndMs) return
+      clock.setTimer(at - clock.now(), () => {
+        const ms = Math.max(1, Math.round(sample(orchChurn.downtimeMinutes, r) * 60_000))
+        outage(o, ms)
+        clock.setTimer(ms, () => next(o))
+      })
+    }
+    for (let o = 0; o < nOrch; o++) next(o)
+  }
+
   // --- workload ----------------------------------------------------------------------------------
   const workload = new Workload({
     clock, rng: rng.stream('workload'), scenario, orchestrators, blobs, startMs, endMs: workloadEndMs,
@@ -326,6 +380,11 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   workload.start()
 
   // --- epochs --------------------------------------------------------------------------------------
+  const sellers = sellerIdx.length === 0
+    ? null
+    : new SimSellers(orchIds, new Map(sellerIdx.map(i => [orchIds[i]!, { fraction: scenario.orchestrators.sellers!.fraction, everyMs: Math.round(scenario.orchestrators.sellers!.everyHours * HOUR_MS) }])),
+      { startMs, blockTimeMs: scenario.epoch.blockTimeMs, epochBlocks: scenario.epoch.blocks })
+  const setWeights: Array<Map<string, number> | null> = []
   const epochRows: EpochMetrics[] = []
   const closes: EpochClose[] = []
   const sybilRng = rng.stream('sybil')
@@ -341,11 +400,15 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     }
     const close = epochs.close(epochRows.length, now)
     closes.push(close)
+    const sold = sellers?.apply(close.epoch, now, close.served) ?? null
+    setWeights.push(sold?.weights ?? null)
     const weightOf = new Map(close.summary.orchestrators.map(r => [r.hotkey, r]))
+    for (const [o, since] of downSince) { outageMs.set(o, (outageMs.get(o) ?? 0) + now - Math.max(since, epochStart)); downSince.set(o, now) }
     const routedTotal = [...routed.values()].reduce((a, b) => a + b, 0)
     const rows: OrchestratorEpochRow[] = close.prism.map((p, i) => ({
       id: p.id, role: role[i]!, routedChunks: routed.get(p.id) ?? 0, routingShare: routedTotal > 0 ? (routed.get(p.id) ?? 0) / routedTotal : 0,
-      verifiedMib: weightOf.get(p.id)?.verifiedMib ?? 0, weight: weightOf.get(p.id)?.weight ?? 0,
+      verifiedMib: weightOf.get(p.id)?.verifiedMib ?? 0, weight: sold?.weights.get(p.id) ?? weightOf.get(p.id)?.weight ?? 0, servedWeight: weightOf.get(p.id)?.weight ?? 0, sellMultiplier: sold?.multipliers.get(p.id) ?? 1,
+      outageHours: (outageMs.get(i) ?? 0) / HOUR_MS,
       prismFinal: p.finalScore, routingScore: p.routingScore, throughputScore: p.throughputScore, reliabilityScore: p.reliabilityScore,
       readiness: p.readinessMultiplier, penaltyMultiplier: p.penaltyMultiplier, activePenalties: p.activePenalties
     }))
@@ -366,6 +429,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     // Routing follows PRISM from the next wave on.
     for (const p of close.prism) routingScore.set(p.id, p.routingScore)
     epochCounters = zero()
+    outageMs = new Map()
     routed.clear()
     epochStart = now
   }
@@ -398,10 +462,11 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   invariants.push({ name: 'every delivered chunk matches', ok: mismatched === 0, detail: `${checked} chunks of completed objects checked, ${mismatched} mismatched` })
 
   const violations: string[] = []
-  closes.forEach((c) => {
+  closes.forEach((c, k) => {
     for (const r of c.summary.orchestrators) {
       const caught = caughtAt.get(r.hotkey)
-      if (caught !== undefined && caught <= c.atMs && r.weight > 0) violations.push(`epoch ${c.epoch}: ${r.hotkey} weight ${r.weight}`)
+      const set = setWeights[k]?.get(r.hotkey) ?? r.weight
+      if (caught !== undefined && caught <= c.atMs && (r.weight > 0 || set > 0)) violations.push(`epoch ${c.epoch}: ${r.hotkey} weight ${Math.max(r.weight, set)}`)
     }
   })
   invariants.push({
@@ -410,7 +475,10 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     detail: `${caughtAt.size} orchestrators caught with corrupting workers; ${corruptVerified} corrupt deliveries credited; ${violations.length} epochs with weight after a catch${violations.length > 0 ? ': ' + violations.slice(0, 3).join('; ') : ''}`
   })
 
-  const badSums = closes.filter(c => !(Math.abs(c.summary.sumFinalShare - 1) <= WEIGHT_SUM_TOLERANCE || (c.summary.allWeightsZero && c.served.source !== 'epoch_summary')))
+  // With sellers, the weights set are the served vector after sell pressure: they must sum to 1 as well.
+  const setSum = (k: number): number => [...(setWeights[k]?.values() ?? [])].reduce((a, b) => a + b, 0)
+  const badSums = closes.filter((c, k) => !(Math.abs(c.summary.sumFinalShare - 1) <= WEIGHT_SUM_TOLERANCE || (c.summary.allWeightsZero && c.served.source !== 'epoch_summary')) ||
+    (setWeights[k] != null && c.served.source !== 'burn' && Math.abs(setSum(k) - 1) > WEIGHT_SUM_TOLERANCE))
   invariants.push({
     name: 'weights of an epoch sum to 1 (or the fallback)',
     ok: badSums.length === 0,
