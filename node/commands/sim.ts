@@ -18,7 +18,10 @@ export function sweepCommand (): Command {
     .option('--seeds <n>', 'seeds per grid point (the scenario\'s seed, then the next ones)', '3')
     .option('--jobs <n>', 'child processes at once (default: the cores)')
     .option('--out <dir>', 'output directory for sweep.csv, sweep.json, report.html and runs/', 'sim-sweep')
-    .action(async (file: string, opts: { param: string[], seeds: string, jobs?: string, out: string }) => {
+    .action(async (file: string, opts: { param: string[], seeds: string, jobs?: string, out: string }, cmd: Command) => {
+      // Under the full CLI, `--out` after `sim sweep` reaches the parent `sim` command first: take it from there.
+      const parent = cmd.parent
+      if (parent?.getOptionValueSource('out') === 'cli' && cmd.getOptionValueSource('out') !== 'cli') opts = { ...opts, out: parent.opts<{ out: string }>().out }
       let params: SweepParam[]
       let base: unknown
       const seeds = Number(opts.seeds)

@@ -2,6 +2,7 @@ import t from 'tap'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { spawnSync } from 'node:child_process'
 import { simCommand } from '../../node/commands/sim.ts'
 import { parseParam, withParam, grid, band } from '../../sim/sweep.ts'
 
@@ -46,8 +47,11 @@ t.test('bwnet sim sweep runs a tiny grid in child processes and writes CSV, JSON
     workload: { transfers: 12, sizeMiB: { kind: 'constant', value: 64 } }
   }))
   const out = join(dir, 'out')
-  await simCommand().parseAsync(['node', 'sim', 'sweep', scenario, '--param', 'adversaries.corruptingWorkers=0,0.5', '--seeds', '2', '--jobs', '2', '--out', out], { from: 'node' })
-  t.not(process.exitCode, 2, lines.join('\n'))
+  // Through the whole command line (bwnet sim sweep … --out DIR), as a user runs it.
+  const cli = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../node/cli.ts'), 'sim', 'sweep', scenario,
+    '--param', 'adversaries.corruptingWorkers=0,0.5', '--seeds', '2', '--jobs', '2', '--out', out], { encoding: 'utf8', timeout: 180_000 })
+  t.equal(cli.status, 0, cli.stdout + cli.stderr)
+  t.match(cli.stdout, /sweep: 4\/4 /)
   const csv = (await readFile(join(out, 'sweep.csv'), 'utf8')).trim().split('\n')
   t.equal(csv.length, 1 + 2 * 2, 'a header and one row per run')
   t.match(csv[0], /^adversaries\.corruptingWorkers,seed,tasks,/)
