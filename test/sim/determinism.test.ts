@@ -32,3 +32,13 @@ t.test('another seed gives other numbers', async t => {
   t.equal(one, again)
   t.not(one, two)
 })
+
+t.test('with outages and sellers (sell pressure) the metrics are byte-identical too', async t => {
+  const scenario = await loadScenario(join(import.meta.dirname, '../../sim/scenarios/churn-sell.json'))
+  const short = { ...scenario, durationHours: 3, workload: { ...scenario.workload, transfers: 120 } }
+  const a = JSON.stringify(await runSimulation(short))
+  const b = JSON.stringify(await runSimulation(short))
+  t.ok(a.includes('"sellMultiplier":0.6'), 'a sale happened')
+  t.ok(/"outageHours":0\.[1-9]/.test(a), 'an outage happened')
+  t.equal(a, b)
+})
