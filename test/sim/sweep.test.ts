@@ -1,7 +1,8 @@
 import t from 'tap'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { captureConsole } from '../helpers/console.ts'
 import { spawnSync } from 'node:child_process'
 import { simCommand } from '../../node/commands/sim.ts'
 import { parseParam, withParam, grid, band } from '../../sim/sweep.ts'
@@ -33,12 +34,7 @@ t.test('confidence band: mean and the 95% Student t interval of the mean', async
 
 t.test('bwnet sim sweep runs a tiny grid in child processes and writes CSV, JSON and an HTML report', async t => {
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-sweep-'))
-  const lines: string[] = []
-  const log = console.log
-  const err = console.error
-  console.log = (...a: unknown[]) => { lines.push(a.join(' ')) }
-  console.error = (...a: unknown[]) => { lines.push(a.join(' ')) }
-  t.teardown(async () => { console.log = log; console.error = err; process.exitCode = undefined; await rm(dir, { recursive: true, force: true }) })
+  const lines = captureConsole(t, [dir])
   const scenario = join(dir, 's.json')
   await writeFile(scenario, JSON.stringify({
     name: 'tiny-sweep', durationHours: 0.5, drainHours: 0.5, epoch: { blocks: 25, blockTimeMs: 12000 },
