@@ -319,7 +319,8 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
         tellRouter(orchById.get(w.model.orchestrator)!, { type: 'detach', worker: w.model.id })
         clock.setTimer(Math.round(sample(churn.downtimeMinutes, churnRng) * 60_000), () => {
           w.model.online = true
-          tellWorker(w, { type: 'orchestrator-up', hotkey: w.model.orchestrator })
+          // During its orchestrator's outage the worker waits: the outage's end brings it back.
+          if (!down.has(w.model.site)) tellWorker(w, { type: 'orchestrator-up', hotkey: w.model.orchestrator })
           scheduleLeave(w)
         })
       })
