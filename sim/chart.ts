@@ -20,7 +20,7 @@ export function niceTicks (min: number, max: number, count = 4, opts: { integer?
 
 /** A tick label: the decimals the step needs (0.25 → 2, 5 → 0), thousands separated. */
 export function tickLabel (v: number, step: number): string {
-  let d = Math.min(6, Math.max(0, -Math.floor(Math.log10(step))))
-  while (d < 6 && Math.abs(Math.round(step * 10 ** d) - step * 10 ** d) > 1e-9) d++
+  let d = Math.min(15, Math.max(0, -Math.floor(Math.log10(step))))
+  while (d < 15 && Math.abs(Math.round(step * 10 ** d) - step * 10 ** d) > 1e-9) d++
   return v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d })
 }
