@@ -10,12 +10,15 @@ class SimEvent implements Timer {
   cancel (): void { this.cancelled = true }
 }
 
+interface TickGroup { period: number, nextAt: number, members: Array<{ fn: () => void, stopped: boolean }>, key: string, timer: Timer | null }
+
 const byTimeThenSeq = (a: SimEvent, b: SimEvent): number => a.at - b.at || a.seq - b.seq
 
 export class VirtualClock implements Clock {
   #now: number
   #seq = 0
   readonly #queue = new Heap<SimEvent>(byTimeThenSeq)
+  readonly #groups = new Map<string, TickGroup>()
   /** Events run so far (for progress and the report). */
   fired = 0
 
@@ -31,15 +34,42 @@ export class VirtualClock implements Clock {
     return ev
   }
 
+  /**
+   * Periodic timers with the same period and phase share one queued event (batched timers): at 100
+   * coordinators their overseer ticks were most of the queue. Members run in the order they joined,
+   * at the instant and queue position of the group's event; a cancelled member leaves at once.
+   */
   every (ms: number, fn: () => void): Timer {
     const period = Math.max(1, ms)
-    let current: Timer | null = null
-    let stopped = false
-    const arm = (): void => {
-      current = this.setTimer(period, () => { if (stopped) return; arm(); fn() })
+    const nextAt = this.#now + period
+    const key = `${period}@${nextAt}`
+    let group = this.#groups.get(key)
+    if (group === undefined) {
+      const g: TickGroup = { period, nextAt, members: [], key, timer: null }
+      group = g
+      this.#groups.set(key, g)
+      const fire = (): void => {
+        this.#groups.delete(g.key)
+        g.members = g.members.filter(m => !m.stopped)
+        if (g.members.length === 0) return
+        g.nextAt = this.#now + g.period
+        g.key = `${g.period}@${g.nextAt}`
+        this.#groups.set(g.key, g)
+        g.timer = this.setTimer(g.period, fire)
+        for (const m of g.members) if (!m.stopped) m.fn()
+      }
+      g.timer = this.setTimer(period, fire)
     }
-    arm()
-    return { cancel: () => { stopped = true; current?.cancel() } }
+    const g = group
+    const member = { fn, stopped: false }
+    g.members.push(member)
+    return {
+      cancel: () => {
+        member.stopped = true
+        // The last member gone: the group's event leaves the queue too.
+        if (g.members.every(m => m.stopped)) { g.timer?.cancel(); this.#groups.delete(g.key) }
+      }
+    }
   }
 
   /** Time of the next live event, or null when the queue is empty. */

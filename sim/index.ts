@@ -13,3 +13,5 @@ export { SimHub, SimNetwork, compose, type Channel, type Verdict, type SimEnvelo
 export { latencyChannel, lossChannel, dropChannel, partitionChannel } from './transport/index.ts'
 export { FormulaEpochs, type EpochEngine, type EpochClose, type SimTaskEvidence, type SimPenalty } from './epochs.ts'
 export { installQuiescence, settle, busyActorCount } from './quiescence.ts'
+export { runSweep, writeSweep, parseParam, summarize, band, type SweepParam, type SweepResult, type RunSummary } from './sweep.ts'
+export { SimSellers } from './sell.ts'

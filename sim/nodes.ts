@@ -8,7 +8,7 @@ import { startWorker, type Worker } from '../actors/transfer/worker.ts'
 import type { Network } from '../actors/ports.ts'
 import { ORCHESTRATOR_INBOUND, WORKER_INBOUND, inboundByType, deliverInbound } from '../actors/transfer/inbound.ts'
 import type { SimEnvelope, SimHub } from './transport.ts'
-import { SimStore } from './store.ts'
+import { SimStore, type FinishedTransfers } from './store.ts'
 import type { SimBlobStore, SimDestination, SimChunkMover, WorkerModel } from './world.ts'
 
 export interface SimOrchestrator {
@@ -33,6 +33,8 @@ export interface OrchestratorWiring {
   isWorker (node: string): boolean
   /** Transfers of this coordinator not yet completed or failed (gates the overseer tick, see below). */
   liveTransfers (coordinator: string): number
+  /** Finished transfers' rows leave every store (sim/store.ts). */
+  finished?: FinishedTransfers
 }
 
 /**
@@ -54,7 +56,7 @@ const WORKER_ROUTES = inboundByType(WORKER_INBOUND)
 
 export function startOrchestratorNode (index: number, id: string, w: OrchestratorWiring): SimOrchestrator {
   const system = startSystem()
-  const store = new SimStore()
+  const store = new SimStore(w.finished)
   let router: Router | null = null
   let coordinator: Coordinator | null = null
   // Every sim node is ours: a sender is a worker or an orchestrator, as the model says.

@@ -3,13 +3,14 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SimMetrics, EpochMetrics, OrchestratorEpochRow } from './run.ts'
+import { niceTicks, tickLabel } from './chart.ts'
 
 const W = 720 // chart width, px
 const H = 240 // chart height, px
 const PAD = { left: 56, right: 150, top: 16, bottom: 36 }
 const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf']
 const ROLE_COLORS: Record<OrchestratorEpochRow['role'], string> = {
-  honest: '#1f77b4', 'corrupting-workers': '#d62728', 'stalling-workers': '#ff7f0e', dropping: '#9467bd', sybil: '#8c564b'
+  honest: '#1f77b4', 'corrupting-workers': '#d62728', 'stalling-workers': '#ff7f0e', dropping: '#9467bd', sybil: '#8c564b', seller: '#e377c2'
 }
 /** Orchestrators drawn one by one in the weight chart; the rest are summed as "others". */
 export const TOP_ORCHESTRATORS = 8
@@ -20,29 +21,29 @@ const esc = (s: string): string => s.replace(/[&<>"']/g, c => ({ '&': '&amp;', '
 const fmt = (x: number): string => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 1 ? x.toFixed(2) : x.toFixed(3))
 
 /** A line chart (or stacked areas) over the epochs' end times, as an SVG element. */
-export function svgChart (title: string, xs: number[], series: Series[], opts: { yLabel: string, stacked?: boolean, yMax?: number } = { yLabel: '' }): string {
+export function svgChart (title: string, xs: number[], series: Series[], opts: { yLabel: string, stacked?: boolean, yMax?: number, integer?: boolean } = { yLabel: '' }): string {
   const innerW = W - PAD.left - PAD.right
   const innerH = H - PAD.top - PAD.bottom
-  const xMax = Math.max(1e-9, ...xs)
+  const xAxis = niceTicks(0, Math.max(0, ...xs))
+  const xMax = xAxis.high
   const stacks = series.map(() => xs.map(() => 0))
   if (opts.stacked === true) {
     series.forEach((s, k) => xs.forEach((_, i) => { stacks[k]![i] = (k > 0 ? stacks[k - 1]![i]! : 0) + (s.values[i] ?? 0) }))
   }
   const tops = opts.stacked === true ? stacks : series.map(s => s.values)
-  const yMax = opts.yMax ?? Math.max(1e-9, ...tops.flat().filter(Number.isFinite))
+  const yAxis = niceTicks(0, opts.yMax ?? Math.max(0, ...tops.flat().filter(Number.isFinite)), 4, { integer: opts.integer })
+  const yMax = yAxis.high
   const px = (x: number): number => PAD.left + (x / xMax) * innerW
   const py = (y: number): number => PAD.top + innerH - (Math.min(y, yMax) / yMax) * innerH
   const parts: string[] = []
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(title)}">`)
   parts.push(`<rect x="0" y="0" width="${W}" height="${H}" fill="#fff"/>`)
-  for (let t = 0; t <= 4; t++) {
-    const y = (yMax * t) / 4
+  for (const y of yAxis.ticks) {
     parts.push(`<line x1="${PAD.left}" x2="${PAD.left + innerW}" y1="${py(y).toFixed(1)}" y2="${py(y).toFixed(1)}" stroke="#e5e5e5"/>`)
-    parts.push(`<text x="${PAD.left - 6}" y="${(py(y) + 4).toFixed(1)}" font-size="10" text-anchor="end" fill="#555">${fmt(y)}</text>`)
+    parts.push(`<text x="${PAD.left - 6}" y="${(py(y) + 4).toFixed(1)}" font-size="10" text-anchor="end" fill="#555">${tickLabel(y, yAxis.step)}</text>`)
   }
-  for (let t = 0; t <= 4; t++) {
-    const x = (xMax * t) / 4
-    parts.push(`<text x="${px(x).toFixed(1)}" y="${H - PAD.bottom + 14}" font-size="10" text-anchor="middle" fill="#555">${fmt(x)} h</text>`)
+  for (const x of xAxis.ticks) {
+    parts.push(`<text x="${px(x).toFixed(1)}" y="${H - PAD.bottom + 14}" font-size="10" text-anchor="middle" fill="#555">${tickLabel(x, xAxis.step)} h</text>`)
   }
   parts.push(`<text x="12" y="${PAD.top + innerH / 2}" font-size="10" fill="#555" transform="rotate(-90 12 ${PAD.top + innerH / 2})" text-anchor="middle">${esc(opts.yLabel)}</text>`)
   series.forEach((s, k) => {
@@ -68,7 +69,11 @@ const roleShares = (epochs: EpochMetrics[], pick: (r: OrchestratorEpochRow) => n
   return roles.map(role => ({ name: role, color: ROLE_COLORS[role], values: epochs.map(e => e.orchestrators.filter(o => o.role === role).reduce((a, o) => a + pick(o), 0)) }))
 }
 
-export function renderReport (m: SimMetrics): string {
+export function renderReport (full: SimMetrics): string {
+  // Charts show the workload's epochs; the drain (transfers in flight finishing after the last arrival,
+  // often a short last epoch) is summed apart so its rate does not dwarf the epochs'.
+  const drain = full.epochs.filter(e => e.phase === 'drain')
+  const m = { ...full, epochs: full.epochs.filter(e => e.phase !== 'drain') }
   const xs = m.epochs.map(e => e.endHours)
   const reliability = m.epochs.map(e => {
     const settled = e.tasks.verified + e.tasks.failed + e.tasks.integrityMismatch
@@ -90,16 +95,36 @@ export function renderReport (m: SimMetrics): string {
       { name: 'reassignments', color: PALETTE[3]!, values: m.epochs.map(e => e.tasks.reassignments) },
       { name: 'failed attempts', color: PALETTE[7]!, values: m.epochs.map(e => e.tasks.failed) },
       { name: 'integrity mismatches', color: PALETTE[1]!, values: m.epochs.map(e => e.tasks.integrityMismatch) }
-    ], { yLabel: 'tasks' }),
+    ], { yLabel: 'tasks', integer: true }),
     svgChart('Weight shares per epoch (top orchestrators)', xs, weightSeries, { yLabel: 'weight', stacked: true, yMax: 1 }),
     svgChart('Weight share by orchestrator role', xs, roleShares(m.epochs, o => o.weight), { yLabel: 'weight', yMax: 1 }),
     svgChart('Routing share by orchestrator role (chunks offered)', xs, roleShares(m.epochs, o => o.routingShare), { yLabel: 'share', yMax: 1 }),
+    ...(m.epochs.some(e => e.orchestrators.some(o => o.role === 'seller'))
+      ? [svgChart('Sell pressure: weight of the selling orchestrators', xs, [
+          { name: 'served (before)', color: PALETTE[7]!, values: m.epochs.map(e => e.orchestrators.filter(o => o.role === 'seller').reduce((a, o) => a + o.servedWeight, 0)) },
+          { name: 'set on chain', color: ROLE_COLORS.seller, values: m.epochs.map(e => e.orchestrators.filter(o => o.role === 'seller').reduce((a, o) => a + o.weight, 0)) },
+          { name: 'mean multiplier', color: PALETTE[2]!, values: m.epochs.map(e => { const s = e.orchestrators.filter(o => o.role === 'seller'); return s.reduce((a, o) => a + o.sellMultiplier, 0) / Math.max(1, s.length) }) }
+        ], { yLabel: 'weight / multiplier', yMax: 1 })]
+      : []),
+    ...(m.epochs.some(e => e.orchestrators.some(o => o.outageHours > 0))
+      ? [svgChart('Orchestrator outages', xs, [
+          { name: 'orchestrators down', color: PALETTE[1]!, values: m.epochs.map(e => e.orchestrators.filter(o => o.outageHours > 0).length) },
+          { name: 'outage hours', color: PALETTE[3]!, values: m.epochs.map(e => e.orchestrators.reduce((a, o) => a + o.outageHours, 0)) }
+        ], { yLabel: 'count / hours' })]
+      : []),
     svgChart('Penalties per epoch', xs, [
       { name: 'penalties issued', color: PALETTE[1]!, values: m.epochs.map(e => e.penaltiesIssued) },
       { name: 'penalized orchestrators', color: PALETTE[4]!, values: penalized }
-    ], { yLabel: 'count' })
+    ], { yLabel: 'count', integer: true })
   ]
-  const last = m.epochs[m.epochs.length - 1]
+  const drainSpan = drain.reduce((a, e) => a + e.endHours - e.startHours, 0)
+  const drainBytes = drain.reduce((a, e) => a + e.throughput.verifiedBytes, 0)
+  const drainText = drain.length === 0
+    ? '<p>No drain: every transfer had ended when the workload did.</p>'
+    : `<p>After the last arrival (${fmt(full.durationHours)} h) the network ran ${fmt(drainSpan)} h more to finish transfers in flight, over ${drain.length} epoch${drain.length > 1 ? 's' : ''}: ` +
+      `${drain.reduce((a, e) => a + e.tasks.verified, 0)} tasks verified (${(drainBytes / 2 ** 30).toFixed(1)} GiB), ${drain.reduce((a, e) => a + e.transfers.completed, 0)} transfers completed, ` +
+      `${drain.reduce((a, e) => a + e.tasks.reassignments, 0)} reassignments. Its epochs are in metrics.json (<code>phase: "drain"</code>) and not in the charts.</p>`
+  const last = full.epochs[full.epochs.length - 1]
   const rows = last === undefined ? [] : [...last.orchestrators].sort((a, b) => b.weight - a.weight || (a.id < b.id ? -1 : 1))
   const shown = rows.filter((r, i) => i < 20 || r.role !== 'honest')
   const table = `<table><thead><tr><th>orchestrator</th><th>role</th><th>weight</th><th>PRISM</th><th>routing score</th><th>reliability</th><th>penalty ×</th><th>verified MiB</th><th>routing share</th></tr></thead><tbody>${shown.map(r =>
@@ -111,11 +136,12 @@ export function renderReport (m: SimMetrics): string {
 <style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}figure{margin:16px 0}figcaption{font-weight:600;margin-bottom:4px}
 table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}td:first-child,td:nth-child(2){text-align:left}
 .inv li.ok b{color:#2a7a2a}.inv li.bad b{color:#b00}code{background:#f3f3f3;padding:1px 4px}</style></head>
-<body><h1>Simulation: ${esc(m.scenario)}</h1>
+<body><h1>Simulation: ${esc(full.scenario)}</h1>
 <p>Seed <code>${m.seed}</code>, start ${esc(m.startIso)}, ${fmt(m.simulatedHours)} simulated hours (${m.durationHours} h of workload), ${m.nodes.orchestrators} orchestrators, ${m.nodes.workers} workers.
 ${t.transfers} transfers (${t.transfersCompleted} completed, ${t.transfersFailed} failed), ${t.tasks} tasks, ${t.attempts} attempts, ${t.reassignments} reassignments, ${t.integrityMismatches} integrity mismatches, ${(t.verifiedBytes / 2 ** 30).toFixed(1)} GiB verified.</p>
 <h2>Invariants</h2>${inv}
-<h2>Charts</h2>${charts.join('\n')}
+<h2>Charts (workload epochs)</h2>${charts.join('\n')}
+<h2>Drain</h2>${drainText}
 <h2>Orchestrators in the last epoch</h2>${table}
 </body></html>
 `

@@ -13,10 +13,12 @@ import { installQuiescence, settle } from './quiescence.ts'
 import { DEFAULT_SEED, DEFAULT_START, sample, type Scenario } from './scenario.ts'
 import { SimHub, compose, type SimEnvelope } from './transport.ts'
 import { latencyChannel, lossChannel, dropChannel, partitionChannel, cut, type PartitionWindow } from './transport/index.ts'
-import { SimDestination, SimChunkMover, SimBlobStore, chunkSha256, chunkMd5, type WorkerModel } from './world.ts'
+import { SimDestination, SimChunkMover, SimBlobStore, type WorkerModel } from './world.ts'
 import { startOrchestratorNode, startWorkerNode, stopNode, type SimOrchestrator, type SimWorker } from './nodes.ts'
 import { FormulaEpochs, type EpochEngine, type EpochClose } from './epochs.ts'
 import { Workload } from './workload.ts'
+import { FinishedTransfers } from './store.ts'
+import { SimSellers } from './sell.ts'
 import { CountingLogger } from './logger.ts'
 import { isFailureReason } from '../protocol/failure-reasons.ts'
 import { randomFrom } from '../actors/random.ts'
@@ -30,11 +32,18 @@ export const PROGRESS_EVERY_STEPS = 2_000
 
 export interface OrchestratorEpochRow {
   id: string
-  role: 'honest' | 'corrupting-workers' | 'stalling-workers' | 'dropping' | 'sybil'
+  role: 'honest' | 'corrupting-workers' | 'stalling-workers' | 'dropping' | 'sybil' | 'seller'
   routedChunks: number
   routingShare: number
   verifiedMib: number
+  /** The weight set on chain: the served weight after sell pressure (docs/formulas.md#sell-pressure). */
   weight: number
+  /** The served weight before sell pressure (equal to `weight` in a scenario without sellers). */
+  servedWeight: number
+  /** The sell-allowance multiplier of the epoch (1 without sales). */
+  sellMultiplier: number
+  /** Hours of this epoch the orchestrator spent in an outage (orchestrators.churn / .failures). */
+  outageHours: number
   prismFinal: number
   routingScore: number
   throughputScore: number
@@ -46,6 +55,8 @@ export interface OrchestratorEpochRow {
 
 export interface EpochMetrics {
   epoch: number
+  /** `drain`: the epoch started after the workload ended (transfers in flight finishing); reported apart. */
+  phase: 'workload' | 'drain'
   startHours: number
   endHours: number
   throughput: { verifiedBytes: number, verifiedMbps: number }
@@ -129,6 +140,8 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     for (const i of members) role[i] = 'sybil'
     sybilGroups.push({ members, detectionPerEpoch: g.detectionPerEpoch, detected: false })
   }
+  const sellerIdx: number[] = []
+  for (let k = 0; k < (scenario.orchestrators.sellers?.count ?? 0); k++) { const i = order[cursor++]!; sellerIdx.push(i); role[i] = 'seller' }
   const totalWorkers = nOrch * perOrch
   const corruptN = Math.round((adv.corruptingWorkers ?? 0) * totalWorkers)
   const stallN = Math.round((adv.stallingWorkers ?? 0) * totalWorkers)
@@ -163,8 +176,12 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   const droppingIds = new Set([...dropping].map(orchId))
   const workerModels = new Map<string, WorkerModel>()
   const online = (node: string): boolean => workerModels.get(node)?.online ?? true
+  // Orchestrators in an outage (orchestrators.churn / .failures): every message to or from them or their workers fails.
+  const down = new Set<number>()
+  const downSince = new Map<number, number>()
   const channel = compose(
     (m: SimEnvelope) => (online(m.from) && online(m.to) ? { kind: 'deliver', delayMs: 0 } : { kind: 'unreachable' }),
+    (m: SimEnvelope) => (down.size > 0 && (down.has(site.get(m.from) ?? -1) || down.has(site.get(m.to) ?? -1)) ? { kind: 'unreachable' } : { kind: 'deliver', delayMs: 0 }),
     partitionChannel(partitions, n => site.get(n) ?? -1, () => clock.now()),
     // An orchestrator that drops results never relays its workers' task results (nor its failure notices).
     dropChannel(m => m.type === 'task_result' && droppingIds.has(m.from)),
@@ -172,6 +189,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     latencyChannel(n => latency.get(n) ?? 0)
   )
   const hub = new SimHub(clock, channel)
+  const finishedTransfers = new FinishedTransfers()
 
   // --- destinations, blobs -----------------------------------------------------------------------
   const destModels = scenario.destinations ?? [{ id: 'dest-0', bandwidthMbps: 10_000, latencyMs: 20, failureRate: 0, share: 1 }]
@@ -201,11 +219,22 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   })
 
   const live = new Map<string, number>(orchIds.map(id => [id, 0]))
+  // What the last invariant needs of every transfer that ended, taken when it ends (its rows then leave memory).
+  const ended = new Set<string>()
+  const endedTally = { completed: 0, failed: 0, cancelled: 0, incomplete: 0, failedNoReason: 0, tasks: 0, cancelledTasks: 0 }
   const onEvent = (coordinator: string, e: CoordinatorEvent): void => {
     const now = clock.now()
     if (e.type === 'transfer') {
-      if (e.row.status === 'pending') live.set(coordinator, live.get(coordinator)! + 1)
-      else if (e.row.status === 'completed' || e.row.status === 'failed' || e.row.status === 'cancelled') live.set(coordinator, live.get(coordinator)! - 1)
+      const r = e.row
+      if (r.status === 'pending') live.set(coordinator, live.get(coordinator)! + 1)
+      else if ((r.status === 'completed' || r.status === 'failed' || r.status === 'cancelled') && !ended.has(r.id)) {
+        live.set(coordinator, live.get(coordinator)! - 1)
+        ended.add(r.id)
+        endedTally.tasks += r.total_chunks
+        if (r.status === 'completed') { endedTally.completed++; if (r.chunks_delivered !== r.total_chunks) endedTally.incomplete++ }
+        else if (r.status === 'failed') { endedTally.failed++; if (!isFailureReason(r.error_code)) endedTally.failedNoReason++ }
+        else { endedTally.cancelled++; endedTally.cancelledTasks += r.total_chunks }
+      }
     }
     for (const c of [epochCounters, totals]) {
       if (e.type === 'intervention') c.reassignments++
@@ -243,15 +272,16 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     const now = clock.now()
     const mySite = site.get(self)!
     const out: OrchestratorCandidate[] = []
+    if (down.has(mySite)) return out
     for (const o of orchestrators) {
-      if (cut(partitions, mySite, o.index, now)) continue
+      if (down.has(o.index) || cut(partitions, mySite, o.index, now)) continue
       out.push({ hotkey: o.id, workers: o.router.workers(), score: routingScore.get(o.id) ?? 0 })
     }
     return out
   }
   for (let i = 0; i < nOrch; i++) {
     orchestrators.push(startOrchestratorNode(i, orchIds[i]!, {
-      env, hub, blobs, destination: (id) => destinations.get(id)!, candidates, onEvent, isWorker: n => n.startsWith('w-'), liveTransfers: id => live.get(id) ?? 0
+      env, hub, blobs, destination: (id) => destinations.get(id)!, candidates, onEvent, isWorker: n => n.startsWith('w-'), liveTransfers: id => live.get(id) ?? 0, finished: finishedTransfers
     }))
   }
   const slots = scenario.workers.slots ?? DEFAULT_SLOTS
@@ -293,7 +323,8 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
         tellRouter(orchById.get(w.model.orchestrator)!, { type: 'detach', worker: w.model.id })
         clock.setTimer(Math.round(sample(churn.downtimeMinutes, churnRng) * 60_000), () => {
           w.model.online = true
-          tellWorker(w, { type: 'orchestrator-up', hotkey: w.model.orchestrator })
+          // During its orchestrator's outage the worker waits: the outage's end brings it back.
+          if (!down.has(w.model.site)) tellWorker(w, { type: 'orchestrator-up', hotkey: w.model.orchestrator })
           scheduleLeave(w)
         })
       })
@@ -307,6 +338,45 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     clock.setTimer(p.endMs - startMs, () => { for (const i of p.sites) epochs.readiness(orchIds[i]!, clock.now(), true) })
   }
 
+  // Orchestrator outages: its swarm connections drop (peers and its own workers), the validator sees it
+  // disconnected; when it is back its workers attach again. Its process and store live on.
+  const workersOf = (o: number): SimWorker[] => workers.slice(o * perOrch, (o + 1) * perOrch)
+  let outageMs = new Map<number, number>()
+  const outage = (o: number, ms: number): void => {
+    if (down.has(o)) return
+    down.add(o)
+    downSince.set(o, clock.now())
+    epochs.readiness(orchIds[o]!, clock.now(), false)
+    for (const w of workersOf(o)) {
+      tellWorker(w, { type: 'orchestrator-down', hotkey: w.model.orchestrator })
+      tellRouter(orchestrators[o]!, { type: 'detach', worker: w.model.id })
+    }
+    clock.setTimer(ms, () => {
+      down.delete(o)
+      outageMs.set(o, (outageMs.get(o) ?? 0) + clock.now() - downSince.get(o)!)
+      downSince.delete(o)
+      epochs.readiness(orchIds[o]!, clock.now(), true)
+      for (const w of workersOf(o)) if (w.model.online) tellWorker(w, { type: 'orchestrator-up', hotkey: w.model.orchestrator })
+    })
+  }
+  for (const f of scenario.orchestrators.failures ?? []) {
+    clock.setTimer(Math.round(f.startHours * HOUR_MS), () => { for (const o of f.orchestrators) outage(o, Math.round(f.durationMinutes * 60_000)) })
+  }
+  const orchChurn = scenario.orchestrators.churn
+  if (orchChurn !== undefined && orchChurn.leavesPerHour > 0) {
+    const r = rng.stream('orchestrator-churn')
+    const next = (o: number): void => {
+      const at = clock.now() + Math.round(r.exponential(HOUR_MS / orchChurn.leavesPerHour))
+      if (at >= workloadEndMs) return
+      clock.setTimer(at - clock.now(), () => {
+        const ms = Math.max(1, Math.round(sample(orchChurn.downtimeMinutes, r) * 60_000))
+        outage(o, ms)
+        clock.setTimer(ms, () => next(o))
+      })
+    }
+    for (let o = 0; o < nOrch; o++) next(o)
+  }
+
   // --- workload ----------------------------------------------------------------------------------
   const workload = new Workload({
     clock, rng: rng.stream('workload'), scenario, orchestrators, blobs, startMs, endMs: workloadEndMs,
@@ -315,6 +385,11 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   workload.start()
 
   // --- epochs --------------------------------------------------------------------------------------
+  const sellers = sellerIdx.length === 0
+    ? null
+    : new SimSellers(orchIds, new Map(sellerIdx.map(i => [orchIds[i]!, { fraction: scenario.orchestrators.sellers!.fraction, everyMs: Math.round(scenario.orchestrators.sellers!.everyHours * HOUR_MS) }])),
+      { startMs, blockTimeMs: scenario.epoch.blockTimeMs, epochBlocks: scenario.epoch.blocks })
+  const setWeights: Array<Map<string, number> | null> = []
   const epochRows: EpochMetrics[] = []
   const closes: EpochClose[] = []
   const sybilRng = rng.stream('sybil')
@@ -330,17 +405,22 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     }
     const close = epochs.close(epochRows.length, now)
     closes.push(close)
+    const sold = sellers?.apply(close.epoch, now, close.served) ?? null
+    setWeights.push(sold?.weights ?? null)
     const weightOf = new Map(close.summary.orchestrators.map(r => [r.hotkey, r]))
+    for (const [o, since] of downSince) { outageMs.set(o, (outageMs.get(o) ?? 0) + now - Math.max(since, epochStart)); downSince.set(o, now) }
     const routedTotal = [...routed.values()].reduce((a, b) => a + b, 0)
     const rows: OrchestratorEpochRow[] = close.prism.map((p, i) => ({
       id: p.id, role: role[i]!, routedChunks: routed.get(p.id) ?? 0, routingShare: routedTotal > 0 ? (routed.get(p.id) ?? 0) / routedTotal : 0,
-      verifiedMib: weightOf.get(p.id)?.verifiedMib ?? 0, weight: weightOf.get(p.id)?.weight ?? 0,
+      verifiedMib: weightOf.get(p.id)?.verifiedMib ?? 0, weight: sold?.weights.get(p.id) ?? weightOf.get(p.id)?.weight ?? 0, servedWeight: weightOf.get(p.id)?.weight ?? 0, sellMultiplier: sold?.multipliers.get(p.id) ?? 1,
+      outageHours: (outageMs.get(i) ?? 0) / HOUR_MS,
       prismFinal: p.finalScore, routingScore: p.routingScore, throughputScore: p.throughputScore, reliabilityScore: p.reliabilityScore,
       readiness: p.readinessMultiplier, penaltyMultiplier: p.penaltyMultiplier, activePenalties: p.activePenalties
     }))
     const spanMs = now - epochStart
     epochRows.push({
       epoch: epochRows.length,
+      phase: epochStart >= workloadEndMs ? 'drain' : 'workload',
       startHours: (epochStart - startMs) / HOUR_MS,
       endHours: (now - startMs) / HOUR_MS,
       throughput: { verifiedBytes: epochCounters.verifiedBytes, verifiedMbps: (epochCounters.verifiedBytes * 8) / (spanMs * 1000) },
@@ -354,6 +434,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     // Routing follows PRISM from the next wave on.
     for (const p of close.prism) routingScore.set(p.id, p.routingScore)
     epochCounters = zero()
+    outageMs = new Map()
     routed.clear()
     epochStart = now
   }
@@ -382,18 +463,15 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   const invariants: Invariant[] = []
   let checked = 0
   let mismatched = 0
-  for (const d of destinations.values()) {
-    for (const obj of d.completed.values()) {
-      obj.etags.forEach((etag, i) => { checked++; if (etag.replaceAll('"', '') !== chunkMd5(chunkSha256(obj.transferId, i))) mismatched++ })
-    }
-  }
+  for (const d of destinations.values()) { checked += d.checkedChunks; mismatched += d.mismatchedChunks }
   invariants.push({ name: 'every delivered chunk matches', ok: mismatched === 0, detail: `${checked} chunks of completed objects checked, ${mismatched} mismatched` })
 
   const violations: string[] = []
-  closes.forEach((c) => {
+  closes.forEach((c, k) => {
     for (const r of c.summary.orchestrators) {
       const caught = caughtAt.get(r.hotkey)
-      if (caught !== undefined && caught <= c.atMs && r.weight > 0) violations.push(`epoch ${c.epoch}: ${r.hotkey} weight ${r.weight}`)
+      const set = setWeights[k]?.get(r.hotkey) ?? r.weight
+      if (caught !== undefined && caught <= c.atMs && (r.weight > 0 || set > 0)) violations.push(`epoch ${c.epoch}: ${r.hotkey} weight ${Math.max(r.weight, set)}`)
     }
   })
   invariants.push({
@@ -402,24 +480,27 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     detail: `${caughtAt.size} orchestrators caught with corrupting workers; ${corruptVerified} corrupt deliveries credited; ${violations.length} epochs with weight after a catch${violations.length > 0 ? ': ' + violations.slice(0, 3).join('; ') : ''}`
   })
 
-  const badSums = closes.filter(c => !(Math.abs(c.summary.sumFinalShare - 1) <= WEIGHT_SUM_TOLERANCE || (c.summary.allWeightsZero && c.served.source !== 'epoch_summary')))
+  // With sellers, the weights set are the served vector after sell pressure: they must sum to 1 as well.
+  const setSum = (k: number): number => [...(setWeights[k]?.values() ?? [])].reduce((a, b) => a + b, 0)
+  const badSums = closes.filter((c, k) => !(Math.abs(c.summary.sumFinalShare - 1) <= WEIGHT_SUM_TOLERANCE || (c.summary.allWeightsZero && c.served.source !== 'epoch_summary')) ||
+    (setWeights[k] != null && c.served.source !== 'burn' && Math.abs(setSum(k) - 1) > WEIGHT_SUM_TOLERANCE))
   invariants.push({
     name: 'weights of an epoch sum to 1 (or the fallback)',
     ok: badSums.length === 0,
     detail: `${closes.length} epochs: ${closes.filter(c => !c.summary.allWeightsZero).length} sum to 1, ${closes.filter(c => c.summary.allWeightsZero).length} served by fallback (${[...new Set(closes.filter(c => c.summary.allWeightsZero).map(c => c.served.source))].join(', ') || 'none'})${badSums.length > 0 ? `; bad: ${badSums.map(c => c.epoch).join(', ')}` : ''}`
   })
 
+  // Terminal transfers left the stores (sim/store.ts); what the check needs of them was taken at their end.
   const rows: TransferRow[] = []
-  for (const o of orchestrators) for (const [, r] of o.store.rows<TransferRow>('transfers')) rows.push(r)
+  for (const o of orchestrators) for (const [, r] of o.store.rows<TransferRow>('transfers')) if (!ended.has(r.id)) rows.push(r)
   const unfinished = rows.filter(r => r.status !== 'completed' && r.status !== 'failed')
-  const incomplete = rows.filter(r => r.status === 'completed' && r.chunks_delivered !== r.total_chunks)
-  const failedNoReason = rows.filter(r => r.status === 'failed' && !isFailureReason(r.error_code))
-  const tasks = rows.reduce((a, r) => a + r.total_chunks, 0)
-  const accounted = rows.filter(r => r.status === 'completed' || r.status === 'failed').reduce((a, r) => a + r.total_chunks, 0)
+  const transfersSeen = ended.size + rows.length
+  const tasks = endedTally.tasks + rows.reduce((a, r) => a + r.total_chunks, 0)
+  const accounted = endedTally.tasks - endedTally.cancelledTasks
   invariants.push({
     name: 'no task lost',
-    ok: unfinished.length === 0 && incomplete.length === 0 && failedNoReason.length === 0 && workload.refused === 0 && rows.length === workload.transfers.length,
-    detail: `${rows.length} transfers (${tasks} tasks): ${rows.filter(r => r.status === 'completed').length} completed, ${rows.filter(r => r.status === 'failed').length} failed with a reason; ${accounted}/${tasks} tasks accounted for; ${unfinished.length} unfinished, ${workload.refused} refused`
+    ok: unfinished.length === 0 && endedTally.incomplete === 0 && endedTally.failedNoReason === 0 && endedTally.cancelled === 0 && workload.refused === 0 && transfersSeen === workload.transfers.length,
+    detail: `${transfersSeen} transfers (${tasks} tasks): ${endedTally.completed} completed, ${endedTally.failed} failed with a reason; ${accounted}/${tasks} tasks accounted for; ${unfinished.length} unfinished, ${workload.refused} refused${endedTally.incomplete + endedTally.failedNoReason > 0 ? `; ${endedTally.incomplete} completed with chunks missing, ${endedTally.failedNoReason} failed without a reason` : ''}`
   })
 
   for (const o of orchestrators) { o.coordinator.stop(); stopNode(o) }
@@ -436,7 +517,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     simulatedHours: (clock.now() - startMs) / HOUR_MS,
     nodes: { orchestrators: nOrch, workers: totalWorkers },
     totals: {
-      transfers: rows.length,
+      transfers: transfersSeen,
       transfersCompleted: totals.completed,
       transfersFailed: totals.failedTransfers,
       tasks,

@@ -42,7 +42,32 @@ export const Scenario = Type.Object({
     count: Type.Integer({ minimum: 1, maximum: 1000 }),
     workersPerOrchestrator: Type.Integer({ minimum: 1, maximum: 10_000 }),
     /** One-way access latency of an orchestrator, ms. */
-    latencyMs: Type.Optional(Distribution)
+    latencyMs: Type.Optional(Distribution),
+    /**
+     * Outages: the orchestrator loses every swarm connection (its peers and its own workers) and gets
+     * them back after the downtime; its process and store live on (its API still takes clients).
+     * Poisson per orchestrator.
+     */
+    churn: Type.Optional(Type.Object({
+      leavesPerHour: NonNegative(),
+      downtimeMinutes: Distribution
+    }, { additionalProperties: false })),
+    /** Scheduled outages of named orchestrators (indices, 0-based). */
+    failures: Type.Optional(Type.Array(Type.Object({
+      startHours: NonNegative(),
+      durationMinutes: Positive(),
+      orchestrators: Type.Array(Type.Integer({ minimum: 0 }), { minItems: 1 })
+    }, { additionalProperties: false }), { maxItems: 1000 })),
+    /**
+     * Orchestrators that sell their alpha: every `everyHours` each sells `fraction` of its base emission
+     * of the last seven days (the allowance is 0.8). The validator's sell allowance and sell pressure
+     * (docs/formulas.md#sell-pressure) then cut their weights.
+     */
+    sellers: Type.Optional(Type.Object({
+      count: Count(1000),
+      fraction: Type.Number({ minimum: 0, maximum: 10 }),
+      everyHours: Positive({ maximum: 24 * 30 })
+    }, { additionalProperties: false }))
   }, { additionalProperties: false }),
   workers: Type.Object({
     /** Tasks a worker runs at once (its p-queue concurrency). */
@@ -108,8 +133,11 @@ export function parseScenario (value: unknown, what = 'scenario'): Scenario {
   for (const p of s.network?.partitions ?? []) {
     for (const i of p.orchestrators) if (i >= s.orchestrators.count) throw new TypeError(`${what}: /network/partitions orchestrator ${i} does not exist`)
   }
-  const sybil = (s.adversaries?.sybilGroups ?? []).reduce((a, g) => a + g.size, 0) + (s.adversaries?.droppingOrchestrators ?? 0)
-  if (sybil > s.orchestrators.count) throw new TypeError(`${what}: /adversaries name more orchestrators (${sybil}) than exist`)
+  for (const f of s.orchestrators.failures ?? []) {
+    for (const i of f.orchestrators) if (i >= s.orchestrators.count) throw new TypeError(`${what}: /orchestrators/failures orchestrator ${i} does not exist`)
+  }
+  const sybil = (s.adversaries?.sybilGroups ?? []).reduce((a, g) => a + g.size, 0) + (s.adversaries?.droppingOrchestrators ?? 0) + (s.orchestrators.sellers?.count ?? 0)
+  if (sybil > s.orchestrators.count) throw new TypeError(`${what}: /adversaries and /orchestrators/sellers name more orchestrators (${sybil}) than exist`)
   const check = (d: Distribution, path: string): void => {
     if (d.kind === 'uniform' && d.max < d.min) throw new TypeError(`${what}: ${path} max must be >= min`)
   }

@@ -1,18 +1,52 @@
 // A synchronous in-memory Store for the simulator. memory-level works, but with 200,000 tasks its
 // encoding layers and per-operation promise chains dominate a run; this keeps one sorted B+ tree per
-// table and answers with already-settled promises. Values are kept as JSON text, as level's json
-// encoding does: a later mutation by the caller never changes what was stored, and a row costs about
-// half the memory of the object (measured: ~3.3 KB of rows per simulated task).
+// table and answers with already-settled promises.
+//
+// Rows are kept as the objects the actors hand over, not copied: the actors write a row and read it
+// back only when they no longer hold it in memory (a transfer's row after it left the coordinator's
+// state, a worker session, an offer batch they replace with a new object), so no reader sees a
+// mutation it should not. This halves the CPU and the memory per row against JSON text.
+//
+// Finished transfers leave memory: once a terminal transfer's cleanup is done (its row is written
+// terminal without `cleanup_pending`), its row and every row keyed `<transferId>/…` leave every
+// simulated store that holds one (`FinishedTransfers`). What the engine needs of them afterwards
+// (the invariants, the metrics) it took from the coordinator's events.
 import BTreeModule from 'sorted-btree'
 import type { Store, Table, TableName, StoreOp, RangeOptions } from '../actors/ports.ts'
+import { TERMINAL, type TransferRow } from '../actors/transfer/model.ts'
 
 type BTreeClass = typeof import('sorted-btree').default
-type Tree = import('sorted-btree').default<string, string>
+type Tree = import('sorted-btree').default<string, unknown>
 // sorted-btree is CommonJS with `exports.default`: under NodeNext the class sits on `.default`.
 const BTree = ((BTreeModule as unknown as { default?: BTreeClass }).default ?? BTreeModule) as unknown as BTreeClass
 
-const encode = (value: unknown): string => JSON.stringify(value) ?? 'null'
-const decode = <V>(text: string | undefined): V | undefined => (text === undefined ? undefined : JSON.parse(text) as V)
+/** Tables whose keys start with `<transferId>/` (actors/transfer/model.ts `keys`). */
+export const TRANSFER_TABLES: readonly TableName[] = ['chunks', 'tasks', 'task_attempts', 'task_results', 'transfer_assignment_plans', 'overseer_interventions', 'task_offer_batches']
+const transferKeyed = new Set<TableName>(TRANSFER_TABLES)
+
+/** Which stores hold rows of which transfer, so a finished transfer's rows leave all of them. */
+export class FinishedTransfers {
+  readonly #holders = new Map<string, SimStore[]>()
+  /** Transfers whose rows left memory. */
+  released = 0
+
+  note (transferId: string, store: SimStore): void {
+    const h = this.#holders.get(transferId)
+    if (h === undefined) this.#holders.set(transferId, [store])
+    else if (!h.includes(store)) h.push(store)
+  }
+
+  release (transferId: string): void {
+    const h = this.#holders.get(transferId)
+    if (h === undefined) return
+    this.#holders.delete(transferId)
+    for (const s of h) s.purge(transferId)
+    this.released++
+  }
+
+  /** Transfers with rows in memory now. */
+  get holding (): number { return this.#holders.size }
+}
 
 export class SimStore implements Store {
   readonly #tables = new Map<TableName, Tree>()
@@ -20,9 +54,11 @@ export class SimStore implements Store {
   /** Rows written over the run (puts), for the report. */
   writes = 0
 
+  constructor (private readonly finished?: FinishedTransfers) {}
+
   #tree (name: TableName): Tree {
     let t = this.#tables.get(name)
-    if (t === undefined) { t = new BTree<string, string>(); this.#tables.set(name, t) }
+    if (t === undefined) { t = new BTree<string, unknown>(); this.#tables.set(name, t) }
     return t
   }
 
@@ -32,11 +68,27 @@ export class SimStore implements Store {
     return handle as Table<V>
   }
 
+  #put (name: TableName, tree: Tree, key: string, value: unknown): void {
+    this.writes++
+    const f = this.finished
+    if (f !== undefined) {
+      if (name === 'transfers') {
+        const row = value as TransferRow
+        f.note(key, this)
+        if (TERMINAL.has(row.status) && row.cleanup_pending !== true) { f.release(key); return }
+      } else if (transferKeyed.has(name)) {
+        const slash = key.indexOf('/')
+        if (slash > 0) f.note(key.slice(0, slash), this)
+      }
+    }
+    tree.set(key, value)
+  }
+
   #handle<V> (name: TableName): Table<V> {
     const tree = this.#tree(name)
     return {
-      get: async (key) => decode<V>(tree.get(key)),
-      put: async (key, value) => { this.writes++; tree.set(key, encode(value)) },
+      get: async (key) => tree.get(key) as V | undefined,
+      put: async (key, value) => { this.#put(name, tree, key, value) },
       del: async (key) => { tree.delete(key) },
       entries: (range: RangeOptions = {}) => rangeOf<V>(tree, range)
     }
@@ -45,13 +97,28 @@ export class SimStore implements Store {
   async batch (ops: StoreOp[]): Promise<void> {
     for (const op of ops) {
       const tree = this.#tree(op.table)
-      if (op.type === 'put') { this.writes++; tree.set(op.key, encode(op.value)) } else tree.delete(op.key)
+      if (op.type === 'put') this.#put(op.table, tree, op.key, op.value)
+      else tree.delete(op.key)
+    }
+  }
+
+  /** Drops a transfer's row and every row keyed `<transferId>/…` (FinishedTransfers). */
+  purge (transferId: string): void {
+    this.#tables.get('transfers')?.delete(transferId)
+    const low = `${transferId}/`
+    const high = `${transferId}0` // '0' follows '/' in code-unit order
+    for (const name of TRANSFER_TABLES) {
+      const tree = this.#tables.get(name)
+      if (tree === undefined) continue
+      const doomed: string[] = []
+      tree.forRange(low, high, false, (k) => { doomed.push(k) })
+      for (const k of doomed) tree.delete(k)
     }
   }
 
   /** Rows in one table (synchronous, for the engine's end-of-run checks). */
   rows<V> (name: TableName): Array<[string, V]> {
-    return [...this.#tree(name).entries()].map(([k, v]) => [k, decode<V>(v)!])
+    return [...this.#tree(name).entries()] as Array<[string, V]>
   }
 
   size (name: TableName): number { return this.#tree(name).size }
@@ -69,7 +136,7 @@ async function * rangeOf<V> (tree: Tree, range: RangeOptions): AsyncIterable<[st
       if (out.length >= limit) break
       if (range.gt !== undefined && k <= range.gt) break
       if (range.gte !== undefined && k < range.gte) break
-      if (inRange(k)) out.push([k, decode<V>(v)!])
+      if (inRange(k)) out.push([k, v as V])
     }
   } else {
     const low = range.gte ?? range.gt
@@ -77,7 +144,7 @@ async function * rangeOf<V> (tree: Tree, range: RangeOptions): AsyncIterable<[st
       if (out.length >= limit) break
       if (range.lt !== undefined && k >= range.lt) break
       if (range.lte !== undefined && k > range.lte) break
-      if (inRange(k)) out.push([k, decode<V>(v)!])
+      if (inRange(k)) out.push([k, v as V])
     }
   }
   yield * out

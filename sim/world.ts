@@ -30,8 +30,10 @@ export class SimDestination implements DestinationDriver {
   readonly kind = 's3' as const
   readonly readableBeforeComplete = false
   readonly #uploads = new Map<string, Upload>()
-  /** Completed objects: upload id → the ETag of the part chosen for each chunk, in index order. */
-  readonly completed = new Map<string, { transferId: string, etags: string[] }>()
+  /** Objects completed, and their chunks checked against the staged content (the first invariant); nothing of them is kept. */
+  completedObjects = 0
+  checkedChunks = 0
+  mismatchedChunks = 0
   writes = 0
   failedWrites = 0
 
@@ -72,7 +74,8 @@ export class SimDestination implements DestinationDriver {
         else etags.push(stored.etag)
       }
       if (missing.length > 0 || parts.length !== u.spec.totalChunks) throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', 'parts missing', { chunks: missing })
-      this.completed.set(state.uploadId as string, { transferId: u.spec.transferId, etags })
+      this.completedObjects++
+      etags.forEach((etag, i) => { this.checkedChunks++; if (etag.replaceAll('"', '') !== chunkMd5(chunkSha256(u.spec.transferId, i))) this.mismatchedChunks++ })
       this.#uploads.delete(state.uploadId as string)
     })
   }

@@ -30,7 +30,8 @@ export type RouterMsg =
 
 interface Session { session: string, slots: number, inflight: Set<string> }
 interface Route { coordinator: string, transferId: string, taskId: string, worker: string }
-interface State { sessions: Map<string, Session>, routes: Map<string, Route>, rr: number }
+/** `list`: the sessions as an array, kept until the next attach or detach (a batch walks it per offer). */
+interface State { sessions: Map<string, Session>, routes: Map<string, Route>, rr: number, list?: Array<[string, Session]> }
 
 export interface RouterDeps {
   env: Env
@@ -75,6 +76,7 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
           lost(state, msg.from, 'session_displaced')
         }
         state.sessions.set(msg.from, { session: msg.body.session, slots: msg.body.slots, inflight: prev?.session === msg.body.session ? prev.inflight : new Set() })
+        state.list = undefined
         const row: WorkerRow = { worker_id: msg.from, hotkey: msg.from, orchestrator_id: deps.self, session: msg.body.session, status: 'active', slots: msg.body.slots, attached_at: iso(), detached_at: null }
         await store.table<WorkerRow>('workers').put(`session/${msg.from}`, row)
         net.send(msg.from, 'worker_attached', { session: msg.body.session })
@@ -86,6 +88,7 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         if (!state.sessions.has(msg.worker)) return state
         lost(state, msg.worker, 'worker_lost')
         state.sessions.delete(msg.worker)
+        state.list = undefined
         const row = await store.table<WorkerRow>('workers').get(`session/${msg.worker}`)
         if (row !== undefined) await store.table<WorkerRow>('workers').put(`session/${msg.worker}`, { ...row, status: 'offline', detached_at: iso() })
         log.info({ worker: msg.worker, event: 'worker_detached' }, 'worker detached')
@@ -95,12 +98,15 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
       case 'batch': {
         const { body } = msg
         const assignments: Array<{ attemptId: string, worker: string | null }> = []
-        const workers = [...state.sessions.entries()]
+        const workers = state.list ??= [...state.sessions.entries()]
         for (const offer of body.offers) {
-          const exclude = new Set(offer.excludeWorkers)
           // Workers that failed the task are avoided while another can take it, not banned outright.
-          let eligible = workers.filter(([w]) => !exclude.has(w))
-          if (eligible.length === 0) eligible = workers
+          let eligible = workers
+          if (offer.excludeWorkers.length > 0) {
+            const exclude = new Set(offer.excludeWorkers)
+            eligible = workers.filter(([w]) => !exclude.has(w))
+            if (eligible.length === 0) eligible = workers
+          }
           let best: [string, Session] | undefined
           let bestLoad = Infinity
           for (let k = 0; k < eligible.length; k++) {

@@ -1,7 +1,8 @@
-// Simulator bench: the 100 orchestrators x 5,000 workers x 24 simulated hours x 200,000 tasks scenario,
-// plus the same world with 1/4 and 1/2 of the tasks, each in its own process (so peak RSS is its own).
-// Prints wall time, peak RSS and growth ratios, a JSON line, and writes bench/out/sim.json.
-//   npm run bench:sim [-- --scenario FILE --fractions 0.25,0.5,1 --out bench/out/sim.json]
+// Simulator bench: the 100 orchestrators x 10,000 workers x 24 simulated hours x 1,000,000 tasks
+// scenario, plus the same world with half of the tasks (the baseline of the growth ratio), each in its
+// own process (so peak RSS is its own). Prints wall and CPU time, peak RSS and growth ratios, a JSON
+// line, and writes bench/out/sim.json.
+//   npm run bench:sim [-- --scenario FILE --fractions 0.5,1 --out bench/out/sim.json]
 import { spawn } from 'node:child_process'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
@@ -9,21 +10,25 @@ import { parseArgs } from 'node:util'
 import { availableParallelism } from 'node:os'
 import { loadScenario, runSimulation } from '../../sim/index.ts'
 
-const DEFAULT_SCENARIO = join(import.meta.dirname, '../../sim/scenarios/bench-24h.json')
-const BUDGET_WALL_S = 300 // acceptance: within 5 minutes
+const DEFAULT_SCENARIO = join(import.meta.dirname, '../../sim/scenarios/bench-1m.json')
+const BUDGET_WALL_S = 120 // acceptance: within 2 minutes
 const BUDGET_RSS_BYTES = 4 * 1024 ** 3 // and 4 GiB
+const BUDGET_GROWTH = 2.1 // x2 tasks -> at most x2.1 wall time
 const CHILD_TIMEOUT_MS = 15 * 60_000 // a run that hangs is ended
 
-interface One { fraction: number, transfers: number, tasks: number, tasksVerified: number, wallS: number, maxRssBytes: number, simulatedHours: number, events: number, steps: number, invariantsOk: boolean }
+interface One { fraction: number, transfers: number, tasks: number, tasksVerified: number, wallS: number, cpuS: number, maxRssBytes: number, simulatedHours: number, events: number, steps: number, invariantsOk: boolean }
 
 async function one (scenarioPath: string, fraction: number): Promise<void> {
   const scenario = await loadScenario(scenarioPath)
   scenario.workload.transfers = Math.round(scenario.workload.transfers * fraction)
   const started = performance.now()
+  const cpu = process.cpuUsage()
   const m = await runSimulation(scenario)
   const wallS = (performance.now() - started) / 1000
+  const used = process.cpuUsage(cpu)
+  const cpuS = (used.user + used.system) / 1e6
   const r: One = {
-    fraction, transfers: m.totals.transfers, tasks: m.totals.tasks, tasksVerified: m.totals.tasksVerified, wallS,
+    fraction, transfers: m.totals.transfers, tasks: m.totals.tasks, tasksVerified: m.totals.tasksVerified, wallS, cpuS,
     maxRssBytes: process.resourceUsage().maxRSS * 1024, simulatedHours: m.simulatedHours, events: m.totals.events, steps: m.totals.steps,
     invariantsOk: m.invariants.every(i => i.ok)
   }
@@ -47,7 +52,7 @@ function child (scenario: string, fraction: number): Promise<One> {
 
 const { values } = parseArgs({ options: {
   child: { type: 'string' }, scenario: { type: 'string', default: DEFAULT_SCENARIO },
-  fractions: { type: 'string', default: '0.25,0.5,1' }, out: { type: 'string', default: 'bench/out/sim.json' }
+  fractions: { type: 'string', default: '0.5,1' }, out: { type: 'string', default: 'bench/out/sim.json' }
 } })
 
 if (values.child !== undefined) {
@@ -58,16 +63,17 @@ if (values.child !== undefined) {
   for (const f of fractions) {
     const r = await child(values.scenario, f)
     runs.push(r)
-    console.log(`tasks ${String(r.tasks).padStart(7)} (x${f})  wall ${r.wallS.toFixed(1).padStart(6)} s  peak RSS ${(r.maxRssBytes / 2 ** 20).toFixed(0).padStart(5)} MiB  ${(r.tasks / r.wallS).toFixed(0)} tasks/s  ${r.simulatedHours.toFixed(1)} h simulated  invariants ${r.invariantsOk ? 'ok' : 'FAILED'}`)
+    console.log(`tasks ${String(r.tasks).padStart(7)} (x${f})  wall ${r.wallS.toFixed(1).padStart(6)} s  cpu ${r.cpuS.toFixed(1).padStart(6)} s  peak RSS ${(r.maxRssBytes / 2 ** 20).toFixed(0).padStart(5)} MiB  ${(r.tasks / r.wallS).toFixed(0)} tasks/s  ${r.simulatedHours.toFixed(1)} h simulated  invariants ${r.invariantsOk ? 'ok' : 'FAILED'}`)
   }
   const base = runs[0]!
-  const growth = runs.map(r => ({ fraction: r.fraction, tasksRatio: r.tasks / base.tasks, wallRatio: r.wallS / base.wallS, rssRatio: r.maxRssBytes / base.maxRssBytes }))
-  for (const g of growth.slice(1)) console.log(`x${g.tasksRatio.toFixed(2)} tasks -> x${g.wallRatio.toFixed(2)} wall time, x${g.rssRatio.toFixed(2)} peak RSS`)
+  const growth = runs.map(r => ({ fraction: r.fraction, tasksRatio: r.tasks / base.tasks, wallRatio: r.wallS / base.wallS, cpuRatio: r.cpuS / base.cpuS, rssRatio: r.maxRssBytes / base.maxRssBytes }))
+  for (const g of growth.slice(1)) console.log(`x${g.tasksRatio.toFixed(2)} tasks -> x${g.wallRatio.toFixed(2)} wall time (budget x${BUDGET_GROWTH} for x2), x${g.cpuRatio.toFixed(2)} CPU time, x${g.rssRatio.toFixed(2)} peak RSS`)
   const full = runs.find(r => r.fraction === 1)
   const result = {
     bench: 'sim', scenario: values.scenario, cores: availableParallelism(), node: process.version, runs, growth,
-    budget: { wallS: BUDGET_WALL_S, rssBytes: BUDGET_RSS_BYTES },
-    withinBudget: full === undefined ? null : full.wallS <= BUDGET_WALL_S && full.maxRssBytes <= BUDGET_RSS_BYTES && full.invariantsOk
+    budget: { wallS: BUDGET_WALL_S, rssBytes: BUDGET_RSS_BYTES, growth: BUDGET_GROWTH },
+    withinBudget: full === undefined ? null : full.wallS <= BUDGET_WALL_S && full.maxRssBytes <= BUDGET_RSS_BYTES && full.invariantsOk,
+    growthWithinBudget: growth.filter(g => Math.abs(g.tasksRatio - 2) < 0.01).every(g => g.wallRatio <= BUDGET_GROWTH)
   }
   process.stdout.write(JSON.stringify(result) + '\n')
   await mkdir(dirname(values.out), { recursive: true })

@@ -28,6 +28,25 @@ t.test('events run in time order, ties in scheduling order; same-instant events 
   t.equal(clock.step(1000), 0, 'nothing past the limit')
 })
 
+t.test('periodic timers of the same period and phase share one queued event (batched timers)', async t => {
+  const clock = new VirtualClock(0)
+  const seen: string[] = []
+  const a = clock.every(1000, () => seen.push('a'))
+  clock.every(1000, () => seen.push('b'))
+  const c = clock.every(1000, () => seen.push('c'))
+  clock.setTimer(500, () => { clock.every(1000, () => seen.push('late')) }) // another phase: its own event
+  t.equal(clock.pending, 2, 'one event for the three in phase, one for the timer')
+  t.equal(clock.step(Infinity), 1)
+  t.equal(clock.step(Infinity), 1, 'the group fires once for its three members')
+  t.same(seen, ['a', 'b', 'c'], 'in the order they joined')
+  c.cancel()
+  while (clock.step(2000) > 0);
+  t.same(seen, ['a', 'b', 'c', 'late', 'a', 'b'], 'a cancelled member leaves; the late timer keeps its phase')
+  a.cancel()
+  while (clock.step(3000) > 0);
+  t.same(seen.slice(6), ['late', 'b'])
+})
+
 t.test('settle waits until chained actor messages are all handled', async t => {
   installQuiescence()
   const system = startSystem()

@@ -1,17 +1,13 @@
 import t from 'tap'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { captureConsole } from '../helpers/console.ts'
 import { simCommand } from '../../node/commands/sim.ts'
 
 t.test('bwnet sim writes metrics.json and report.html and prints the invariants', async t => {
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-sim-'))
-  const lines: string[] = []
-  const log = console.log
-  const err = console.error
-  console.log = (...a: unknown[]) => { lines.push(a.join(' ')) }
-  console.error = (...a: unknown[]) => { lines.push(a.join(' ')) }
-  t.teardown(async () => { console.log = log; console.error = err; process.exitCode = undefined; await rm(dir, { recursive: true, force: true }) })
+  const lines = captureConsole(t, [dir])
   const scenario = join(dir, 's.json')
   await writeFile(scenario, JSON.stringify({
     name: 'cli', durationHours: 0.25, drainHours: 0.25, epoch: { blocks: 25, blockTimeMs: 12000 },

@@ -61,3 +61,13 @@ t.test('a run draws every id and random number from its seed, none from the syst
   t.ok(m.totals.tasks > 0, `${m.totals.tasks} tasks ran`)
   t.same(drawn, { uuid: 0, bytes: 0, math: 0 }, 'no system randomness drawn')
 })
+
+t.test('with outages and sellers (sell pressure) the metrics are byte-identical too', async t => {
+  const scenario = await loadScenario(join(import.meta.dirname, '../../sim/scenarios/churn-sell.json'))
+  const short = { ...scenario, durationHours: 3, workload: { ...scenario.workload, transfers: 120 } }
+  const a = JSON.stringify(await runSimulation(short))
+  const b = JSON.stringify(await runSimulation(short))
+  t.ok(a.includes('"sellMultiplier":0.6'), 'a sale happened')
+  t.ok(/"outageHours":0\.[1-9]/.test(a), 'an outage happened')
+  t.equal(a, b)
+})
