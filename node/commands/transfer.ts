@@ -179,7 +179,7 @@ function newSession (creds: Credentials, opts: PutOptions, signal: AbortSignal):
   const totals = newTotals()
   const reporter = new ProgressReporter(totals, { mode: progressMode(opts.progress) })
   const client = new TransferApiClient(creds.api, creds.key, { signal, onWait: (w: RetryWait) => reporter.waiting(w) })
-  return { creds, client, signal, totals, reporter, bucket: opts.bwlimit !== undefined ? new TokenBucket(opts.bwlimit) : null, source: deliverySourceFor(client) }
+  return { creds, client, signal, totals, reporter, bucket: opts.bwlimit !== undefined ? new TokenBucket(opts.bwlimit) : null, source: deliverySourceFor(client, creds.key) }
 }
 
 async function resumable (s: Session, state: UploadState): Promise<TransferRecord | null> {

@@ -1,8 +1,9 @@
 // Where `bwnet transfer put` (and `transfer status --follow`) learns how delivery goes after
 // finalize. A DeliverySource turns "follow transfer X" into a stream of records ending in a terminal
-// status. Today the only source polls GET /transfers/{id} (250 ms, ×1.5, capped at 5 s: 12 requests a
-// minute at most, within a Free key's budget); an event-pushing source (a WebSocket route) implements
-// the same interface and `deliverySourceFor` picks it when the API offers one.
+// status. The events source follows the pushed events of GET /transfers/{id}/events (the live
+// interface); when the API refuses the upgrade (an older API, a proxy without WebSockets) or the stream
+// keeps dropping, it falls back to the polling source: GET /transfers/{id} (250 ms, ×1.5, capped at 5 s:
+// 12 requests a minute at most, within a Free key's budget).
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { TransferRecord } from '../../api/transfers.ts'
 import type { TransferApiClient } from './api-client.ts'
@@ -73,7 +74,55 @@ export class PollingDeliverySource implements DeliverySource {
   }
 }
 
-/** The source a put follows delivery with: the polling one until the API pushes events. */
-export function deliverySourceFor (client: TransferApiClient): DeliverySource {
-  return new PollingDeliverySource(client)
+/**
+ * Follows a transfer's pushed events (api/client/events.ts), building each newer record from the
+ * event's counts and status; the final record is read once at the end. Falls back to polling from the
+ * last record it saw when the live route is refused or the stream keeps dropping.
+ */
+export class EventsDeliverySource implements DeliverySource {
+  readonly name = 'events'
+  /** The source actually used by the last follow(): 'events', or 'poll' after a fallback. */
+  used: 'events' | 'poll' | null = null
+  constructor (readonly client: TransferApiClient, readonly key: string, readonly fallback: DeliverySource = new PollingDeliverySource(client)) {}
+
+  async follow (start: TransferRecord, onUpdate: (record: TransferRecord) => void, opts: FollowOptions = {}): Promise<TransferRecord> {
+    if (TERMINAL.has(start.status)) return start
+    let record = start
+    const stop = new AbortController()
+    const abort = (): void => stop.abort()
+    opts.signal?.addEventListener('abort', abort, { once: true })
+    const timer = opts.deadline !== undefined ? setTimeout(abort, Math.max(0, opts.deadline - Date.now())) : null
+    try {
+      // Loaded only here: `bwnet transfer …` starts without the protocol and ws modules.
+      const { followTransferEvents } = await import('../../api/client/events.ts')
+      this.used = 'events'
+      const r = await followTransferEvents(this.client.api, this.key, start.id, {
+        signal: stop.signal,
+        onEvent: (e) => {
+          // The stream replays from the first event: counts behind what the caller holds are not news.
+          if (e.chunks.delivered < record.chunks.delivered || e.chunks.verified < record.chunks.verified) return
+          record = { ...record, status: e.status, chunks: e.chunks, bytes: e.bytes, error: e.error, updated_at: e.at }
+          onUpdate(record)
+        }
+      })
+      if (opts.signal?.aborted === true) throw opts.signal.reason
+      if (r.status === null) return record // the deadline passed
+      const final = await this.client.get(start.id)
+      if (final.updated_at !== record.updated_at || final.status !== record.status) onUpdate(final)
+      return final
+    } catch {
+      if (opts.signal?.aborted === true) throw opts.signal.reason
+      // Refused at the upgrade, a stream that kept dropping, a socket error: polling (with its own retries) takes over.
+      this.used = 'poll'
+      return await this.fallback.follow(record, onUpdate, opts)
+    } finally {
+      if (timer !== null) clearTimeout(timer)
+      opts.signal?.removeEventListener('abort', abort)
+    }
+  }
+}
+
+/** The source a put follows delivery with: pushed events, polling when the API offers none. */
+export function deliverySourceFor (client: TransferApiClient, key: string): DeliverySource {
+  return new EventsDeliverySource(client, key)
 }
