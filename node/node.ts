@@ -26,6 +26,9 @@ import { NodeMetrics } from './metrics.ts'
 import { MetricsServer } from './metrics-server.ts'
 import type { Pino } from './logger.ts'
 
+/** Between attempts to reach the chain host while a node waits to be ready. */
+export const CHAIN_HOST_RETRY_MS = 500
+
 export const SOFTWARE = 'bwnet/0.1.0'
 const SWARM_CLOSE_GRACE_MS = 1_500 // then the swarm is destroyed without unannouncing
 
@@ -87,6 +90,28 @@ export class BwnetNode {
 
   /** The dev chain this node hosts, if any. */
   get devChain (): RoleHandle['devChain'] { return this.#role?.devChain }
+
+  /**
+   * For a node whose chain lives on another node (`--chain-host`): waits until the chain host answers
+   * for this node's own registration, so "ready" means connected to the chain host, known there and able
+   * to work (a validator chosen as verifier, a worker attached). Resolves with the registration's role,
+   * null when the chain host says this hotkey is not registered, or 'unreachable' after `timeoutMs`
+   * (then the node keeps trying in the background like any peer). Immediately 'local' without a host.
+   */
+  async awaitChainHost (timeoutMs: number): Promise<string | null> {
+    const chain = this.#authChain?.chain
+    if (chain === undefined) return 'local'
+    const until = this.clock.now() + timeoutMs
+    for (;;) {
+      try {
+        const st = await chain.standing(this.key.address)
+        return st?.role ?? null
+      } catch {
+        if (this.clock.now() >= until) return 'unreachable'
+        await new Promise<void>(resolve => this.clock.setTimer(CHAIN_HOST_RETRY_MS, resolve))
+      }
+    }
+  }
 
   info (): NodeInfo {
     return { role: this.config.role, hotkey: this.key.address, publicKey: toHex(this.key.publicKey), swarmKey: this.transport.publicKey, url: this.url }

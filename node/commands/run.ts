@@ -8,6 +8,7 @@ import { tuneHeapForDataPlane } from '../heap.ts'
 import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
 
 export const SHUTDOWN_TIMEOUT_MS = 5_000 // everything must be closed within this after a signal
+export const CHAIN_HOST_WAIT_MS = 20_000 // how long `bwnet node` waits for its chain host before saying ready anyway
 
 /** Runs `stop` on the first SIGINT/SIGTERM; exits 0 when it finishes in time, 1 otherwise. */
 export function onShutdown (stop: () => Promise<void>, log: { info (o: object, m: string): void, error (o: object, m: string): void }): void {
@@ -74,7 +75,11 @@ export function nodeCommand (): Command {
       const node = new BwnetNode({ config, logger })
       onShutdown(() => node.stop(), logger)
       await node.start()
-      logger.info({ event: 'node_ready', ...node.info() }, 'node ready')
+      // Ready once the chain host knows this node (a validator can be chosen, a worker can attach).
+      const registration = await node.awaitChainHost(CHAIN_HOST_WAIT_MS)
+      if (registration === null) logger.warn({ event: 'not_registered', hotkey: node.info().hotkey }, 'this hotkey is not registered on the chain; enroll it (bwnet chain enroll) and peers will accept it')
+      if (registration === 'unreachable') logger.warn({ event: 'chain_host_unreachable' }, `the chain host did not answer within ${CHAIN_HOST_WAIT_MS / 1000} s; still trying`)
+      logger.info({ event: 'node_ready', registration, ...node.info() }, 'node ready')
     })
 }
 
