@@ -1,6 +1,6 @@
 // PeerAuth's synchronous choice (`allows`): a connected, registered validator stays choosable across
 // cache expiries (the last known standing while a refresh runs), and a revocation is seen after the
-// refresh. On a manual clock with a chain stub that counts lookups.
+// refresh. On a manual clock, with a chain whose answers the test sets and whose lookups it counts.
 import t from 'tap'
 import { pino } from 'pino'
 import { PeerAuth, STANDING_TTL_MS } from '../../node/peer-auth.ts'

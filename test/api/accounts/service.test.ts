@@ -1,6 +1,7 @@
 // The accounts service on its own: key material, grants, expiry, ledger, devnet bootstrap.
 import t from 'tap'
-import { collect } from '../../../actors/store.ts'
+import { collect, LevelStore } from '../../../actors/store.ts'
+import { MemoryLevel } from 'memory-level'
 import { bootstrapDevnetKeys, DEVNET_CREDITS } from '../../../api/accounts/devnet.ts'
 import { generateKey, hashMatches, keyIdOf, KEY_SECRET_BYTES } from '../../../api/accounts/keys.ts'
 import { AccountsService } from '../../../api/accounts/service.ts'
@@ -86,4 +87,24 @@ t.test('bootstrapDevnetKeys: admin, Free client, console with both scopes and cr
   const c = await who(keys.console)
   t.match(c, { role: 'console', grant: 'organization', scopes: ['telemetry:read', 'telemetry:realtime:read'] })
   t.equal((await accounts.balance(c.organizationId)).balance, DEVNET_CREDITS)
+})
+
+t.test('a ledger write that fails leaves the balance where the store has it (the in-memory row is not ahead)', async t => {
+  const store = new LevelStore(new MemoryLevel() as never)
+  const accounts = new AccountsService({ store, clock: { now: () => Date.parse('2030-01-01T00:00:00Z') } })
+  const org = await accounts.createOrganization({ name: 'o' })
+  await accounts.grantCredits(org.id, 3, 'start')
+  t.same((await accounts.debitBatch(org.id, [{ amount: 1, keyId: 'k', memo: 'm' }])).map(o => o.ok), [true])
+  // The next batch is refused by the store: the debit must fail and change nothing, in memory too.
+  const batch = store.batch.bind(store)
+  let failNext = true
+  store.batch = async (ops) => { if (failNext) { failNext = false; throw new Error('disk full') } return await batch(ops) }
+  await t.rejects(accounts.debitBatch(org.id, [{ amount: 1, keyId: 'k', memo: 'm' }]), /disk full/)
+  t.equal((await accounts.balance(org.id)).balance, 2, 'still 2 after the failed write')
+  // Two more reads fit, the third does not: never overdrawn.
+  const outcomes = await accounts.debitBatch(org.id, [1, 2, 3].map(() => ({ amount: 1, keyId: 'k', memo: 'm' })))
+  t.same(outcomes.map(o => o.ok), [true, true, false])
+  const fresh = new AccountsService({ store, clock: { now: () => 0 } })
+  t.equal((await fresh.balance(org.id)).balance, 0, 'what the store holds agrees')
+  t.equal((await collect(store.table('credit_ledger'))).filter(([k]) => k.startsWith(`entry/${org.id}/`)).length, 4, 'one grant and three debits written')
 })
