@@ -82,6 +82,16 @@ t.test('docs/node.md walkthrough: bootstrap, admin init, standalone nodes, a tra
       await p.waitFor(l => l.event === 'bootstrap_ready' || l.event === 'node_ready', 60_000, `ready: ${line}`)
       continue
     }
+    if (args[0] === 'transfer') {
+      // As an operator would before the first upload: wait until the orchestrator's membership view (its
+      // /metrics) holds both workers and the validator, so the validator is there to verify deliveries.
+      const orchestrator = running.find(p => p.child.spawnargs.includes('orchestrator'))!
+      const port = Number(orchestrator.child.spawnargs[orchestrator.child.spawnargs.indexOf('--metrics-port') + 1])
+      await eventually(async () => {
+        const m = parsePrometheus(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text())
+        return (sample(m, 'bwnet_peers', { peer_role: 'worker' }) ?? 0) >= 2 && (sample(m, 'bwnet_peers', { peer_role: 'validator' }) ?? 0) >= 1
+      }, 60_000, 'the orchestrator sees both workers and the validator')
+    }
     const child = spawn(CLI[0]!, [...CLI.slice(1), ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } })
     procs.push({ child })
     let stdout = ''; let stderr = ''
