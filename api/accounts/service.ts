@@ -4,11 +4,16 @@
 //   accounts       org/<id>, project/<id>, env/<id>, plus listing indexes org-project/<org>/<project>
 //                  and project-env/<project>/<env>
 //   api_keys       key/<keyId> (the row, with sha256 of the key), org-key/<org>/<keyId> (index)
-//   credit_ledger  entry/<org>/<seq> (append-only), balance/<org> (cached sum, same batch as the entry)
+//   credit_ledger  entry/<org>/<seq> (append-only), balance/<org> (cached sum, same batch as the entries)
 //
-// Every change to one organization's credits runs through that organization's queue (concurrency 1),
-// so a burst of reads is checked and debited one after another and can never overdraw.
-import PQueue from 'p-queue'
+// Credits (docs/telemetry.md, "Charges and the ledger"): this service is the ledger's only writer (the
+// store is held by one process), so each organization's balance row, once read, lives in memory and
+// every change is applied to it synchronously: checked and applied in one step, a burst of reads can
+// never overdraw. Changes are written by group commit: one store batch per commit window
+// (LEDGER_COMMIT_WINDOW_MS), one batch in flight at a time, so the store always holds a prefix of the
+// changes in order. A grant is answered only once its batch is written; a paid read's charge is applied
+// at once and written with its window (`charge`), so a crash can forget at most the charges not yet
+// written — at most 2 × LEDGER_BATCH_MAX_READS reads, never a double charge.
 import { randomUUID } from 'node:crypto'
 import type { Store, StoreOp } from '../../actors/ports.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
@@ -32,6 +37,14 @@ export type PriceName = 'snapshot' | 'realtime' | 'sellAllowance'
 export const LEDGER_PAGE_MAX = 1000 // entries per ledger read
 const SEQ_DIGITS = 12
 const BALANCE_CACHE_MAX = 10_000 // organizations whose balance row is kept in memory
+/** Charges of paid reads are written at most this long after the first of them was answered (one batch). */
+export const LEDGER_COMMIT_WINDOW_MS = 10
+/**
+ * A commit batch is cut as soon as it holds this many read charges; while one batch is being written and
+ * the next is this full, further charges wait. So at most 2 × this many answered reads are unwritten at
+ * any moment: what a crash can let go unpaid.
+ */
+export const LEDGER_BATCH_MAX_READS = 512
 
 export interface AccountsOptions {
   store: Store
@@ -46,6 +59,33 @@ export type AuthResult =
 
 interface BalanceRow { balance: number, seq: number }
 
+/**
+ * A stored ledger row: one entry, or a run of `reads` consecutive read debits of one key and memo at one
+ * price, ending at `seq` (its fields are the last read's; `at` is the first's). Listing expands a run
+ * into its reads, each with its own seq and balanceAfter, so the ledger reads as one entry per read.
+ */
+interface StoredEntry extends LedgerEntry { reads?: number }
+interface PendingEntry { entry: LedgerEntry, reads: number }
+
+/** The changes of one commit batch, by organization, and who waits for it to be written. */
+interface Commit {
+  orgs: Map<string, PendingEntry[]>
+  reads: number
+  promise: Promise<void>
+  resolve: () => void
+  reject: (err: unknown) => void
+}
+
+function newCommit (): Commit {
+  let resolve!: () => void
+  let reject!: (err: unknown) => void
+  const promise = new Promise<void>((res, rej) => { resolve = res; reject = rej })
+  promise.catch(() => {}) // a failure is reported to the callers that await it, not as unhandled
+  return { orgs: new Map(), reads: 0, promise, resolve, reject }
+}
+
+const entryKey = (organizationId: string, seq: number): string => `entry/${organizationId}/${String(seq).padStart(SEQ_DIGITS, '0')}`
+
 /** One read's debit in a batch. */
 export interface DebitItem { amount: number, keyId: string, memo: string }
 export type DebitOutcome = { ok: true, balance: Balance } | { ok: false, error: Error }
@@ -54,13 +94,21 @@ export class AccountsService {
   readonly pricing: Pricing
   readonly #store: Store
   readonly #clock: { now (): number }
-  readonly #queues = new Map<string, PQueue>()
   /**
-   * Balance rows as last written by this service. Every balance change goes through `#serial` here and
-   * the store is held by this one process (LevelDB's lock), so the cached row is the stored row: a
-   * paid read's debit costs one batch write, not a read and a write. Dropped when a write fails.
+   * Balance rows: the stored row plus the changes not yet written (they are in #collecting or
+   * #writing). The store is held by this one process (LevelDB's lock) and every change goes through
+   * here, so a row once read stays right. Dropped when a batch holding its changes fails.
    */
   readonly #balances = new Map<string, BalanceRow>()
+  readonly #loading = new Map<string, Promise<void>>()
+  /** The batch collecting changes, and the one being written (at most one). */
+  #collecting: Commit | null = null
+  #writing: Commit | null = null
+  #window: NodeJS.Timeout | null = null
+  /** The collecting batch is to be cut as soon as no batch is being written. */
+  #due = false
+  /** Charges waiting for room (the collecting batch is full while another is written). */
+  #room: Array<() => void> = []
   #keyGeneration = 0
 
   /** Changes whenever a key is revoked: caches of authenticated keys compare it on every use. */
@@ -261,121 +309,251 @@ export class AccountsService {
 
   // --- credits ---
 
+  /** The balance, including charges still in their commit window. */
   async balance (organizationId: string): Promise<Balance> {
     await this.getOrganization(organizationId)
-    const row = await this.#balanceRow(organizationId)
-    return { organizationId, balance: row?.balance ?? 0, entries: row?.seq ?? 0 }
+    while (!this.#balances.has(organizationId)) await this.#load(organizationId)
+    const row = this.#balances.get(organizationId)!
+    return { organizationId, balance: row.balance, entries: row.seq }
   }
 
+  /** Newest first, one entry per grant and per read (runs expanded); pending charges are written first. */
   async ledger (organizationId: string, opts: { limit?: number } = {}): Promise<LedgerEntry[]> {
     await this.getOrganization(organizationId)
+    await this.flush()
     const limit = Math.min(opts.limit ?? LEDGER_PAGE_MAX, LEDGER_PAGE_MAX)
     const rows = await collect(this.#ledger, { ...prefixRange(`entry/${organizationId}/`), reverse: true, limit })
-    return rows.map(([, v]) => v as LedgerEntry)
+    const out: LedgerEntry[] = []
+    for (const [, value] of rows) {
+      const { reads = 1, ...entry } = value as StoredEntry
+      for (let i = 0; i < reads && out.length < limit; i++) out.push(i === 0 ? entry : { ...entry, seq: entry.seq - i, balanceAfter: entry.balanceAfter - entry.amount * i })
+    }
+    return out
   }
 
+  /** Adds credits; answered once the entry is written. */
   async grantCredits (organizationId: string, amount: number, memo: string | null = null): Promise<Balance> {
     if (!Number.isSafeInteger(amount) || amount <= 0) throw new BadRequest('amount must be a positive integer')
     await this.getOrganization(organizationId)
-    return this.#serial(organizationId, () => this.#append(organizationId, amount, 'grant', memo, null))
+    while (!this.#balances.has(organizationId)) await this.#load(organizationId)
+    const row = this.#balances.get(organizationId)!
+    row.balance += amount
+    row.seq++
+    const commit = this.#collect()
+    this.#pendingOf(commit, organizationId).push({ entry: { seq: row.seq, organizationId, amount, kind: 'grant', memo, keyId: null, balanceAfter: row.balance, at: this.#iso() }, reads: 1 })
+    const after = { organizationId, balance: row.balance, entries: row.seq }
+    await this.#commitNow(commit)
+    return after
   }
 
   /**
-   * Takes `amount` credits for one read, atomically with the check: throws InsufficientCredits
-   * (402) and writes nothing when the balance is short. A zero price writes nothing.
+   * Charges one paid read: checked against the balance and applied in one synchronous step (throws
+   * InsufficientCredits, 402, and changes nothing when the balance is short), written with its commit
+   * window. Returns the balance left — synchronously when the organization's row is in memory and the
+   * batch has room, else a promise. A zero price charges nothing.
    */
-  async debit (organizationId: string, amount: number, what: { keyId: string, memo: string }): Promise<Balance> {
-    if (amount === 0) return this.balance(organizationId)
-    return this.#serial(organizationId, async () => {
-      const row = await this.#balanceRow(organizationId)
-      const balance = row?.balance ?? 0
-      if (balance < amount) throw insufficient(balance, amount)
-      return this.#append(organizationId, -amount, 'read', what.memo, what.keyId)
-    })
+  charge (organizationId: string, item: DebitItem): number | Promise<number> {
+    const row = this.#balances.get(organizationId)
+    if (row === undefined || this.#full()) return this.#chargeLater(organizationId, item)
+    if (item.amount !== 0) this.#applyRead(organizationId, row, item)
+    return row.balance
   }
 
-  /**
-   * Debits several reads of one organization in one store batch, each checked in order against the
-   * running balance: an item the balance cannot cover fails (InsufficientCredits) and writes nothing.
-   */
-  async debitBatch (organizationId: string, items: readonly DebitItem[]): Promise<DebitOutcome[]> {
-    return this.#serial(organizationId, async () => {
-      const row = await this.#balanceRow(organizationId)
-      let balance = row?.balance ?? 0
-      let seq = row?.seq ?? 0
-      const at = this.#iso()
-      const ops: StoreOp[] = []
-      const outcomes: DebitOutcome[] = items.map(item => {
-        if (item.amount === 0) return { ok: true, balance: { organizationId, balance, entries: seq } }
-        if (balance < item.amount) return { ok: false, error: insufficient(balance, item.amount) }
-        balance -= item.amount
-        seq++
-        const entry: LedgerEntry = { seq, organizationId, amount: -item.amount, kind: 'read', memo: item.memo, keyId: item.keyId, balanceAfter: balance, at }
-        ops.push({ type: 'put', table: 'credit_ledger', key: `entry/${organizationId}/${String(seq).padStart(SEQ_DIGITS, '0')}`, value: entry })
-        return { ok: true, balance: { organizationId, balance, entries: seq } }
-      })
-      if (ops.length > 0) {
-        ops.push({ type: 'put', table: 'credit_ledger', key: `balance/${organizationId}`, value: { balance, seq } satisfies BalanceRow })
-        await this.#writeBalance(organizationId, ops, { balance, seq })
+  async #chargeLater (organizationId: string, item: DebitItem): Promise<number> {
+    for (;;) {
+      if (this.#full()) await new Promise<void>(resolve => this.#room.push(resolve))
+      else if (!this.#balances.has(organizationId)) await this.#load(organizationId)
+      else {
+        const row = this.#balances.get(organizationId)!
+        if (item.amount !== 0) this.#applyRead(organizationId, row, item)
+        return row.balance
       }
-      return outcomes
-    })
+    }
   }
 
-  /** Throws InsufficientCredits unless the balance covers `amount` (a check before the work; `debit` decides). */
+  /**
+   * The check before a read's work (402 early; the charge decides). Synchronous (returns undefined, or
+   * throws) when the organization's row is in memory, else a promise.
+   */
+  checkCredits (organizationId: string, amount: number): void | Promise<void> {
+    if (amount === 0) return
+    const row = this.#balances.get(organizationId)
+    if (row === undefined) return this.ensureCredits(organizationId, amount)
+    if (row.balance < amount) throw insufficient(row.balance, amount)
+  }
+
+  /** Throws InsufficientCredits unless the balance covers `amount` (a check before the work; the charge decides). */
   async ensureCredits (organizationId: string, amount: number): Promise<void> {
     if (amount === 0) return
-    const row = await this.#balanceRow(organizationId)
-    const balance = row?.balance ?? 0
+    while (!this.#balances.has(organizationId)) await this.#load(organizationId)
+    const balance = this.#balances.get(organizationId)!.balance
     if (balance < amount) throw insufficient(balance, amount)
   }
 
-  async #append (organizationId: string, amount: number, kind: LedgerEntry['kind'], memo: string | null, keyId: string | null): Promise<Balance> {
-    const row = await this.#balanceRow(organizationId)
-    const seq = (row?.seq ?? 0) + 1
-    const balance = (row?.balance ?? 0) + amount
-    const entry: LedgerEntry = { seq, organizationId, amount, kind, memo, keyId, balanceAfter: balance, at: this.#iso() }
-    const ops: StoreOp[] = [
-      { type: 'put', table: 'credit_ledger', key: `entry/${organizationId}/${String(seq).padStart(SEQ_DIGITS, '0')}`, value: entry },
-      { type: 'put', table: 'credit_ledger', key: `balance/${organizationId}`, value: { balance, seq } satisfies BalanceRow }
-    ]
-    await this.#writeBalance(organizationId, ops, { balance, seq })
-    return { organizationId, balance, entries: seq }
+  /**
+   * Takes `amount` credits for one read, atomically with the check, and answers once the entry is
+   * written: throws InsufficientCredits (402) and writes nothing when the balance is short. A zero
+   * price writes nothing.
+   */
+  async debit (organizationId: string, amount: number, what: { keyId: string, memo: string }): Promise<Balance> {
+    if (amount === 0) return this.balance(organizationId)
+    while (!this.#balances.has(organizationId)) await this.#load(organizationId)
+    const row = this.#balances.get(organizationId)!
+    const commit = this.#applyRead(organizationId, row, { amount, ...what })
+    const after = { organizationId, balance: row.balance, entries: row.seq }
+    await this.#commitNow(commit)
+    return after
   }
 
-  async #balanceRow (organizationId: string): Promise<BalanceRow | undefined> {
-    const hit = this.#balances.get(organizationId)
-    if (hit !== undefined) return hit
-    const row = await this.#ledger.get(`balance/${organizationId}`) as BalanceRow | undefined
-    if (row !== undefined) this.#remember(organizationId, row)
-    return row
-  }
-
-  async #writeBalance (organizationId: string, ops: StoreOp[], row: BalanceRow): Promise<void> {
-    try {
-      await this.#store.batch(ops)
-    } catch (err) {
-      this.#balances.delete(organizationId)
-      throw err
+  /**
+   * Debits several reads of one organization, each checked in order against the running balance (an
+   * item the balance cannot cover fails with InsufficientCredits and writes nothing), and answers once
+   * they are written.
+   */
+  async debitBatch (organizationId: string, items: readonly DebitItem[]): Promise<DebitOutcome[]> {
+    while (!this.#balances.has(organizationId)) await this.#load(organizationId)
+    const row = this.#balances.get(organizationId)!
+    let commit: Commit | null = null
+    const outcomes: DebitOutcome[] = []
+    for (const item of items) {
+      try {
+        if (item.amount !== 0) commit = this.#applyRead(organizationId, row, item)
+        outcomes.push({ ok: true, balance: { organizationId, balance: row.balance, entries: row.seq } })
+      } catch (error) {
+        outcomes.push({ ok: false, error: error as Error })
+      }
     }
-    this.#remember(organizationId, row)
+    if (commit !== null) await this.#commitNow(commit)
+    return outcomes
+  }
+
+  /** Writes every change made so far (the collecting batch is cut at once) and waits for it. */
+  async flush (): Promise<void> {
+    const last = this.#collecting ?? this.#writing
+    if (last === null) return
+    if (last === this.#collecting) { this.#due = true; this.#cut() }
+    await last.promise.catch(() => {}) // a failure is reported to the callers that wait for their change
+  }
+
+  /** Applies one read's debit to the in-memory row and the collecting batch; throws (changing nothing) when short. */
+  #applyRead (organizationId: string, row: BalanceRow, item: DebitItem): Commit {
+    if (!Number.isSafeInteger(item.amount) || item.amount < 0) throw new TypeError('a debit is a non-negative integer')
+    if (row.balance < item.amount) throw insufficient(row.balance, item.amount)
+    row.balance -= item.amount
+    row.seq++
+    const commit = this.#collect()
+    const pending = this.#pendingOf(commit, organizationId)
+    const last = pending[pending.length - 1]
+    if (last !== undefined && last.entry.kind === 'read' && last.entry.keyId === item.keyId && last.entry.memo === item.memo && last.entry.amount === -item.amount) {
+      last.reads++
+      last.entry.seq = row.seq
+      last.entry.balanceAfter = row.balance
+    } else {
+      pending.push({ entry: { seq: row.seq, organizationId, amount: -item.amount, kind: 'read', memo: item.memo, keyId: item.keyId, balanceAfter: row.balance, at: this.#iso() }, reads: 1 })
+    }
+    commit.reads++
+    if (commit.reads >= LEDGER_BATCH_MAX_READS) this.#cut()
+    return commit
+  }
+
+  /** True while a charge has to wait: the collecting batch is full and another is being written. */
+  #full (): boolean {
+    return this.#writing !== null && this.#collecting !== null && this.#collecting.reads >= LEDGER_BATCH_MAX_READS
+  }
+
+  /** The collecting batch, opened (with its window) if there is none. */
+  #collect (): Commit {
+    if (this.#collecting === null) {
+      this.#collecting = newCommit()
+      if (this.#window === null) {
+        this.#window = setTimeout(() => { this.#window = null; this.#due = true; this.#cut() }, LEDGER_COMMIT_WINDOW_MS)
+      }
+    }
+    return this.#collecting
+  }
+
+  #pendingOf (commit: Commit, organizationId: string): PendingEntry[] {
+    let pending = commit.orgs.get(organizationId)
+    if (pending === undefined) { pending = []; commit.orgs.set(organizationId, pending) }
+    return pending
+  }
+
+  /** Asks for `commit` to be written without waiting for its window, and waits for it. */
+  async #commitNow (commit: Commit): Promise<void> {
+    if (commit === this.#collecting) { this.#due = true; this.#cut() }
+    await commit.promise
+  }
+
+  /** Starts writing the collecting batch when it is due (window over, full, or asked for) and none is being written. */
+  #cut (): void {
+    const commit = this.#collecting
+    if (commit === null || this.#writing !== null) return
+    if (!this.#due && commit.reads < LEDGER_BATCH_MAX_READS) return
+    this.#due = false
+    if (this.#window !== null) { clearTimeout(this.#window); this.#window = null }
+    this.#collecting = null
+    this.#writing = commit
+    const ops: StoreOp[] = []
+    for (const [organizationId, pending] of commit.orgs) {
+      for (const { entry, reads } of pending) ops.push({ type: 'put', table: 'credit_ledger', key: entryKey(organizationId, entry.seq), value: reads > 1 ? { ...entry, reads } : entry })
+      const last = pending[pending.length - 1]!.entry
+      ops.push({ type: 'put', table: 'credit_ledger', key: `balance/${organizationId}`, value: { balance: last.balanceAfter, seq: last.seq } satisfies BalanceRow })
+    }
+    this.#store.batch(ops).then(() => {
+      this.#writing = null
+      commit.resolve()
+    }, (err: unknown) => {
+      this.#writing = null
+      this.#failed(commit, err)
+    }).finally(() => {
+      const waiting = this.#room
+      this.#room = []
+      for (const wake of waiting) wake()
+      this.#cut()
+    })
+  }
+
+  /**
+   * A batch could not be written. Its changes, and those collected since (they build on them), are
+   * dropped: the rows they touched are read from the store again, and whoever waits for either batch
+   * gets the error. Reads already answered from them go uncharged (at most 2 × LEDGER_BATCH_MAX_READS).
+   */
+  #failed (commit: Commit, err: unknown): void {
+    const collected = this.#collecting
+    this.#collecting = null
+    this.#due = false
+    if (this.#window !== null) { clearTimeout(this.#window); this.#window = null }
+    for (const c of collected === null ? [commit] : [commit, collected]) {
+      for (const organizationId of c.orgs.keys()) this.#balances.delete(organizationId)
+      c.reject(err)
+    }
+  }
+
+  /** Reads an organization's balance row into memory (one read however many ask at once). */
+  #load (organizationId: string): Promise<void> {
+    let loading = this.#loading.get(organizationId)
+    if (loading === undefined) {
+      loading = (async () => {
+        try {
+          const stored = await this.#ledger.get(`balance/${organizationId}`) as BalanceRow | undefined
+          if (!this.#balances.has(organizationId)) this.#remember(organizationId, { balance: stored?.balance ?? 0, seq: stored?.seq ?? 0 })
+        } finally {
+          this.#loading.delete(organizationId)
+        }
+      })()
+      this.#loading.set(organizationId, loading)
+    }
+    return loading
   }
 
   #remember (organizationId: string, row: BalanceRow): void {
-    if (this.#balances.size >= BALANCE_CACHE_MAX && !this.#balances.has(organizationId)) this.#balances.clear()
-    this.#balances.set(organizationId, row)
-  }
-
-  #serial<T> (organizationId: string, fn: () => Promise<T>): Promise<T> {
-    let queue = this.#queues.get(organizationId)
-    if (queue === undefined) {
-      queue = new PQueue({ concurrency: 1 })
-      this.#queues.set(organizationId, queue)
-      const q = queue
-      // Drop idle queues so the map does not grow with every organization ever seen.
-      q.on('idle', () => { if (this.#queues.get(organizationId) === q && q.size === 0 && q.pending === 0) this.#queues.delete(organizationId) })
+    if (this.#balances.size >= BALANCE_CACHE_MAX) {
+      // Forget rows without unwritten changes (they are read again when needed).
+      for (const id of this.#balances.keys()) {
+        if (this.#collecting?.orgs.has(id) !== true && this.#writing?.orgs.has(id) !== true) this.#balances.delete(id)
+      }
     }
-    return queue.add(fn) as Promise<T>
+    this.#balances.set(organizationId, row)
   }
 }
 

@@ -1,20 +1,23 @@
 // Paid reads. Order on a paid route: auth (onRequest) → the read's version and a matching
 // If-None-Match answered 304 (api/telemetry/read.ts: free, before any limit) → rate limit (429) →
-// balance pre-check (402) → handler. A route-level onSend hook debits the price only when the answer
-// is a success (2xx): 304 Not Modified, errors and refusals cost nothing. Route-level onSend runs
-// after every app-level onSend hook, so it sees the final status.
+// balance pre-check (402) → the read → the charge. Only a success (2xx) is charged: 304 Not Modified,
+// errors and refusals cost nothing.
 //
-// Debits are batched per organization (DebitBatcher): the debits of concurrent reads are written as
-// one ledger batch, each checked against the balance in order inside the organization's queue, so a
-// burst is never overdrawn; a read whose debit fails answers 402 instead of its payload. A read is
-// answered only after its ledger entry is written.
+// A paid conditional read (`config.read` served by `serveResolvedRead`) gets one handler that does the
+// pre-check, the read and the charge in a row, synchronously when the body is already serialized and
+// the organization's balance row is in memory. Other paid routes (the realtime stream's upgrade) get a
+// pre-check preHandler and a route-level onSend hook that charges a 2xx (route-level onSend runs after
+// every app-level one, so it sees the final status).
+//
+// A charge is checked against the balance and applied in memory in one step, so concurrent reads can
+// never overdraw; it is written to the ledger by group commit (AccountsService.charge: one store batch
+// per commit window, at most 2 × LEDGER_BATCH_MAX_READS answered reads unwritten at any moment).
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import type { AccountsService, DebitItem, DebitOutcome } from '../accounts/service.ts'
-import type { Balance } from '../accounts/model.ts'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify'
+import type { AccountsService, PriceName } from '../accounts/service.ts'
 import { PROBLEM_CONTENT_TYPE, toProblem } from '../problem.ts'
 import { resolveAuth } from './auth.ts'
-import { ifNoneMatch, quoteEtag, resolveReadFirst } from '../telemetry/read.ts'
+import { ifNoneMatch, JSON_CONTENT_TYPE, quoteEtag, resolveReadFirst, serveResolvedRead } from '../telemetry/read.ts'
 
 export const CHARGED_HEADER = 'x-credits-charged'
 export const REMAINING_HEADER = 'x-credits-remaining'
@@ -38,64 +41,56 @@ export function replyNotModified (req: FastifyRequest, reply: FastifyReply, etag
   return match
 }
 
-interface Pending { item: DebitItem, resolve: (b: Balance) => void, reject: (e: unknown) => void }
+const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown } | null)?.then === 'function'
 
 /**
- * Groups the debits of concurrent reads per organization: while one batch is being written, the next
- * collects; each batch is one `debitBatch` call (checked in order, one store batch).
+ * The handler of a paid conditional read, in place of `serveResolvedRead`: the balance pre-check
+ * (402), the error the resolution held (404, bad cursor), the body, the charge, the answer with its
+ * credit headers. A refusal carries no ETag.
  */
-export const KNOWN_BALANCES_MAX = 10_000 // organizations whose last balance is remembered
+export function paidReadHandler (accounts: AccountsService, priceName: PriceName, memo: string): RouteHandlerMethod {
+  let price = -1
+  let charged = ''
+  const refuse = (reply: FastifyReply, err: unknown): never => { void reply.removeHeader('etag'); throw err }
 
-export class DebitBatcher {
-  readonly #accounts: AccountsService
-  readonly #orgs = new Map<string, { waiting: Pending[], running: boolean }>()
-  /** The balance each organization had after its last batch: the pre-check's answer without a read. */
-  readonly #known = new Map<string, number>()
-  constructor (accounts: AccountsService) { this.#accounts = accounts }
-
-  /**
-   * The pre-check before a read (402 early). A balance known to cover the price passes without a store
-   * read: grants only raise it, and the debit itself is checked again, atomically, in `debitBatch`.
-   * Otherwise (unknown, or short: a grant may have come since) the stored balance decides.
-   */
-  async ensure (organizationId: string, price: number): Promise<void> {
-    const known = this.#known.get(organizationId)
-    if (known !== undefined && known >= price) return
-    await this.#accounts.ensureCredits(organizationId, price)
+  function send (req: FastifyRequest, reply: FastifyReply, body: string | Buffer): undefined | Promise<FastifyReply> {
+    const principal = req.principal!
+    let left: number | Promise<number>
+    try {
+      left = accounts.charge(principal.organizationId, { amount: price, keyId: principal.keyId, memo })
+    } catch (err) { return refuse(reply, err) }
+    if (isPromise(left)) return left.then(l => answer(reply, body, l), (err: unknown) => refuse(reply, err))
+    answer(reply, body, left)
+    return undefined
   }
-
-  debit (organizationId: string, item: DebitItem): Promise<Balance> {
-    return new Promise((resolve, reject) => {
-      let org = this.#orgs.get(organizationId)
-      if (org === undefined) { org = { waiting: [], running: false }; this.#orgs.set(organizationId, org) }
-      org.waiting.push({ item, resolve, reject })
-      if (!org.running) this.#flush(organizationId, org)
-    })
+  function answer (reply: FastifyReply, body: string | Buffer, left: number): FastifyReply {
+    return reply.header(CHARGED_HEADER, charged).header(REMAINING_HEADER, String(left)).type(JSON_CONTENT_TYPE).send(body)
   }
-
-  #flush (organizationId: string, org: { waiting: Pending[], running: boolean }): void {
-    const batch = org.waiting
-    if (batch.length === 0) { org.running = false; this.#orgs.delete(organizationId); return }
-    org.waiting = []
-    org.running = true
-    this.#accounts.debitBatch(organizationId, batch.map(p => p.item)).then((outcomes: DebitOutcome[]) => {
-      let last: number | undefined
-      batch.forEach((p, i) => {
-        const o = outcomes[i]!
-        if (o.ok) { p.resolve(o.balance); last = o.balance.balance } else { p.reject(o.error); last = (o.error as { extensions?: { balance?: number } }).extensions?.balance ?? last }
-      })
-      if (last !== undefined) {
-        if (this.#known.size >= KNOWN_BALANCES_MAX && !this.#known.has(organizationId)) this.#known.clear()
-        this.#known.set(organizationId, last)
-      }
-    }, (err: unknown) => { for (const p of batch) p.reject(err) }).finally(() => this.#flush(organizationId, org))
+  function read (req: FastifyRequest, reply: FastifyReply): undefined | Promise<FastifyReply> {
+    const r = req.resolvedRead
+    if (r === null) throw new Error('conditional route without a resolved read')
+    if ('error' in r) return refuse(reply, r.error)
+    const body = r.body()
+    if (isPromise(body)) return body.then(b => send(req, reply, b) ?? reply)
+    return send(req, reply, body)
+  }
+  return function servePaidRead (req: FastifyRequest, reply: FastifyReply) {
+    const p = accounts.price(priceName)
+    if (p !== price) { price = p; charged = String(p) }
+    let checked: void | Promise<void>
+    try {
+      checked = accounts.checkCredits(req.principal!.organizationId, price)
+    } catch (err) { return refuse(reply, err) }
+    if (isPromise(checked)) return checked.then(() => read(req, reply) ?? reply, (err: unknown) => refuse(reply, err))
+    return read(req, reply)
   }
 }
 
 export default fp(async function creditsPlugin (app: FastifyInstance, opts: { accounts: AccountsService }) {
   const { accounts } = opts
-  const batcher = new DebitBatcher(accounts)
   app.decorateRequest('resolvedRead', null)
+  // Charges still in their commit window are written before the store can close.
+  app.addHook('onClose', async () => { await accounts.flush() })
   app.addHook('onRoute', (route: RouteOptions) => {
     const read = route.config?.read
     // Runs before every other preHandler (the rate limit's included): a 304 is answered first.
@@ -106,8 +101,13 @@ export default fp(async function creditsPlugin (app: FastifyInstance, opts: { ac
     const priceName = rule.telemetry!.price ?? (rule.telemetry!.realtime === true ? 'realtime' : 'snapshot')
     const memo = `${String(route.method)} ${route.url}`
 
+    if (read !== undefined && route.handler === serveResolvedRead) {
+      route.handler = paidReadHandler(accounts, priceName, memo)
+      return
+    }
+
     route.preHandler = append(route.preHandler, async function checkCredits (req: FastifyRequest) {
-      await batcher.ensure(req.principal!.organizationId, accounts.price(priceName))
+      await accounts.checkCredits(req.principal!.organizationId, accounts.price(priceName))
     })
 
     route.onSend = append(route.onSend, async function chargeRead (req: FastifyRequest, reply: FastifyReply, payload: unknown) {
@@ -115,8 +115,8 @@ export default fp(async function creditsPlugin (app: FastifyInstance, opts: { ac
       if (principal === null || reply.statusCode < 200 || reply.statusCode > 299) return payload
       const price = accounts.price(priceName)
       try {
-        const after = price === 0 ? await accounts.balance(principal.organizationId) : await batcher.debit(principal.organizationId, { amount: price, keyId: principal.keyId, memo })
-        void reply.header(CHARGED_HEADER, String(price)).header(REMAINING_HEADER, String(after.balance))
+        const left = await accounts.charge(principal.organizationId, { amount: price, keyId: principal.keyId, memo })
+        void reply.header(CHARGED_HEADER, String(price)).header(REMAINING_HEADER, String(left))
         return payload
       } catch (err) {
         const problem = toProblem(err as never, req.id)

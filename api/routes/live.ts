@@ -12,7 +12,6 @@ import type { ApiDeps } from '../deps.ts'
 import type { TransferRecord, TransferService } from '../transfers.ts'
 import { guardedResponses, paidReadResponses, problemResponse } from '../responses.ts'
 import { RateLimited, UpgradeRequired } from '../errors.ts'
-import { DebitBatcher } from '../plugins/credits.ts'
 import { LiveSocket, DEFAULT_LIVE_LIMITS, type LiveLimits } from '../live/socket.ts'
 import { CLOSE_CODES, TERMINAL_TRANSFER_STATUSES, TransferEvent, RealtimeStreamMessage, type RealtimeStreamMessage as StreamMessage } from '../../protocol/index.ts'
 
@@ -134,7 +133,6 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
 
   const telemetry = deps.telemetry
   if (telemetry !== undefined) {
-    const batcher = new DebitBatcher(deps.accounts)
     const price = (): number => deps.accounts.price('realtime')
     /** Pushes each new live network version, debited per push; 4402 when the balance cannot pay. */
     const realtimeStreamSocket = (socket: WebSocket, req: FastifyRequest, holds: string | null): void => {
@@ -152,7 +150,7 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
           const cost = price()
           let remaining: number
           try {
-            remaining = cost === 0 ? (await deps.accounts.balance(principal.organizationId)).balance : (await batcher.debit(principal.organizationId, { amount: cost, keyId: principal.keyId, memo: STREAM_MEMO })).balance
+            remaining = await deps.accounts.charge(principal.organizationId, { amount: cost, keyId: principal.keyId, memo: STREAM_MEMO })
           } catch (err) {
             if ((err as { code?: string }).code === 'BWN_ERR_INSUFFICIENT_CREDITS') { live.close(CLOSE_CODES.paymentRequired, `insufficient credits: a push costs ${cost}`); return }
             throw err

@@ -5,6 +5,8 @@
 // load generator (keep-alive HTTP, fixed concurrency).
 // Goals (docs/benchmarks.md): 200 ≥ 0.8× bare, 304 ≥ 0.9× bare, p99 < 10 ms at 32 connections.
 // Usage: npm run bench:telemetry -- [--seconds 3] [--rounds 3] [--concurrency 32] [--out file]
+//        [--paths telemetry]   load only the named paths (comma-separated; no ratios), e.g. to profile one:
+//        BWN_BENCH_SERVER_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench:telemetry -- --paths telemetry
 import { spawn } from 'node:child_process'
 import { parseArgs } from 'node:util'
 import { mkdir, writeFile } from 'node:fs/promises'
@@ -24,7 +26,7 @@ const REPO = join(import.meta.dirname, '..', '..')
 const DEFAULT_OUT = join(REPO, 'bench', 'out', 'telemetry.json')
 const LOOPBACK = '127.0.0.1'
 
-const { values: args } = parseArgs({ options: { seconds: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' }, out: { type: 'string' } } })
+const { values: args } = parseArgs({ options: { seconds: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' }, out: { type: 'string' }, paths: { type: 'string' } } })
 const seconds = Number(args.seconds ?? DEFAULT_SECONDS)
 const rounds = Number(args.rounds ?? DEFAULT_ROUNDS)
 const concurrency = Number(args.concurrency ?? DEFAULT_CONCURRENCY)
@@ -49,6 +51,10 @@ const PATHS = {
   telemetry304: { port: ready.apiPort, headers: { 'x-api-key': ready.key, 'if-none-match': ready.etag }, expect: 304 }
 } as const
 type PathName = keyof typeof PATHS
+const ALL = Object.keys(PATHS) as PathName[]
+const selected = args.paths === undefined ? ALL : args.paths.split(',').map(p => p.trim())
+for (const p of selected) if (!ALL.includes(p as PathName)) throw new Error(`--paths: unknown path ${p} (${ALL.join(', ')})`)
+const names = selected as PathName[]
 const agent = new Agent({ keepAlive: true, maxSockets: concurrency })
 
 // undici's pool: the load generator shares the 2 cores with the server, and node:http's client costs
@@ -102,9 +108,9 @@ async function load (name: PathName): Promise<{ requests: number, ms: number, la
 }
 
 const totals: Record<PathName, { requests: number, ms: number, latencies: number[], cpuUs: number }> = { bare: { requests: 0, ms: 0, latencies: [], cpuUs: 0 }, telemetry: { requests: 0, ms: 0, latencies: [], cpuUs: 0 }, telemetry304: { requests: 0, ms: 0, latencies: [], cpuUs: 0 } }
-for (const name of Object.keys(PATHS) as PathName[]) await slice(name).catch((e) => { throw e }) // warm-up, not counted
+for (const name of names) await slice(name).catch((e) => { throw e }) // warm-up, not counted
 for (let r = 0; r < rounds; r++) {
-  for (const name of Object.keys(PATHS) as PathName[]) {
+  for (const name of names) {
     const s = await slice(name)
     totals[name].requests += s.requests
     totals[name].ms += s.ms
@@ -118,31 +124,33 @@ child.kill('SIGTERM')
 
 const p99 = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil(s.length * 0.99) - 1)] ?? 0 }
 const result: Record<string, unknown> = { bench: 'telemetry', target: 'devnet', seconds, rounds, concurrency, cpus: cpus().length, node: process.version, bodyBytes: ready.bytes, evidenceTasks: ready.evidence }
-for (const name of Object.keys(PATHS) as PathName[]) {
+for (const name of names) {
   const t = totals[name]
   result[name] = { requests: t.requests, rps: Math.round(t.requests / (t.ms / 1000)), p99Ms: Number(p99(t.latencies).toFixed(3)), serverCpuUsPerRequest: Number((t.cpuUs / Math.max(1, t.requests)).toFixed(1)) }
 }
 const rps = (n: PathName): number => (result[n] as { rps: number }).rps
 const lat = (n: PathName): number => (result[n] as { p99Ms: number }).p99Ms
 const cpuPer = (n: PathName): number => (result[n] as { serverCpuUsPerRequest: number }).serverCpuUsPerRequest
-result.ratios = {
-  telemetryVsBareRps: Number((rps('telemetry') / rps('bare')).toFixed(3)),
-  telemetry304VsBareRps: Number((rps('telemetry304') / rps('bare')).toFixed(3)),
-  telemetryVsBareP99: Number((lat('telemetry') / lat('bare')).toFixed(3)),
-  telemetry304VsBareP99: Number((lat('telemetry304') / lat('bare')).toFixed(3)),
-  // Requests per server CPU-second, relative to bare: the throughput ratio when the server is CPU-bound,
-  // with other load on the machine mostly factored out.
-  telemetryVsBareCpu: Number((cpuPer('bare') / cpuPer('telemetry')).toFixed(3)),
-  telemetry304VsBareCpu: Number((cpuPer('bare') / cpuPer('telemetry304')).toFixed(3))
-}
-result.goals = {
-  rps200: { want: `>= ${GOALS.rps200}`, met: (result.ratios as any).telemetryVsBareRps >= GOALS.rps200 },
-  rps304: { want: `>= ${GOALS.rps304}`, met: (result.ratios as any).telemetry304VsBareRps >= GOALS.rps304 },
-  p99: { want: `< ${GOALS.p99Ms} ms`, met: lat('telemetry') < GOALS.p99Ms && lat('telemetry304') < GOALS.p99Ms }
+if (names.length === ALL.length) {
+  result.ratios = {
+    telemetryVsBareRps: Number((rps('telemetry') / rps('bare')).toFixed(3)),
+    telemetry304VsBareRps: Number((rps('telemetry304') / rps('bare')).toFixed(3)),
+    telemetryVsBareP99: Number((lat('telemetry') / lat('bare')).toFixed(3)),
+    telemetry304VsBareP99: Number((lat('telemetry304') / lat('bare')).toFixed(3)),
+    // Requests per server CPU-second, relative to bare: the throughput ratio when the server is CPU-bound,
+    // with other load on the machine mostly factored out.
+    telemetryVsBareCpu: Number((cpuPer('bare') / cpuPer('telemetry')).toFixed(3)),
+    telemetry304VsBareCpu: Number((cpuPer('bare') / cpuPer('telemetry304')).toFixed(3))
+  }
+  result.goals = {
+    rps200: { want: `>= ${GOALS.rps200}`, met: (result.ratios as any).telemetryVsBareRps >= GOALS.rps200 },
+    rps304: { want: `>= ${GOALS.rps304}`, met: (result.ratios as any).telemetry304VsBareRps >= GOALS.rps304 },
+    p99: { want: `< ${GOALS.p99Ms} ms`, met: lat('telemetry') < GOALS.p99Ms && lat('telemetry304') < GOALS.p99Ms }
+  }
 }
 process.stderr.write(`path          req/s     p99 ms   server CPU µs/req\n`)
-for (const name of Object.keys(PATHS) as PathName[]) process.stderr.write(`${name.padEnd(13)} ${String(rps(name)).padStart(8)} ${lat(name).toFixed(3).padStart(9)} ${cpuPer(name).toFixed(1).padStart(12)}\n`)
-process.stderr.write(`ratios ${JSON.stringify(result.ratios)}\ngoals ${JSON.stringify(result.goals)}\n`)
+for (const name of names) process.stderr.write(`${name.padEnd(13)} ${String(rps(name)).padStart(8)} ${lat(name).toFixed(3).padStart(9)} ${cpuPer(name).toFixed(1).padStart(12)}\n`)
+if (result.ratios !== undefined) process.stderr.write(`ratios ${JSON.stringify(result.ratios)}\ngoals ${JSON.stringify(result.goals)}\n`)
 const out = args.out ?? DEFAULT_OUT
 await mkdir(dirname(out), { recursive: true })
 await writeFile(out, JSON.stringify(result, null, 2) + '\n')

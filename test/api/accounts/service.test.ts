@@ -106,5 +106,6 @@ t.test('a ledger write that fails leaves the balance where the store has it (the
   t.same(outcomes.map(o => o.ok), [true, true, false])
   const fresh = new AccountsService({ store, clock: { now: () => 0 } })
   t.equal((await fresh.balance(org.id)).balance, 0, 'what the store holds agrees')
-  t.equal((await collect(store.table('credit_ledger'))).filter(([k]) => k.startsWith(`entry/${org.id}/`)).length, 4, 'one grant and three debits written')
+  t.same((await fresh.ledger(org.id)).map(e => [e.seq, e.amount, e.balanceAfter]), [[4, -1, 0], [3, -1, 1], [2, -1, 2], [1, 3, 3]], 'one grant and three debits written')
+  t.equal((await collect(store.table('credit_ledger'))).filter(([k]) => k.startsWith(`entry/${org.id}/`)).length, 3, 'the two debits of one batch are one stored run')
 })

@@ -1,0 +1,186 @@
+// Group commit of the credit ledger: charges of paid reads are applied in memory at once (checked
+// and debited in one step, never below zero) and written one store batch per commit window. A crash
+// can forget at most 2 × LEDGER_BATCH_MAX_READS answered reads (never more, never a read twice); a
+// failed write forgets the changes not written and the balance is read from the store again.
+import t from 'tap'
+import { MemoryLevel } from 'memory-level'
+import { collect, LevelStore } from '../../../actors/store.ts'
+import type { StoreOp } from '../../../actors/ports.ts'
+import { AccountsService, LEDGER_BATCH_MAX_READS } from '../../../api/accounts/service.ts'
+import { buildApp } from '../../../api/app.ts'
+import { testDeps } from '../../helpers/api.ts'
+import { PROBES, registerProbes } from '../../helpers/probes.ts'
+
+const READ = { amount: 1, keyId: '0123456789abcdef', memo: 'GET /v1/telemetry/network' }
+const clock = { now: () => Date.parse('2030-01-01T00:00:00Z') }
+
+/** A store whose batch writes can be held (a slow disk), failed, and watched. */
+function gatedStore () {
+  const store = new LevelStore(new MemoryLevel() as never)
+  const write = store.batch.bind(store)
+  let gate: Promise<void> | null = null
+  let open: () => void = () => {}
+  let failNext: Error | null = null
+  const writes: StoreOp[][] = []
+  const watchers: Array<() => void> = []
+  store.batch = async (ops: StoreOp[]) => {
+    writes.push(ops)
+    for (const w of watchers.splice(0)) w()
+    if (gate !== null) await gate
+    if (failNext !== null) { const err = failNext; failNext = null; throw err }
+    await write(ops)
+  }
+  return {
+    store,
+    writes,
+    hold () { gate = new Promise(resolve => { open = resolve }) },
+    release () { gate = null; open() },
+    failNextWrite (err: Error) { failNext = err },
+    /** Resolves when the next batch write starts. */
+    nextWrite: () => new Promise<void>(resolve => watchers.push(resolve))
+  }
+}
+
+async function setup (credits: number) {
+  const g = gatedStore()
+  const accounts = new AccountsService({ store: g.store, clock })
+  const org = await accounts.createOrganization({ name: 'o' })
+  await accounts.grantCredits(org.id, credits, 'start')
+  return { ...g, accounts, org }
+}
+
+/** What a node restarted on this store sees: the stored balance and every stored entry (runs expanded), oldest first. */
+async function restartedOn (store: LevelStore, organizationId: string) {
+  const fresh = new AccountsService({ store, clock })
+  const ledger: Array<{ seq: number, amount: number, balanceAfter: number }> = []
+  for (const [, row] of await collect(store.table<{ seq: number, amount: number, balanceAfter: number, reads?: number }>('credit_ledger'), { gte: `entry/${organizationId}/`, lt: `entry/${organizationId}/\xff` })) {
+    const reads = row.reads ?? 1
+    for (let i = reads - 1; i >= 0; i--) ledger.push({ seq: row.seq - i, amount: row.amount, balanceAfter: row.balanceAfter - row.amount * i })
+  }
+  return { balance: (await fresh.balance(organizationId)).balance, ledger }
+}
+
+t.test('concurrent charges never overdraw; each served read is one entry, written once', async t => {
+  const { store, org } = await setup(100)
+  // A service that has not read the row yet: the first charges wait for one row read, then all are checked in order.
+  const accounts = new AccountsService({ store, clock })
+  const prices = Array.from({ length: 250 }, (_, i) => 1 + (i % 3))
+  const results = await Promise.allSettled(prices.map(amount => accounts.charge(org.id, { ...READ, amount })))
+  const served = prices.filter((_p, i) => results[i]!.status === 'fulfilled')
+  for (const r of results) {
+    if (r.status === 'rejected') t.equal((r.reason as { code: string }).code, 'BWN_ERR_INSUFFICIENT_CREDITS')
+    else t.ok(r.value >= 0, 'no read is answered with a negative balance')
+  }
+  const spent = served.reduce((a, b) => a + b, 0)
+  t.ok(spent <= 100 && spent >= 98, `spent ${spent} of 100: refused only when short`)
+  t.equal((await accounts.balance(org.id)).balance, 100 - spent)
+  await accounts.flush()
+  const { balance, ledger } = await restartedOn(store, org.id)
+  t.equal(balance, 100 - spent, 'the store agrees')
+  t.same(ledger.map(e => e.seq), ledger.map((_e, i) => i + 1), 'seqs 1..n: no gap, no duplicate')
+  t.same(ledger.slice(1).map(e => -e.amount), served, 'one entry per served read, in order, at its price')
+  t.ok(ledger.every(e => e.balanceAfter >= 0), 'never below zero at any step')
+  t.equal(ledger[ledger.length - 1]!.balanceAfter, balance)
+})
+
+t.test('charges interleaved with grants: every credit is spent once, none twice', async t => {
+  const { accounts, org } = await setup(10)
+  let served = 0
+  let refused = 0
+  const burst = (): void => {
+    for (let i = 0; i < 30; i++) {
+      try { accounts.charge(org.id, READ); served++ } catch (err) { t.equal((err as { code: string }).code, 'BWN_ERR_INSUFFICIENT_CREDITS'); refused++ }
+    }
+  }
+  for (let round = 0; round < 4; round++) {
+    const grant = accounts.grantCredits(org.id, 20, 'top-up') // applied while the burst runs or right after it
+    burst()
+    await grant
+  }
+  burst()
+  t.equal(served, 10 + 4 * 20, 'exactly the credits granted were spent')
+  t.equal(served + refused, 5 * 30)
+  t.equal((await accounts.balance(org.id)).balance, 0)
+  const ledger = (await accounts.ledger(org.id)).reverse()
+  t.equal(ledger.reduce((sum, e) => sum + e.amount, 0), 0, 'the ledger sums to the balance')
+  t.ok(ledger.every(e => e.balanceAfter >= 0))
+  t.same(ledger.map(e => e.seq), ledger.map((_e, i) => i + 1))
+})
+
+t.test('a charge is written within its commit window, one batch for many reads', async t => {
+  const { accounts, org, writes, nextWrite, store } = await setup(1000)
+  const before = writes.length
+  const written = nextWrite()
+  for (let i = 0; i < 100; i++) t.equal(accounts.charge(org.id, READ), 999 - i, 'answered at once, from memory')
+  await written // the window closes without anyone asking
+  t.equal(writes.length, before + 1, 'one batch for the hundred reads')
+  t.equal(writes[before]!.length, 2, 'one stored run and the balance row')
+  await accounts.flush()
+  t.equal((await restartedOn(store, org.id)).balance, 900)
+})
+
+t.test('a crash forgets at most 2 × LEDGER_BATCH_MAX_READS answered reads, never a read twice', async t => {
+  const { accounts, org, store, hold, release } = await setup(10 * LEDGER_BATCH_MAX_READS)
+  hold() // the disk stalls: the first batch cannot finish
+  const answered: number[] = []
+  const waiting: Array<Promise<number>> = []
+  for (let i = 0; i < 3 * LEDGER_BATCH_MAX_READS; i++) {
+    const left = accounts.charge(org.id, READ)
+    if (typeof left === 'number') answered.push(left); else waiting.push(left)
+  }
+  t.equal(answered.length, 2 * LEDGER_BATCH_MAX_READS, 'one full batch being written and one full batch collecting are answered')
+  t.equal(waiting.length, LEDGER_BATCH_MAX_READS, 'the rest wait for the write')
+  // A crash now: the restarted node has none of the answered reads; that is the bound.
+  const crashed = await restartedOn(store, org.id)
+  t.equal(crashed.balance, 10 * LEDGER_BATCH_MAX_READS)
+  t.equal(crashed.ledger.length, 1, 'only the grant')
+  release()
+  t.equal((await Promise.all(waiting)).length, LEDGER_BATCH_MAX_READS, 'the waiting reads are served once there is room')
+  await accounts.flush()
+  const after = await restartedOn(store, org.id)
+  t.equal(after.balance, 7 * LEDGER_BATCH_MAX_READS, 'every read charged exactly once')
+  t.same(after.ledger.map(e => e.seq), after.ledger.map((_e, i) => i + 1))
+  t.equal(after.ledger.length, 1 + 3 * LEDGER_BATCH_MAX_READS)
+})
+
+t.test('a failed write drops what was not written; the store stays a consistent prefix', async t => {
+  const { accounts, org, store, hold, release, failNextWrite, nextWrite } = await setup(50)
+  for (let i = 0; i < 5; i++) accounts.charge(org.id, READ)
+  await accounts.flush()
+  hold()
+  failNextWrite(new Error('disk full'))
+  const started = nextWrite()
+  for (let i = 0; i < 5; i++) accounts.charge(org.id, READ) // this batch will fail
+  const cut = accounts.flush()
+  await started
+  for (let i = 0; i < 3; i++) accounts.charge(org.id, READ) // collected while the failing batch is written: built on it
+  t.equal((await accounts.balance(org.id)).balance, 37)
+  release()
+  await cut
+  t.equal((await accounts.balance(org.id)).balance, 45, 'the row is read again from the store: the 8 unwritten reads went unpaid')
+  failNextWrite(new Error('disk full'))
+  await t.rejects(accounts.grantCredits(org.id, 7, 'lost'), /disk full/, 'a grant is acknowledged only once written')
+  t.equal((await accounts.balance(org.id)).balance, 45, 'and leaves nothing behind when it is not')
+  for (let i = 0; i < 45; i++) t.type(accounts.charge(org.id, READ), 'number')
+  t.throws(() => accounts.charge(org.id, READ), { code: 'BWN_ERR_INSUFFICIENT_CREDITS' }, 'never below zero')
+  await accounts.flush()
+  const { balance, ledger } = await restartedOn(store, org.id)
+  t.equal(balance, 0)
+  t.same(ledger.map(e => e.seq), ledger.map((_e, i) => i + 1), 'no gap, no duplicate seq')
+  t.equal(ledger.length, 1 + 5 + 45)
+  t.equal(ledger[ledger.length - 1]!.balanceAfter, 0)
+  const rows = await collect(store.table('credit_ledger'))
+  t.equal(rows.filter(([k]) => k.startsWith(`entry/${org.id}/`)).length, 3, 'the grant and two runs of reads')
+})
+
+t.test('closing the app writes the charges still in their window', async t => {
+  const env = testDeps()
+  const org = await env.accounts.createOrganization({ name: 'o' })
+  await env.accounts.grantCredits(org.id, 10)
+  const { key } = await env.accounts.createKey(org.id, { role: 'console', plan: 'enterprise', scopes: ['telemetry:read'] })
+  const app = await buildApp(env.deps)
+  await registerProbes(app)
+  for (let i = 0; i < 3; i++) t.equal((await app.inject({ url: PROBES.telemetry, headers: { 'x-api-key': key } })).statusCode, 200)
+  await app.close()
+  t.equal((await restartedOn(env.store, org.id)).balance, 7)
+})
