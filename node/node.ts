@@ -214,8 +214,9 @@ export class BwnetNode {
       this.apiDeps = deps
       this.app = await buildApp(deps)
       const httpSeconds = this.metrics.httpSeconds
-      this.app.addHook('onResponse', async (req, reply) => {
+      this.app.addHook('onResponse', (req, reply, done) => {
         httpSeconds.observe({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000)
+        done()
       })
       if (this.#role.routes) await this.#role.routes(this.app, deps)
       const address = await this.app.listen({ host: config.host, port: config.port })

@@ -11,7 +11,7 @@
 // Order of refusals: 401 (no/unknown/revoked/expired key) → 403 role → 403 scope → 403 grant;
 // credits (402) and rate limits (429) follow in plugins/credits.ts and plugins/rate-limit.ts.
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, RouteOptions } from 'fastify'
 import type { AccountsService, PriceName } from '../accounts/service.ts'
 import type { KeyRole, Principal, Scope } from '../accounts/model.ts'
 import { BadRequest, GrantTooNarrow, KeyExpired, KeyInvalid, KeyMissing, KeyRevoked, OperatorOnly, RoleForbidden, ScopeMissing } from '../errors.ts'
@@ -106,13 +106,20 @@ export class KeyCache {
     this.#generation = accounts.keyGeneration
   }
 
-  async authenticate (key: string): ReturnType<AccountsService['authenticate']> {
+  /** The principal of a key that authenticated before and is still good, without any await; else undefined. */
+  hit (key: string): Principal | undefined {
     if (this.accounts.keyGeneration !== this.#generation) {
       this.#entries.clear()
       this.#generation = this.accounts.keyGeneration
+      return undefined
     }
     const hit = this.#entries.get(key)
-    if (hit !== undefined && hit.expiresAtMs > this.now()) return { ok: true, principal: hit.principal }
+    return hit !== undefined && hit.expiresAtMs > this.now() ? hit.principal : undefined
+  }
+
+  async authenticate (key: string): ReturnType<AccountsService['authenticate']> {
+    const hit = this.hit(key)
+    if (hit !== undefined) return { ok: true, principal: hit }
     const generation = this.accounts.keyGeneration
     const result = await this.accounts.authenticate(key)
     // A revocation that raced this lookup changed the generation: do not remember what was read.
@@ -133,18 +140,18 @@ export function keyCacheOf (accounts: AccountsService): KeyCache {
   return cache
 }
 
+/**
+ * The onRequest guard of a route. A key in the cache is admitted synchronously (no promise on the hot
+ * path); any other is looked up in the store first.
+ */
 export function authGuard (accounts: AccountsService, auth: RouteAuth): onRequestHookHandler {
   const rule = resolveAuth(auth)
   const challenge = rule.headers === 'bearer-or-x-api-key' ? { headers: BEARER_CHALLENGE } : {}
   const cache = keyCacheOf(accounts)
-  return async function authenticate (req) {
-    const result = await cache.authenticate(presentedKey(req, rule.headers, rule.websocket === true))
-    if (!result.ok) {
-      const err = result.reason === 'revoked' ? new KeyRevoked() : result.reason === 'expired' ? new KeyExpired() : new KeyInvalid()
-      throw Object.assign(err, challenge)
-    }
-    const p = result.principal
-    if (!rule.roles.includes(p.role)) throw new RoleForbidden(`A ${p.role} key cannot use this route; it needs a ${rule.roles.join(' or ')} key`)
+  const roles = `${rule.roles.join(' or ')} key`
+  /** Sets the principal, or throws the refusal of a key that authenticated but may not use the route. */
+  function admit (req: FastifyRequest, p: Principal): void {
+    if (!rule.roles.includes(p.role)) throw new RoleForbidden(`A ${p.role} key cannot use this route; it needs a ${roles}`)
     if (rule.operator === true && p.operator !== true) throw new OperatorOnly('Only the network operator\'s admin key may use this route')
     if (rule.telemetry !== undefined) {
       if (!p.scopes.includes(TELEMETRY_SCOPE)) throw new ScopeMissing(`This route needs the ${TELEMETRY_SCOPE} scope`)
@@ -153,6 +160,29 @@ export function authGuard (accounts: AccountsService, auth: RouteAuth): onReques
       if (p.grant === 'environment') throw new GrantTooNarrow('Telemetry needs a key granted at organization or project level; an environment grant is not enough')
     }
     req.principal = p
+  }
+  function lookUp (req: FastifyRequest, key: string, done: HookHandlerDoneFunction): void {
+    cache.authenticate(key).then((result) => {
+      if (!result.ok) {
+        const err = result.reason === 'revoked' ? new KeyRevoked() : result.reason === 'expired' ? new KeyExpired() : new KeyInvalid()
+        throw Object.assign(err, challenge)
+      }
+      admit(req, result.principal)
+    }).then(() => done(), done)
+  }
+  return function authenticate (req: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    let key: string
+    let admitted = false
+    try {
+      key = presentedKey(req, rule.headers, rule.websocket === true)
+      const cached = cache.hit(key)
+      if (cached !== undefined) { admit(req, cached); admitted = true }
+    } catch (err) {
+      done(err as Error)
+      return
+    }
+    if (admitted) done()
+    else lookUp(req, key, done)
   }
 }
 

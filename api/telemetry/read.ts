@@ -6,7 +6,7 @@
 //
 // Bodies of immutable versions are serialized once: `BodyCache` keeps the encoded JSON per ETag, so a
 // 200 of a published version costs a header write and a socket write of bytes already encoded.
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteHandlerMethod } from 'fastify'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, preHandlerHookHandler, RouteHandlerMethod } from 'fastify'
 
 export const BODY_CACHE_ENTRIES = 512 // serialized immutable versions kept (LRU)
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
@@ -40,22 +40,36 @@ export function ifNoneMatch (req: FastifyRequest, quoted: string): boolean {
   return header.trim() === '*' || header.split(',').some(t => strip(t) === strip(quoted))
 }
 
-/** The first preHandler of a conditional route: resolves the version and answers 304 on a match. */
-export function resolveReadFirst (resolve: ReadResolver): preHandlerAsyncHookHandler {
-  return async function notModifiedFirst (req: FastifyRequest, reply: FastifyReply) {
-    let r: ReadResult
-    try {
-      r = await resolve(req)
-    } catch (error) {
-      req.resolvedRead = { error }
-      return
-    }
+const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown } | null)?.then === 'function'
+
+/**
+ * The first preHandler of a conditional route: resolves the version and answers 304 on a match (the
+ * chain stops there). Synchronous when the resolver is (single versions), so a hot read awaits nothing.
+ */
+export function resolveReadFirst (resolve: ReadResolver): preHandlerHookHandler {
+  /** True when the reply went out as 304. */
+  function settle (req: FastifyRequest, reply: FastifyReply, r: ReadResult): boolean {
     req.resolvedRead = r
     const quoted = quoteEtag(r.etag)
     void reply.header('etag', quoted)
-    if (ifNoneMatch(req, quoted)) {
-      await reply.code(304).send()
-      return reply
+    if (!ifNoneMatch(req, quoted)) return false
+    void reply.code(304).send()
+    return true
+  }
+  return function notModifiedFirst (req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    let r: ReadResult | Promise<ReadResult>
+    try {
+      r = resolve(req)
+    } catch (error) {
+      req.resolvedRead = { error }
+      done()
+      return
+    }
+    if (isPromise(r)) {
+      r.then((v) => settle(req, reply, v), (error: unknown) => { req.resolvedRead = { error }; return false })
+        .then((sent) => { if (!sent) done() }, done)
+    } else if (!settle(req, reply, r)) {
+      done()
     }
   }
 }
