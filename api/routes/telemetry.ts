@@ -107,11 +107,11 @@ export default async function telemetryRoutes (app: TypedApp, opts: { deps: ApiD
   }
   const epochItem = (e: EpochSnapshot): ListItem<unknown> => ({ seq: 0, env: e, observedMs: Date.parse(e.observedAt) })
   const bodies = new BodyCache()
-  /** A single immutable version: its id is its ETag, its body is serialized once. */
   const conditional = <R extends RouteGenericInterface>(path: string, config: object, schema: Record<string, unknown>, read: (req: FastifyRequest<R>) => Promise<ReadResult>): void => {
     app.get(path, { config: { ...config, read }, schema: { headers: ConditionalHeaders, ...schema } }, serveResolvedRead)
   }
-  const single = (id: string, env: unknown): ReadResult => ({ etag: id, body: () => bodies.get(id, () => env) })
+  /** A single immutable version: its id is its ETag, its body is serialized once. */
+  const single = (id: string, env: unknown): ReadResult => bodies.read(id, env)
 
   app.get('/v1/telemetry/network', {
     config: {

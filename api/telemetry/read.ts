@@ -14,6 +14,8 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 /** One resolved read: its ETag and its JSON body (text, built only for a 200). */
 export interface ReadResult {
   etag: string
+  /** The ETag as sent (`quoteEtag(etag)`), when the resolver has it already. */
+  quoted?: string
   body: () => string | Buffer | Promise<string | Buffer>
 }
 
@@ -50,7 +52,7 @@ export function resolveReadFirst (resolve: ReadResolver): preHandlerHookHandler 
   /** True when the reply went out as 304. */
   function settle (req: FastifyRequest, reply: FastifyReply, r: ReadResult): boolean {
     req.resolvedRead = r
-    const quoted = quoteEtag(r.etag)
+    const quoted = r.quoted ?? quoteEtag(r.etag)
     void reply.header('etag', quoted)
     if (!ifNoneMatch(req, quoted)) return false
     void reply.code(304).send()
@@ -83,21 +85,28 @@ export const serveResolvedRead: RouteHandlerMethod = async function serveResolve
   return reply.type(JSON_CONTENT_TYPE).send(body)
 }
 
-/** A small LRU of serialized bodies (UTF-8 bytes) of immutable versions, keyed by ETag. */
+/**
+ * A small LRU of the reads of immutable versions, keyed by ETag: one ReadResult per version (its
+ * quoted ETag computed once, its body serialized to UTF-8 bytes on first use), so a hot read allocates
+ * nothing here.
+ */
 export class BodyCache {
-  readonly #entries = new Map<string, Buffer>()
+  readonly #entries = new Map<string, ReadResult>()
+  #newest: string | null = null
   constructor (readonly size = BODY_CACHE_ENTRIES) {}
 
-  get (etag: string, build: () => unknown): Buffer {
+  /** The read of the version `etag`, whose body is `value` as JSON. */
+  read (etag: string, value: unknown): ReadResult {
     const hit = this.#entries.get(etag)
     if (hit !== undefined) {
-      this.#entries.delete(etag)
-      this.#entries.set(etag, hit)
+      if (this.#newest !== etag) { this.#entries.delete(etag); this.#entries.set(etag, hit); this.#newest = etag }
       return hit
     }
-    const text = Buffer.from(JSON.stringify(build()))
-    this.#entries.set(etag, text)
+    let bytes: Buffer | null = null
+    const result: ReadResult = { etag, quoted: quoteEtag(etag), body: () => (bytes ??= Buffer.from(JSON.stringify(value))) }
+    this.#entries.set(etag, result)
+    this.#newest = etag
     if (this.#entries.size > this.size) this.#entries.delete(this.#entries.keys().next().value as string)
-    return text
+    return result
   }
 }
