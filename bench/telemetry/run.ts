@@ -7,6 +7,7 @@
 // Usage: npm run bench:telemetry -- [--seconds 3] [--rounds 3] [--concurrency 32] [--out file]
 //        [--paths telemetry]   load only the named paths (comma-separated; no ratios), e.g. to profile one:
 //        BWN_BENCH_SERVER_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench:telemetry -- --paths telemetry
+//        node --import tsx bench/profile-top.ts /tmp/prof/<largest>.cpuprofile 25 --skip-ms <serverStartupMs of the output>
 import { spawn } from 'node:child_process'
 import { parseArgs } from 'node:util'
 import { mkdir, writeFile } from 'node:fs/promises'
@@ -32,7 +33,7 @@ const rounds = Number(args.rounds ?? DEFAULT_ROUNDS)
 const concurrency = Number(args.concurrency ?? DEFAULT_CONCURRENCY)
 for (const [n, v] of [['seconds', seconds], ['rounds', rounds], ['concurrency', concurrency]] as const) if (!(v > 0)) throw new Error(`--${n} must be positive`)
 
-interface Ready { apiPort: number, barePort: number, key: string, etag: string, bytes: number, evidence: number }
+interface Ready { apiPort: number, barePort: number, key: string, etag: string, bytes: number, evidence: number, startupMs: number }
 const GOALS = { rps200: 0.8, rps304: 0.9, p99Ms: 10 }
 const child = spawn(process.execPath, [...(process.env.BWN_BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', join(import.meta.dirname, 'server.ts')], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] })
 const killer = setTimeout(() => { child.kill('SIGKILL') }, (seconds * rounds * 3 + 60) * 1000 + SERVER_READY_TIMEOUT_MS)
@@ -123,7 +124,8 @@ await Promise.all([...pools.values()].map(async (p) => await p.close()))
 child.kill('SIGTERM')
 
 const p99 = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil(s.length * 0.99) - 1)] ?? 0 }
-const result: Record<string, unknown> = { bench: 'telemetry', target: 'devnet', seconds, rounds, concurrency, cpus: cpus().length, node: process.version, bodyBytes: ready.bytes, evidenceTasks: ready.evidence }
+// serverStartupMs: how long the server took to be ready; a --cpu-prof of it skips that much (profile-top --skip-ms).
+const result: Record<string, unknown> = { bench: 'telemetry', target: 'devnet', seconds, rounds, concurrency, cpus: cpus().length, node: process.version, bodyBytes: ready.bytes, evidenceTasks: ready.evidence, serverStartupMs: ready.startupMs }
 for (const name of names) {
   const t = totals[name]
   result[name] = { requests: t.requests, rps: Math.round(t.requests / (t.ms / 1000)), p99Ms: Number(p99(t.latencies).toFixed(3)), serverCpuUsPerRequest: Number((t.cpuUs / Math.max(1, t.requests)).toFixed(1)) }

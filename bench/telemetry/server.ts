@@ -59,7 +59,7 @@ bare.get('/__cpu', async () => process.cpuUsage())
 await bare.listen({ port: 0, host: '127.0.0.1' })
 
 const apiPort = Number(new URL(file.telemetryUrl).port)
-process.stdout.write(JSON.stringify({ event: 'ready', apiPort, barePort: (bare.server.address() as { port: number }).port, key: file.keys.console, etag, bytes: JSON.stringify(envelope).length, evidence: envelope.data.workloads[0]?.successfulTasks ?? 0 }) + '\n')
+process.stdout.write(JSON.stringify({ event: 'ready', apiPort, barePort: (bare.server.address() as { port: number }).port, key: file.keys.console, etag, bytes: JSON.stringify(envelope).length, evidence: envelope.data.workloads[0]?.successfulTasks ?? 0, startupMs: Math.round(process.uptime() * 1000) }) + '\n')
 process.on('SIGTERM', () => {
   void Promise.allSettled([bare.close(), devnet.stop()]).then(() => rm(data, { recursive: true, force: true })).then(() => process.exit(0))
 })
