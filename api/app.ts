@@ -63,6 +63,9 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
     // Request lines carry the URL with signatures and key-shaped values redacted (log-redaction.ts).
     loggerInstance: deps.logger.child({}, { redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, serializers: { req: requestSerializer } }),
     genReqId: () => randomUUID(),
+    // A logger that writes nothing (level silent) gets no per-request child: the request id it would
+    // bind could never be written, and a child costs a pino child per request on the hot read path.
+    childLoggerFactory: (logger, bindings, opts) => (opts.level === undefined && logger.level === 'silent' ? logger : logger.child(bindings, opts)),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     // Path ids up to 128 characters (audit orchestratorId/workerId) must reach validation, not 404.

@@ -17,7 +17,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod,
 import type { AccountsService, PriceName } from '../accounts/service.ts'
 import { PROBLEM_CONTENT_TYPE, toProblem } from '../problem.ts'
 import { resolveAuth } from './auth.ts'
-import { ifNoneMatch, JSON_CONTENT_TYPE, quoteEtag, resolveReadFirst, serveResolvedRead } from '../telemetry/read.ts'
+import { ifNoneMatch, isPromise, JSON_CONTENT_TYPE, quoteEtag, resolveReadFirst, serveResolvedRead } from '../telemetry/read.ts'
 
 export const CHARGED_HEADER = 'x-credits-charged'
 export const REMAINING_HEADER = 'x-credits-remaining'
@@ -40,8 +40,6 @@ export function replyNotModified (req: FastifyRequest, reply: FastifyReply, etag
   if (match) void reply.code(304).send()
   return match
 }
-
-const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown } | null)?.then === 'function'
 
 /**
  * The handler of a paid conditional read, in place of `serveResolvedRead`: the balance pre-check

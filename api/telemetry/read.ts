@@ -42,7 +42,8 @@ export function ifNoneMatch (req: FastifyRequest, quoted: string): boolean {
   return header.trim() === '*' || header.split(',').some(t => strip(t) === strip(quoted))
 }
 
-const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown } | null)?.then === 'function'
+/** True for a promise (or any thenable): results that may come synchronously or not. */
+export const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown } | null)?.then === 'function'
 
 /**
  * The first preHandler of a conditional route: resolves the version and answers 304 on a match (the
