@@ -285,11 +285,13 @@ async function main (): Promise<void> {
     const orgs = await api(file.baseUrl, file.keys.admin, '/admin/organizations')
     const created = await api(file.baseUrl, file.keys.admin, `/admin/organizations/${orgs.items[0].id}/keys`, { method: 'POST', body: JSON.stringify({ role: 'client', plan: 'enterprise', name: 'e2e bench' }) })
     const key = created.key as string
-    // Wait until the workers have attached, so the first round does not time their start-up.
+    // Wait until the workers have attached and the orchestrator knows the validator, so the first round
+    // does not time their start-up (a chunk delivered before the validator is known is checked by the
+    // orchestrator itself: a whole-chunk read-back on its own thread that a running devnet does not do).
     for (const started = Date.now(); ; await sleep(200)) {
       const health = await (await fetch(`${file.baseUrl}/health`)).json() as any
-      if ((health.nodes?.worker ?? 0) >= workers) break
-      if (Date.now() - started > START_TIMEOUT_MS) throw new Error('workers did not join')
+      if ((health.nodes?.worker ?? 0) >= workers && (health.nodes?.validator ?? 0) >= 1) break
+      if (Date.now() - started > START_TIMEOUT_MS) throw new Error('workers or the validator did not join')
     }
 
     // The idle devnet's RSS (workers attached, nothing moving): the memory baseline of the same run.
