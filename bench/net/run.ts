@@ -5,7 +5,7 @@
 // not counted). `--trace` adds per-process CPU and per-link rates each second (trace.ts). Baselines measured in the same run on the same kind of links: one plain HTTP PUT over a
 // capped worker link and one over the client's link (curl to the same destination server). Goal per N:
 // ≥ 0.8 × min(N × 100 Mbit/s, 1 Gbit/s). Needs root. docs/benchmarks.md#net.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -53,25 +53,49 @@ const IDLE_S = 5 // with --trace: seconds of the idle network sampled before eac
 
 const mbit = (bytes: number, ms: number): number => bytes * 8 / 1e6 / (ms / 1000)
 
-/** Plain HTTP PUTs (curl) to the lab's destination server over a capped worker link and the client's link. */
-async function baselines (file: string, dir: string): Promise<{ workerLinkMbit: number, edgeLinkMbit: number }> {
+/** CPU seconds (user + kernel) a process has used so far: /proc/PID/stat. */
+async function cpuSeconds (pid: number): Promise<number> {
+  const line = await readFile(`/proc/${pid}/stat`, 'utf8')
+  const f = line.slice(line.lastIndexOf(')') + 2).split(' ')
+  return (Number(f[11]) + Number(f[12])) / 100
+}
+
+/** `times` of a POSIX shell: its children's user and system seconds (the last line). */
+function childTimes (out: string): number {
+  const last = out.trim().split('\n').pop() ?? ''
+  const m = [...last.matchAll(/(\d+)m([\d.]+)s/g)].map(x => Number(x[1]) * 60 + Number(x[2]))
+  if (m.length !== 2) throw new Error(`no times in ${JSON.stringify(last)}`)
+  return m[0]! + m[1]!
+}
+
+interface Baselines { workerLinkMbit: number, edgeLinkMbit: number, /** CPU s per GiB of one plain HTTP hop over the client link: curl sending + the destination receiving. */ hopCpuPerGiB: number }
+
+/**
+ * Plain HTTP PUTs (curl) to the lab's destination server over a capped worker link and the client's
+ * link, and what one such hop costs in CPU (curl and the destination process, user + kernel).
+ */
+async function baselines (dir: string): Promise<Baselines> {
   const lab = await NetLab.create([{ name: 'dest', rateMbit: edgeMbit }, { name: 'client', rateMbit: edgeMbit }, { name: 'w1', rateMbit: workerMbit }])
   try {
     const destDir = join(dir, 'baseline-dest')
     await mkdir(destDir)
     const dest = lab.spawn('dest', [process.execPath, '--import', 'tsx', join(REPO, 'test/net/harness/http-destination.ts'), lab.host('dest').ip, String(DEST_PORT), destDir])
     await new Promise(resolve => createInterface({ input: dest.stdout! }).once('line', resolve))
-    const put = async (host: string, bytes: number): Promise<number> => {
+    const put = async (host: string, bytes: number): Promise<{ mbit: number, cpuS: number }> => {
       const piece = join(dir, `baseline-${bytes}.bin`)
       await writeFile(piece, randomBytes(bytes))
+      const destCpu0 = await cpuSeconds(dest.pid!)
       const t0 = performance.now()
-      const r = await lab.exec(host, ['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '-T', piece, '-H', `content-range: bytes 0-${bytes - 1}/${bytes}`, `http://${lab.host('dest').ip}:${DEST_PORT}/objects/${host}`])
+      const r = await lab.exec(host, ['sh', '-c', 'curl "$@"; echo; times', 'sh', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '-T', piece, '-H', `content-range: bytes 0-${bytes - 1}/${bytes}`, `http://${lab.host('dest').ip}:${DEST_PORT}/objects/${host}`])
       const ms = performance.now() - t0
-      if (r.stdout.trim() !== '200') throw new Error(`baseline PUT from ${host}: ${r.stdout} ${r.stderr}`)
+      const destCpu = await cpuSeconds(dest.pid!) - destCpu0
+      if (r.stdout.trim().split('\n')[0] !== '200') throw new Error(`baseline PUT from ${host}: ${r.stdout} ${r.stderr}`)
       await rm(piece)
-      return mbit(bytes, ms)
+      return { mbit: mbit(bytes, ms), cpuS: childTimes(r.stdout) + destCpu }
     }
-    return { workerLinkMbit: await put('w1', 64 * MIB), edgeLinkMbit: await put('client', 256 * MIB) }
+    const worker = await put('w1', 64 * MIB)
+    const edge = await put('client', 256 * MIB)
+    return { workerLinkMbit: worker.mbit, edgeLinkMbit: edge.mbit, hopCpuPerGiB: edge.cpuS * 4 }
   } finally { await lab.destroy() }
 }
 
@@ -82,8 +106,8 @@ try {
   const size = sizeMib * MIB
   const file = join(dir, 'payload.bin')
   const expected = await writeRandomFile(file, size)
-  const base = await baselines(file, dir)
-  process.stderr.write(`baselines: plain HTTP PUT over a ${workerMbit} Mbit/s worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, over the ${edgeMbit} Mbit/s client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s\n`)
+  const base = await baselines(dir)
+  process.stderr.write(`baselines: plain HTTP PUT over a ${workerMbit} Mbit/s worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, over the ${edgeMbit} Mbit/s client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s; one such hop costs ${base.hopCpuPerGiB.toFixed(1)} CPU s per GiB (curl + the destination, user + kernel)\n`)
   const rows: Row[] = []
   for (const n of counts) {
     const profileDir = args.profile === undefined ? undefined : join(args.profile, `${n}-workers`)
@@ -128,15 +152,15 @@ try {
         process.stderr.write(trace.timeline(from, to).join('\n') + '\n')
         const labCpu = Object.values(sum.hosts).reduce((a, v) => a + v.cpuS, 0)
         const labSys = Object.values(sum.hosts).reduce((a, v) => a + v.sysS, 0)
-        process.stderr.write(`lab processes: ${labCpu.toFixed(1)} CPU s in all, ${labSys.toFixed(1)} s of it in the kernel (${(labCpu / (size / 2 ** 30)).toFixed(1)} CPU s per GiB); idle before the put (${idle.seconds.toFixed(1)} s): ${Object.entries(idle.hosts).map(([h, v]) => `${h} ${v.cpuPct.toFixed(0)} %`).join(', ')}\n`)
+        process.stderr.write(`lab processes: ${labCpu.toFixed(1)} CPU s in all, ${labSys.toFixed(1)} s of it in the kernel (${(labCpu / (size / 2 ** 30)).toFixed(1)} CPU s per GiB = ${(labCpu / (size / 2 ** 30) / base.hopCpuPerGiB).toFixed(1)} × one plain HTTP hop); idle before the put (${idle.seconds.toFixed(1)} s): ${Object.entries(idle.hosts).map(([h, v]) => `${h} ${v.cpuPct.toFixed(0)} %`).join(', ')}\n`)
         process.stderr.write(`over the transfer (${sum.seconds.toFixed(1)} s), machine busy ${sum.machineBusyPct.toFixed(0)} % of all cores; per host CPU % of one core (main thread), link Mbit/s sent / received:\n`)
-        for (const [h, v] of Object.entries(sum.hosts)) process.stderr.write(`  ${h.padEnd(6)} cpu ${v.cpuPct.toFixed(0).padStart(4)} % (${v.mainPct.toFixed(0).padStart(3)} %)  ${v.cpuS.toFixed(1).padStart(6)} s (kernel ${v.sysS.toFixed(1).padStart(5)} s)   ↑ ${v.upMbit.toFixed(0).padStart(5)}  ↓ ${v.downMbit.toFixed(0).padStart(5)}\n`)
+        for (const [h, v] of Object.entries(sum.hosts)) process.stderr.write(`  ${h.padEnd(6)} cpu ${v.cpuPct.toFixed(0).padStart(4)} % (${v.mainPct.toFixed(0).padStart(3)} %)  ${v.cpuS.toFixed(1).padStart(6)} s (kernel ${v.sysS.toFixed(1).padStart(5)} s), main thread waiting for a core ${v.mainWaitPct.toFixed(0).padStart(3)} % of the time   ↑ ${v.upMbit.toFixed(0).padStart(5)}  ↓ ${v.downMbit.toFixed(0).padStart(5)}\n`)
       }
     } finally { await trace?.stop(); await net.stop() }
   }
   const lines = [
     `net bench: ${sizeMib} MiB through N workers; worker links ${workerMbit} Mbit/s, client and destination ${edgeMbit} Mbit/s`,
-    `baseline (same run, plain HTTP PUT): worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s`,
+    `baseline (same run, plain HTTP PUT): worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s; one hop ${base.hopCpuPerGiB.toFixed(1)} CPU s per GiB`,
     '',
     '| workers | create → completed (s) | goodput (Mbit/s) | goal 0.8 × min(N × link, edge) | ratio to min(N × measured worker link, measured edge) | goal met | client time incl. its start-up (s) | of which upload (s) | reassignments |',
     '|---:|---:|---:|---:|---:|:---:|---:|---:|---:|',

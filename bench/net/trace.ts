@@ -14,7 +14,7 @@ export interface Sample {
   /** Seconds since the trace started. */
   t: number
   /** Per host: CPU seconds of its processes so far (all threads), of that in the kernel, and of their main threads. */
-  cpu: Record<string, { total: number, sys: number, main: number }>
+  cpu: Record<string, { total: number, sys: number, main: number, mainWait: number }>
   /** Per host: bytes the host sent (up) and received (down) so far. */
   link: Record<string, { up: number, down: number }>
   /** The machine: busy and total CPU seconds so far, all cores. */
@@ -30,6 +30,11 @@ async function ticks (path: string): Promise<{ total: number, sys: number } | nu
   } catch { return null } // exited
 }
 
+/** Seconds a thread has waited in the run queue (runnable, not running): /proc/.../schedstat, in ns. */
+async function runQueueWait (path: string): Promise<number | null> {
+  try { return Number((await readFile(path, 'utf8')).split(' ')[1]) / 1e9 } catch { return null }
+}
+
 async function machine (): Promise<{ busy: number, total: number }> {
   const first = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
   const total = first.reduce((a, b) => a + b, 0)
@@ -40,6 +45,8 @@ async function machine (): Promise<{ busy: number, total: number }> {
 export interface HostSummary {
   /** CPU seconds of the host's processes, of which in the kernel (sysS); % of one core, all threads and main thread. */
   cpuS: number, sysS: number, cpuPct: number, mainPct: number
+  /** % of the time the main thread (summed over the host's processes) was runnable but waiting for a core. */
+  mainWaitPct: number
   /** Mean link rate the host sent (up) and received (down), Mbit/s. */
   upMbit: number, downMbit: number
 }
@@ -50,7 +57,7 @@ export class LabTrace {
   #timer: NodeJS.Timeout | null = null
   #busy = false
   /** CPU of processes that have exited, per host, so totals never go backwards. */
-  readonly #last = new Map<number, { host: string, total: number, sys: number, main: number }>()
+  readonly #last = new Map<number, { host: string, total: number, sys: number, main: number, mainWait: number }>()
 
   constructor (private readonly lab: NetLab, private readonly periodMs = 1000) {}
 
@@ -77,13 +84,13 @@ export class LabTrace {
       await Promise.all(this.lab.started.map(async ({ host, child }) => {
         const pid = child.pid
         if (pid === undefined) return
-        const [total, main] = await Promise.all([ticks(`/proc/${pid}/stat`), ticks(`/proc/${pid}/task/${pid}/stat`)])
-        if (total !== null && main !== null) this.#last.set(pid, { host, total: total.total, sys: total.sys, main: main.total })
+        const [total, main, wait] = await Promise.all([ticks(`/proc/${pid}/stat`), ticks(`/proc/${pid}/task/${pid}/stat`), runQueueWait(`/proc/${pid}/task/${pid}/schedstat`)])
+        if (total !== null && main !== null) this.#last.set(pid, { host, total: total.total, sys: total.sys, main: main.total, mainWait: wait ?? 0 })
       }))
       const cpu: Sample['cpu'] = {}
-      for (const { host, total, sys, main } of this.#last.values()) {
-        const c = cpu[host] ??= { total: 0, sys: 0, main: 0 }
-        c.total += total; c.sys += sys; c.main += main
+      for (const { host, total, sys, main, mainWait } of this.#last.values()) {
+        const c = cpu[host] ??= { total: 0, sys: 0, main: 0, mainWait: 0 }
+        c.total += total; c.sys += sys; c.main += main; c.mainWait += mainWait
       }
       const link: Sample['link'] = {}
       try {
@@ -112,10 +119,10 @@ export class LabTrace {
     const s = Math.max(1e-3, b.t - a.t)
     const hosts: Record<string, HostSummary> = {}
     for (const name of this.lab.hosts.keys()) {
-      const c0 = a.cpu[name] ?? { total: 0, sys: 0, main: 0 }; const c1 = b.cpu[name] ?? c0
+      const c0 = a.cpu[name] ?? { total: 0, sys: 0, main: 0, mainWait: 0 }; const c1 = b.cpu[name] ?? c0
       const l0 = a.link[name] ?? { up: 0, down: 0 }; const l1 = b.link[name] ?? l0
       hosts[name] = {
-        cpuS: c1.total - c0.total, sysS: c1.sys - c0.sys, cpuPct: 100 * (c1.total - c0.total) / s, mainPct: 100 * (c1.main - c0.main) / s,
+        cpuS: c1.total - c0.total, sysS: c1.sys - c0.sys, mainWaitPct: 100 * (c1.mainWait - c0.mainWait) / s, cpuPct: 100 * (c1.total - c0.total) / s, mainPct: 100 * (c1.main - c0.main) / s,
         upMbit: (l1.up - l0.up) * 8 / 1e6 / s, downMbit: (l1.down - l0.down) * 8 / 1e6 / s
       }
     }
