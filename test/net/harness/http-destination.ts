@@ -8,6 +8,7 @@ import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { join } from 'node:path'
 
+const WRITE_BYTES = 1024 * 1024
 const [host, port, dir] = process.argv.slice(2)
 if (host === undefined || port === undefined || dir === undefined) throw new Error('usage: http-destination.ts HOST PORT DIR')
 
@@ -23,9 +24,20 @@ const server = createServer((req, res) => {
     // Streamed to its offset as it arrives (created if missing, never truncated): the lab's hosts share
     // the machine's cores, so the destination holds no whole body and computes no content hash. The
     // ETag is opaque to bwnet (passed through to the completion call), so it names the range.
+    // Pieces are gathered into 1 MiB writes (a capped link delivers a few kilobytes at a time).
     let bytes = 0
-    const count = new Transform({ transform (piece: Buffer, _enc, done) { bytes += piece.length; done(null, piece) } })
-    open(file, constants.O_WRONLY | constants.O_CREAT).then(fh => pipeline(req, count, fh.createWriteStream({ start }))).then(() => {
+    let pending: Buffer[] = []
+    let pendingBytes = 0
+    const take = (): Buffer => { const b = Buffer.concat(pending, pendingBytes); pending = []; pendingBytes = 0; return b }
+    const batch = new Transform({
+      transform (piece: Buffer, _enc, done) {
+        bytes += piece.length
+        pending.push(piece); pendingBytes += piece.length
+        if (pendingBytes >= WRITE_BYTES) done(null, take()); else done()
+      },
+      flush (done) { done(null, pendingBytes > 0 ? take() : undefined) }
+    })
+    open(file, constants.O_WRONLY | constants.O_CREAT).then(fh => pipeline(req, batch, fh.createWriteStream({ start }))).then(() => {
       if (bytes !== end - start + 1) { res.writeHead(400).end('length does not match Content-Range'); return }
       res.writeHead(200, { etag: `"${start}-${end}"` }).end()
     }, fail)
