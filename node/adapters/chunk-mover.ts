@@ -24,8 +24,6 @@ export const MOVE_TIMEOUT_MS = 2 * FETCH_TIMEOUT_MS
 /** Bytes a streamed move holds at most: socket and stream buffers on both sides, the held-back piece. */
 export const STREAM_WINDOW_BYTES = 1024 * 1024 // 1 MiB
 const PIECE_BYTES = 256 * 1024 // stream buffer (highWaterMark) of the PUT side
-/** Bytes ChunkCheck gathers before passing them on (one hash call, one socket write). */
-export const BATCH_BYTES = 128 * 1024
 
 export { MoveError }
 
@@ -56,26 +54,18 @@ function get (url: string, signal: AbortSignal): Promise<IncomingMessage> {
 
 /**
  * Hashes and counts the bytes passing through, refuses more than `length`, and holds back the last
- * batch until the end: it goes out only when the bytes are exactly `length` long and hash to `sha256`.
- * Pieces are gathered into batches of `batchBytes` (default BATCH_BYTES) before they go on: a socket
- * delivers a capped link's bytes a few kilobytes at a time, and passing each piece on as it came cost a
- * hash call and a socket write (a system call down the destination connection) per piece
- * (docs/benchmarks.md#net). With `corrupt` (a test fault) the byte in the middle is flipped after
- * hashing, as a lying worker would.
+ * piece until the end: it goes out only when the bytes are exactly `length` long and hash to `sha256`.
+ * With `corrupt` (a test fault) the byte in the middle is flipped after hashing, as a lying worker would.
  */
 export class ChunkCheck extends Transform {
   readonly #hash: Hash = createHash('sha256')
   #bytes = 0
-  /** Bytes hashed (and batched) so far: the offset of the next batch. */
-  #batched = 0
-  #pending: Buffer[] = []
-  #pendingBytes = 0
   #held: Buffer | null = null
   #digest: string | null = null
   /** Why the check refused the chunk, when it did. */
   failure: MoveError | null = null
 
-  constructor (private readonly length: number, private readonly sha256: string, private readonly corrupt: boolean, private readonly batchBytes = BATCH_BYTES) {
+  constructor (private readonly length: number, private readonly sha256: string, private readonly corrupt: boolean) {
     super({ highWaterMark: PIECE_BYTES })
   }
 
@@ -84,42 +74,27 @@ export class ChunkCheck extends Transform {
   get digest (): string | null { return this.#digest }
 
   override _transform (piece: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    const start = this.#bytes
     this.#bytes += piece.length
     if (this.#bytes > this.length) { done(this.#fail('source_size_mismatch', `the source sends more than the offered ${this.length} bytes`)); return }
-    this.#pending.push(piece)
-    this.#pendingBytes += piece.length
-    if (this.#pendingBytes < this.batchBytes) { done(); return }
+    this.#hash.update(piece)
+    const middle = this.length >> 1
+    if (this.corrupt && middle >= start && middle < this.#bytes) {
+      piece = Buffer.from(piece) // a copy: the source's buffer stays as it was
+      piece[middle - start]! ^= 0xff
+    }
     const previous = this.#held
-    this.#held = this.#batch()
+    this.#held = piece
     done(null, previous ?? undefined)
   }
 
-  /** The pending pieces as one buffer, hashed (and, with `corrupt`, its middle byte flipped after). */
-  #batch (): Buffer {
-    const start = this.#batched
-    // One piece goes on as it is, unless a fault is to be written into it (the source's buffer stays as it was).
-    let batch = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending, this.#pendingBytes)
-    this.#pending = []
-    this.#pendingBytes = 0
-    this.#hash.update(batch)
-    this.#batched += batch.length
-    const middle = this.length >> 1
-    if (this.corrupt && middle >= start && middle < this.#batched) {
-      batch = Buffer.from(batch)
-      batch[middle - start]! ^= 0xff
-    }
-    return batch
-  }
-
   override _flush (done: TransformCallback): void {
-    const rest = this.#pendingBytes > 0 ? this.#batch() : null
     this.#digest = this.#hash.digest('hex')
     if (this.#bytes !== this.length) { done(this.#fail('source_size_mismatch', `got ${this.#bytes} bytes, offer says ${this.length}`)); return }
     if (this.#digest !== this.sha256) { done(this.#fail('source_hash_mismatch', 'the chunk from the coordinator does not match its offered hash')); return }
     const last = this.#held
     this.#held = null
-    if (last !== null) this.push(last)
-    done(null, rest ?? undefined)
+    done(null, last ?? undefined)
   }
 
   #fail (code: MoveFailure, message: string): MoveError {

@@ -6,7 +6,7 @@ import http from 'node:http'
 import { once } from 'node:events'
 import { createHash, randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
-import { HttpChunkMover, ChunkCheck, STREAM_WINDOW_BYTES, BATCH_BYTES } from '../../../node/adapters/chunk-mover.ts'
+import { HttpChunkMover, ChunkCheck, STREAM_WINDOW_BYTES } from '../../../node/adapters/chunk-mover.ts'
 import { InflightBudget } from '../../../node/adapters/inflight-budget.ts'
 import type { TaskOffer } from '../../../protocol/index.ts'
 
@@ -140,7 +140,7 @@ t.test('the in-flight budget bounds concurrent moves', async t => {
 })
 
 t.test('ChunkCheck holds back the last piece until the hash is known', async t => {
-  const check = new ChunkCheck(6, sha256(Buffer.from('abcdef')), false, 1) // every piece a batch of its own
+  const check = new ChunkCheck(6, sha256(Buffer.from('abcdef')), false)
   const out: Buffer[] = []
   check.on('data', (b: Buffer) => out.push(b))
   check.write(Buffer.from('abc'))
@@ -153,53 +153,4 @@ t.test('ChunkCheck holds back the last piece until the hash is known', async t =
   await once(check, 'end')
   t.equal(Buffer.concat(out).toString(), 'abcdef')
   t.equal(check.digest, sha256(Buffer.from('abcdef')))
-})
-
-t.test('ChunkCheck passes small pieces on in batches, the last one held until the hash is known', async t => {
-  const piece = 4096 // what a socket on a capped link hands over at a time
-  const total = 3 * BATCH_BYTES + 1000
-  const bytes = Buffer.alloc(total, 7)
-  const check = new ChunkCheck(total, sha256(bytes), false)
-  const out: Buffer[] = []
-  check.on('data', (b: Buffer) => out.push(b))
-  for (let off = 0; off < total; off += piece) check.write(bytes.subarray(off, off + piece))
-  await new Promise(resolve => setImmediate(resolve))
-  t.ok(out.length >= 1, 'earlier batches go on before the end')
-  t.ok(out.every(b => b.length >= BATCH_BYTES), `every piece passed on is a whole batch (${out.map(b => b.length).join(', ')})`)
-  t.ok(Buffer.concat(out).length <= total - BATCH_BYTES, 'the last batch and the rest are held')
-  check.end()
-  await once(check, 'end')
-  t.ok(Buffer.concat(out).equals(bytes), 'every byte, in order')
-  t.ok(out.length <= Math.ceil(total / BATCH_BYTES) + 1, `${out.length} writes for ${Math.ceil(total / piece)} pieces`)
-  t.equal(check.digest, sha256(bytes))
-})
-
-t.test('ChunkCheck refuses a batched chunk that does not hash to the offer, passing on no last batch', async t => {
-  const total = 2 * BATCH_BYTES + 10
-  const bytes = Buffer.alloc(total, 1)
-  const check = new ChunkCheck(total, sha256(Buffer.alloc(total, 2)), false)
-  const out: Buffer[] = []
-  check.on('data', (b: Buffer) => out.push(b))
-  const failed = once(check, 'error')
-  for (let off = 0; off < total; off += 5000) check.write(bytes.subarray(off, off + 5000))
-  check.end()
-  await failed
-  t.equal(check.failure?.code, 'source_hash_mismatch')
-  t.ok(Buffer.concat(out).length < total, `only ${Buffer.concat(out).length} of ${total} bytes passed on`)
-})
-
-t.test('ChunkCheck with the corrupt fault flips the middle byte across batches and reports the true hash', async t => {
-  const total = 3 * BATCH_BYTES
-  const bytes = Buffer.alloc(total, 3)
-  const check = new ChunkCheck(total, sha256(bytes), true)
-  const out: Buffer[] = []
-  check.on('data', (b: Buffer) => out.push(b))
-  for (let off = 0; off < total; off += 3000) check.write(bytes.subarray(off, off + 3000))
-  check.end()
-  await once(check, 'end')
-  const sent = Buffer.concat(out)
-  t.equal(sent.length, total)
-  t.equal(sent[total >> 1], 3 ^ 0xff, 'the middle byte is flipped')
-  t.equal(bytes[total >> 1], 3, 'the source buffer is untouched')
-  t.equal(check.digest, sha256(bytes), 'the digest is of what came in')
 })
