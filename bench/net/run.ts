@@ -99,7 +99,7 @@ async function baselines (dir: string): Promise<Baselines> {
   } finally { await lab.destroy() }
 }
 
-interface Row { workers: number, seconds: number, uploadSeconds: number, orchestratorSeconds: number | null, goodputMbit: number, goalMbit: number, idealMbit: number, ratioToBaseline: number, meetsGoal: boolean, interventions: number | null, trace?: ReturnType<LabTrace['summary']> & { idleCpuPct: Record<string, number> } }
+interface Row { workers: number, seconds: number, uploadSeconds: number, orchestratorSeconds: number, goodputMbit: number, goalMbit: number, idealMbit: number, ratioToBaseline: number, meetsGoal: boolean, interventions: number | null, trace?: ReturnType<LabTrace['summary']> & { idleCpuPct: Record<string, number>, labCpuPerGiB: number } }
 
 const dir = await mkdtemp(join(tmpdir(), 'bwnet-bench-net-'))
 try {
@@ -148,9 +148,9 @@ try {
         await trace.stop()
         const idle = trace.summary(0, from)
         const sum = trace.summary(from, to)
-        row.trace = { ...sum, idleCpuPct: Object.fromEntries(Object.entries(idle.hosts).map(([h, v]) => [h, v.cpuPct])) }
-        process.stderr.write(trace.timeline(from, to).join('\n') + '\n')
         const labCpu = Object.values(sum.hosts).reduce((a, v) => a + v.cpuS, 0)
+        row.trace = { ...sum, idleCpuPct: Object.fromEntries(Object.entries(idle.hosts).map(([h, v]) => [h, v.cpuPct])), labCpuPerGiB: labCpu / (size / 2 ** 30) }
+        process.stderr.write(trace.timeline(from, to).join('\n') + '\n')
         const labSys = Object.values(sum.hosts).reduce((a, v) => a + v.sysS, 0)
         process.stderr.write(`lab processes: ${labCpu.toFixed(1)} CPU s in all, ${labSys.toFixed(1)} s of it in the kernel (${(labCpu / (size / 2 ** 30)).toFixed(1)} CPU s per GiB = ${(labCpu / (size / 2 ** 30) / base.hopCpuPerGiB).toFixed(1)} × one plain HTTP hop); idle before the put (${idle.seconds.toFixed(1)} s): ${Object.entries(idle.hosts).map(([h, v]) => `${h} ${v.cpuPct.toFixed(0)} %`).join(', ')}\n`)
         process.stderr.write(`over the transfer (${sum.seconds.toFixed(1)} s), machine busy ${sum.machineBusyPct.toFixed(0)} % of all cores; per host CPU % of one core (main thread), link Mbit/s sent / received:\n`)
@@ -158,13 +158,14 @@ try {
       }
     } finally { await trace?.stop(); await net.stop() }
   }
+  const traced = args.trace === true
   const lines = [
     `net bench: ${sizeMib} MiB through N workers; worker links ${workerMbit} Mbit/s, client and destination ${edgeMbit} Mbit/s`,
     `baseline (same run, plain HTTP PUT): worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s; one hop ${base.hopCpuPerGiB.toFixed(1)} CPU s per GiB`,
     '',
-    '| workers | create → completed (s) | goodput (Mbit/s) | goal 0.8 × min(N × link, edge) | ratio to min(N × measured worker link, measured edge) | goal met | client time incl. its start-up (s) | of which upload (s) | reassignments |',
-    '|---:|---:|---:|---:|---:|:---:|---:|---:|---:|',
-    ...rows.map(r => `| ${r.workers} | ${r.orchestratorSeconds?.toFixed(1) ?? '?'} | ${r.goodputMbit.toFixed(0)} | ${r.goalMbit.toFixed(0)} | ${r.ratioToBaseline.toFixed(2)} | ${r.meetsGoal ? 'yes' : 'no'} | ${r.seconds.toFixed(1)} | ${r.uploadSeconds.toFixed(1)} | ${r.interventions ?? ''} |`)
+    `| workers | create → completed (s) | goodput (Mbit/s) | goal 0.8 × min(N × link, edge) | ratio to min(N × measured worker link, measured edge) | goal met | client time incl. its start-up (s) | of which upload (s) | reassignments |${traced ? ' lab CPU s per GiB | machine busy % |' : ''}`,
+    `|---:|---:|---:|---:|---:|:---:|---:|---:|---:|${traced ? '---:|---:|' : ''}`,
+    ...rows.map(r => `| ${r.workers} | ${r.orchestratorSeconds.toFixed(1)} | ${r.goodputMbit.toFixed(0)} | ${r.goalMbit.toFixed(0)} | ${r.ratioToBaseline.toFixed(2)} | ${r.meetsGoal ? 'yes' : 'no'} | ${r.seconds.toFixed(1)} | ${r.uploadSeconds.toFixed(1)} | ${r.interventions ?? ''} |${r.trace !== undefined ? ` ${r.trace.labCpuPerGiB.toFixed(1)} | ${r.trace.machineBusyPct.toFixed(0)} |` : ''}`)
   ]
   const result = { bench: 'net', sizeMib, workerMbit, edgeMbit, baselines: base, rows }
   process.stdout.write(lines.join('\n') + '\n' + JSON.stringify(result) + '\n')
