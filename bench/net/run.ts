@@ -1,19 +1,21 @@
 // Aggregate bandwidth across hosts: a 1 GiB transfer through 1, 2, 4 and 8 workers whose links are
 // capped at 100 Mbit/s (client and destination at 1 Gbit/s), each host a network namespace, each node
-// its own process (test/net/harness). Goodput = file bytes ÷ (transfer put start → completed), as the
-// client sees it. Baselines measured in the same run on the same kind of links: one plain HTTP PUT over a
+// its own process (test/net/harness). Goodput = file bytes ÷ the transfer's create → completed as the
+// orchestrator records it (the CLI's start-up and its wait to notice completion are reported beside it,
+// not counted). `--trace` adds per-process CPU and per-link rates each second (trace.ts). Baselines measured in the same run on the same kind of links: one plain HTTP PUT over a
 // capped worker link and one over the client's link (curl to the same destination server). Goal per N:
 // ≥ 0.8 × min(N × 100 Mbit/s, 1 Gbit/s). Needs root. docs/benchmarks.md#net.
-import { createReadStream } from 'node:fs'
-import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises'
-import { createHash, randomBytes } from 'node:crypto'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createInterface } from 'node:readline'
 import { NetLab, skipReason } from '../../test/net/harness/netns.ts'
 import { startNetwork, putSummary, DEST_PORT } from '../../test/net/harness/network.ts'
+import { writeRandomFile, sha256File } from '../../test/net/harness/files.ts'
 import { REPO } from '../../test/helpers/proc.ts'
+import { LabTrace } from './trace.ts'
 
 const MIB = 1024 * 1024
 const { values: args } = parseArgs({
@@ -23,6 +25,13 @@ const { values: args } = parseArgs({
     'worker-mbit': { type: 'string', default: '100' },
     'edge-mbit': { type: 'string', default: '1000' },
     'timeout-s': { type: 'string', default: '600' }, // per transfer
+    // Where the time goes: per-process CPU and per-link rates each second, printed per N (bench/net/trace.ts).
+    trace: { type: 'boolean', default: false },
+    // node --cpu-prof of the orchestrator and the first worker, into DIR/<N>-workers/<host>/.
+    profile: { type: 'string' },
+    // Extra flags for every node (e.g. '--inflight-mib 128') and for `bwnet transfer put` (e.g. '--parallel 8'), split on spaces.
+    'node-args': { type: 'string', default: '' },
+    'put-args': { type: 'string', default: '' },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'out', 'net.json') }
   }
 })
@@ -40,67 +49,82 @@ if (skip !== null) {
   process.exit(0)
 }
 
+const IDLE_S = 5 // with --trace: seconds of the idle network sampled before each put
+
 const mbit = (bytes: number, ms: number): number => bytes * 8 / 1e6 / (ms / 1000)
 
-async function writeRandomFile (path: string, size: number): Promise<string> {
-  const fh = await open(path, 'w')
-  const hash = createHash('sha256')
-  try {
-    for (let off = 0; off < size; off += 16 * MIB) {
-      const piece = randomBytes(Math.min(16 * MIB, size - off))
-      hash.update(piece)
-      await fh.write(piece, 0, piece.byteLength, off)
-    }
-  } finally { await fh.close() }
-  return hash.digest('hex')
+/** CPU seconds (user + kernel) a process has used so far: /proc/PID/stat. */
+async function cpuSeconds (pid: number): Promise<number> {
+  const line = await readFile(`/proc/${pid}/stat`, 'utf8')
+  const f = line.slice(line.lastIndexOf(')') + 2).split(' ')
+  return (Number(f[11]) + Number(f[12])) / 100
 }
 
-async function sha256File (path: string): Promise<string> {
-  const hash = createHash('sha256')
-  for await (const piece of createReadStream(path)) hash.update(piece as Buffer)
-  return hash.digest('hex')
+/** `times` of a POSIX shell: its children's user and system seconds (the last line). */
+function childTimes (out: string): number {
+  const last = out.trim().split('\n').pop() ?? ''
+  const m = [...last.matchAll(/(\d+)m([\d.]+)s/g)].map(x => Number(x[1]) * 60 + Number(x[2]))
+  if (m.length !== 2) throw new Error(`no times in ${JSON.stringify(last)}`)
+  return m[0]! + m[1]!
 }
 
-/** Plain HTTP PUTs (curl) to the lab's destination server over a capped worker link and the client's link. */
-async function baselines (file: string, dir: string): Promise<{ workerLinkMbit: number, edgeLinkMbit: number }> {
+interface Baselines { workerLinkMbit: number, edgeLinkMbit: number, /** CPU s per GiB of one plain HTTP hop over the client link: curl sending + the destination receiving. */ hopCpuPerGiB: number }
+
+/**
+ * Plain HTTP PUTs (curl) to the lab's destination server over a capped worker link and the client's
+ * link, and what one such hop costs in CPU (curl and the destination process, user + kernel).
+ */
+async function baselines (dir: string): Promise<Baselines> {
   const lab = await NetLab.create([{ name: 'dest', rateMbit: edgeMbit }, { name: 'client', rateMbit: edgeMbit }, { name: 'w1', rateMbit: workerMbit }])
   try {
     const destDir = join(dir, 'baseline-dest')
     await mkdir(destDir)
     const dest = lab.spawn('dest', [process.execPath, '--import', 'tsx', join(REPO, 'test/net/harness/http-destination.ts'), lab.host('dest').ip, String(DEST_PORT), destDir])
     await new Promise(resolve => createInterface({ input: dest.stdout! }).once('line', resolve))
-    const put = async (host: string, bytes: number): Promise<number> => {
+    const put = async (host: string, bytes: number): Promise<{ mbit: number, cpuS: number }> => {
       const piece = join(dir, `baseline-${bytes}.bin`)
       await writeFile(piece, randomBytes(bytes))
+      const destCpu0 = await cpuSeconds(dest.pid!)
       const t0 = performance.now()
-      const r = await lab.exec(host, ['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '-T', piece, '-H', `content-range: bytes 0-${bytes - 1}/${bytes}`, `http://${lab.host('dest').ip}:${DEST_PORT}/objects/${host}`])
+      const r = await lab.exec(host, ['sh', '-c', 'curl "$@"; echo; times', 'sh', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '-T', piece, '-H', `content-range: bytes 0-${bytes - 1}/${bytes}`, `http://${lab.host('dest').ip}:${DEST_PORT}/objects/${host}`])
       const ms = performance.now() - t0
-      if (r.stdout.trim() !== '200') throw new Error(`baseline PUT from ${host}: ${r.stdout} ${r.stderr}`)
+      const destCpu = await cpuSeconds(dest.pid!) - destCpu0
+      if (r.stdout.trim().split('\n')[0] !== '200') throw new Error(`baseline PUT from ${host}: ${r.stdout} ${r.stderr}`)
       await rm(piece)
-      return mbit(bytes, ms)
+      return { mbit: mbit(bytes, ms), cpuS: childTimes(r.stdout) + destCpu }
     }
-    return { workerLinkMbit: await put('w1', 64 * MIB), edgeLinkMbit: await put('client', 256 * MIB) }
+    const worker = await put('w1', 64 * MIB)
+    const edge = await put('client', 256 * MIB)
+    return { workerLinkMbit: worker.mbit, edgeLinkMbit: edge.mbit, hopCpuPerGiB: edge.cpuS * 4 }
   } finally { await lab.destroy() }
 }
 
-interface Row { workers: number, seconds: number, uploadSeconds: number, orchestratorSeconds: number | null, goodputMbit: number, goalMbit: number, idealMbit: number, ratioToBaseline: number, meetsGoal: boolean, interventions: number | null }
+interface Row { workers: number, seconds: number, uploadSeconds: number, orchestratorSeconds: number, goodputMbit: number, goalMbit: number, idealMbit: number, ratioToBaseline: number, meetsGoal: boolean, interventions: number | null, trace?: ReturnType<LabTrace['summary']> & { idleCpuPct: Record<string, number>, labCpuPerGiB: number } }
 
 const dir = await mkdtemp(join(tmpdir(), 'bwnet-bench-net-'))
 try {
   const size = sizeMib * MIB
   const file = join(dir, 'payload.bin')
   const expected = await writeRandomFile(file, size)
-  const base = await baselines(file, dir)
-  process.stderr.write(`baselines: plain HTTP PUT over a ${workerMbit} Mbit/s worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, over the ${edgeMbit} Mbit/s client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s\n`)
+  const base = await baselines(dir)
+  process.stderr.write(`baselines: plain HTTP PUT over a ${workerMbit} Mbit/s worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, over the ${edgeMbit} Mbit/s client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s; one such hop costs ${base.hopCpuPerGiB.toFixed(1)} CPU s per GiB (curl + the destination, user + kernel)\n`)
   const rows: Row[] = []
   for (const n of counts) {
-    const net = await startNetwork({ workers: n, workerMbit, edgeMbit, logLevel: 'info' })
+    const profileDir = args.profile === undefined ? undefined : join(args.profile, `${n}-workers`)
+    const prof = (host: string): string[] => profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(profileDir, host)]
+    const extra = args['node-args']!.split(' ').filter(a => a !== '')
+    const net = await startNetwork({ workers: n, workerMbit, edgeMbit, logLevel: 'info', nodeArgs: { orch: prof('orch'), w1: prof('w1') }, flags: { orchestrator: extra, worker: extra, validator: extra } })
+    const trace = args.trace === true ? new LabTrace(net.lab).start() : null
     try {
+      // The idle network's own CPU (heartbeats, DHT, chain blocks), to tell it from the cost of moving bytes.
+      if (trace !== null) await new Promise(resolve => setTimeout(resolve, IDLE_S * 1000))
+      const from = trace?.now() ?? 0
       const t0 = performance.now()
       const put = net.lab.bwnet('client', ['transfer', 'put', file, '--api', net.api, '--key', net.clientKey, '--dest', net.destinationId,
-        '--no-progress', '--state', join(net.dir, 'state.json'), '--wait-timeout-s', String(timeoutS)])
+        '--no-progress', '--state', join(net.dir, 'state.json'), '--wait-timeout-s', String(timeoutS), ...args['put-args']!.split(' ').filter(a => a !== '')])
       const code = await new Promise<number | null>(resolve => put.child.once('exit', resolve))
       const ms = performance.now() - t0
+      const to = trace?.now() ?? 0
       const stdout = put.lines.map(l => l.unparsed === true ? l.msg : JSON.stringify(l)).join('\n')
       if (code !== 0) throw new Error(`${n} workers: transfer put exited ${code}: ${put.stderr().slice(-500)}`)
       const { id, summary } = putSummary(stdout)
@@ -111,21 +135,37 @@ try {
       const record = JSON.parse(got.stdout) as { created_at?: string, completed_at?: string | null }
       const orchestratorSeconds = record.completed_at != null && record.created_at !== undefined ? (Date.parse(record.completed_at) - Date.parse(record.created_at)) / 1000 : null
       const interventions = net.orchestrator.lines.filter(l => l.event === 'overseer_reassign' && l.transferId === id).length
-      const goodput = mbit(size, ms)
+      // Goodput over the network's own create → completed: the CLI's start-up (loading the program) and
+      // its wait to notice completion are the client machine's, not the network's. Both clocks are kept.
+      if (orchestratorSeconds === null) throw new Error(`${n} workers: the transfer record has no completed_at`)
+      const goodput = mbit(size, orchestratorSeconds * 1000)
       const ideal = Math.min(n * workerMbit, edgeMbit)
       const measuredIdeal = Math.min(n * base.workerLinkMbit, base.edgeLinkMbit)
       const row: Row = { workers: n, seconds: ms / 1000, uploadSeconds: summary.upload_ms / 1000, orchestratorSeconds, goodputMbit: goodput, goalMbit: 0.8 * ideal, idealMbit: ideal, ratioToBaseline: goodput / measuredIdeal, meetsGoal: goodput >= 0.8 * ideal, interventions }
       rows.push(row)
-      process.stderr.write(`${n} workers: ${row.seconds.toFixed(1)} s (upload ${row.uploadSeconds.toFixed(1)} s, orchestrator create → completed ${orchestratorSeconds?.toFixed(1) ?? '?'} s), ${goodput.toFixed(0)} Mbit/s (goal ${row.goalMbit.toFixed(0)}), ${interventions} reassignments\n`)
-    } finally { await net.stop() }
+      process.stderr.write(`${n} workers: create → completed ${orchestratorSeconds.toFixed(1)} s (the client's own time ${row.seconds.toFixed(1)} s, of which upload ${row.uploadSeconds.toFixed(1)} s), ${goodput.toFixed(0)} Mbit/s (goal ${row.goalMbit.toFixed(0)}), ${interventions} reassignments\n`)
+      if (trace !== null) {
+        await trace.stop()
+        const idle = trace.summary(0, from)
+        const sum = trace.summary(from, to)
+        const labCpu = Object.values(sum.hosts).reduce((a, v) => a + v.cpuS, 0)
+        row.trace = { ...sum, idleCpuPct: Object.fromEntries(Object.entries(idle.hosts).map(([h, v]) => [h, v.cpuPct])), labCpuPerGiB: labCpu / (size / 2 ** 30) }
+        process.stderr.write(trace.timeline(from, to).join('\n') + '\n')
+        const labSys = Object.values(sum.hosts).reduce((a, v) => a + v.sysS, 0)
+        process.stderr.write(`lab processes: ${labCpu.toFixed(1)} CPU s in all, ${labSys.toFixed(1)} s of it in the kernel (${(labCpu / (size / 2 ** 30)).toFixed(1)} CPU s per GiB = ${(labCpu / (size / 2 ** 30) / base.hopCpuPerGiB).toFixed(1)} × one plain HTTP hop); idle before the put (${idle.seconds.toFixed(1)} s): ${Object.entries(idle.hosts).map(([h, v]) => `${h} ${v.cpuPct.toFixed(0)} %`).join(', ')}\n`)
+        process.stderr.write(`over the transfer (${sum.seconds.toFixed(1)} s), machine busy ${sum.machineBusyPct.toFixed(0)} % of all cores; per host CPU % of one core (main thread), link Mbit/s sent / received:\n`)
+        for (const [h, v] of Object.entries(sum.hosts)) process.stderr.write(`  ${h.padEnd(6)} cpu ${v.cpuPct.toFixed(0).padStart(4)} % (${v.mainPct.toFixed(0).padStart(3)} %)  ${v.cpuS.toFixed(1).padStart(6)} s (kernel ${v.sysS.toFixed(1).padStart(5)} s), main thread waiting for a core ${v.mainWaitPct.toFixed(0).padStart(3)} % of the time   ↑ ${v.upMbit.toFixed(0).padStart(5)}  ↓ ${v.downMbit.toFixed(0).padStart(5)}\n`)
+      }
+    } finally { await trace?.stop(); await net.stop() }
   }
+  const traced = args.trace === true
   const lines = [
     `net bench: ${sizeMib} MiB through N workers; worker links ${workerMbit} Mbit/s, client and destination ${edgeMbit} Mbit/s`,
-    `baseline (same run, plain HTTP PUT): worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s`,
+    `baseline (same run, plain HTTP PUT): worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s; one hop ${base.hopCpuPerGiB.toFixed(1)} CPU s per GiB`,
     '',
-    '| workers | time (s) | of which upload (s) | orchestrator create → completed (s) | goodput (Mbit/s) | goal 0.8 × min(N × link, edge) | ratio to min(N × measured worker link, measured edge) | goal met | reassignments |',
-    '|---:|---:|---:|---:|---:|---:|---:|:---:|---:|',
-    ...rows.map(r => `| ${r.workers} | ${r.seconds.toFixed(1)} | ${r.uploadSeconds.toFixed(1)} | ${r.orchestratorSeconds?.toFixed(1) ?? '?'} | ${r.goodputMbit.toFixed(0)} | ${r.goalMbit.toFixed(0)} | ${r.ratioToBaseline.toFixed(2)} | ${r.meetsGoal ? 'yes' : 'no'} | ${r.interventions ?? ''} |`)
+    `| workers | create → completed (s) | goodput (Mbit/s) | goal 0.8 × min(N × link, edge) | ratio to min(N × measured worker link, measured edge) | goal met | client time incl. its start-up (s) | of which upload (s) | reassignments |${traced ? ' lab CPU s per GiB | machine busy % |' : ''}`,
+    `|---:|---:|---:|---:|---:|:---:|---:|---:|---:|${traced ? '---:|---:|' : ''}`,
+    ...rows.map(r => `| ${r.workers} | ${r.orchestratorSeconds.toFixed(1)} | ${r.goodputMbit.toFixed(0)} | ${r.goalMbit.toFixed(0)} | ${r.ratioToBaseline.toFixed(2)} | ${r.meetsGoal ? 'yes' : 'no'} | ${r.seconds.toFixed(1)} | ${r.uploadSeconds.toFixed(1)} | ${r.interventions ?? ''} |${r.trace !== undefined ? ` ${r.trace.labCpuPerGiB.toFixed(1)} | ${r.trace.machineBusyPct.toFixed(0)} |` : ''}`)
   ]
   const result = { bench: 'net', sizeMib, workerMbit, edgeMbit, baselines: base, rows }
   process.stdout.write(lines.join('\n') + '\n' + JSON.stringify(result) + '\n')

@@ -15,10 +15,13 @@ export interface CliProcess {
   stop (signal?: NodeJS.Signals): Promise<{ code: number | null, ms: number }>
 }
 
-/** `opts.prefix` runs the CLI through a wrapper command (e.g. `ip netns exec NAME`). */
-export function runCli (args: string[], env: Record<string, string> = {}, opts: { prefix?: string[], cwd?: string } = {}): CliProcess {
+/**
+ * `opts.prefix` runs the CLI through a wrapper command (e.g. `ip netns exec NAME`); `opts.nodeArgs` are
+ * flags for node itself (e.g. `--cpu-prof`, which NODE_OPTIONS does not take).
+ */
+export function runCli (args: string[], env: Record<string, string> = {}, opts: { prefix?: string[], cwd?: string, nodeArgs?: string[] } = {}): CliProcess {
   // tsx by URL: the process may run in another directory.
-  const argv = [process.execPath, '--import', import.meta.resolve('tsx'), join(REPO, 'node', 'cli.ts'), ...args]
+  const argv = [process.execPath, ...(opts.nodeArgs ?? []), '--import', import.meta.resolve('tsx'), join(REPO, 'node', 'cli.ts'), ...args]
   const [cmd, ...rest] = [...(opts.prefix ?? []), ...argv]
   const child = spawn(cmd!, rest, {
     cwd: opts.cwd ?? REPO, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe']

@@ -3,13 +3,11 @@
 // the same sha256; one worker's link goes down mid-transfer and the transfer still completes, the
 // overseer's intervention rows naming that worker. Needs root (skipped otherwise, with the reason).
 import t from 'tap'
-import { createHash, randomBytes } from 'node:crypto'
-import { createReadStream } from 'node:fs'
-import { open } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Level } from 'level'
 import { skipReason } from './harness/netns.ts'
 import { startNetwork, putSummary } from './harness/network.ts'
+import { writeRandomFile, sha256File } from './harness/files.ts'
 import { LevelStore } from '../../actors/store.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
 
@@ -18,25 +16,6 @@ t.setTimeout(540_000)
 
 const MIB = 1024 * 1024
 const SIZE = 256 * MIB
-
-async function writeRandomFile (path: string, size: number): Promise<string> {
-  const fh = await open(path, 'w')
-  const hash = createHash('sha256')
-  try {
-    for (let off = 0; off < size; off += 16 * MIB) {
-      const piece = randomBytes(Math.min(16 * MIB, size - off))
-      hash.update(piece)
-      await fh.write(piece, 0, piece.byteLength, off)
-    }
-  } finally { await fh.close() }
-  return hash.digest('hex')
-}
-
-async function sha256File (path: string): Promise<string> {
-  const hash = createHash('sha256')
-  for await (const piece of createReadStream(path)) hash.update(piece as Buffer)
-  return hash.digest('hex')
-}
 
 const skip = skipReason()
 t.test('a 256 MiB transfer across hosts survives a worker link going down', { skip: skip ?? false, timeout: 480_000 }, async t => {

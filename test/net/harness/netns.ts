@@ -3,7 +3,7 @@
 // optional tbf caps on both directions of a host's link, and every node its own process started with
 // `ip netns exec`. Names carry a random run id, so parallel runs never collide; the addresses
 // (10.77.0.0/24) exist only inside this run's namespaces. Needs root: `skipReason()` says why not.
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { runCli, type CliProcess } from '../../helpers/proc.ts'
@@ -44,6 +44,8 @@ export class NetLab {
   readonly hosts = new Map<string, LabHost>()
   readonly procs: CliProcess[] = []
   readonly #children: Array<ReturnType<typeof spawn>> = []
+  /** Every process started on a host (bwnet nodes, spawned servers, execs), with that host's name. */
+  readonly started: Array<{ host: string, child: ChildProcess }> = []
   #switchNs = `bw${this.id}-sw`
   #destroyed = false
   readonly #onExit = (): void => { this.#teardownSync() }
@@ -86,16 +88,20 @@ export class NetLab {
     }
   }
 
+  /** The namespace holding the bridge: its veth ends (`LabHost.peer`) count each host's traffic. */
+  get switchNs (): string { return this.#switchNs }
+
   host (name: string): LabHost {
     const h = this.hosts.get(name)
     if (h === undefined) throw new Error(`no host ${name}`)
     return h
   }
 
-  /** Runs `bwnet ARGS` on a host (its own process); JSON log lines are collected. */
-  bwnet (name: string, args: string[], env: Record<string, string> = {}): CliProcess {
-    const p = runCli(args, env, { prefix: ['ip', 'netns', 'exec', this.host(name).ns] })
+  /** Runs `bwnet ARGS` on a host (its own process); JSON log lines are collected. `nodeArgs`: flags for node. */
+  bwnet (name: string, args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): CliProcess {
+    const p = runCli(args, env, { prefix: ['ip', 'netns', 'exec', this.host(name).ns], nodeArgs })
     this.procs.push(p)
+    this.started.push({ host: name, child: p.child })
     return p
   }
 
@@ -115,6 +121,7 @@ export class NetLab {
   spawn (name: string, cmd: string[]): ReturnType<typeof spawn> {
     const child = spawn('ip', ['netns', 'exec', this.host(name).ns, ...cmd], { stdio: ['ignore', 'pipe', 'pipe'] })
     this.#children.push(child)
+    this.started.push({ host: name, child })
     return child
   }
 

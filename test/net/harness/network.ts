@@ -31,6 +31,8 @@ export interface NetworkOptions {
   flags?: Partial<Record<'orchestrator' | 'worker' | 'validator', string[]>>
   slots?: number
   logLevel?: string
+  /** Flags for node itself per host (`orch`, `w1`, …), e.g. `--cpu-prof --cpu-prof-dir DIR`. */
+  nodeArgs?: Record<string, string[]>
 }
 
 export interface Network {
@@ -92,7 +94,7 @@ export async function startNetwork (o: NetworkOptions): Promise<Network> {
 
     const orchIp = lab.host('orch').ip
     const orchestrator = lab.bwnet('orch', ['node', '--role', 'orchestrator', ...nodeFlags(orchIp, boot, orchestratorData),
-      '--block-time-ms', '1000', '--blocks-per-epoch', '10', '--result-gap-ms', String(RESULT_GAP_MS), ...(o.flags?.orchestrator ?? [])], env)
+      '--block-time-ms', '1000', '--blocks-per-epoch', '10', '--result-gap-ms', String(RESULT_GAP_MS), ...(o.flags?.orchestrator ?? [])], env, o.nodeArgs?.orch)
     const ready = await orchestrator.waitFor(l => l.event === 'node_ready', 60_000, 'orchestrator ready')
     const orchestratorHotkey = ready.hotkey as string
     const api = `http://${orchIp}:${API_PORT}`
@@ -112,10 +114,10 @@ export async function startNetwork (o: NetworkOptions): Promise<Network> {
     const workers = Array.from({ length: o.workers }, (_, i) => {
       const name = `w${i + 1}`
       return lab.bwnet(name, ['node', '--role', 'worker', ...nodeFlags(lab.host(name).ip, boot, join(dir, name)),
-        '--slots', String(o.slots ?? 4), '--bandwidth-mbps', String(o.workerMbit ?? 100), '--chain-host', orchestratorHotkey, ...(o.flags?.worker ?? [])], env)
+        '--slots', String(o.slots ?? 4), '--bandwidth-mbps', String(o.workerMbit ?? 100), '--chain-host', orchestratorHotkey, ...(o.flags?.worker ?? [])], env, o.nodeArgs?.[name])
     })
     const validator = lab.bwnet('val', ['node', '--role', 'validator', ...nodeFlags(lab.host('val').ip, boot, join(dir, 'validator')),
-      '--chain-host', orchestratorHotkey, ...(o.flags?.validator ?? [])], env)
+      '--chain-host', orchestratorHotkey, ...(o.flags?.validator ?? [])], env, o.nodeArgs?.val)
     const destDir = join(dir, 'dest')
     await (await import('node:fs/promises')).mkdir(destDir)
     const destIp = lab.host('dest').ip
