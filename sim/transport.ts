@@ -59,8 +59,13 @@ export class SimHub {
     const v = msg.to === msg.from ? DELIVER_NOW : this.#channel(msg)
     if (v.kind === 'unreachable') { this.stats.unreachable++; return false }
     if (v.kind === 'lost') { this.stats.lost++; return true }
-    this.#clock.setTimer(v.delayMs, () => { this.stats.delivered++; inbound(msg) })
+    this.#clock.setTimerWith(v.delayMs, this.#deliver, msg)
     return true
+  }
+
+  readonly #deliver = (msg: SimEnvelope): void => {
+    this.stats.delivered++
+    this.#nodes.get(msg.to)!(msg)
   }
 
   nodes (): IterableIterator<string> { return this.#nodes.keys() }
