@@ -24,7 +24,7 @@ interface ActorInternals {
   name: string
   childReferences: Map<string, unknown>
   log: unknown
-  __simCtx?: { parent: unknown, sender: unknown }
+  __simCtx?: { parent: unknown, path: unknown, self: unknown, name: string, children: unknown, sender: unknown, log: unknown }
   __simMsg?: unknown
   __simSender?: unknown
   __simThen?: [(next: unknown) => void, (e: unknown) => void]
