@@ -11,7 +11,7 @@ import { VirtualClock } from './clock.ts'
 import { Rng } from './rng.ts'
 import { installQuiescence, settle, drive } from './quiescence.ts'
 import { DEFAULT_SEED, DEFAULT_START, sample, type Scenario } from './scenario.ts'
-import { SimHub, compose, type SimEnvelope } from './transport.ts'
+import { SimHub, compose, DELIVER_NOW, UNREACHABLE, type SimEnvelope } from './transport.ts'
 import { latencyChannel, lossChannel, dropChannel, partitionChannel, cut, type PartitionWindow } from './transport/index.ts'
 import { SimDestination, SimChunkMover, SimBlobStore, type WorkerModel } from './world.ts'
 import { startOrchestratorNode, startWorkerNode, stopNode, type SimOrchestrator, type SimWorker } from './nodes.ts'
@@ -180,8 +180,8 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   const down = new Set<number>()
   const downSince = new Map<number, number>()
   const channel = compose(
-    (m: SimEnvelope) => (online(m.from) && online(m.to) ? { kind: 'deliver', delayMs: 0 } : { kind: 'unreachable' }),
-    (m: SimEnvelope) => (down.size > 0 && (down.has(site.get(m.from) ?? -1) || down.has(site.get(m.to) ?? -1)) ? { kind: 'unreachable' } : { kind: 'deliver', delayMs: 0 }),
+    (m: SimEnvelope) => (online(m.from) && online(m.to) ? DELIVER_NOW : UNREACHABLE),
+    (m: SimEnvelope) => (down.size > 0 && (down.has(site.get(m.from) ?? -1) || down.has(site.get(m.to) ?? -1)) ? UNREACHABLE : DELIVER_NOW),
     partitionChannel(partitions, n => site.get(n) ?? -1, () => clock.now()),
     // An orchestrator that drops results never relays its workers' task results (nor its failure notices).
     dropChannel(m => m.type === 'task_result' && droppingIds.has(m.from)),
