@@ -43,6 +43,7 @@ interface ActorInternals {
 }
 
 const require = createRequire(import.meta.url)
+const resolved = Promise.resolve()
 let installed = false
 let busyActors = 0
 
@@ -110,7 +111,7 @@ export function installQuiescence (): void {
       const a = this
       run = this.__simRun = () => { if (a.stopped !== true) runMessage(a, a.__simNext, a.__simNextSender) }
     }
-    queueMicrotask(run)
+    void resolved.then(run) // queueMicrotask would allocate an async resource and a bound function per call
   }
   proto.processNext = function (this: ActorInternals) {
     processNext.call(this)
