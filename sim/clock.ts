@@ -4,10 +4,13 @@ import { Heap } from 'heap-js'
 import type { Clock, Timer } from '../actors/ports.ts'
 
 /** A queued event is its own Timer handle (one allocation per timer on the hot path). */
+const NOTHING = (): void => {}
+
 class SimEvent implements Timer {
   cancelled = false
-  constructor (readonly at: number, readonly seq: number, readonly fn: (arg?: any) => void, readonly arg?: unknown) {}
-  cancel (): void { this.cancelled = true }
+  constructor (readonly at: number, readonly seq: number, public fn: (arg?: any) => void, public arg?: unknown) {}
+  /** A cancelled event stays queued until its time (lazy deletion) but lets go of what it would have run. */
+  cancel (): void { this.cancelled = true; this.fn = NOTHING; this.arg = undefined }
 }
 
 interface TickGroup { period: number, nextAt: number, members: Array<{ fn: () => void, stopped: boolean }>, stopped: number, key: string, timer: Timer | null }
