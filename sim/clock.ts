@@ -4,13 +4,16 @@ import { Heap } from 'heap-js'
 import type { Clock, Timer } from '../actors/ports.ts'
 
 /** A queued event is its own Timer handle (one allocation per timer on the hot path). */
+const NOTHING = (): void => {}
+
 class SimEvent implements Timer {
   cancelled = false
-  constructor (readonly at: number, readonly seq: number, readonly fn: () => void) {}
-  cancel (): void { this.cancelled = true }
+  constructor (readonly at: number, readonly seq: number, public fn: (arg?: any) => void, public arg?: unknown) {}
+  /** A cancelled event stays queued until its time (lazy deletion) but lets go of what it would have run. */
+  cancel (): void { this.cancelled = true; this.fn = NOTHING; this.arg = undefined }
 }
 
-interface TickGroup { period: number, nextAt: number, members: Array<{ fn: () => void, stopped: boolean }>, key: string, timer: Timer | null }
+interface TickGroup { period: number, nextAt: number, members: Array<{ fn: () => void, stopped: boolean }>, stopped: number, key: string, timer: Timer | null }
 
 const byTimeThenSeq = (a: SimEvent, b: SimEvent): number => a.at - b.at || a.seq - b.seq
 
@@ -34,6 +37,13 @@ export class VirtualClock implements Clock {
     return ev
   }
 
+  /** `setTimer` for `fn(arg)`, without a closure per event (the transport's deliveries). */
+  setTimerWith<A> (ms: number, fn: (arg: A) => void, arg: A): Timer {
+    const ev = new SimEvent(this.#now + Math.max(0, ms), this.#seq++, fn, arg)
+    this.#queue.push(ev)
+    return ev
+  }
+
   /**
    * Periodic timers with the same period and phase share one queued event (batched timers): at 100
    * coordinators their overseer ticks were most of the queue. Members run in the order they joined,
@@ -45,12 +55,12 @@ export class VirtualClock implements Clock {
     const key = `${period}@${nextAt}`
     let group = this.#groups.get(key)
     if (group === undefined) {
-      const g: TickGroup = { period, nextAt, members: [], key, timer: null }
+      const g: TickGroup = { period, nextAt, members: [], stopped: 0, key, timer: null }
       group = g
       this.#groups.set(key, g)
       const fire = (): void => {
         this.#groups.delete(g.key)
-        g.members = g.members.filter(m => !m.stopped)
+        if (g.stopped > 0) { g.members = g.members.filter(m => !m.stopped); g.stopped = 0 }
         if (g.members.length === 0) return
         g.nextAt = this.#now + g.period
         g.key = `${g.period}@${g.nextAt}`
@@ -65,9 +75,11 @@ export class VirtualClock implements Clock {
     g.members.push(member)
     return {
       cancel: () => {
+        if (member.stopped) return
         member.stopped = true
+        g.stopped++
         // The last member gone: the group's event leaves the queue too.
-        if (g.members.every(m => m.stopped)) { g.timer?.cancel(); this.#groups.delete(g.key) }
+        if (g.stopped === g.members.length) { g.timer?.cancel(); this.#groups.delete(g.key) }
       }
     }
   }
@@ -96,7 +108,7 @@ export class VirtualClock implements Clock {
       this.#queue.pop()
       if (top.cancelled) continue
       ran++
-      top.fn()
+      top.fn(top.arg)
     }
     this.fired += ran
     return ran

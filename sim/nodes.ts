@@ -31,8 +31,8 @@ export interface OrchestratorWiring {
   candidates (self: string): OrchestratorCandidate[]
   onEvent (coordinator: string, e: CoordinatorEvent): void
   isWorker (node: string): boolean
-  /** Transfers of this coordinator not yet completed or failed (gates the overseer tick, see below). */
-  liveTransfers (coordinator: string): number
+  /** Transfers of this coordinator not yet completed or failed, as a counter the engine keeps current (gates the overseer tick, see below). */
+  liveTransfers (coordinator: string): { n: number }
   /** Finished transfers' rows leave every store (sim/store.ts). */
   finished?: FinishedTransfers
 }
@@ -51,6 +51,9 @@ function gatedClock (clock: Env['clock'], live: () => boolean): Env['clock'] {
   }
 }
 
+/** The gate reads a counter (it runs for every coordinator every second of the run). */
+const gateOpen = (live: { n: number }) => (): boolean => live.n > 0
+
 const ORCHESTRATOR_ROUTES = inboundByType(ORCHESTRATOR_INBOUND)
 const WORKER_ROUTES = inboundByType(WORKER_INBOUND)
 
@@ -66,7 +69,7 @@ export function startOrchestratorNode (index: number, id: string, w: Orchestrato
   const net = w.hub.register(id, inbound)
   router = startRouter(system, { env: w.env, self: id, net, store })
   coordinator = startCoordinator(system, {
-    env: { ...w.env, clock: gatedClock(w.env.clock, () => w.liveTransfers(id) > 0) }, self: id, net, store, blobs: w.blobs,
+    env: { ...w.env, clock: gatedClock(w.env.clock, gateOpen(w.liveTransfers(id))) }, self: id, net, store, blobs: w.blobs,
     driverFor: async (destinationId) => w.destination(destinationId),
     candidates: async () => w.candidates(id),
     signSource: (transferId, index, attemptId, expiresAt) => {

@@ -9,9 +9,9 @@ import type { CoordinatorEvent, OrchestratorCandidate } from '../actors/transfer
 import type { TransferRow } from '../actors/transfer/model.ts'
 import { VirtualClock } from './clock.ts'
 import { Rng } from './rng.ts'
-import { installQuiescence, settle } from './quiescence.ts'
+import { installQuiescence, settle, drive } from './quiescence.ts'
 import { DEFAULT_SEED, DEFAULT_START, sample, type Scenario } from './scenario.ts'
-import { SimHub, compose, type SimEnvelope } from './transport.ts'
+import { SimHub, compose, DELIVER_NOW, UNREACHABLE, type SimEnvelope } from './transport.ts'
 import { latencyChannel, lossChannel, dropChannel, partitionChannel, cut, type PartitionWindow } from './transport/index.ts'
 import { SimDestination, SimChunkMover, SimBlobStore, type WorkerModel } from './world.ts'
 import { startOrchestratorNode, startWorkerNode, stopNode, type SimOrchestrator, type SimWorker } from './nodes.ts'
@@ -180,8 +180,8 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   const down = new Set<number>()
   const downSince = new Map<number, number>()
   const channel = compose(
-    (m: SimEnvelope) => (online(m.from) && online(m.to) ? { kind: 'deliver', delayMs: 0 } : { kind: 'unreachable' }),
-    (m: SimEnvelope) => (down.size > 0 && (down.has(site.get(m.from) ?? -1) || down.has(site.get(m.to) ?? -1)) ? { kind: 'unreachable' } : { kind: 'deliver', delayMs: 0 }),
+    (m: SimEnvelope) => (online(m.from) && online(m.to) ? DELIVER_NOW : UNREACHABLE),
+    (m: SimEnvelope) => (down.size > 0 && (down.has(site.get(m.from) ?? -1) || down.has(site.get(m.to) ?? -1)) ? UNREACHABLE : DELIVER_NOW),
     partitionChannel(partitions, n => site.get(n) ?? -1, () => clock.now()),
     // An orchestrator that drops results never relays its workers' task results (nor its failure notices).
     dropChannel(m => m.type === 'task_result' && droppingIds.has(m.from)),
@@ -218,7 +218,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     } else if (m.type === 'task_result' && !m.from.startsWith('w-') && (m.body as { success: boolean }).success) backlog++
   })
 
-  const live = new Map<string, number>(orchIds.map(id => [id, 0]))
+  const live = new Map<string, { n: number }>(orchIds.map(id => [id, { n: 0 }]))
   // What the last invariant needs of every transfer that ended, taken when it ends (its rows then leave memory).
   const ended = new Set<string>()
   const endedTally = { completed: 0, failed: 0, cancelled: 0, incomplete: 0, failedNoReason: 0, tasks: 0, cancelledTasks: 0 }
@@ -226,9 +226,9 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     const now = clock.now()
     if (e.type === 'transfer') {
       const r = e.row
-      if (r.status === 'pending') live.set(coordinator, live.get(coordinator)! + 1)
+      if (r.status === 'pending') live.get(coordinator)!.n++
       else if ((r.status === 'completed' || r.status === 'failed' || r.status === 'cancelled') && !ended.has(r.id)) {
-        live.set(coordinator, live.get(coordinator)! - 1)
+        live.get(coordinator)!.n--
         ended.add(r.id)
         endedTally.tasks += r.total_chunks
         if (r.status === 'completed') { endedTally.completed++; if (r.chunks_delivered !== r.total_chunks) endedTally.incomplete++ }
@@ -281,7 +281,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   }
   for (let i = 0; i < nOrch; i++) {
     orchestrators.push(startOrchestratorNode(i, orchIds[i]!, {
-      env, hub, blobs, destination: (id) => destinations.get(id)!, candidates, onEvent, isWorker: n => n.startsWith('w-'), liveTransfers: id => live.get(id) ?? 0, finished: finishedTransfers
+      env, hub, blobs, destination: (id) => destinations.get(id)!, candidates, onEvent, isWorker: n => n.startsWith('w-'), liveTransfers: id => live.get(id)!, finished: finishedTransfers
     }))
   }
   const slots = scenario.workers.slots ?? DEFAULT_SLOTS
@@ -444,17 +444,20 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   let steps = 0
   const finished = (): boolean => clock.now() >= workloadEndMs && workload.transfers.length === scenario.workload.transfers &&
     totals.completed + totals.failedTransfers + workload.refused >= workload.transfers.length
-  await settle()
-  for (;;) {
-    const ran = clock.step(endMs)
-    if (ran === 0) break
-    await settle()
-    steps++
-    if (opts.onProgress !== undefined && steps % PROGRESS_EVERY_STEPS === 0) {
-      opts.onProgress({ simMs: clock.now() - startMs, totalMs: endMs - startMs, transfers: workload.transfers.length, tasksVerified: totals.verified, steps })
+  // One instant at a time: the events due, then (drive) every actor idle again before time moves.
+  let stepped = false
+  await drive(() => {
+    if (stepped) {
+      steps++
+      if (opts.onProgress !== undefined && steps % PROGRESS_EVERY_STEPS === 0) {
+        opts.onProgress({ simMs: clock.now() - startMs, totalMs: endMs - startMs, transfers: workload.transfers.length, tasksVerified: totals.verified, steps })
+      }
+      if (finished()) return false
     }
-    if (finished()) break
-  }
+    if (clock.step(endMs) === 0) return false
+    stepped = true
+    return true
+  })
   epochTimer.cancel()
   closeEpoch()
   opts.onProgress?.({ simMs: clock.now() - startMs, totalMs: endMs - startMs, transfers: workload.transfers.length, tasksVerified: totals.verified, steps })

@@ -124,7 +124,23 @@ export class SimStore implements Store {
   size (name: TableName): number { return this.#tree(name).size }
 }
 
-async function * rangeOf<V> (tree: Tree, range: RangeOptions): AsyncIterable<[string, V]> {
+/** The rows of a range, read at once (as a snapshot), handed out by a plain async iterator (no generator). */
+function rangeOf<V> (tree: Tree, range: RangeOptions): AsyncIterable<[string, V]> {
+  return {
+    [Symbol.asyncIterator]: () => {
+      let rows: Array<[string, V]> | null = null
+      let i = 0
+      return {
+        next: async (): Promise<IteratorResult<[string, V]>> => {
+          rows ??= rowsOf<V>(tree, range)
+          return i < rows.length ? { value: rows[i++]!, done: false } : { value: undefined, done: true }
+        }
+      }
+    }
+  }
+}
+
+function rowsOf<V> (tree: Tree, range: RangeOptions): Array<[string, V]> {
   const limit = range.limit ?? Infinity
   const inRange = (k: string): boolean =>
     (range.gt === undefined || k > range.gt) && (range.gte === undefined || k >= range.gte) &&
@@ -147,5 +163,5 @@ async function * rangeOf<V> (tree: Tree, range: RangeOptions): AsyncIterable<[st
       if (inRange(k)) out.push([k, v as V])
     }
   }
-  yield * out
+  return out
 }

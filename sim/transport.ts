@@ -12,6 +12,8 @@ export type Verdict = { kind: 'deliver', delayMs: number } | { kind: 'lost' } | 
 export type Channel = (msg: SimEnvelope) => Verdict
 
 export const DELIVER_NOW: Verdict = Object.freeze({ kind: 'deliver', delayMs: 0 })
+export const LOST: Verdict = Object.freeze({ kind: 'lost' })
+export const UNREACHABLE: Verdict = Object.freeze({ kind: 'unreachable' })
 
 /** Channels in a row: delays add up; the first loss or unreachability decides. */
 export function compose (...channels: Channel[]): Channel {
@@ -22,7 +24,7 @@ export function compose (...channels: Channel[]): Channel {
       if (v.kind !== 'deliver') return v
       delay += v.delayMs
     }
-    return { kind: 'deliver', delayMs: delay }
+    return delay === 0 ? DELIVER_NOW : { kind: 'deliver', delayMs: delay }
   }
 }
 
@@ -59,8 +61,13 @@ export class SimHub {
     const v = msg.to === msg.from ? DELIVER_NOW : this.#channel(msg)
     if (v.kind === 'unreachable') { this.stats.unreachable++; return false }
     if (v.kind === 'lost') { this.stats.lost++; return true }
-    this.#clock.setTimer(v.delayMs, () => { this.stats.delivered++; inbound(msg) })
+    this.#clock.setTimerWith(v.delayMs, this.#deliver, msg)
     return true
+  }
+
+  readonly #deliver = (msg: SimEnvelope): void => {
+    this.stats.delivered++
+    this.#nodes.get(msg.to)!(msg)
   }
 
   nodes (): IterableIterator<string> { return this.#nodes.keys() }

@@ -125,3 +125,73 @@ export function rotatedOrder<C extends AllocationCandidate> (candidates: readonl
 export function scoreOrder<C extends AllocationCandidate> (candidates: readonly C[]): C[] {
   return [...candidates].sort((a, b) => cleanScore(b.score) - cleanScore(a.score) || compareText(keyOf(a), keyOf(b)) || compareText(a.id, b.id))
 }
+
+/** Leftovers up to this many are picked by selection; more, by sorting (the two agree). */
+const SELECT_LEFTOVERS_MAX = 16
+
+/**
+ * The coordinator's wave split in one pass: the same slices as
+ * `allocateChunks(T, rotatedOrder(candidates, seed).map((c, i) => ({ ...c, key: position i })))`
+ * (Hamilton over the rotated order, ties by score desc, then position), without the intermediate
+ * copies, keys and full sort: a wave of a few chunks over 100 candidates hands out a few leftovers,
+ * which selection finds in O(leftover · n). Keys are the ids (candidates carry no `key`).
+ */
+export function allocateRotated (totalChunks: number, candidates: readonly AllocationCandidate[], seed: string): ChunkSlice[] {
+  if (!Number.isSafeInteger(totalChunks) || totalChunks < 0) throw new RangeError(`bad chunk count ${totalChunks}`)
+  const n = candidates.length
+  if (n === 0) {
+    if (totalChunks > 0) throw new RangeError('no candidates to allocate chunks to')
+    return []
+  }
+  // Key (= id) order; callers usually pass candidates already in it, which skips the sort.
+  let sorted: readonly AllocationCandidate[] = candidates
+  for (let i = 1; i < n; i++) {
+    if (compareText(candidates[i - 1]!.id, candidates[i]!.id) >= 0) { sorted = [...candidates].sort((a, b) => compareText(a.id, b.id)); break }
+  }
+  for (let i = 1; i < n; i++) if (sorted[i - 1]!.id === sorted[i]!.id) throw new RangeError(`duplicate candidate id ${sorted[i]!.id}`)
+  const start = hashSeed(seed) % n
+  const at = (r: number): AllocationCandidate => sorted[(start + r) % n]!
+  const scores = new Float64Array(n)
+  let sum = 0
+  for (let r = 0; r < n; r++) { scores[r] = cleanScore(at(r).score); sum += scores[r]! }
+  const quotas = new Float64Array(n)
+  const counts = new Array<number>(n)
+  let given = 0
+  for (let r = 0; r < n; r++) {
+    quotas[r] = sum > 0 ? (scores[r]! / sum) * totalChunks : totalChunks / n
+    counts[r] = Math.floor(quotas[r]!)
+    given += counts[r]!
+  }
+  let leftover = totalChunks - given
+  // hamiltonCounts' order: larger fraction (within epsilon: equal), then higher score, then position.
+  const before = (a: number, b: number): boolean => {
+    const fa = quotas[a]! - counts[a]!
+    const fb = quotas[b]! - counts[b]!
+    if (Math.abs(fa - fb) > FRACTION_TIE_EPSILON) return fa > fb
+    if (scores[a] !== scores[b]) return scores[a]! > scores[b]!
+    return a < b
+  }
+  if (leftover > 0 && leftover <= SELECT_LEFTOVERS_MAX && leftover <= n) {
+    const taken = new Uint8Array(n)
+    const extra = new Array<number>(leftover)
+    for (let k = 0; k < leftover; k++) {
+      let best = -1
+      for (let r = 0; r < n; r++) if (taken[r] === 0 && (best < 0 || before(r, best))) best = r
+      taken[best] = 1
+      extra[k] = best
+    }
+    for (const r of extra) counts[r]!++
+  } else if (leftover > 0) {
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0))
+    for (let k = 0; leftover > 0; k = (k + 1) % n, leftover--) counts[order[k]!]!++
+  }
+  const slices: ChunkSlice[] = []
+  let next = 0
+  for (let r = 0; r < n; r++) {
+    const count = counts[r]!
+    if (count === 0) continue
+    slices.push({ id: at(r).id, chunkStart: next, chunkEnd: next + count - 1, count })
+    next += count
+  }
+  return slices
+}

@@ -22,9 +22,20 @@ export function epochOfBlock (block: number, blocksPerEpoch = BLOCKS_PER_EPOCH):
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0')
 
+// The last conversion: actors stamp every row of one instant with the same time.
+let lastMs = Number.NaN
+let lastIso = ''
+
 /** `YYYY-MM-DDTHH:mm:ss.sssZ` for epoch ms (UTC, proleptic Gregorian, years 0..9999). */
 export function isoFromMs (ms: number): string {
+  if (ms === lastMs) return lastIso
   if (!Number.isFinite(ms)) throw new RangeError(`not a time: ${ms}`)
+  lastIso = civilIso(ms)
+  lastMs = ms
+  return lastIso
+}
+
+function civilIso (ms: number): string {
   const whole = Math.floor(ms)
   const days = Math.floor(whole / 86_400_000)
   let rest = whole - days * 86_400_000

@@ -112,7 +112,7 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
           for (let k = 0; k < eligible.length; k++) {
             const cand = eligible[(state.rr + k) % eligible.length]!
             const load = cand[1].inflight.size / cand[1].slots
-            if (load < bestLoad) { best = cand; bestLoad = load }
+            if (load < bestLoad) { best = cand; bestLoad = load; if (load === 0) break } // nothing is below an idle worker
           }
           state.rr++
           if (best === undefined) { assignments.push({ attemptId: offer.attemptId, worker: null }); continue }

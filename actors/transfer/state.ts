@@ -11,7 +11,7 @@ import { systemRandom } from '../random.ts'
 import type { StoreOp } from '../ports.ts'
 import type { Reply } from '../runtime.ts'
 import type { MessageType, TaskAssigned, TaskResult, VerifyVerdict, TransferFailure, AttemptEnding } from '../../protocol/index.ts'
-import { allocateChunks, rotatedOrder } from '../domain/allocation.ts'
+import { allocateRotated } from '../domain/allocation.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
 import { ATTEMPT_SLOTS_PER_CHUNK, type DeliveredPart, type UploadSpec, type UploadState } from '../destination.ts'
 import {
@@ -444,9 +444,9 @@ export class TransferState {
       if (chunkIdx.length === 0) return
       // Ties in score are broken by a rotation seeded with the transfer and wave, so small transfers
       // spread over every orchestrator instead of always landing on the lowest keys.
-      const rotated = rotatedOrder(cands.map(c => ({ id: c.hotkey, score: c.score })), `${a.row.id}/${a.wave}`)
-      const alloc = allocateChunks(chunkIdx.length, rotated.map((c, i) => ({ ...c, key: String(i).padStart(6, '0') })))
-      for (const s of alloc.slices) {
+      // (allocateRotated: Hamilton over the rotated order, docs/formulas.md#allocation.)
+      const slices = allocateRotated(chunkIdx.length, cands.map(c => ({ id: c.hotkey, score: c.score })), `${a.row.id}/${a.wave}`)
+      for (const s of slices) {
         if (s.count === 0) continue
         assignment.set(s.id, [...(assignment.get(s.id) ?? []), ...chunkIdx.slice(s.chunkStart, s.chunkEnd + 1)])
       }

@@ -2,13 +2,19 @@
 // scenario, plus the same world with half of the tasks (the baseline of the growth ratio), each in its
 // own process (so peak RSS is its own). Prints wall and CPU time, peak RSS and growth ratios, a JSON
 // line, and writes bench/out/sim.json.
-//   npm run bench:sim [-- --scenario FILE --fractions 0.5,1 --out bench/out/sim.json]
-import { spawn } from 'node:child_process'
+//
+// The simulator runs compiled, as the `bwnet` binary and the package's `bwnet/sim` export run it: the
+// bench first compiles the tree with tsc (tsconfig.build.json) into bench/out/sim-dist/, outside the
+// timed part. `--source` runs it from the TypeScript sources through tsx instead (whose transform
+// wraps every function in a naming helper, measured ~12% slower).
+//   npm run bench:sim [-- --scenario FILE --fractions 0.5,1 --out bench/out/sim.json --source]
+import { spawn, execFileSync } from 'node:child_process'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { availableParallelism } from 'node:os'
-import { loadScenario, runSimulation } from '../../sim/index.ts'
+import { createRequire } from 'node:module'
 
 const DEFAULT_SCENARIO = join(import.meta.dirname, '../../sim/scenarios/bench-1m.json')
 const BUDGET_WALL_S = 120 // acceptance: within 2 minutes
@@ -16,9 +22,22 @@ const BUDGET_RSS_BYTES = 4 * 1024 ** 3 // and 4 GiB
 const BUDGET_GROWTH = 2.1 // x2 tasks -> at most x2.1 wall time
 const CHILD_TIMEOUT_MS = 15 * 60_000 // a run that hangs is ended
 
+const ROOT = join(import.meta.dirname, '../..')
+const BUILD_DIR = join(ROOT, 'bench/out/sim-dist')
+
+/** Compiles the tree into BUILD_DIR with the package's own build settings; returns the simulator's entry. */
+function build (): string {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+  execFileSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', BUILD_DIR], { stdio: 'inherit', cwd: ROOT })
+  return join(BUILD_DIR, 'sim/index.js')
+}
+
+type SimModule = typeof import('../../sim/index.ts')
+
 interface One { fraction: number, transfers: number, tasks: number, tasksVerified: number, wallS: number, cpuS: number, maxRssBytes: number, simulatedHours: number, events: number, steps: number, invariantsOk: boolean }
 
-async function one (scenarioPath: string, fraction: number): Promise<void> {
+async function one (scenarioPath: string, fraction: number, simModule: string): Promise<void> {
+  const { loadScenario, runSimulation } = await import(simModule) as SimModule
   const scenario = await loadScenario(scenarioPath)
   scenario.workload.transfers = Math.round(scenario.workload.transfers * fraction)
   const started = performance.now()
@@ -35,9 +54,9 @@ async function one (scenarioPath: string, fraction: number): Promise<void> {
   process.stdout.write(JSON.stringify(r) + '\n')
 }
 
-function child (scenario: string, fraction: number): Promise<One> {
+function child (scenario: string, fraction: number, simModule: string): Promise<One> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [...process.execArgv, import.meta.filename, '--child', String(fraction), '--scenario', scenario], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const p = spawn(process.execPath, [...process.execArgv, import.meta.filename, '--child', String(fraction), '--scenario', scenario, '--sim-module', simModule], { stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     const timer = setTimeout(() => p.kill('SIGKILL'), CHILD_TIMEOUT_MS)
     p.stdout.on('data', (d: Buffer) => { out += d.toString() })
@@ -52,16 +71,19 @@ function child (scenario: string, fraction: number): Promise<One> {
 
 const { values } = parseArgs({ options: {
   child: { type: 'string' }, scenario: { type: 'string', default: DEFAULT_SCENARIO },
-  fractions: { type: 'string', default: '0.5,1' }, out: { type: 'string', default: 'bench/out/sim.json' }
+  fractions: { type: 'string', default: '0.5,1' }, out: { type: 'string', default: 'bench/out/sim.json' },
+  source: { type: 'boolean', default: false }, 'sim-module': { type: 'string' }
 } })
 
 if (values.child !== undefined) {
-  await one(values.scenario, Number(values.child))
+  await one(values.scenario, Number(values.child), values['sim-module'] ?? pathToFileURL(join(ROOT, 'sim/index.ts')).href)
 } else {
   const fractions = values.fractions.split(',').map(Number)
   const runs: One[] = []
+  const simModule = values.source ? pathToFileURL(join(ROOT, 'sim/index.ts')).href : pathToFileURL(build()).href
+  console.log(`simulator: ${values.source ? 'TypeScript sources through tsx' : 'compiled with tsc (tsconfig.build.json) into bench/out/sim-dist'}`)
   for (const f of fractions) {
-    const r = await child(values.scenario, f)
+    const r = await child(values.scenario, f, simModule)
     runs.push(r)
     console.log(`tasks ${String(r.tasks).padStart(7)} (x${f})  wall ${r.wallS.toFixed(1).padStart(6)} s  cpu ${r.cpuS.toFixed(1).padStart(6)} s  peak RSS ${(r.maxRssBytes / 2 ** 20).toFixed(0).padStart(5)} MiB  ${(r.tasks / r.wallS).toFixed(0)} tasks/s  ${r.simulatedHours.toFixed(1)} h simulated  invariants ${r.invariantsOk ? 'ok' : 'FAILED'}`)
   }
@@ -70,7 +92,7 @@ if (values.child !== undefined) {
   for (const g of growth.slice(1)) console.log(`x${g.tasksRatio.toFixed(2)} tasks -> x${g.wallRatio.toFixed(2)} wall time (budget x${BUDGET_GROWTH} for x2), x${g.cpuRatio.toFixed(2)} CPU time, x${g.rssRatio.toFixed(2)} peak RSS`)
   const full = runs.find(r => r.fraction === 1)
   const result = {
-    bench: 'sim', scenario: values.scenario, cores: availableParallelism(), node: process.version, runs, growth,
+    bench: 'sim', scenario: values.scenario, simulator: values.source ? 'source (tsx)' : 'compiled (tsc)', cores: availableParallelism(), node: process.version, runs, growth,
     budget: { wallS: BUDGET_WALL_S, rssBytes: BUDGET_RSS_BYTES, growth: BUDGET_GROWTH },
     withinBudget: full === undefined ? null : full.wallS <= BUDGET_WALL_S && full.maxRssBytes <= BUDGET_RSS_BYTES && full.invariantsOk,
     growthWithinBudget: growth.filter(g => Math.abs(g.tasksRatio - 2) < 0.01).every(g => g.wallRatio <= BUDGET_GROWTH)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { allocateChunks, hamiltonCounts, allocateRecovery, eligibleCandidates, hashSeed, rotatedOrder, scoreOrder } from '../../../actors/domain/index.ts'
+import { allocateChunks, allocateRotated, hamiltonCounts, allocateRecovery, eligibleCandidates, hashSeed, rotatedOrder, scoreOrder } from '../../../actors/domain/index.ts'
 
 const counts = (r: Array<{ count: number }>): number[] => r.map(c => c.count)
 
@@ -47,4 +47,26 @@ t.test('seeded orders are deterministic', async t => {
   const start = hashSeed('transfer-1') % 3
   t.same(rotatedOrder(cands, 'transfer-1').map(c => c.id), ['a', 'b', 'c', 'a', 'b', 'c'].slice(start, start + 3))
   t.same(scoreOrder(cands).map(c => c.id), ['a', 'b', 'c'])
+})
+
+t.test('allocateRotated gives the slices of allocateChunks over rotatedOrder with positional keys', async t => {
+  // A small seeded generator: scores with ties, zeros and float noise; candidates in and out of key order.
+  let s = 12345
+  const rnd = (): number => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return s / 2 ** 32 }
+  const pick = (): number => { const r = rnd(); return r < 0.3 ? 1 : r < 0.4 ? 0 : r < 0.5 ? 0.1 + 0.2 : Math.round(rnd() * 1000) / 1000 }
+  let compared = 0
+  for (let round = 0; round < 400; round++) {
+    const n = 1 + Math.floor(rnd() * 120)
+    const cands = Array.from({ length: n }, (_, i) => ({ id: `orch-${String(i).padStart(3, '0')}`, score: pick() }))
+    if (round % 3 === 0) cands.reverse()
+    const T = Math.floor(rnd() * (round % 5 === 0 ? 300 : 9))
+    const seed = `t${round}/${round % 7}`
+    const expected = allocateChunks(T, rotatedOrder(cands, seed).map((c, i) => ({ ...c, key: String(i).padStart(6, '0') }))).slices
+    t.same(allocateRotated(T, cands, seed), expected, `round ${round}: n ${n}, T ${T}`)
+    compared++
+  }
+  t.equal(compared, 400)
+  t.throws(() => allocateRotated(3, [], 's'), RangeError)
+  t.throws(() => allocateRotated(3, [{ id: 'a', score: 1 }, { id: 'a', score: 2 }], 's'), RangeError)
+  t.same(allocateRotated(0, [], 's'), [])
 })
