@@ -60,7 +60,8 @@ export function startIo (opts: IoOptions): Io {
       case 'verify':
         void (async () => {
           const driver = await deps.driverFor(job.check.destinationId)
-          if (driver.readableBeforeComplete && driver.readTarget !== undefined) {
+          // A read target is what lets a validator read a chunk back before completion (absent for s3).
+          if (driver.readTarget !== undefined) {
             const c = job.check.chunk
             const read = await driver.readTarget(job.check.upload, c.offset, c.length, deps.env.clock.now() + opts.offerTtlMs())
             deps.net.send(job.validator, 'verify_request', { ...job.request, read })

@@ -10,7 +10,7 @@ import type { Network, Store, StoreOp } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref } from '../runtime.ts'
 import { prefixRange } from '../store.ts'
 import {
-  computePrism, DAY_MS, type PrismOrchestratorInput, type PrismPool, type ThroughputSample, type OutcomeEvent,
+  computePrism, DAY_MS, type PrismComponents, type PrismOrchestratorInput, type PrismPool, type ThroughputSample, type OutcomeEvent,
   type PenaltyRow, type ReadinessTransition
 } from '../domain/prism.ts'
 import type { VerifyRequest, ReadTarget, PrismScores } from '../../protocol/index.ts'
@@ -123,6 +123,8 @@ export interface VerifierDeps {
   sampleRate: number
   /** Whether an orchestrator is connected and has workers now (PRISM readiness). */
   readiness (hotkey: string): { ready: boolean, connected: boolean }
+  /** Every PRISM component of an epoch's computation, once stored (the simulator's metrics read them). */
+  onPrism? (epoch: number, prism: readonly PrismComponents[]): void
 }
 
 export interface Verifier { ref: Ref<VerifierMsg>, scoreOf (hotkey: string): number }
@@ -271,6 +273,7 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
         ops.push({ type: 'put', table: 'meta', key: PRISM_KEYS.scores, value: Object.fromEntries(state.scores) })
         await store.batch(ops)
         latest = new Map(state.scores)
+        deps.onPrism?.(msg.epoch, prism)
         net.broadcast('prism_scores', { epoch: msg.epoch, computedAt: now, scores })
         log.info({ epoch: msg.epoch, orchestrators: scores.length, event: 'prism_published' }, 'PRISM scores published')
         return state
