@@ -1,7 +1,7 @@
 // The epoch machinery as the simulator sees it: evidence and penalties in, one close per epoch out
 // (PRISM per orchestrator, tiered weights, the served vector). `FormulaEpochs` calls the pure formulas
-// of actors/domain directly; it is the single point where the validator's epoch actor can take over
-// (same evidence fields as its TaskEvidence and OrchestratorPenalty records).
+// of actors/domain directly (cheap: the default); `ValidatorEpochs` (sim/validators.ts) runs the
+// validator's own verifier and epoch actors instead (scenario field `validators`).
 import {
   computePrism, epochSummary, servedWeights, weightVector, HOUR_MS, DAY_MS,
   type PrismComponents, type PrismOrchestratorInput, type PenaltyKind, type PenaltyRow, type EpochSummary,
@@ -30,13 +30,27 @@ export interface EpochClose {
   served: ServedVector
 }
 
+/** What one close yields: this epoch's PRISM (routing from now on), and the epochs whose weights it made final. */
+export interface EpochStep {
+  prism: PrismComponents[]
+  /** FormulaEpochs: this epoch. The validator's machine publishes one epoch late: the one before. */
+  closes: EpochClose[]
+}
+
 export interface EpochEngine {
+  /** True when the engine verifies deliveries itself (the validator actors): the coordinators' outcomes are not its evidence. */
+  readonly verifies: boolean
   evidence (e: SimTaskEvidence): void
   /** A failed attempt or an overseer intervention charged to an orchestrator (reliability). */
   outcome (orchestrator: string, atMs: number, kind: 'failed' | 'intervention'): void
   penalty (p: SimPenalty): void
   readiness (orchestrator: string, atMs: number, connected: boolean): void
-  close (epoch: number, atMs: number): EpochClose
+  close (epoch: number, atMs: number): EpochStep | Promise<EpochStep>
+  /** After the last close (`lastEpoch`): the closes still unpublished. */
+  finish? (lastEpoch: number, atMs: number): Promise<EpochClose[]>
+  /** The node ids coordinators ask to verify deliveries (none: the coordinators check for themselves). */
+  validators? (): string[]
+  stop? (): Promise<void>
 }
 
 interface Bucket { atMs: number, mbpsTasks: number, tasks: number, verified: number, failed: number, interventions: number }
@@ -55,6 +69,7 @@ interface Book {
 const bucketOf = (atMs: number): number => Math.floor(atMs / HOUR_MS)
 
 export class FormulaEpochs implements EpochEngine {
+  readonly verifies = false
   readonly #books = new Map<string, Book>()
   readonly #history: WeightVector[] = []
   readonly #ageStartMs: number
@@ -108,7 +123,12 @@ export class FormulaEpochs implements EpochEngine {
     b.transitions.push({ atMs, ready: true, connected })
   }
 
-  close (epoch: number, atMs: number): EpochClose {
+  close (epoch: number, atMs: number): EpochStep {
+    const c = this.closeNow(epoch, atMs)
+    return { prism: c.prism, closes: [c] }
+  }
+
+  closeNow (epoch: number, atMs: number): EpochClose {
     const horizon = bucketOf(atMs - DAY_MS)
     const inputs: PrismOrchestratorInput[] = []
     for (const b of this.#books.values()) {

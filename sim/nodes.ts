@@ -31,6 +31,10 @@ export interface OrchestratorWiring {
   candidates (self: string): OrchestratorCandidate[]
   onEvent (coordinator: string, e: CoordinatorEvent): void
   isWorker (node: string): boolean
+  /** Validators in the loop (sim/validators.ts): their verdicts come in as a validator's. */
+  isValidator? (node: string): boolean
+  /** The validators this coordinator can ask now (none: it checks every delivery itself). */
+  validators? (self: string): string[]
   /** Transfers of this coordinator not yet completed or failed, as a counter the engine keeps current (gates the overseer tick, see below). */
   liveTransfers (coordinator: string): { n: number }
   /** Finished transfers' rows leave every store (sim/store.ts). */
@@ -64,7 +68,7 @@ export function startOrchestratorNode (index: number, id: string, w: Orchestrato
   let coordinator: Coordinator | null = null
   // Every sim node is ours: a sender is a worker or an orchestrator, as the model says.
   const inbound = (m: SimEnvelope): void => {
-    deliverInbound(ORCHESTRATOR_ROUTES, { router: router!.ref, coordinator: coordinator!.ref }, { type: m.type, from: m.from, body: m.body, role: w.isWorker(m.from) ? 'worker' : 'orchestrator' })
+    deliverInbound(ORCHESTRATOR_ROUTES, { router: router!.ref, coordinator: coordinator!.ref }, { type: m.type, from: m.from, body: m.body, role: w.isWorker(m.from) ? 'worker' : w.isValidator?.(m.from) === true ? 'validator' : 'orchestrator' })
   }
   const net = w.hub.register(id, inbound)
   router = startRouter(system, { env: w.env, self: id, net, store })
@@ -76,7 +80,8 @@ export function startOrchestratorNode (index: number, id: string, w: Orchestrato
       const path = `/data/${transferId}/${index}?attempt=${attemptId}&exp=${expiresAt}`
       return { url: `sim://${id}${path}`, path }
     },
-    onEvent: (e) => w.onEvent(id, e)
+    onEvent: (e) => w.onEvent(id, e),
+    ...(w.validators !== undefined ? { validators: () => w.validators!(id) } : {})
   })
   return { index, id, system, store, net, router, coordinator }
 }

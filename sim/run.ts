@@ -15,7 +15,8 @@ import { SimHub, compose, DELIVER_NOW, UNREACHABLE, type SimEnvelope } from './t
 import { latencyChannel, lossChannel, dropChannel, partitionChannel, cut, type PartitionWindow } from './transport/index.ts'
 import { SimDestination, SimChunkMover, SimBlobStore, type WorkerModel } from './world.ts'
 import { startOrchestratorNode, startWorkerNode, stopNode, type SimOrchestrator, type SimWorker } from './nodes.ts'
-import { FormulaEpochs, type EpochEngine, type EpochClose } from './epochs.ts'
+import { FormulaEpochs, type EpochEngine, type EpochClose, type EpochStep } from './epochs.ts'
+import { ValidatorEpochs, SimRangeReader, DEFAULT_SAMPLE_RATE, DEFAULT_VALIDATOR_LATENCY_MS } from './validators.ts'
 import { Workload } from './workload.ts'
 import { FinishedTransfers } from './store.ts'
 import { SimSellers } from './sell.ts'
@@ -92,15 +93,33 @@ export interface SimMetrics {
   }
   transport: { sent: number, delivered: number, lost: number, unreachable: number, byType: Record<string, number> }
   logs: Record<string, number>
+  /** Only with validators in the loop (scenario `validators`): what the verifier did. */
+  validators?: ValidatorMetrics
   epochs: EpochMetrics[]
   invariants: Invariant[]
+}
+
+export interface ValidatorMetrics {
+  count: number
+  sampleRate: number
+  /** verify_request messages the coordinators sent (every reported delivery, while a validator was reachable). */
+  verifyRequests: number
+  /** Ranges the verifier read back (the sampled share). */
+  readBacks: number
+  verified: number
+  mismatches: number
+  /** integrity_chunk_mismatch penalties the verifier recorded, each on the worker that wrote the bytes. */
+  workerPenalties: number
+  workersPenalized: number
+  /** Of those, workers that were not corrupting (0 unless the verifier is wrong). */
+  honestWorkersPenalized: number
 }
 
 export interface Progress { simMs: number, totalMs: number, transfers: number, tasksVerified: number, steps: number }
 export interface RunOptions {
   seed?: number
   onProgress?: (p: Progress) => void
-  /** Swaps the epoch machinery (e.g. for the validator's epoch actor); default: the formulas. */
+  /** Swaps the epoch machinery; default: the scenario's (`validators`: the validator actors; else the formulas). */
   epochs?: (orchestrators: string[], startMs: number) => EpochEngine
 }
 
@@ -199,15 +218,39 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   const blobs = new SimBlobStore()
 
   // --- epochs, evidence, metrics -----------------------------------------------------------------
-  const epochs = (opts.epochs ?? ((ids, s) => new FormulaEpochs(ids, s)))(orchIds, startMs)
-  const routingScore = new Map<string, number>(orchIds.map(id => [id, 1]))
   const corruptIds = new Set<string>()
   let epochCounters = zero()
   const totals = zero()
+  const caughtAt = new Map<string, number>() // orchestrator → first integrity penalty (on it, or on one of its workers)
+  let corruptVerified = 0
+  const vm: ValidatorMetrics | undefined = scenario.validators === undefined || opts.epochs !== undefined
+    ? undefined
+    : { count: scenario.validators.count ?? 1, sampleRate: scenario.validators.sampleRate ?? DEFAULT_SAMPLE_RATE, verifyRequests: 0, readBacks: 0, verified: 0, mismatches: 0, workerPenalties: 0, workersPenalized: 0, honestWorkersPenalized: 0 }
+  const penalizedWorkers = new Set<string>()
+  const reader = new SimRangeReader(clock, destinationOfUrl)
+  const epochs: EpochEngine = opts.epochs !== undefined
+    ? opts.epochs(orchIds, startMs)
+    : scenario.validators === undefined
+      ? new FormulaEpochs(orchIds, startMs)
+      : await ValidatorEpochs.start({
+        env, clock, hub, orchestrators: orchIds, startMs, epochBlocks: scenario.epoch.blocks, blockTimeMs: scenario.epoch.blockTimeMs,
+        sampleRate: scenario.validators.sampleRate ?? DEFAULT_SAMPLE_RATE,
+        reader,
+        onEvidence: (worker, _orchestrator, verdict) => {
+          if (verdict === 'verified') { vm!.verified++; if (corruptIds.has(worker)) corruptVerified++ } else vm!.mismatches++
+        },
+        onPenalty: (worker, orchestrator, atMs) => {
+          epochCounters.penalties++; totals.penalties++
+          vm!.workerPenalties++; penalizedWorkers.add(worker)
+          if (!caughtAt.has(orchestrator)) caughtAt.set(orchestrator, atMs)
+        }
+      })
+  const validatorIds = new Set(epochs.validators?.() ?? [])
+  for (const v of validatorIds) latency.set(v, scenario.validators?.latencyMs ?? DEFAULT_VALIDATOR_LATENCY_MS)
+  const validatorList = [...validatorIds]
+  const routingScore = new Map<string, number>(orchIds.map(id => [id, 1]))
   let attempts = 0
   const routed = new Map<string, number>()
-  const caughtAt = new Map<string, number>() // orchestrator → first integrity penalty
-  let corruptVerified = 0
   let backlog = 0
 
   hub.tap((m) => {
@@ -255,11 +298,14 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
       epochs.evidence({ orchestratorHotkey: r.orchestrator_id, workerHotkey: r.worker_id, bytes: r.bytes, durationMs: r.duration_ms, verifiedAt: now, verdict: 'verified' })
     } else if (r.outcome === 'integrity_mismatch') {
       epochCounters.integrity++; totals.integrity++
-      epochCounters.penalties++; totals.penalties++
-      epochs.evidence({ orchestratorHotkey: r.orchestrator_id, workerHotkey: r.worker_id, bytes: r.bytes, durationMs: r.duration_ms, verifiedAt: now, verdict: 'mismatch' })
-      // The network's rule: an orchestrator answers for its workers.
-      epochs.penalty({ id: `integrity/${r.attempt_id}`, orchestratorHotkey: r.orchestrator_id, kind: 'integrity_chunk_mismatch', createdAtMs: now })
-      if (!caughtAt.has(r.orchestrator_id)) caughtAt.set(r.orchestrator_id, now)
+      // With the validator in the loop its verifier records the penalty, on the worker (docs/validators.md).
+      if (!epochs.verifies) {
+        epochCounters.penalties++; totals.penalties++
+        epochs.evidence({ orchestratorHotkey: r.orchestrator_id, workerHotkey: r.worker_id, bytes: r.bytes, durationMs: r.duration_ms, verifiedAt: now, verdict: 'mismatch' })
+        // The formulas' rule: an orchestrator answers for its workers.
+        epochs.penalty({ id: `integrity/${r.attempt_id}`, orchestratorHotkey: r.orchestrator_id, kind: 'integrity_chunk_mismatch', createdAtMs: now })
+        if (!caughtAt.has(r.orchestrator_id)) caughtAt.set(r.orchestrator_id, now)
+      }
     } else if (r.outcome === 'failed') {
       epochCounters.failed++; totals.failed++
       epochs.outcome(r.orchestrator_id, now, 'failed')
@@ -281,7 +327,9 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   }
   for (let i = 0; i < nOrch; i++) {
     orchestrators.push(startOrchestratorNode(i, orchIds[i]!, {
-      env, hub, blobs, destination: (id) => destinations.get(id)!, candidates, onEvent, isWorker: n => n.startsWith('w-'), liveTransfers: id => live.get(id)!, finished: finishedTransfers
+      env, hub, blobs, destination: (id) => destinations.get(id)!, candidates, onEvent, isWorker: n => n.startsWith('w-'), liveTransfers: id => live.get(id)!, finished: finishedTransfers,
+      // Coordinators ask the validators connected to them (none during their outage), as in the node.
+      ...(validatorIds.size > 0 ? { isValidator: (n: string) => validatorIds.has(n), validators: (self: string) => (down.has(site.get(self)!) ? [] : validatorList) } : {})
     }))
   }
   const slots = scenario.workers.slots ?? DEFAULT_SLOTS
@@ -394,6 +442,25 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   const closes: EpochClose[] = []
   const sybilRng = rng.stream('sybil')
   let epochStart = startMs
+  // An epoch's row is written at its close (counters, routing, PRISM); its weights once the engine has
+  // them final: at once with the formulas, one close later with the validator (it publishes one epoch late).
+  const publish = (close: EpochClose): void => {
+    const row = epochRows[close.epoch]!
+    closes.push(close)
+    const sold = sellers?.apply(close.epoch, close.atMs, close.served) ?? null
+    setWeights.push(sold?.weights ?? null)
+    const weightOf = new Map(close.summary.orchestrators.map(r => [r.hotkey, r]))
+    for (const o of row.orchestrators) {
+      const w = weightOf.get(o.id)
+      o.verifiedMib = w?.verifiedMib ?? 0
+      o.weight = sold?.weights.get(o.id) ?? w?.weight ?? 0
+      o.servedWeight = w?.weight ?? 0
+      o.sellMultiplier = sold?.multipliers.get(o.id) ?? 1
+    }
+    row.weights = { sum: close.summary.sumFinalShare, allZero: close.summary.allWeightsZero, servedSource: close.served.source, contributing: close.summary.contributingOrchestratorCount }
+  }
+  let pendingClose: Promise<void> | null = null
+  let closeError: unknown = null
   const closeEpoch = (): void => {
     const now = clock.now()
     if (now <= epochStart) return
@@ -403,36 +470,45 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
         for (const i of g.members) { epochs.penalty({ id: `sybil/${i}/${now}`, orchestratorHotkey: orchIds[i]!, kind: 'sybil', createdAtMs: now }); epochCounters.penalties++; totals.penalties++ }
       }
     }
-    const close = epochs.close(epochRows.length, now)
-    closes.push(close)
-    const sold = sellers?.apply(close.epoch, now, close.served) ?? null
-    setWeights.push(sold?.weights ?? null)
-    const weightOf = new Map(close.summary.orchestrators.map(r => [r.hotkey, r]))
+    const epoch = epochRows.length
     for (const [o, since] of downSince) { outageMs.set(o, (outageMs.get(o) ?? 0) + now - Math.max(since, epochStart)); downSince.set(o, now) }
-    const routedTotal = [...routed.values()].reduce((a, b) => a + b, 0)
-    const rows: OrchestratorEpochRow[] = close.prism.map((p, i) => ({
-      id: p.id, role: role[i]!, routedChunks: routed.get(p.id) ?? 0, routingShare: routedTotal > 0 ? (routed.get(p.id) ?? 0) / routedTotal : 0,
-      verifiedMib: weightOf.get(p.id)?.verifiedMib ?? 0, weight: sold?.weights.get(p.id) ?? weightOf.get(p.id)?.weight ?? 0, servedWeight: weightOf.get(p.id)?.weight ?? 0, sellMultiplier: sold?.multipliers.get(p.id) ?? 1,
-      outageHours: (outageMs.get(i) ?? 0) / HOUR_MS,
-      prismFinal: p.finalScore, routingScore: p.routingScore, throughputScore: p.throughputScore, reliabilityScore: p.reliabilityScore,
-      readiness: p.readinessMultiplier, penaltyMultiplier: p.penaltyMultiplier, activePenalties: p.activePenalties
-    }))
-    const spanMs = now - epochStart
-    epochRows.push({
-      epoch: epochRows.length,
-      phase: epochStart >= workloadEndMs ? 'drain' : 'workload',
-      startHours: (epochStart - startMs) / HOUR_MS,
-      endHours: (now - startMs) / HOUR_MS,
-      throughput: { verifiedBytes: epochCounters.verifiedBytes, verifiedMbps: (epochCounters.verifiedBytes * 8) / (spanMs * 1000) },
-      tasks: { offered: epochCounters.offered, verified: epochCounters.verified, failed: epochCounters.failed, integrityMismatch: epochCounters.integrity, reassignments: epochCounters.reassignments },
-      transfers: { created: epochCounters.created, completed: epochCounters.completed, failed: epochCounters.failedTransfers },
-      verificationBacklog: backlog,
-      penaltiesIssued: epochCounters.penalties,
-      weights: { sum: close.summary.sumFinalShare, allZero: close.summary.allWeightsZero, servedSource: close.served.source, contributing: close.summary.contributingOrchestratorCount },
-      orchestrators: rows
-    })
-    // Routing follows PRISM from the next wave on.
-    for (const p of close.prism) routingScore.set(p.id, p.routingScore)
+    const counters = epochCounters
+    const routedNow = new Map(routed)
+    const outageNow = outageMs
+    const backlogNow = backlog
+    const start = epochStart
+    const write = (step: EpochStep): void => {
+      const routedTotal = [...routedNow.values()].reduce((a, b) => a + b, 0)
+      const rows: OrchestratorEpochRow[] = step.prism.map((p, i) => ({
+        id: p.id, role: role[i]!, routedChunks: routedNow.get(p.id) ?? 0, routingShare: routedTotal > 0 ? (routedNow.get(p.id) ?? 0) / routedTotal : 0,
+        verifiedMib: 0, weight: 0, servedWeight: 0, sellMultiplier: 1,
+        outageHours: (outageNow.get(i) ?? 0) / HOUR_MS,
+        prismFinal: p.finalScore, routingScore: p.routingScore, throughputScore: p.throughputScore, reliabilityScore: p.reliabilityScore,
+        readiness: p.readinessMultiplier, penaltyMultiplier: p.penaltyMultiplier, activePenalties: p.activePenalties
+      }))
+      const spanMs = now - start
+      epochRows.push({
+        epoch,
+        phase: start >= workloadEndMs ? 'drain' : 'workload',
+        startHours: (start - startMs) / HOUR_MS,
+        endHours: (now - startMs) / HOUR_MS,
+        throughput: { verifiedBytes: counters.verifiedBytes, verifiedMbps: (counters.verifiedBytes * 8) / (spanMs * 1000) },
+        tasks: { offered: counters.offered, verified: counters.verified, failed: counters.failed, integrityMismatch: counters.integrity, reassignments: counters.reassignments },
+        transfers: { created: counters.created, completed: counters.completed, failed: counters.failedTransfers },
+        verificationBacklog: backlogNow,
+        penaltiesIssued: counters.penalties,
+        weights: { sum: 0, allZero: true, servedSource: 'unpublished', contributing: 0 },
+        orchestrators: rows
+      })
+      for (const c of step.closes) publish(c)
+      // Routing follows PRISM from the next wave on.
+      for (const p of step.prism) routingScore.set(p.id, p.routingScore)
+    }
+    const step = epochs.close(epoch, now)
+    if (step instanceof Promise) {
+      // The validator's actors: settled before time moves (the loop checks), with nothing but actors and microtasks in between.
+      pendingClose = step.then(write).catch((err) => { closeError = err }).finally(() => { pendingClose = null })
+    } else write(step)
     epochCounters = zero()
     outageMs = new Map()
     routed.clear()
@@ -452,6 +528,8 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
       if (opts.onProgress !== undefined && steps % PROGRESS_EVERY_STEPS === 0) {
         opts.onProgress({ simMs: clock.now() - startMs, totalMs: endMs - startMs, transfers: workload.transfers.length, tasksVerified: totals.verified, steps })
       }
+      if (closeError !== null) throw closeError
+      if (pendingClose !== null) throw new Error('an epoch close did not settle before time moved')
       if (finished()) return false
     }
     if (clock.step(endMs) === 0) return false
@@ -460,6 +538,9 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   })
   epochTimer.cancel()
   closeEpoch()
+  await pendingClose
+  if (epochs.finish !== undefined) for (const c of await epochs.finish(epochRows.length - 1, clock.now())) publish(c)
+  if (closeError !== null) throw closeError
   opts.onProgress?.({ simMs: clock.now() - startMs, totalMs: endMs - startMs, transfers: workload.transfers.length, tasksVerified: totals.verified, steps })
 
   // --- invariants ----------------------------------------------------------------------------------
@@ -469,9 +550,14 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   for (const d of destinations.values()) { checked += d.checkedChunks; mismatched += d.mismatchedChunks }
   invariants.push({ name: 'every delivered chunk matches', ok: mismatched === 0, detail: `${checked} chunks of completed objects checked, ${mismatched} mismatched` })
 
+  // The formulas penalize the orchestrator. The validator penalizes the worker and leaves its
+  // orchestrator's multiplier alone (docs/validators.md): weight then comes only from verified work, so
+  // an orchestrator whose every worker corrupts must hold none from its first catch on.
+  const fleets = new Set(orchIds.filter((_, o) => perOrch > 0 && Array.from({ length: perOrch }, (_, k) => corrupt.has(o * perOrch + k)).every(Boolean)))
   const violations: string[] = []
   closes.forEach((c, k) => {
     for (const r of c.summary.orchestrators) {
+      if (epochs.verifies && !fleets.has(r.hotkey)) continue
       const caught = caughtAt.get(r.hotkey)
       const set = setWeights[k]?.get(r.hotkey) ?? r.weight
       if (caught !== undefined && caught <= c.atMs && (r.weight > 0 || set > 0)) violations.push(`epoch ${c.epoch}: ${r.hotkey} weight ${Math.max(r.weight, set)}`)
@@ -480,7 +566,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   invariants.push({
     name: 'corrupting workers never hold weight',
     ok: violations.length === 0 && corruptVerified === 0,
-    detail: `${caughtAt.size} orchestrators caught with corrupting workers; ${corruptVerified} corrupt deliveries credited; ${violations.length} epochs with weight after a catch${violations.length > 0 ? ': ' + violations.slice(0, 3).join('; ') : ''}`
+    detail: `${caughtAt.size} orchestrators caught with corrupting workers${epochs.verifies ? ` (${vm?.workerPenalties ?? 0} worker penalties by the verifier)` : ''}; ${corruptVerified} corrupt deliveries credited; ${violations.length} epochs with weight after a catch${violations.length > 0 ? ': ' + violations.slice(0, 3).join('; ') : ''}`
   })
 
   // With sellers, the weights set are the served vector after sell pressure: they must sum to 1 as well.
@@ -508,6 +594,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
 
   for (const o of orchestrators) { o.coordinator.stop(); stopNode(o) }
   for (const w of workers) stopNode(w)
+  await epochs.stop?.()
   await settle()
 
   const logs: Record<string, number> = {}
@@ -534,6 +621,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     },
     transport: { ...hub.stats, byType: Object.fromEntries(Object.entries(hub.stats.byType).sort((a, b) => (a[0] < b[0] ? -1 : 1))) },
     logs,
+    ...(vm !== undefined ? { validators: { ...vm, verifyRequests: hub.stats.byType.verify_request ?? 0, readBacks: reader.reads, workersPenalized: penalizedWorkers.size, honestWorkersPenalized: [...penalizedWorkers].filter(w => !corruptIds.has(w)).length } } : {}),
     epochs: epochRows,
     invariants
   }

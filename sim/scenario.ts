@@ -111,6 +111,18 @@ export const Scenario = Type.Object({
     /** Client upload bandwidth per transfer (its chunks are staged in parallel once uploaded). */
     uploadMbps: Type.Optional(Distribution)
   }, { additionalProperties: false }),
+  /**
+   * The validator's own actors in the loop (verifier and epoch machinery, sim/validators.ts) instead of
+   * the formulas called directly (the default). docs/sim.md#validators-in-the-loop.
+   */
+  validators: Type.Optional(Type.Object({
+    /** Validators running (one for now: its PRISM and weights are the run's). */
+    count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1 })),
+    /** Share of deliveries the validator reads back (its `--verify-sample-rate`; 1 in the devnet); the rest the coordinator checks itself. */
+    sampleRate: Type.Optional(Fraction),
+    /** The validator's access latency (default 10 ms). */
+    latencyMs: Type.Optional(NonNegative())
+  }, { additionalProperties: false })),
   destinations: Type.Optional(Type.Array(Type.Object({
     id: Type.String({ minLength: 1, maxLength: 64 }),
     /** Per-stream bandwidth cap, Mbps. */

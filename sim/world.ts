@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import type { BlobStore } from '../actors/ports.ts'
 import { DestinationError, MoveError } from '../actors/errors.ts'
 import type { ChunkMover } from '../actors/transfer/worker.ts'
-import type { DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, StoredPart } from '../actors/destination.ts'
+import type { DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, StoredPart, ReadBackTarget } from '../actors/destination.ts'
 import type { TaskOffer } from '../protocol/index.ts'
 import type { VirtualClock } from './clock.ts'
 import type { Rng } from './rng.ts'
@@ -36,7 +36,7 @@ const aborted = (): Error => new DOMException('aborted', 'AbortError')
 
 export interface DestinationModel { id: string, bandwidthMbps: number, latencyMs: number, failureRate: number }
 
-interface Upload { spec: UploadSpec, parts: Map<number, StoredPart> }
+interface Upload { spec: UploadSpec, parts: Map<number, StoredPart>, /** The last part written at each chunk index: what a read of that range returns. */ last: Map<number, StoredPart> }
 
 /** A modelled S3-like destination: parts are listed before completion, bytes are never readable. */
 export class SimDestination implements DestinationDriver {
@@ -67,7 +67,7 @@ export class SimDestination implements DestinationDriver {
   begin (spec: UploadSpec): Promise<UploadState> {
     return this.#after(() => {
       const uploadId = `${this.model.id}/${spec.transferId}`
-      this.#uploads.set(uploadId, { spec, parts: new Map() })
+      this.#uploads.set(uploadId, { spec, parts: new Map(), last: new Map() })
       return { kind: 's3', uploadId }
     })
   }
@@ -101,6 +101,29 @@ export class SimDestination implements DestinationDriver {
     throw new DestinationError('BWN_ERR_DESTINATION_STATE', 'a simulated destination models bytes and cannot return them')
   }
 
+  /**
+   * A validator's read URL for one chunk's range (validators.* in the scenario). The coordinator's own
+   * check stays the S3-style part listing; only a validator reads a range back before completion.
+   */
+  async readTarget (state: UploadState, offset: number, length: number, expiresAt: number): Promise<ReadBackTarget> {
+    const u = this.#upload(state)
+    return { method: 'GET', url: `sim://${state.uploadId as string}@${Math.floor(offset / u.spec.chunkSize)}`, headers: { range: `bytes=${offset}-${offset + length - 1}` }, expiresAt }
+  }
+
+  /**
+   * What a read of a chunk's range finds (sim/validators.ts `SimRangeReader`): the marker of the last
+   * write at that index, as the digest of its bytes; null when nothing was written or the upload is gone.
+   */
+  readBack (url: string): { sha256: string, bytes: number } | null {
+    const m = /^sim:\/\/(.+)@(\d+)$/.exec(url)
+    const u = m === null ? undefined : this.#uploads.get(m[1]!)
+    const part = u?.last.get(Number(m![2]))
+    if (u === undefined || part === undefined) return null
+    const sha = chunkSha256(u.spec.transferId, part.index)
+    // A correct write carries the staged chunk's md5; anything else reads back as other bytes.
+    return { sha256: part.etag.replaceAll('"', '') === chunkMd5(sha) ? sha : createHash('sha256').update(part.etag).digest('hex'), bytes: part.size }
+  }
+
   async listParts (state: UploadState): Promise<StoredPart[]> {
     return [...this.#upload(state).parts.values()]
   }
@@ -114,7 +137,9 @@ export class SimDestination implements DestinationDriver {
     const index = Number(m[2])
     const slot = Number(m[3])
     this.writes++
-    u.parts.set(index * 3 + slot, { index, attemptSlot: slot, etag: `"${etag}"`, size: length })
+    const part = { index, attemptSlot: slot, etag: `"${etag}"`, size: length }
+    u.parts.set(index * 3 + slot, part)
+    u.last.set(index, part)
   }
 }
 
