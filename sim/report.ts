@@ -131,6 +131,11 @@ export function renderReport (full: SimMetrics): string {
     `<tr><td>${esc(r.id)}</td><td>${esc(r.role)}</td><td>${fmt(r.weight)}</td><td>${fmt(r.prismFinal)}</td><td>${fmt(r.routingScore)}</td><td>${fmt(r.reliabilityScore)}</td><td>${fmt(r.penaltyMultiplier)}</td><td>${r.verifiedMib}</td><td>${fmt(r.routingShare)}</td></tr>`).join('')}</tbody></table>`
   const inv = `<ul class="inv">${m.invariants.map(i => `<li class="${i.ok ? 'ok' : 'bad'}"><b>${i.ok ? 'OK' : 'FAILED'}</b> ${esc(i.name)}: ${esc(i.detail)}</li>`).join('')}</ul>`
   const t = m.totals
+  const v = m.validators
+  // Which code path scored the run: the validator's own actors, or the formulas called directly.
+  const validatorsText = v === undefined
+    ? '<p>PRISM and weights from the formulas called directly; the coordinators\' destination checks are the verdicts.</p>'
+    : `<p>PRISM and weights from the validator's own verifier and epoch actors (${v.count} validator, sample rate ${fmt(v.sampleRate)}): ${v.verifyRequests} deliveries asked about, ${v.readBacks} read back, ${v.verified} verified, ${v.mismatches} mismatched; ${v.workerPenalties} integrity penalties on ${v.workersPenalized} workers (${v.honestWorkersPenalized} of them honest). Weights of an epoch are published at the next close.</p>`
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>bwnet sim: ${esc(m.scenario)}</title>
 <style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}figure{margin:16px 0}figcaption{font-weight:600;margin-bottom:4px}
@@ -139,6 +144,7 @@ table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;paddin
 <body><h1>Simulation: ${esc(full.scenario)}</h1>
 <p>Seed <code>${m.seed}</code>, start ${esc(m.startIso)}, ${fmt(m.simulatedHours)} simulated hours (${m.durationHours} h of workload), ${m.nodes.orchestrators} orchestrators, ${m.nodes.workers} workers.
 ${t.transfers} transfers (${t.transfersCompleted} completed, ${t.transfersFailed} failed), ${t.tasks} tasks, ${t.attempts} attempts, ${t.reassignments} reassignments, ${t.integrityMismatches} integrity mismatches, ${(t.verifiedBytes / 2 ** 30).toFixed(1)} GiB verified.</p>
+${validatorsText}
 <h2>Invariants</h2>${inv}
 <h2>Charts (workload epochs)</h2>${charts.join('\n')}
 <h2>Drain</h2>${drainText}

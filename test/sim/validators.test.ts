@@ -23,7 +23,9 @@ t.test('with validators in the loop, two runs of one seed give byte-identical me
   const b = await writeOutputs(join(dir, 'b'), await runSimulation(scenario))
   const [ma, mb] = await Promise.all([readFile(a.metrics), readFile(b.metrics)])
   t.ok(ma.equals(mb), 'metrics.json identical')
-  t.ok((await readFile(a.report)).equals(await readFile(b.report)), 'report.html identical')
+  const report = await readFile(a.report)
+  t.ok(report.equals(await readFile(b.report)), 'report.html identical')
+  t.match(report.toString(), "PRISM and weights from the validator's own verifier and epoch actors", 'the report says which code path scored the run')
   const m = JSON.parse(ma.toString()) as SimMetrics
   assertInvariants(t, m)
   const v = m.validators!
