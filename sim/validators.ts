@@ -8,7 +8,7 @@
 // engine drives block by block on the virtual clock. `ValidatorEpochs` is the `EpochEngine` the engine
 // reads PRISM and weights from. docs/sim.md#validators-in-the-loop.
 import { startSystem, stopActor, tell, ask, type Env, type SystemRef } from '../actors/runtime.ts'
-import { startVerifier, PRISM_KEYS, type RangeReader, type Verifier, type EvidenceSink } from '../actors/validator/verifier.ts'
+import { startVerifier, PRISM_KEYS, type RangeReader, type Verifier, type VerifierMsg, type EvidenceSink } from '../actors/validator/verifier.ts'
 import { startValidatorEpochs, type ValidatorEpochs as EpochActors, type TaskEvidence, type OrchestratorPenalty } from '../actors/validator/epochs.ts'
 import { KEYS, type EpochSummaryRecord, type PublishedPointer, type WeightsProofRecord } from '../actors/validator/snapshots.ts'
 import { DevChain, RAO_PER_ALPHA } from '../actors/chain/dev-chain.ts'
@@ -24,6 +24,8 @@ import type { EpochClose, EpochEngine, EpochStep, SimPenalty } from './epochs.ts
 
 export const DEFAULT_SAMPLE_RATE = 1
 export const DEFAULT_VALIDATOR_LATENCY_MS = 10
+/** A close waits for the validator's actors; on the virtual clock, a reply never comes only if one is stuck. */
+const ASK_TIMEOUT_MS = 30_000
 export const validatorId = (i: number): string => `val-${String(i).padStart(3, '0')}`
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
@@ -189,7 +191,8 @@ export class ValidatorEpochs implements EpochEngine {
 
   /** An orchestrator penalty the world decides (sybil detection): to the epoch machinery, as an operator would file it. */
   penalty (p: SimPenalty): void {
-    void this.#epochs.submitPenalties([{ id: p.id.replaceAll('/', '-'), orchestratorHotkey: this.hotkeys.of(p.orchestratorHotkey), kind: p.kind, createdAtMs: p.createdAtMs }])
+    this.#epochs.submitPenalties([{ id: p.id.replaceAll('/', '-'), orchestratorHotkey: this.hotkeys.of(p.orchestratorHotkey), kind: p.kind, createdAtMs: p.createdAtMs }])
+      .catch((err: Error) => this.#o.env.logger.warn({ err: err.message, event: 'sim_penalty_refused' }, 'penalty not filed'))
   }
 
   readiness (orchestrator: string, atMs: number, connected: boolean): void {
@@ -209,7 +212,7 @@ export class ValidatorEpochs implements EpochEngine {
     this.#closedAt.set(epoch, atMs)
     // Every message sent so far handled: the machine's publication, the verifier's PRISM.
     await this.#epochs.flush()
-    await ask<any, Map<string, number>>(this.#verifier.ref, this.#o.clock, 30_000, reply => ({ type: 'scores', reply: (s: Map<string, number>) => reply.resolve(s) }), 'verifier')
+    await ask<VerifierMsg, Map<string, number>>(this.#verifier.ref, this.#o.clock, ASK_TIMEOUT_MS, reply => ({ type: 'scores', reply: (s) => reply.resolve(s) }), 'verifier')
   }
 
   /** What the epoch machine published for `epoch` (its latest revision), with the vector served for it. */
