@@ -108,7 +108,9 @@ export interface DestinationDriver {
   /**
    * A short-lived request a validator can make to read `length` bytes at `offset` back without holding
    * the destination's credentials (a signed sink URL; the http destination's URL with the upload headers
-   * workers also get). Absent where a third party cannot read before completion (s3).
+   * workers also get). The coordinator asks a validator to verify a delivery only through one: absent
+   * where a third party cannot read before completion (s3), whose deliveries the coordinator checks
+   * itself. Independent of `readableBeforeComplete`, which says how the coordinator's own check reads.
    */
   readTarget? (state: UploadState, offset: number, length: number, expiresAt: number): Promise<ReadBackTarget>
 }

@@ -135,7 +135,7 @@ export function renderReport (full: SimMetrics): string {
   // Which code path scored the run: the validator's own actors, or the formulas called directly.
   const validatorsText = v === undefined
     ? '<p>PRISM and weights from the formulas called directly; the coordinators\' destination checks are the verdicts.</p>'
-    : `<p>PRISM and weights from the validator's own verifier and epoch actors (${v.count} validator, sample rate ${fmt(v.sampleRate)}): ${v.verifyRequests} deliveries asked about, ${v.readBacks} read back, ${v.verified} verified, ${v.mismatches} mismatched; ${v.workerPenalties} integrity penalties on ${v.workersPenalized} workers (${v.honestWorkersPenalized} of them honest). Weights of an epoch are published at the next close.</p>`
+    : `<p>PRISM and weights from the validator's own verifier and epoch actors (${v.count} validator, sample rate ${fmt(v.sampleRate)}): ${v.verifyRequests} deliveries asked about, ${v.readBacks} read back (${v.coordinatorChecks} checked by the coordinators themselves), ${v.verified} verified, ${v.mismatches} mismatched; ${v.workerPenalties} integrity penalties on ${v.workersPenalized} workers (${v.honestWorkersPenalized} of them honest). Weights of an epoch are published at the next close.</p>`
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>bwnet sim: ${esc(m.scenario)}</title>
 <style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}figure{margin:16px 0}figcaption{font-weight:600;margin-bottom:4px}

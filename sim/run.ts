@@ -106,6 +106,8 @@ export interface ValidatorMetrics {
   verifyRequests: number
   /** Ranges the verifier read back (the sampled share). */
   readBacks: number
+  /** Deliveries the coordinators checked at the destination themselves (unsampled, unreadable, or no validator reachable). */
+  coordinatorChecks: number
   verified: number
   mismatches: number
   /** integrity_chunk_mismatch penalties the verifier recorded, each on the worker that wrote the bytes. */
@@ -225,7 +227,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   let corruptVerified = 0
   const vm: ValidatorMetrics | undefined = scenario.validators === undefined || opts.epochs !== undefined
     ? undefined
-    : { count: scenario.validators.count ?? 1, sampleRate: scenario.validators.sampleRate ?? DEFAULT_SAMPLE_RATE, verifyRequests: 0, readBacks: 0, verified: 0, mismatches: 0, workerPenalties: 0, workersPenalized: 0, honestWorkersPenalized: 0 }
+    : { count: scenario.validators.count ?? 1, sampleRate: scenario.validators.sampleRate ?? DEFAULT_SAMPLE_RATE, verifyRequests: 0, readBacks: 0, coordinatorChecks: 0, verified: 0, mismatches: 0, workerPenalties: 0, workersPenalized: 0, honestWorkersPenalized: 0 }
   const penalizedWorkers = new Set<string>()
   const reader = new SimRangeReader(clock, destinationOfUrl)
   const epochs: EpochEngine = opts.epochs !== undefined
@@ -621,7 +623,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     },
     transport: { ...hub.stats, byType: Object.fromEntries(Object.entries(hub.stats.byType).sort((a, b) => (a[0] < b[0] ? -1 : 1))) },
     logs,
-    ...(vm !== undefined ? { validators: { ...vm, verifyRequests: hub.stats.byType.verify_request ?? 0, readBacks: reader.reads, workersPenalized: penalizedWorkers.size, honestWorkersPenalized: [...penalizedWorkers].filter(w => !corruptIds.has(w)).length } } : {}),
+    ...(vm !== undefined ? { validators: { ...vm, verifyRequests: hub.stats.byType.verify_request ?? 0, readBacks: reader.reads, coordinatorChecks: [...destinations.values()].reduce((a, d) => a + d.partListings, 0), workersPenalized: penalizedWorkers.size, honestWorkersPenalized: [...penalizedWorkers].filter(w => !corruptIds.has(w)).length } } : {}),
     epochs: epochRows,
     invariants
   }

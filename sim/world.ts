@@ -47,6 +47,8 @@ export class SimDestination implements DestinationDriver {
   completedObjects = 0
   checkedChunks = 0
   mismatchedChunks = 0
+  /** Part listings: the coordinator's own integrity checks (a delivery no validator gave a verdict on). */
+  partListings = 0
   writes = 0
   failedWrites = 0
 
@@ -125,6 +127,7 @@ export class SimDestination implements DestinationDriver {
   }
 
   async listParts (state: UploadState): Promise<StoredPart[]> {
+    this.partListings++
     return [...this.#upload(state).parts.values()]
   }
 
