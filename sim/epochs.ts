@@ -124,11 +124,11 @@ export class FormulaEpochs implements EpochEngine {
   }
 
   close (epoch: number, atMs: number): EpochStep {
-    const c = this.closeNow(epoch, atMs)
+    const c = this.#closeNow(epoch, atMs)
     return { prism: c.prism, closes: [c] }
   }
 
-  closeNow (epoch: number, atMs: number): EpochClose {
+  #closeNow (epoch: number, atMs: number): EpochClose {
     const horizon = bucketOf(atMs - DAY_MS)
     const inputs: PrismOrchestratorInput[] = []
     for (const b of this.#books.values()) {

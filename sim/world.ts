@@ -38,7 +38,7 @@ export interface DestinationModel { id: string, bandwidthMbps: number, latencyMs
 
 interface Upload { spec: UploadSpec, parts: Map<number, StoredPart>, /** The last part written at each chunk index: what a read of that range returns. */ last: Map<number, StoredPart> }
 
-/** A modelled S3-like destination: parts are listed before completion, bytes are never readable. */
+/** A modelled S3-like destination: parts are listed before completion; bytes are never returned, only a validator's read of a chunk range (its last write's marker). */
 export class SimDestination implements DestinationDriver {
   readonly kind = 's3' as const
   readonly readableBeforeComplete = false
