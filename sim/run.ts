@@ -330,8 +330,9 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   for (let i = 0; i < nOrch; i++) {
     orchestrators.push(startOrchestratorNode(i, orchIds[i]!, {
       env, hub, blobs, destination: (id) => destinations.get(id)!, candidates, onEvent, isWorker: n => n.startsWith('w-'), liveTransfers: id => live.get(id)!, finished: finishedTransfers,
-      // Coordinators ask the validators connected to them (none during their outage), as in the node.
-      ...(validatorIds.size > 0 ? { isValidator: (n: string) => validatorIds.has(n), validators: (self: string) => (down.has(site.get(self)!) ? [] : validatorList) } : {})
+      // Coordinators ask the validators connected to them (none during their outage or while a partition
+      // cuts them off: the validator is outside every partition's sites), as in the node.
+      ...(validatorIds.size > 0 ? { isValidator: (n: string) => validatorIds.has(n), validators: (self: string) => { const s = site.get(self)!; return down.has(s) || cut(partitions, s, -1, clock.now()) ? [] : validatorList } } : {})
     }))
   }
   const slots = scenario.workers.slots ?? DEFAULT_SLOTS

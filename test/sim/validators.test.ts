@@ -98,3 +98,20 @@ t.test('a sampled share is read back; the coordinators check the rest themselves
   t.ok(verifiedMib > 0.35 * deliveredMib && verifiedMib < 0.65 * deliveredMib, `weights from the sample: ${verifiedMib} of ${deliveredMib} MiB`)
   for (const id of corruptingRows(m)) for (const e of m.epochs) t.equal(e.orchestrators.find(o => o.id === id)!.weight, 0, `${id} weight 0 in epoch ${e.epoch}`)
 })
+
+t.test('a coordinator cut off by a partition does not ask the validator; every request it sends arrives', async t => {
+  const scenario = parseScenario({
+    name: 'validators-partition', durationHours: 1, drainHours: 0.5, epoch: { blocks: 50, blockTimeMs: 12000 },
+    orchestrators: { count: 4, workersPerOrchestrator: 4 },
+    workers: { bandwidthMbps: { kind: 'constant', value: 200 }, latencyMs: { kind: 'constant', value: 10 } },
+    network: { partitions: [{ startHours: 0, durationMinutes: 60, orchestrators: [0, 1] }] },
+    validators: { sampleRate: 1 },
+    workload: { transfers: 40, sizeMiB: { kind: 'uniform', min: 16, max: 200 } }
+  })
+  const m = await runSimulation(scenario)
+  const v = m.validators!
+  t.ok(v.verifyRequests > 0, `${v.verifyRequests} deliveries asked about`)
+  // A request into the cut would be sent, never read back, and its delivery would wait out the verify timeout.
+  t.equal(v.readBacks, v.verifyRequests, 'every request sent reached the validator and was read back')
+  t.ok(v.coordinatorChecks > 0, `the cut-off coordinators checked their deliveries themselves (${v.coordinatorChecks})`)
+})
