@@ -6,7 +6,8 @@
 // so an acknowledged chunk survives a crash. A commit always replaces the file by name: an existing
 // file is never trusted for its name alone, so a blob damaged on disk is healed by the next upload
 // of the same content. docs/transfers.md#staging.
-import { createHash, randomBytes, type Hash } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
+import { streamHash } from './hash-pool.ts'
 import { mkdir, open, rename, readFile, rm, stat, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { BlobStore } from '../../actors/ports.ts'
@@ -65,16 +66,14 @@ export class FileBlobStore implements BlobStore {
   async ingest (source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, opts: IngestOptions): Promise<StagedBody> {
     const tmp = join(this.#tmp, randomBytes(12).toString('hex'))
     const fh = await open(tmp, 'w')
-    const sha = createHash('sha256')
-    const md5: Hash | null = opts.md5 === true ? createHash('md5') : null
+    const hash = streamHash(opts.md5 === true ? ['sha256', 'md5'] : ['sha256'])
     let closed = false
     const close = async (): Promise<void> => { if (!closed) { closed = true; await fh.close() } }
     try {
-      const total = await writeAll(fh, source, opts.length, (piece) => { sha.update(piece); md5?.update(piece) })
+      const total = await writeAll(fh, source, opts.length, async (piece) => await hash.update(piece))
       if (total < opts.length) throw new BodyTooShortError(opts.length, total)
-      const digest = sha.digest('hex')
+      const [digest, md5hex = null] = await hash.digest() as [string, string?]
       if (opts.sha256 != null && opts.sha256 !== digest) throw new DigestMismatchError(opts.sha256, digest)
-      const md5hex = md5 === null ? null : md5.digest('hex')
       return {
         sha256: digest,
         md5: md5hex,
@@ -99,6 +98,7 @@ export class FileBlobStore implements BlobStore {
         discard: async () => { await close().catch(() => {}); await rm(tmp, { force: true }) }
       }
     } catch (err) {
+      hash.abort()
       await close().catch(() => {})
       await rm(tmp, { force: true })
       throw err
@@ -136,7 +136,7 @@ export class FileBlobStore implements BlobStore {
  * `seen` sees every piece before it is queued; a piece that takes the total past `limit` throws
  * BodyTooLongError before it is hashed or written. Returns the bytes written.
  */
-async function writeAll (fh: FileHandle, source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limit: number, seen: (piece: Uint8Array) => void): Promise<number> {
+async function writeAll (fh: FileHandle, source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limit: number, seen: (piece: Uint8Array) => Promise<void>): Promise<number> {
   let total = 0
   let batch: Uint8Array[] = []
   let batchBytes = 0
@@ -152,7 +152,7 @@ async function writeAll (fh: FileHandle, source: AsyncIterable<Uint8Array> | Ite
     for await (const piece of source) {
       if (total + piece.byteLength > limit) throw new BodyTooLongError(limit)
       total += piece.byteLength
-      seen(piece)
+      await seen(piece)
       batch.push(piece)
       batchBytes += piece.byteLength
       if (batchBytes >= WRITE_BATCH_BYTES) {

@@ -6,7 +6,6 @@
 // never completed at the destination (its PUT is cut short) and the attempt fails.
 import { request as httpRequest, type IncomingMessage, type ClientRequest, type RequestOptions } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { createHash, type Hash } from 'node:crypto'
 import { Readable, Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { TaskOffer } from '../../protocol/index.ts'
@@ -17,6 +16,7 @@ import { BULK_TIMEOUT_MS, type SwarmTransport } from './swarm-transport.ts'
 import type { Messenger } from '../messenger.ts'
 import type { InflightBudget } from './inflight-budget.ts'
 import { guardedRequest, type AddressPolicy } from './destinations/url-policy.ts'
+import { streamHash, type StreamHash } from './hash-pool.ts'
 
 export const FETCH_TIMEOUT_MS = 60_000 // 1 min for one chunk either way
 /** A whole move (pull and PUT overlap) may take both directions' time. */
@@ -58,7 +58,7 @@ function get (url: string, signal: AbortSignal): Promise<IncomingMessage> {
  * With `corrupt` (a test fault) the byte in the middle is flipped after hashing, as a lying worker would.
  */
 export class ChunkCheck extends Transform {
-  readonly #hash: Hash = createHash('sha256')
+  readonly #hash: StreamHash = streamHash(['sha256'])
   #bytes = 0
   #held: Buffer | null = null
   #digest: string | null = null
@@ -77,24 +77,32 @@ export class ChunkCheck extends Transform {
     const start = this.#bytes
     this.#bytes += piece.length
     if (this.#bytes > this.length) { done(this.#fail('source_size_mismatch', `the source sends more than the offered ${this.length} bytes`)); return }
-    this.#hash.update(piece)
-    const middle = this.length >> 1
-    if (this.corrupt && middle >= start && middle < this.#bytes) {
-      piece = Buffer.from(piece) // a copy: the source's buffer stays as it was
-      piece[middle - start]! ^= 0xff
-    }
-    const previous = this.#held
-    this.#held = piece
-    done(null, previous ?? undefined)
+    this.#hash.update(piece).then(() => {
+      const middle = this.length >> 1
+      if (this.corrupt && middle >= start && middle < this.#bytes) {
+        piece = Buffer.from(piece) // a copy: the source's buffer stays as it was
+        piece[middle - start]! ^= 0xff
+      }
+      const previous = this.#held
+      this.#held = piece
+      done(null, previous ?? undefined)
+    }, done)
   }
 
   override _flush (done: TransformCallback): void {
-    this.#digest = this.#hash.digest('hex')
-    if (this.#bytes !== this.length) { done(this.#fail('source_size_mismatch', `got ${this.#bytes} bytes, offer says ${this.length}`)); return }
-    if (this.#digest !== this.sha256) { done(this.#fail('source_hash_mismatch', 'the chunk from the coordinator does not match its offered hash')); return }
-    const last = this.#held
-    this.#held = null
-    done(null, last ?? undefined)
+    this.#hash.digest().then(([digest]) => {
+      this.#digest = digest!
+      if (this.#bytes !== this.length) { done(this.#fail('source_size_mismatch', `got ${this.#bytes} bytes, offer says ${this.length}`)); return }
+      if (this.#digest !== this.sha256) { done(this.#fail('source_hash_mismatch', 'the chunk from the coordinator does not match its offered hash')); return }
+      const last = this.#held
+      this.#held = null
+      done(null, last ?? undefined)
+    }, done)
+  }
+
+  override _destroy (err: Error | null, done: (err: Error | null) => void): void {
+    this.#hash.abort() // nothing once digested
+    done(err)
   }
 
   #fail (code: MoveFailure, message: string): MoveError {

@@ -1,11 +1,11 @@
 // The validator's read-back: one ranged GET through the read URL a coordinator handed over, hashed as
 // it streams (node:http: large socket pieces, no web-stream copies; never the whole range in memory),
 // through the destination address policy (url-policy.ts): read URLs come from client destinations.
-import { createHash } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { ReadTarget } from '../../protocol/index.ts'
 import type { RangeReader } from '../../actors/validator/verifier.ts'
 import { guardedRequest, type AddressPolicy } from './destinations/url-policy.ts'
+import { streamHash } from './hash-pool.ts'
 
 export const READ_TIMEOUT_MS = 60_000
 
@@ -29,16 +29,17 @@ export const httpRangeReader = (policy: AddressPolicy): RangeReader => {
         res.destroy()
         throw Object.assign(new Error(`destination answered ${res.statusCode}`), { code: 'read_refused' })
       }
-      const hash = createHash('sha256')
+      const hash = streamHash(['sha256'])
       let bytes = 0
       try {
         for await (const piece of res as AsyncIterable<Buffer>) {
           bytes += piece.byteLength
           if (bytes > length) break // more than asked for: the count says so, the hash is moot
-          hash.update(piece)
+          await hash.update(piece)
         }
-      } finally { res.destroy() }
-      return { sha256: hash.digest('hex'), bytes }
+        const [sha256] = await hash.digest()
+        return { sha256: sha256!, bytes }
+      } finally { hash.abort(); res.destroy() }
     }
   }
 }

@@ -18,7 +18,6 @@
 // fsyncs, and links the file to `<dir>/<filename>` (a clash gets `-1`, `-2`, ... before the extension;
 // nothing is overwritten). complete() may be called again at any point, also after a crash halfway:
 // a link that already points at the partial file is recognised, so the file never lands twice.
-import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { mkdir, open, readFile, rename, rm, link, unlink, stat, type FileHandle } from 'node:fs/promises'
 import { join, extname } from 'node:path'
@@ -36,6 +35,8 @@ import {
 import { fsyncDir } from '../blob-store.ts'
 import type { InflightBudget } from '../inflight-budget.ts'
 import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure } from './errors.ts'
+import { createHash } from 'node:crypto'
+import { streamHash } from '../hash-pool.ts'
 
 /** Largest chunk body the sink accepts. */
 export const DEFAULT_MAX_CHUNK_BYTES = 256 * 1024 * 1024 // 256 MiB
@@ -372,7 +373,7 @@ function parseRange (header: string | undefined, totalSize: number): { offset: n
  * batch fills. Resolves with the sha256 once every byte is written; rejects on a short body or `signal`.
  */
 async function writeAt (fh: FileHandle, body: AsyncIterable<Buffer>, offset: number, length: number, signal: AbortSignal, index: number): Promise<string> {
-  const hash = createHash('sha256')
+  const hash = streamHash(['sha256'])
   let received = 0
   let batch: Buffer[] = []
   let batchBytes = 0
@@ -391,7 +392,7 @@ async function writeAt (fh: FileHandle, body: AsyncIterable<Buffer>, offset: num
     for await (const piece of body) {
       received += piece.length
       if (received > length) throw new SinkChunkSize(`chunk ${index} must be ${length} bytes, got more`)
-      hash.update(piece)
+      await hash.update(piece)
       batch.push(piece)
       batchBytes += piece.length
       if (batchBytes >= WRITE_BATCH_BYTES) await flush()
@@ -399,11 +400,13 @@ async function writeAt (fh: FileHandle, body: AsyncIterable<Buffer>, offset: num
     if (received !== length) throw new SinkChunkSize(`chunk ${index} must be ${length} bytes, got ${received}`)
     if (batchBytes > 0) await flush()
     await inFlight
+    signal.throwIfAborted()
+    const [sha256] = await hash.digest()
+    return sha256!
   } finally {
+    hash.abort() // nothing once digested
     await inFlight.catch(() => {})
   }
-  signal.throwIfAborted()
-  return hash.digest('hex')
 }
 
 async function writeAll (fh: FileHandle, pieces: Buffer[], position: number): Promise<void> {
@@ -415,16 +418,19 @@ async function writeAll (fh: FileHandle, pieces: Buffer[], position: number): Pr
 }
 
 async function hashRegion (fh: FileHandle, offset: number, length: number): Promise<string> {
-  const hash = createHash('sha256')
+  const hash = streamHash(['sha256'])
   const buf = Buffer.alloc(Math.min(HASH_READ_BYTES, length))
   let done = 0
-  while (done < length) {
-    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, length - done), offset + done)
-    if (bytesRead === 0) break
-    hash.update(buf.subarray(0, bytesRead))
-    done += bytesRead
-  }
-  return hash.digest('hex')
+  try {
+    while (done < length) {
+      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, length - done), offset + done)
+      if (bytesRead === 0) break
+      await hash.update(buf.subarray(0, bytesRead)) // copied before the next read reuses buf
+      done += bytesRead
+    }
+    const [sha256] = await hash.digest()
+    return sha256!
+  } finally { hash.abort() }
 }
 
 const normaliseEtag = (etag: string): string => etag.replace(/^W\//, '').replace(/"/g, '').toLowerCase()
