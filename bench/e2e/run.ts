@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { floodChunk } from '../ingest/flood.ts'
 
 const MIB = 1024 * 1024
 const MAX_SIZE_MIB = 16 * 1024
@@ -39,6 +40,8 @@ const { values: args } = parseArgs({
     'heap-prof': { type: 'boolean', default: false },
     // Extra node flags for the devnet process, e.g. '--trace-gc' (split on spaces; its output goes to --devnet-log).
     'devnet-node-args': { type: 'string', default: '' },
+    // Extra node flags for the CLI process, e.g. '--cpu-prof --cpu-prof-dir /tmp/cli' (split on spaces).
+    'cli-node-args': { type: 'string', default: '' },
     // Fail (exit 1) when the devnet's peak RSS goes over this many MiB (0: no limit).
     'max-rss-mib': { type: 'string', default: '0' },
     // Memory under abuse: after the rounds, send --oversize-count concurrent bodies of --oversize-mib MiB
@@ -105,19 +108,24 @@ async function api (base: string, key: string, path: string, init: RequestInit =
 }
 
 /** bwnet: the real CLI, as a user runs it; delivery time from the orchestrator's own timestamps. */
-async function viaBwnet (file: string, baseUrl: string, key: string, stateDir: string): Promise<{ ms: number, cliMs: number, wallMs: number, id: string }> {
+async function viaBwnet (file: string, baseUrl: string, key: string, stateDir: string): Promise<{ ms: number, cliMs: number, wallMs: number, cliCpu: number, id: string }> {
   const t0 = performance.now()
-  const child = spawnTs(join(REPO, 'node', 'cli.ts'), ['transfer', 'put', file, '--api', baseUrl, '--key', key, '--no-progress', '--parallel', String(parallel)], { BWN_STATE_DIR: stateDir })
+  const child = spawnTs(join(REPO, 'node', 'cli.ts'), ['transfer', 'put', file, '--api', baseUrl, '--key', key, '--no-progress', '--parallel', String(parallel)], { BWN_STATE_DIR: stateDir },
+    args['cli-node-args']!.split(' ').filter(a => a !== ''))
   let stdout = ''; let stderr = ''
   child.stdout!.setEncoding('utf8').on('data', (d: string) => { stdout += d })
   child.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+  // The CLI's CPU (start-up included): sampled, since /proc forgets a process once it is reaped.
+  let cliCpu = NaN
+  const cpuTimer = setInterval(() => { void cpuSecondsOf(child.pid!).then(c => { if (c !== null) cliCpu = c }) }, 100)
   const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
+  clearInterval(cpuTimer)
   const wallMs = performance.now() - t0
   if (code !== 0) throw new Error(`transfer put exited ${code}: ${stderr.slice(-2000)}`)
   const summary = JSON.parse(stdout.trim().split('\n').at(-1)!)
   const record = await api(baseUrl, key, `/transfers/${summary.transfer_id}`)
   if (record.status !== 'completed') throw new Error(`transfer ${record.id} is ${record.status}`)
-  return { ms: Date.parse(record.completed_at) - Date.parse(record.created_at), cliMs: summary.elapsed_ms, wallMs, id: record.id }
+  return { ms: Date.parse(record.completed_at) - Date.parse(record.created_at), cliMs: summary.elapsed_ms, wallMs, cliCpu, id: record.id }
 }
 
 /** What the orchestrator's audit rows say about one transfer: tasks, attempts, results by outcome, interventions. */
@@ -127,36 +135,6 @@ async function attemptsOf (baseUrl: string, adminKey: string, orchestrator: stri
   for (const row of r.task_results as Array<{ outcome: string }>) results[row.outcome] = (results[row.outcome] ?? 0) + 1
   if (process.env.BWN_BENCH_DEBUG === "1") process.stderr.write(JSON.stringify({ tasks: r.tasks, results: r.task_results, interventions: r.overseer_interventions, attempts: r.task_attempts }) + '\n')
   return { tasks: r.tasks.length, attempts: r.task_attempts.length, interventions: r.overseer_interventions.length, results }
-}
-
-/**
- * Sends a body of `bytes` zeros (generated, 1 MiB at a time, never held) as chunk 0 of `transferId` and
- * stops sending as soon as the server answers. Resolves with the status and how many bytes went out.
- */
-async function oversizeChunk (baseUrl: string, key: string, transferId: string, bytes: number): Promise<{ status: number, sentMiB: number }> {
-  const piece = Buffer.alloc(MIB)
-  return await new Promise((resolve, reject) => {
-    let sent = 0
-    let answered = false
-    const req = request(`${baseUrl}/transfers/${transferId}/chunks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/octet-stream', 'content-length': String(bytes), 'x-chunk-index': '0' }
-    }, (res) => {
-      answered = true
-      res.resume()
-      res.on('end', () => { req.destroy(); resolve({ status: res.statusCode ?? 0, sentMiB: Math.round(sent / MIB) }) })
-    })
-    req.on('error', (err) => { if (!answered) reject(err) })
-    const pump = (): void => {
-      while (!answered && sent < bytes) {
-        const n = Math.min(piece.length, bytes - sent)
-        sent += n
-        if (!req.write(n === piece.length ? piece : piece.subarray(0, n))) { req.once('drain', pump); return }
-      }
-      if (sent >= bytes && !answered) req.end()
-    }
-    pump()
-  })
 }
 
 /** Baseline: one streaming PUT of the whole file to the receiver writing into the sink directory. */
@@ -298,7 +276,7 @@ async function main (): Promise<void> {
     const idle = rssSampler(devnet.pid!, rssEveryMs)
     await sleep(Math.max(1000, 5 * rssEveryMs))
     const idleSamples = (await idle.stop()).samples
-    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], devnetMainCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], devnetMainCpu: [], attempts: [] }
+    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], devnetMainCpu: number[], cliCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], devnetMainCpu: [], cliCpu: [], attempts: [] }
     const skipBaseline = args['skip-baseline'] === true
     for (let round = 0; round < rounds; round++) {
       const order = skipBaseline ? ['bwnet'] : round % 2 === 0 ? ['bwnet', 'baseline'] : ['baseline', 'bwnet']
@@ -319,7 +297,7 @@ async function main (): Promise<void> {
           const got = await sha256File(join(sink, name))
           if (got !== sourceSha) throw new Error(`bwnet delivered ${got}, not ${sourceSha}`)
           await unlink(join(sink, name))
-          per.bwnet.push(r.ms); per.bwnetCli.push(r.cliMs); per.bwnetWall.push(r.wallMs)
+          per.bwnet.push(r.ms); per.bwnetCli.push(r.cliMs); per.bwnetWall.push(r.wallMs); per.cliCpu.push(r.cliCpu)
         } else {
           const name = `baseline-r${round}.bin`
           const r = await viaPut(source, `${ready.url}/files/${name}`)
@@ -336,7 +314,12 @@ async function main (): Promise<void> {
       const orchestrator = file.nodes.find((n: { role: string }) => n.role === 'orchestrator').hotkey
       const t = await api(file.baseUrl, key, '/transfers/create', { method: 'POST', body: JSON.stringify({ sender_hotkey: orchestrator, total_size: 64 * MIB, filename: 'oversize.bin', tier: 'STANDARD' }) })
       const sampler = rssSampler(devnet.pid!, rssEveryMs)
-      const answers = await Promise.all(Array.from({ length: oversizeCount }, async () => await oversizeChunk(file.baseUrl, key, t.id, oversizeMib * MIB)))
+      const answers = (await Promise.all(Array.from({ length: oversizeCount }, async () => await floodChunk({
+        baseUrl: file.baseUrl, key, transferId: t.id, index: 0, expectedBytes: t.chunk_size, maxBytes: oversizeMib * MIB, timeoutMs: 120_000, contentLength: true
+      })))).map(a => {
+        if (a.error !== null) throw new Error(`oversized body: ${a.error}`)
+        return { status: a.status ?? 0, sentMiB: Math.round(a.bytesSent / MIB) }
+      })
       const peak = (await sampler.stop()).peak
       oversize = { statuses: answers.map(a => a.status), sentMiB: answers.map(a => a.sentMiB), rssPeakMiB: Math.round(peak / MIB * 10) / 10 }
       per.rssPeak.push(peak)
@@ -365,6 +348,8 @@ async function main (): Promise<void> {
       devnetCpuSeconds: per.devnetCpu.map(x => Math.round(x * 10) / 10),
       // Of those, the seconds of its main thread (JavaScript runs there: one core at most).
       devnetMainThreadCpuSeconds: per.devnetMainCpu.map(x => Math.round(x * 10) / 10),
+      // The CLI process's CPU seconds (start-up included; sampled every 100 ms, so up to 0.1 s short).
+      cliCpuSeconds: per.cliCpu.map(x => Math.round(x * 10) / 10),
       attempts: per.attempts,
       // The devnet process's resident set: idle (the same run's baseline) and the peak while moving.
       oversize,
@@ -380,7 +365,7 @@ async function main (): Promise<void> {
       console.log(`| baseline single PUT into the sink dir | ${seconds.baseline} | ${result.mibPerSec.baseline} | ${result.perRoundSeconds.baseline.join(', ')} |`)
       console.log(`bwnet/baseline = ${result.ratio.bwnetOverBaseline} (${sizeMib} MiB, ${rounds} round(s); CLI elapsed ${result.bwnetCliSeconds.join(', ')} s, with process start ${result.bwnetWallSeconds.join(', ')} s)`)
     }
-    console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s (main thread ${result.devnetMainThreadCpuSeconds.join(', ')} s); attempts: ${JSON.stringify(per.attempts)}`)
+    console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s (main thread ${result.devnetMainThreadCpuSeconds.join(', ')} s); CLI CPU ${result.cliCpuSeconds.join(', ')} s; attempts: ${JSON.stringify(per.attempts)}`)
     if (oversize !== null) console.log(`${oversizeCount} × ${oversizeMib} MiB bodies for one chunk index: statuses ${oversize.statuses.join(', ')}, MiB sent before the answer ${oversize.sentMiB.join(', ')}, devnet RSS peak ${oversize.rssPeakMiB} MiB`)
     console.log(`devnet RSS: idle ${result.rssMiB.idle} MiB, peak ${result.rssMiB.peak} MiB while moving (peak/idle = ${result.rssMiB.peakOverIdle}${maxRssMib > 0 ? `; limit ${maxRssMib} MiB` : ''})`)
     await mkdir(dirname(args.out!), { recursive: true })

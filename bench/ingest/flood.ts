@@ -1,6 +1,6 @@
 // An oversized chunk body, as a hostile or broken client sends it: one POST /transfers/{id}/chunks
-// whose body (chunked transfer encoding, so no Content-Length gives it away) is far longer than the
-// chunk's planned length. It is bounded: it stops sending at `maxBytes`, after `timeoutMs`, or as
+// whose body (chunked transfer encoding, so no Content-Length gives it away; or with a Content-Length
+// that says so) is far longer than the chunk's planned length. It is bounded: it stops sending at `maxBytes`, after `timeoutMs`, or as
 // soon as the server answers or closes, whichever comes first. Used by the ingest bench's flood
 // phase and by the memory-DoS regression test.
 import { request } from 'node:http'
@@ -19,6 +19,8 @@ export interface FloodOptions {
   timeoutMs?: number
   /** Bytes per write (default 1 MiB; one buffer reused, so the sender's memory stays flat). */
   pieceBytes?: number
+  /** Declare the body's length (`maxBytes`) in Content-Length instead of sending it chunked. */
+  contentLength?: boolean
 }
 
 export interface FloodResult {
@@ -55,7 +57,10 @@ export async function floodChunk (o: FloodOptions): Promise<FloodResult> {
     const timer = setTimeout(() => { out.error ??= `no answer within ${timeoutMs} ms`; finish() }, timeoutMs)
     const req = request(url, {
       method: 'POST',
-      headers: { authorization: `Bearer ${o.key}`, 'content-type': 'application/octet-stream', 'x-chunk-index': String(o.index), 'transfer-encoding': 'chunked' }
+      headers: {
+        authorization: `Bearer ${o.key}`, 'content-type': 'application/octet-stream', 'x-chunk-index': String(o.index),
+        ...(o.contentLength === true ? { 'content-length': String(maxBytes) } : { 'transfer-encoding': 'chunked' })
+      }
     })
     req.on('response', (res) => {
       answered = true

@@ -64,9 +64,9 @@ export class FileBlobStore implements BlobStore {
 
   /** Streams `source` to a temp file, hashing every piece as it passes; see StagedBody. */
   async ingest (source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, opts: IngestOptions): Promise<StagedBody> {
+    const hash = streamHash(opts.md5 === true ? ['sha256', 'md5'] : ['sha256'])
     const tmp = join(this.#tmp, randomBytes(12).toString('hex'))
     const fh = await open(tmp, 'w')
-    const hash = streamHash(opts.md5 === true ? ['sha256', 'md5'] : ['sha256'])
     let closed = false
     const close = async (): Promise<void> => { if (!closed) { closed = true; await fh.close() } }
     try {

@@ -16,13 +16,13 @@ import { BULK_TIMEOUT_MS, type SwarmTransport } from './swarm-transport.ts'
 import type { Messenger } from '../messenger.ts'
 import type { InflightBudget } from './inflight-budget.ts'
 import { guardedRequest, type AddressPolicy } from './destinations/url-policy.ts'
-import { streamHash, type StreamHash } from './hash-pool.ts'
+import { streamHash, HASH_BYTES_PER_STREAM, type StreamHash } from './hash-pool.ts'
 
 export const FETCH_TIMEOUT_MS = 60_000 // 1 min for one chunk either way
 /** A whole move (pull and PUT overlap) may take both directions' time. */
 export const MOVE_TIMEOUT_MS = 2 * FETCH_TIMEOUT_MS
-/** Bytes a streamed move holds at most: socket and stream buffers on both sides, the held-back piece. */
-export const STREAM_WINDOW_BYTES = 1024 * 1024 // 1 MiB
+/** Bytes a streamed move holds at most: socket and stream buffers on both sides, the held-back piece (1 MiB), its hash's buffers. */
+export const STREAM_WINDOW_BYTES = 1024 * 1024 + HASH_BYTES_PER_STREAM
 const PIECE_BYTES = 256 * 1024 // stream buffer (highWaterMark) of the PUT side
 
 export { MoveError }

@@ -25,6 +25,8 @@ export interface StreamHash {
 
 export const BUFFER_BYTES = 256 * 1024
 export const BUFFERS_PER_HASH = 4
+/** The most a running hash holds: what a stream's memory window counts for it. */
+export const HASH_BYTES_PER_STREAM = BUFFER_BYTES * BUFFERS_PER_HASH
 /** Finished hashes leave their buffers here for the next ones, up to this many. */
 const SPARE_BUFFERS = 64
 
@@ -33,17 +35,21 @@ const { parentPort } = require('node:worker_threads')
 const { createHash } = require('node:crypto')
 const open = new Map()
 parentPort.on('message', (m) => {
-  if (m.op === 'open') { open.set(m.id, m.algorithms.map((a) => createHash(a))); return }
+  if (m.op === 'open') {
+    try { open.set(m.id, m.algorithms.map((a) => createHash(a))) } catch (err) { open.set(m.id, String(err && err.message)) }
+    return
+  }
   if (m.op === 'data') {
     const hashes = open.get(m.id)
-    if (hashes !== undefined) { const view = new Uint8Array(m.buf, 0, m.len); for (const h of hashes) h.update(view) }
+    if (Array.isArray(hashes)) { const view = new Uint8Array(m.buf, 0, m.len); for (const h of hashes) h.update(view) }
     parentPort.postMessage({ op: 'buf', id: m.id, buf: m.buf }, [m.buf])
     return
   }
   if (m.op === 'end') {
     const hashes = open.get(m.id)
     open.delete(m.id)
-    parentPort.postMessage({ op: 'digest', id: m.id, hex: hashes === undefined ? null : hashes.map((h) => h.digest('hex')) })
+    if (Array.isArray(hashes)) parentPort.postMessage({ op: 'digest', id: m.id, hex: hashes.map((h) => h.digest('hex')), error: null })
+    else parentPort.postMessage({ op: 'digest', id: m.id, hex: null, error: hashes === undefined ? 'unknown hash' : hashes })
     return
   }
   if (m.op === 'drop') open.delete(m.id)
@@ -57,7 +63,7 @@ type ToThread =
   | { op: 'drop', id: number }
 type FromThread =
   | { op: 'buf', id: number, buf: ArrayBuffer }
-  | { op: 'digest', id: number, hex: string[] | null }
+  | { op: 'digest', id: number, hex: string[] | null, error: string | null }
 
 export interface HashPoolOptions {
   /** Worker threads; 0 hashes on the calling thread (same results, no threads). */
@@ -90,7 +96,7 @@ class HashThread {
         else this.pool.spare(m.buf)
         return
       }
-      if (h !== undefined) { this.forget(m.id); h.finished(m.hex) }
+      if (h !== undefined) { this.forget(m.id); h.finished(m.hex, m.error) }
     })
     const die = (err: Error): void => {
       if (this.dead !== null) return
@@ -148,6 +154,7 @@ class ThreadHash implements StreamHash {
       let at = 0
       while (at < piece.byteLength) {
         this.#current ??= this.#take() ?? await this.#returnedBuffer()
+        if (this.#closed) throw this.#failure ?? new Error('hash closed during update') // aborted while waiting
         const n = Math.min(piece.byteLength - at, BUFFER_BYTES - this.#fill)
         this.#current.set(piece.subarray(at, at + n), this.#fill)
         this.#fill += n
@@ -159,6 +166,7 @@ class ThreadHash implements StreamHash {
 
   async digest (): Promise<string[]> {
     if (this.#closed) throw this.#failure ?? new Error('digest after digest or abort')
+    if (this.#busy) throw new Error('one call at a time: await the update before the digest')
     this.#open()
     if (this.#fill > 0) this.#post()
     this.#closed = true
@@ -190,9 +198,9 @@ class ThreadHash implements StreamHash {
     w?.resolve()
   }
 
-  finished (hex: string[] | null): void {
+  finished (hex: string[] | null, error: string | null): void {
     this.#release()
-    if (hex === null) this.#result?.reject(new Error('hash thread lost the hash'))
+    if (hex === null) this.#result?.reject(Object.assign(new Error(`hash failed: ${error ?? 'unknown'}`), { code: 'BWN_ERR_HASH' }))
     else this.#result?.resolve(hex)
     this.#result = null
   }

@@ -6,6 +6,7 @@ import { resolveConfig, NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, DevnetSettin
 import { createLogger } from '../logger.ts'
 import { tuneHeapForDataPlane } from '../heap.ts'
 import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
+import { hashPool } from '../adapters/hash-pool.ts'
 
 export const SHUTDOWN_TIMEOUT_MS = 5_000 // everything must be closed within this after a signal
 export const CHAIN_HOST_WAIT_MS = 20_000 // how long `bwnet node` waits for its chain host before saying ready anyway
@@ -71,6 +72,7 @@ export function nodeCommand (): Command {
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })
       tuneHeapForDataPlane()
+      hashPool() // BWN_HASH_THREADS checked now, not at the first chunk
       const logger = createLogger({ level: config.logLevel })
       const node = new BwnetNode({ config, logger })
       onShutdown(() => node.stop(), logger)
@@ -96,6 +98,7 @@ export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o) =
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(DevnetSettings, DEVNET_SETTINGS, DEVNET_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })
       tuneHeapForDataPlane()
+      hashPool() // BWN_HASH_THREADS checked now, not at the first chunk
       const logger = createLogger({ level: config.logLevel })
       const devnet = new Devnet(config, logger, hooks)
       onShutdown(() => devnet.stop(), logger)

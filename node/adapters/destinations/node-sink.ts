@@ -36,7 +36,7 @@ import { fsyncDir } from '../blob-store.ts'
 import type { InflightBudget } from '../inflight-budget.ts'
 import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure } from './errors.ts'
 import { createHash } from 'node:crypto'
-import { streamHash } from '../hash-pool.ts'
+import { streamHash, HASH_BYTES_PER_STREAM } from '../hash-pool.ts'
 
 /** Largest chunk body the sink accepts. */
 export const DEFAULT_MAX_CHUNK_BYTES = 256 * 1024 * 1024 // 256 MiB
@@ -49,8 +49,8 @@ const MAX_NAME_SUFFIX = 1000
 const HASH_READ_BYTES = 1024 * 1024 // 1 MiB reads while verifying chunks at complete
 /** A chunk write gathers this much of the body before one positional writev; one write runs behind the next batch. */
 export const WRITE_BATCH_BYTES = 1024 * 1024 // 1 MiB
-/** Memory one streaming chunk write or read-back holds at most (two batches), reserved from the in-flight budget. */
-export const STREAM_WINDOW_BYTES = 2 * WRITE_BATCH_BYTES
+/** Memory one streaming chunk write or read-back holds at most (two batches and a hash's buffers), reserved from the in-flight budget. */
+export const STREAM_WINDOW_BYTES = 2 * WRITE_BATCH_BYTES + HASH_BYTES_PER_STREAM
 const PARTIAL_DIR = '.partial'
 const MAX_FILENAME_BYTES = 255
 

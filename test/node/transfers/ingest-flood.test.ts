@@ -6,6 +6,10 @@
 import t from 'tap'
 import { startTestDevnet, apiClient } from '../../helpers/devnet.ts'
 import { floodChunk } from '../../../bench/ingest/flood.ts'
+import { runCli } from '../../helpers/proc.ts'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 const MIB = 1024 * 1024
 const FLOODS = 4
@@ -109,4 +113,30 @@ t.test('a body cut off by the client leaves no temp file and no chunk; the index
   t.equal((await api(`/transfers/${created.id}`)).body.chunks.received, 0, 'no chunk recorded')
   const ok = await api(`/transfers/${created.id}/chunks`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'x-chunk-index': '0' }, body: Buffer.alloc(16 * MIB, 3) as unknown as BodyInit })
   t.equal(ok.status, 201, 'the whole body is then accepted')
+})
+
+t.test('a client still sending when it is refused reads the 413, not a reset', async t => {
+  // The server answers at the excess byte and closes, but first keeps reading and dropping what is still
+  // on the way (api/routes/transfers.ts, lingerBeforeClose): closing on unread bytes makes the kernel reset
+  // the connection, and a client still writing then fails (EPIPE) before it reads the answer. Seen with
+  // the server in another process (in one process the client's writes and the close never interleave so).
+  const data = await mkdtemp(join(tmpdir(), 'bwnet-linger-'))
+  t.teardown(() => rm(data, { recursive: true, force: true }))
+  const proc = runCli(['devnet', '--port', '0', '--data', data, '--workers', '1'])
+  t.teardown(() => proc.stop('SIGKILL'))
+  await proc.waitFor(l => l.event === 'devnet_ready', 120_000, 'devnet_ready')
+  const file = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
+  const admin = apiClient(file.baseUrl, file.keys.admin)
+  const orgs = await admin('/admin/organizations')
+  const created = await admin(`/admin/organizations/${(orgs.body.items ?? orgs.body)[0].id}/keys`, { method: 'POST', json: { role: 'client', plan: 'enterprise', name: 'linger' } })
+  const key = created.body.key as string
+  const transfer = (await apiClient(file.baseUrl, key)('/transfers/create', { method: 'POST', json: { sender_hotkey: file.nodes[0].hotkey, total_size: 64 * MIB, filename: 'linger.bin', tier: 'STANDARD' } })).body
+  for (let round = 0; round < 6; round++) {
+    const results = await Promise.all(Array.from({ length: FLOODS }, () => floodChunk({
+      baseUrl: file.baseUrl, key, transferId: transfer.id, index: 0, expectedBytes: transfer.chunk_size, maxBytes: 512 * MIB, timeoutMs: 60_000, contentLength: true
+    })))
+    for (const [i, r] of results.entries()) {
+      t.same({ status: r.status, code: r.code, error: r.error }, { status: 413, code: 'BWN_ERR_CHUNK_TOO_LARGE', error: null }, `round ${round}, body ${i}: ${(r.bytesSent / MIB).toFixed(0)} MiB sent`)
+    }
+  }
 })
