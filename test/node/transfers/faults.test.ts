@@ -12,11 +12,11 @@ t.test('a worker killed mid-transfer: the transfer completes and an intervention
   const key = await net.clientKey('enterprise')
   const api = apiClient(net.file.baseUrl, key)
   const orch = net.devnet.orchestrator
-  // A worker in its own process with one slot, so it holds queued work when it dies. The devnet registers
+  // A worker in its own process with many slots, so the router keeps giving it work while it is frozen. The devnet registers
   // it (roles come from the chain) and it reads registrations from the devnet's chain host.
   await net.devnet.enroll(join(net.data, 'victim'), 'worker')
   const victim = runCli(['node', '--role', 'worker', '--data', join(net.data, 'victim'), '--bootstrap', net.file.bootstrap.join(','),
-    '--dht-host', '127.0.0.1', '--network', net.file.network, '--port', '0', '--slots', '1', '--allow-private-destinations', '--chain-host', orch.key.address])
+    '--dht-host', '127.0.0.1', '--network', net.file.network, '--port', '0', '--slots', '8', '--allow-private-destinations', '--chain-host', orch.key.address])
   t.teardown(() => victim.stop('SIGKILL'))
   const ready = await victim.waitFor(l => l.event === 'attached', 60_000, 'victim attached')
   const victimKey = ready.hotkey as string
@@ -24,21 +24,28 @@ t.test('a worker killed mid-transfer: the transfer completes and an intervention
   const data = testBytes(128 * 1024 * 1024, 3)
   const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: net.file.nodes[0]!.hotkey, total_size: data.byteLength, filename: 'killed.bin', tier: 'STANDARD' } })
   const transfer = created.body
-  // Eight uploads at once, so offers come while the victim is busy and queue on its one slot.
+  // Eight uploads at once, so offers keep coming while the victim is frozen.
   const lanes = Array.from({ length: 8 }, (_, lane) => sendChunks(api, transfer, data, i => i % 8 === lane))
-  // Kill it while it holds work it has not finished. Whether it ever holds two at once depends on how fast the
-  // devnet's own worker drains the chunks, so: freeze it (SIGSTOP) as soon as it holds one, let any result
-  // already on the wire land, and kill it only if it still holds that work; otherwise let it go on.
-  const held = async () => (await collect(orch.store.table<any>('task_attempts'), prefixRange(`${transfer.id}/`)))
-    .filter(([, a]) => a.worker_id === victimKey && a.state === 'accepted').length
+  // Kill it while it holds work it cannot have finished: freeze it (SIGSTOP) once it holds work, then wait
+  // until the router assigns it more while it is frozen (its slots keep its load low), or the orchestrator
+  // already takes work back from it (a frozen peer stops answering). A result it sent before the freeze may
+  // still land, but an attempt assigned after the freeze is unfinished for sure. A victim left holding
+  // nothing is let go on (SIGCONT) to be given work again.
+  let frozenAt: number | null = null
+  let frozenPolls = 0
   await eventually(async () => {
-    if (await held() === 0) return false
-    victim.child.kill('SIGSTOP')
-    await new Promise(resolve => setTimeout(resolve, 300))
-    if (await held() > 0) return true
-    victim.child.kill('SIGCONT')
+    const held = (await collect(orch.store.table<any>('task_attempts'), prefixRange(`${transfer.id}/`)))
+      .map(([, a]) => a).filter(a => a.worker_id === victimKey && a.state === 'accepted')
+    if (frozenAt === null) {
+      if (held.length > 0) { victim.child.kill('SIGSTOP'); frozenAt = Date.now(); frozenPolls = 0 }
+      return false
+    }
+    if (held.some(a => Date.parse(a.accepted_at) > frozenAt! + 5)) return true
+    const taken = (await collect(orch.store.table<any>('overseer_interventions'), prefixRange(`${transfer.id}/`))).some(([, r]) => r.previous_worker_id === victimKey)
+    if (taken) return true
+    if (held.length === 0 && ++frozenPolls >= 100) { victim.child.kill('SIGCONT'); frozenAt = null }
     return false
-  }, 60_000, 'the victim to hold work', 10)
+  }, 90_000, 'the frozen victim to be given work', 10)
   const killed = await victim.stop('SIGKILL')
   await Promise.all(lanes)
   t.equal(killed.code, null, 'killed by signal')
