@@ -40,8 +40,10 @@ t.test('a worker killed mid-transfer: the transfer completes and an intervention
       if (held.length > 0) { victim.child.kill('SIGSTOP'); frozenAt = Date.now(); frozenPolls = 0 }
       return false
     }
-    if (held.some(a => Date.parse(a.accepted_at) > frozenAt! + 5)) return true
-    const taken = (await collect(orch.store.table<any>('overseer_interventions'), prefixRange(`${transfer.id}/`))).some(([, r]) => r.previous_worker_id === victimKey)
+    // Offered (so routed to it) after the freeze: it reached a stopped process.
+    if (held.some(a => Date.parse(a.offered_at) > frozenAt! + 5)) return true
+    const taken = (await collect(orch.store.table<any>('overseer_interventions'), prefixRange(`${transfer.id}/`)))
+      .some(([, r]) => r.previous_worker_id === victimKey && Date.parse(r.intervened_at) > frozenAt!)
     if (taken) return true
     if (held.length === 0 && ++frozenPolls >= 100) { victim.child.kill('SIGCONT'); frozenAt = null }
     return false
