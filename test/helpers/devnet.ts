@@ -1,6 +1,6 @@
 // An in-process devnet for end-to-end tests: real nodes on a loopback hyperdht testnet, real API,
 // real actors. Extra nodes (a corrupting worker, a worker in another process) join its testnet.
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createHash } from 'node:crypto'
@@ -10,7 +10,7 @@ import { NODE_DEFAULTS, type NodeConfig } from '../../node/config.ts'
 import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
 import type { Plan } from '../../api/accounts/model.ts'
 import { silentLogger } from './logger.ts'
-import { eventually } from './proc.ts'
+import { eventually, runCli, type CliProcess } from './proc.ts'
 
 export interface TestDevnet {
   devnet: Devnet
@@ -63,6 +63,28 @@ export async function startTestDevnet (t: { teardown (fn: () => unknown): void }
       return node
     }
   }
+}
+
+/** `bwnet devnet` in a child process of its own (as `make run` starts it), up and with its workers attached. */
+export interface DevnetProcess { proc: CliProcess, file: DevnetFile & Record<string, any>, baseUrl: string }
+
+export async function startDevnetProcess (t: { teardown (fn: () => unknown): void }, data: string, opts: { workers?: number, args?: string[], startTimeoutMs?: number, joinTimeoutMs?: number } = {}): Promise<DevnetProcess> {
+  const workers = opts.workers ?? 2
+  const proc = runCli(['devnet', '--port', '0', '--data', data, '--workers', String(workers), ...(opts.args ?? [])])
+  t.teardown(() => proc.stop('SIGKILL'))
+  await proc.waitFor(l => l.event === 'devnet_ready', opts.startTimeoutMs ?? 120_000, 'devnet_ready')
+  const file = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
+  await eventually(async () => (await (await fetch(`${file.baseUrl}/health`)).json() as any).nodes.worker === workers, opts.joinTimeoutMs ?? 30_000, 'workers to join')
+  return { proc, file, baseUrl: file.baseUrl }
+}
+
+/** An enterprise client key (no rate limit in a test's way) in the devnet's organization, minted with its admin key. */
+export async function mintClientKey (baseUrl: string, adminKey: string, name: string): Promise<string> {
+  const admin = apiClient(baseUrl, adminKey)
+  const orgs = await admin('/admin/organizations')
+  const created = await admin(`/admin/organizations/${(orgs.body.items ?? orgs.body)[0].id}/keys`, { method: 'POST', json: { role: 'client', plan: 'enterprise', name } })
+  if (created.status !== 201) throw new Error(`client key: ${created.status} ${JSON.stringify(created.body)}`)
+  return created.body.key
 }
 
 export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')

@@ -4,7 +4,8 @@ import { readFile, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Level } from 'level'
-import { runCli, eventually } from '../helpers/proc.ts'
+import { eventually } from '../helpers/proc.ts'
+import { startDevnetProcess } from '../helpers/devnet.ts'
 import { nodeIdOf } from '../../protocol/node-id.ts'
 
 const MEMBERSHIP_DEADLINE_MS = 10_000 // every node knows every peer within 10 s of start
@@ -13,10 +14,7 @@ t.test('devnet: up, every node known by role, graceful stop, restart keeps ident
   const data = await mkdtemp(join(tmpdir(), 'bwnet-devnet-'))
   t.teardown(() => rm(data, { recursive: true, force: true }))
 
-  const first = runCli(['devnet', '--port', '0', '--data', data, '--workers', '3'])
-  t.teardown(() => first.stop('SIGKILL'))
-  await first.waitFor(l => l.event === 'devnet_ready', 60_000, 'devnet_ready')
-  const file = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
+  const { proc: first, file } = await startDevnetProcess(t, data, { workers: 3 })
   t.match(file, { baseUrl: /^http:\/\/127\.0\.0\.1:\d+$/, dashboardUrl: String, telemetryUrl: String, keys: Object })
   t.same(file.nodes.map((n: any) => n.role).sort(), ['orchestrator', 'validator', 'worker', 'worker', 'worker'])
   for (const n of file.nodes) t.match(n, { hotkey: /^5[1-9A-HJ-NP-Za-km-z]{47}$/, publicKey: /^[0-9a-f]{64}$/, id: nodeIdOf(n.hotkey) })
@@ -56,10 +54,7 @@ t.test('devnet: up, every node known by role, graceful stop, restart keeps ident
   t.same(rows.map((r: any) => r?.role), ['worker', 'worker', 'worker'], 'orchestrator stored the three worker rows')
   t.same(sessions.map((r: any) => r?.orchestrator_id), workerHotkeys.map(() => file.nodes[0].hotkey), 'and their sessions')
 
-  const second = runCli(['devnet', '--port', '0', '--data', data, '--workers', '3'])
-  t.teardown(() => second.stop('SIGKILL'))
-  await second.waitFor(l => l.event === 'devnet_ready', 60_000, 'devnet_ready after restart')
-  const again = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
+  const { proc: second, file: again } = await startDevnetProcess(t, data, { workers: 3 })
   t.same(again.nodes.map((n: any) => n.hotkey), hotkeys, 'identities reused')
   t.equal(second.lines.filter(l => l.event === 'identity' && l.created === false).length, 5)
   const restarted = await second.stop('SIGTERM')

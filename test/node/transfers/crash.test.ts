@@ -16,8 +16,8 @@ import { once } from 'node:events'
 import { readFile, readdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCli, eventually, type CliProcess } from '../../helpers/proc.ts'
-import { apiClient, sha256, testBytes, type Api } from '../../helpers/devnet.ts'
+import { eventually } from '../../helpers/proc.ts'
+import { apiClient, sha256, testBytes, startDevnetProcess, mintClientKey, type Api, type DevnetProcess } from '../../helpers/devnet.ts'
 
 // Five phases, each two devnet starts: more than the default per-file budget on a loaded machine.
 t.setTimeout(20 * 60_000)
@@ -27,15 +27,10 @@ const START_TIMEOUT_MS = 120_000
 const CRASH_TIMEOUT_MS = 120_000
 const DONE_TIMEOUT_MS = 120_000
 
-interface Running { proc: CliProcess, baseUrl: string }
+type Running = DevnetProcess
 
 async function startDevnet (t: Test, data: string, faults: string[] = []): Promise<Running> {
-  const proc = runCli(['devnet', '--port', '0', '--data', data, '--workers', '2', ...(faults.length > 0 ? ['--test-faults', faults.join(',')] : [])])
-  t.teardown(() => proc.stop('SIGKILL'))
-  await proc.waitFor(l => l.event === 'devnet_ready', START_TIMEOUT_MS, 'devnet_ready')
-  const file = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
-  await eventually(async () => (await (await fetch(`${file.baseUrl}/health`)).json() as any).nodes.worker === 2, 30_000, 'workers to join')
-  return { proc, baseUrl: file.baseUrl }
+  return await startDevnetProcess(t, data, { args: faults.length > 0 ? ['--test-faults', faults.join(',')] : [], startTimeoutMs: START_TIMEOUT_MS })
 }
 
 /** Resolves once the process is gone; it must have been killed by its own crash point. */
@@ -45,17 +40,6 @@ async function crashed (t: Test, r: Running, point: string): Promise<void> {
     : await Promise.race([once(r.proc.child, 'exit'), new Promise((_resolve, reject) => setTimeout(() => reject(new Error(`no crash at ${point}`)), CRASH_TIMEOUT_MS).unref())]) as [number | null, string | null]
   // Nothing else sends SIGKILL to the devnet before the test does: the crash point fired.
   t.same(exit, [null, 'SIGKILL'], `killed at ${point}`)
-}
-
-/** An enterprise client key (no rate limit in the way of polling), minted with the devnet's admin key. */
-async function clientKey (baseUrl: string, data: string): Promise<string> {
-  const file = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
-  const admin = apiClient(baseUrl, file.keys.admin)
-  const orgs = await admin('/admin/organizations')
-  const org = (orgs.body.items ?? orgs.body)[0].id
-  const created = await admin(`/admin/organizations/${org}/keys`, { method: 'POST', json: { role: 'client', plan: 'enterprise', name: 'crash test' } })
-  if (created.status !== 201) throw new Error(`key: ${created.status} ${JSON.stringify(created.body)}`)
-  return created.body.key
 }
 
 async function sendChunk (api: Api, transfer: any, data: Uint8Array, i: number): Promise<number> {
@@ -138,7 +122,7 @@ for (const [n, phase] of phases.entries()) {
     const filename = `crash-${phase.point}.bin`
 
     const first = await startDevnet(t, data, [`crash-${phase.point.replaceAll('_', '-')}`])
-    const key = await clientKey(first.baseUrl, data)
+    const key = await mintClientKey(first.baseUrl, first.file.keys.admin, 'crash test')
     const hotkey = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8')).nodes[0].hotkey
     let api = apiClient(first.baseUrl, key)
     const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: hotkey, total_size: SIZE, filename, tier: 'STANDARD' } })

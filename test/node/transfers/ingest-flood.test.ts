@@ -4,10 +4,9 @@
 // bounded, /healthz keeps answering; a rate-limited or unknown key's body is never read before its
 // 429/401. docs/transfers.md#chunk-ingest.
 import t from 'tap'
-import { startTestDevnet, apiClient } from '../../helpers/devnet.ts'
+import { startTestDevnet, apiClient, startDevnetProcess, mintClientKey } from '../../helpers/devnet.ts'
 import { floodChunk } from '../../../bench/ingest/flood.ts'
-import { runCli } from '../../helpers/proc.ts'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -122,14 +121,8 @@ t.test('a client still sending when it is refused reads the 413, not a reset', a
   // the server in another process (in one process the client's writes and the close never interleave so).
   const data = await mkdtemp(join(tmpdir(), 'bwnet-linger-'))
   t.teardown(() => rm(data, { recursive: true, force: true }))
-  const proc = runCli(['devnet', '--port', '0', '--data', data, '--workers', '1'])
-  t.teardown(() => proc.stop('SIGKILL'))
-  await proc.waitFor(l => l.event === 'devnet_ready', 120_000, 'devnet_ready')
-  const file = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
-  const admin = apiClient(file.baseUrl, file.keys.admin)
-  const orgs = await admin('/admin/organizations')
-  const created = await admin(`/admin/organizations/${(orgs.body.items ?? orgs.body)[0].id}/keys`, { method: 'POST', json: { role: 'client', plan: 'enterprise', name: 'linger' } })
-  const key = created.body.key as string
+  const { file } = await startDevnetProcess(t, data, { workers: 1 })
+  const key = await mintClientKey(file.baseUrl, file.keys.admin, 'linger')
   const transfer = (await apiClient(file.baseUrl, key)('/transfers/create', { method: 'POST', json: { sender_hotkey: file.nodes[0].hotkey, total_size: 64 * MIB, filename: 'linger.bin', tier: 'STANDARD' } })).body
   for (let round = 0; round < 6; round++) {
     const results = await Promise.all(Array.from({ length: FLOODS }, () => floodChunk({
@@ -139,4 +132,70 @@ t.test('a client still sending when it is refused reads the 413, not a reset', a
       t.same({ status: r.status, code: r.code, error: r.error }, { status: 413, code: 'BWN_ERR_CHUNK_TOO_LARGE', error: null }, `round ${round}, body ${i}: ${(r.bytesSent / MIB).toFixed(0)} MiB sent`)
     }
   }
+})
+
+/**
+ * A raw client that sends a chunk body with `Content-Length: 1 GiB` and never stops on its own: `pace`
+ * null writes as fast as the socket drains, else one 64 KiB piece per `pace` ms. Bounded: it gives up
+ * after `limitBytes` or `limitMs`. Reports when the answer's head arrived and when the server ended the
+ * connection, and what was written after the answer.
+ */
+async function sendForever (baseUrl: string, key: string, transferId: string, opts: { pace: number | null, limitBytes: number, limitMs: number }): Promise<{ status: number | null, closedAfterMs: number | null, bytesAfterAnswer: number, reason: string }> {
+  const { connect } = await import('node:net')
+  const url = new URL(baseUrl)
+  const socket = connect({ host: url.hostname, port: Number(url.port), allowHalfOpen: true }) // the server ends its side first and still reads
+  const piece = Buffer.alloc(64 * 1024, 0x5a)
+  let written = 0
+  let writtenAtAnswer: number | null = null
+  let answeredAt: number | null = null
+  let head = ''
+  return await new Promise((resolve) => {
+    let settled = false
+    let timer: NodeJS.Timeout | null = null
+    const finish = (reason: string): void => {
+      if (settled) return
+      settled = true
+      if (timer !== null) clearInterval(timer)
+      clearTimeout(limit)
+      socket.destroy()
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(head)
+      resolve({ status: status === null ? null : Number(status[1]), closedAfterMs: answeredAt === null ? null : performance.now() - answeredAt, bytesAfterAnswer: writtenAtAnswer === null ? 0 : written - writtenAtAnswer, reason })
+    }
+    const limit = setTimeout(() => finish('client limit'), opts.limitMs)
+    socket.on('data', (d: Buffer) => {
+      if (answeredAt === null) { answeredAt = performance.now(); writtenAtAnswer = written }
+      head += d.toString('latin1')
+    })
+    // The server ends its side after the answer (we keep writing); its close then shows as a reset or a failed write.
+    socket.on('close', () => finish('close'))
+    socket.on('error', (err: NodeJS.ErrnoException) => finish(err.code ?? err.message))
+    const write = (): boolean => {
+      if (settled || written >= opts.limitBytes) return false
+      written += piece.length
+      return socket.write(piece)
+    }
+    socket.once('connect', () => {
+      socket.write(`POST /transfers/${transferId}/chunks HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${key}\r\ncontent-type: application/octet-stream\r\nx-chunk-index: 0\r\ncontent-length: ${1024 * MIB}\r\n\r\n`)
+      if (opts.pace === null) {
+        const pump = (): void => { while (write()) { /* until the socket buffer is full */ } if (!settled && written < opts.limitBytes) socket.once('drain', pump) }
+        pump()
+      } else timer = setInterval(write, opts.pace)
+    })
+  })
+}
+
+t.test('a refused body that never stops: the server reads at most 64 MiB or 2 s of it, then closes', async t => {
+  const { net, key, transfer } = await setup(t, 'enterprise', 64 * MIB, 'forever.bin')
+  // As fast as the socket takes it: closed once 64 MiB have been dropped (plus what the sockets buffer).
+  const fast = await sendForever(net.file.baseUrl, key, transfer.id, { pace: null, limitBytes: 1024 * MIB, limitMs: 60_000 })
+  t.equal(fast.status, 413, 'the answer came first')
+  t.not(fast.reason, 'client limit', `the server closed the connection (${fast.reason})`)
+  t.ok(fast.bytesAfterAnswer <= 64 * MIB + SLACK_BYTES, `${(fast.bytesAfterAnswer / MIB).toFixed(1)} MiB written after the answer`)
+  t.ok(fast.bytesAfterAnswer >= 32 * MIB, 'the body was read and dropped for a while, not cut off at the answer')
+  // A trickle (~3 MiB/s) never reaches 64 MiB: closed when the 2 s are up.
+  const slow = await sendForever(net.file.baseUrl, key, transfer.id, { pace: 20, limitBytes: 256 * MIB, limitMs: 60_000 })
+  t.equal(slow.status, 413, 'the answer came first')
+  t.not(slow.reason, 'client limit', `the server closed the connection (${slow.reason})`)
+  t.ok(slow.closedAfterMs !== null && slow.closedAfterMs >= 1_500 && slow.closedAfterMs < 10_000, `closed ${slow.closedAfterMs?.toFixed(0)} ms after the answer`)
+  t.ok(slow.bytesAfterAnswer < 64 * MIB, `${(slow.bytesAfterAnswer / MIB).toFixed(1)} MiB written after the answer`)
 })
