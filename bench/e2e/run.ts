@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
 import { mkdtemp, mkdir, open, readFile, rm, symlink, writeFile, unlink } from 'node:fs/promises'
 import { request } from 'node:http'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createInterface } from 'node:readline'
@@ -276,7 +276,7 @@ async function main (): Promise<void> {
     const idle = rssSampler(devnet.pid!, rssEveryMs)
     await sleep(Math.max(1000, 5 * rssEveryMs))
     const idleSamples = (await idle.stop()).samples
-    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], devnetMainCpu: number[], cliCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], devnetMainCpu: [], cliCpu: [], attempts: [] }
+    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], devnetMainCpu: number[], cliCpu: number[], baselineCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], devnetMainCpu: [], cliCpu: [], baselineCpu: [], attempts: [] }
     const skipBaseline = args['skip-baseline'] === true
     for (let round = 0; round < rounds; round++) {
       const order = skipBaseline ? ['bwnet'] : round % 2 === 0 ? ['bwnet', 'baseline'] : ['baseline', 'bwnet']
@@ -300,7 +300,11 @@ async function main (): Promise<void> {
           per.bwnet.push(r.ms); per.bwnetCli.push(r.cliMs); per.bwnetWall.push(r.wallMs); per.cliCpu.push(r.cliCpu)
         } else {
           const name = `baseline-r${round}.bin`
+          const receiverCpu0 = await cpuSecondsOf(receiver.pid!)
+          const senderCpu0 = process.cpuUsage()
           const r = await viaPut(source, `${ready.url}/files/${name}`)
+          const sender = process.cpuUsage(senderCpu0)
+          per.baselineCpu.push((await cpuSecondsOf(receiver.pid!) ?? NaN) - (receiverCpu0 ?? NaN) + (sender.user + sender.system) / 1e6)
           const got = await sha256File(join(sink, name))
           if (got !== sourceSha || r.sha256 !== sourceSha) throw new Error(`baseline stored ${got}, not ${sourceSha}`)
           await unlink(join(sink, name))
@@ -334,6 +338,7 @@ async function main (): Promise<void> {
     const seconds = { bwnet: s3(median(per.bwnet)), baseline: skipBaseline ? null : s3(median(per.baseline)) }
     const idleRss = median(idleSamples)
     const peakRss = Math.max(...per.rssPeak)
+    const cpuFloorS = median(per.devnetCpu.map((c, i) => c + (per.cliCpu[i] ?? NaN))) / availableParallelism()
     const result = {
       bench: 'e2e',
       sizeBytes, rounds, workers, parallel,
@@ -350,6 +355,11 @@ async function main (): Promise<void> {
       devnetMainThreadCpuSeconds: per.devnetMainCpu.map(x => Math.round(x * 10) / 10),
       // The CLI process's CPU seconds (start-up included; sampled every 100 ms, so up to 0.1 s short).
       cliCpuSeconds: per.cliCpu.map(x => Math.round(x * 10) / 10),
+      // The baseline's CPU seconds per round: the receiver's and this process's (the sender's).
+      baselineCpuSeconds: per.baselineCpu.map(x => Math.round(x * 10) / 10),
+      // The least time the bwnet work (devnet + CLI CPU seconds, medians) could take on this machine's
+      // cores, and that time over the baseline's: the ratio no scheduling could beat here.
+      cpuFloor: skipBaseline ? null : { cores: availableParallelism(), seconds: round2(cpuFloorS), overBaseline: round2(cpuFloorS / (median(per.baseline) / 1000)) },
       attempts: per.attempts,
       // The devnet process's resident set: idle (the same run's baseline) and the peak while moving.
       oversize,
@@ -365,6 +375,7 @@ async function main (): Promise<void> {
       console.log(`| baseline single PUT into the sink dir | ${seconds.baseline} | ${result.mibPerSec.baseline} | ${result.perRoundSeconds.baseline.join(', ')} |`)
       console.log(`bwnet/baseline = ${result.ratio.bwnetOverBaseline} (${sizeMib} MiB, ${rounds} round(s); CLI elapsed ${result.bwnetCliSeconds.join(', ')} s, with process start ${result.bwnetWallSeconds.join(', ')} s)`)
     }
+    if (result.cpuFloor !== null) console.log(`CPU per round: bwnet ${per.devnetCpu.map((c, i) => (c + per.cliCpu[i]!).toFixed(1)).join(', ')} s (devnet + CLI), baseline ${result.baselineCpuSeconds.join(', ')} s (sender + receiver); on ${result.cpuFloor.cores} cores the bwnet work needs ≥ ${result.cpuFloor.seconds} s = ${result.cpuFloor.overBaseline}× the baseline's time`)
     console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s (main thread ${result.devnetMainThreadCpuSeconds.join(', ')} s); CLI CPU ${result.cliCpuSeconds.join(', ')} s; attempts: ${JSON.stringify(per.attempts)}`)
     if (oversize !== null) console.log(`${oversizeCount} × ${oversizeMib} MiB bodies for one chunk index: statuses ${oversize.statuses.join(', ')}, MiB sent before the answer ${oversize.sentMiB.join(', ')}, devnet RSS peak ${oversize.rssPeakMiB} MiB`)
     console.log(`devnet RSS: idle ${result.rssMiB.idle} MiB, peak ${result.rssMiB.peak} MiB while moving (peak/idle = ${result.rssMiB.peakOverIdle}${maxRssMib > 0 ? `; limit ${maxRssMib} MiB` : ''})`)

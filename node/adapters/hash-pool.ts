@@ -1,7 +1,8 @@
-// Incremental sha256/md5 of the bytes a node moves, computed on worker threads so that hashing (four
-// passes per byte on the devnet: ingest, the worker's check, the sink, the validator's read-back) does
-// not run on the event loop that also carries every socket and actor (docs/benchmarks.md#e2e, "Hashing
-// off the event loop").
+// Incremental sha256/md5 of the bytes a node moves (four passes per byte on the devnet: ingest, the
+// worker's check, the sink, the validator's read-back), computed on worker threads where the machine has
+// cores to spare, so that hashing does not run on the event loop that also carries every socket and
+// actor; on two cores or fewer on the event loop, which costs less CPU in all (docs/benchmarks.md#e2e,
+// "Hashing off the event loop").
 //
 // A hash copies each piece into one of its own staging buffers (BUFFER_BYTES each, at most
 // BUFFERS_PER_HASH of them) and hands full buffers to its thread by transfer; the thread hashes them and
@@ -72,10 +73,15 @@ export interface HashPoolOptions {
 
 export interface HashPoolStats { threads: number, openHashes: number, buffersInUse: number, spareBuffers: number }
 
-/** The thread count `env` asks for (BWN_HASH_THREADS), else one per core but one, at least one, at most four. */
-export function hashThreadsFrom (env: NodeJS.ProcessEnv = process.env): number {
+/**
+ * The thread count `env` asks for (BWN_HASH_THREADS), else one per core beyond two, at most four: the
+ * copies and messages a thread costs pay only where a core would otherwise idle. On two cores, where the
+ * event loop, the file pool and the collector already keep both busy, hashing on the event loop used
+ * 3.5-6 CPU s less per GiB moved (docs/benchmarks.md#e2e).
+ */
+export function hashThreadsFrom (env: NodeJS.ProcessEnv = process.env, cores: number = availableParallelism()): number {
   const raw = env.BWN_HASH_THREADS
-  if (raw === undefined || raw.trim() === '') return Math.max(1, Math.min(4, availableParallelism() - 1))
+  if (raw === undefined || raw.trim() === '') return Math.max(0, Math.min(4, cores - 2))
   const n = Number(raw)
   if (!Number.isInteger(n) || n < 0 || n > 64) throw Object.assign(new Error(`BWN_HASH_THREADS must be an integer 0..64, not ${JSON.stringify(raw)}`), { code: 'BWN_ERR_CONFIG' })
   return n

@@ -121,7 +121,8 @@ t.test('an unused hash holds nothing; an idle pool lets the process exit, a pend
 t.test('BWN_HASH_THREADS', async t => {
   t.equal(hashThreadsFrom({ BWN_HASH_THREADS: '0' }), 0)
   t.equal(hashThreadsFrom({ BWN_HASH_THREADS: '3' }), 3)
-  const auto = hashThreadsFrom({})
-  t.ok(auto >= 1 && auto <= 4, `default ${auto}`)
+  // Default: one thread per core beyond two, at most four.
+  t.same([1, 2, 3, 4, 6, 8, 64].map(cores => hashThreadsFrom({}, cores)), [0, 0, 1, 2, 4, 4, 4])
+  t.equal(hashThreadsFrom({ BWN_HASH_THREADS: '2' }, 2), 2, 'the variable wins')
   for (const bad of ['-1', '1.5', 'two', '65']) t.throws(() => hashThreadsFrom({ BWN_HASH_THREADS: bad }), { code: 'BWN_ERR_CONFIG' }, bad)
 })
