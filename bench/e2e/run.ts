@@ -108,7 +108,7 @@ async function api (base: string, key: string, path: string, init: RequestInit =
 }
 
 /** bwnet: the real CLI, as a user runs it; delivery time from the orchestrator's own timestamps. */
-async function viaBwnet (file: string, baseUrl: string, key: string, stateDir: string): Promise<{ ms: number, cliMs: number, wallMs: number, cliCpu: number, id: string }> {
+async function viaBwnet (file: string, baseUrl: string, key: string, stateDir: string): Promise<{ ms: number, cliMs: number, wallMs: number, cliCpu: number, cliCpuFromCreate: number, id: string }> {
   const t0 = performance.now()
   const child = spawnTs(join(REPO, 'node', 'cli.ts'), ['transfer', 'put', file, '--api', baseUrl, '--key', key, '--no-progress', '--parallel', String(parallel)], { BWN_STATE_DIR: stateDir },
     args['cli-node-args']!.split(' ').filter(a => a !== ''))
@@ -116,8 +116,10 @@ async function viaBwnet (file: string, baseUrl: string, key: string, stateDir: s
   child.stdout!.setEncoding('utf8').on('data', (d: string) => { stdout += d })
   child.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d })
   // The CLI's CPU (start-up included): sampled, since /proc forgets a process once it is reaped.
+  // Stamped, so the share spent before the transfer was created (start-up: loading modules) can be told apart.
   let cliCpu = NaN
-  const cpuTimer = setInterval(() => { void cpuSecondsOf(child.pid!).then(c => { if (c !== null) cliCpu = c }) }, 100)
+  const cliCpuSamples: Array<{ at: number, cpu: number }> = []
+  const cpuTimer = setInterval(() => { void cpuSecondsOf(child.pid!).then(c => { if (c !== null) { cliCpu = c; cliCpuSamples.push({ at: Date.now(), cpu: c }) } }) }, 100)
   const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
   clearInterval(cpuTimer)
   const wallMs = performance.now() - t0
@@ -125,7 +127,9 @@ async function viaBwnet (file: string, baseUrl: string, key: string, stateDir: s
   const summary = JSON.parse(stdout.trim().split('\n').at(-1)!)
   const record = await api(baseUrl, key, `/transfers/${summary.transfer_id}`)
   if (record.status !== 'completed') throw new Error(`transfer ${record.id} is ${record.status}`)
-  return { ms: Date.parse(record.completed_at) - Date.parse(record.created_at), cliMs: summary.elapsed_ms, wallMs, cliCpu, id: record.id }
+  const createdAt = Date.parse(record.created_at)
+  const beforeCreate = cliCpuSamples.filter(x => x.at <= createdAt).at(-1)?.cpu ?? 0
+  return { ms: Date.parse(record.completed_at) - createdAt, cliMs: summary.elapsed_ms, wallMs, cliCpu, cliCpuFromCreate: cliCpu - beforeCreate, id: record.id }
 }
 
 /** What the orchestrator's audit rows say about one transfer: tasks, attempts, results by outcome, interventions. */
@@ -276,7 +280,7 @@ async function main (): Promise<void> {
     const idle = rssSampler(devnet.pid!, rssEveryMs)
     await sleep(Math.max(1000, 5 * rssEveryMs))
     const idleSamples = (await idle.stop()).samples
-    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], devnetMainCpu: number[], cliCpu: number[], baselineCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], devnetMainCpu: [], cliCpu: [], baselineCpu: [], attempts: [] }
+    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], devnetMainCpu: number[], cliCpu: number[], cliCpuFromCreate: number[], baselineCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], devnetMainCpu: [], cliCpu: [], cliCpuFromCreate: [], baselineCpu: [], attempts: [] }
     const skipBaseline = args['skip-baseline'] === true
     for (let round = 0; round < rounds; round++) {
       const order = skipBaseline ? ['bwnet'] : round % 2 === 0 ? ['bwnet', 'baseline'] : ['baseline', 'bwnet']
@@ -297,7 +301,7 @@ async function main (): Promise<void> {
           const got = await sha256File(join(sink, name))
           if (got !== sourceSha) throw new Error(`bwnet delivered ${got}, not ${sourceSha}`)
           await unlink(join(sink, name))
-          per.bwnet.push(r.ms); per.bwnetCli.push(r.cliMs); per.bwnetWall.push(r.wallMs); per.cliCpu.push(r.cliCpu)
+          per.bwnet.push(r.ms); per.bwnetCli.push(r.cliMs); per.bwnetWall.push(r.wallMs); per.cliCpu.push(r.cliCpu); per.cliCpuFromCreate.push(r.cliCpuFromCreate)
         } else {
           const name = `baseline-r${round}.bin`
           const receiverCpu0 = await cpuSecondsOf(receiver.pid!)
@@ -338,7 +342,7 @@ async function main (): Promise<void> {
     const seconds = { bwnet: s3(median(per.bwnet)), baseline: skipBaseline ? null : s3(median(per.baseline)) }
     const idleRss = median(idleSamples)
     const peakRss = Math.max(...per.rssPeak)
-    const cpuFloorS = median(per.devnetCpu.map((c, i) => c + (per.cliCpu[i] ?? NaN))) / availableParallelism()
+    const cpuFloorS = median(per.devnetCpu.map((c, i) => c + (per.cliCpuFromCreate[i] ?? NaN)).filter(Number.isFinite)) / availableParallelism() // NaN when /proc could not be read
     const result = {
       bench: 'e2e',
       sizeBytes, rounds, workers, parallel,
@@ -355,9 +359,11 @@ async function main (): Promise<void> {
       devnetMainThreadCpuSeconds: per.devnetMainCpu.map(x => Math.round(x * 10) / 10),
       // The CLI process's CPU seconds (start-up included; sampled every 100 ms, so up to 0.1 s short).
       cliCpuSeconds: per.cliCpu.map(x => Math.round(x * 10) / 10),
+      // Of those, the seconds from the transfer's creation on (without start-up): what competed with the devnet.
+      cliCpuFromCreateSeconds: per.cliCpuFromCreate.map(x => Math.round(x * 10) / 10),
       // The baseline's CPU seconds per round: the receiver's and this process's (the sender's).
       baselineCpuSeconds: per.baselineCpu.map(x => Math.round(x * 10) / 10),
-      // The least time the bwnet work (devnet + CLI CPU seconds, medians) could take on this machine's
+      // The least time the bwnet work (the devnet's CPU seconds and the CLI's from create on, medians) could take on this machine's
       // cores, and that time over the baseline's: the ratio no scheduling could beat here.
       cpuFloor: skipBaseline ? null : { cores: availableParallelism(), seconds: round2(cpuFloorS), overBaseline: round2(cpuFloorS / (median(per.baseline) / 1000)) },
       attempts: per.attempts,
@@ -375,8 +381,8 @@ async function main (): Promise<void> {
       console.log(`| baseline single PUT into the sink dir | ${seconds.baseline} | ${result.mibPerSec.baseline} | ${result.perRoundSeconds.baseline.join(', ')} |`)
       console.log(`bwnet/baseline = ${result.ratio.bwnetOverBaseline} (${sizeMib} MiB, ${rounds} round(s); CLI elapsed ${result.bwnetCliSeconds.join(', ')} s, with process start ${result.bwnetWallSeconds.join(', ')} s)`)
     }
-    if (result.cpuFloor !== null) console.log(`CPU per round: bwnet ${per.devnetCpu.map((c, i) => (c + per.cliCpu[i]!).toFixed(1)).join(', ')} s (devnet + CLI), baseline ${result.baselineCpuSeconds.join(', ')} s (sender + receiver); on ${result.cpuFloor.cores} cores the bwnet work needs ≥ ${result.cpuFloor.seconds} s = ${result.cpuFloor.overBaseline}× the baseline's time`)
-    console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s (main thread ${result.devnetMainThreadCpuSeconds.join(', ')} s); CLI CPU ${result.cliCpuSeconds.join(', ')} s; attempts: ${JSON.stringify(per.attempts)}`)
+    if (result.cpuFloor !== null) console.log(`CPU per round: bwnet ${per.devnetCpu.map((c, i) => (c + per.cliCpuFromCreate[i]!).toFixed(1)).join(', ')} s (devnet + CLI from create on), baseline ${result.baselineCpuSeconds.join(', ')} s (sender + receiver); on ${result.cpuFloor.cores} cores the bwnet work needs ≥ ${result.cpuFloor.seconds} s = ${result.cpuFloor.overBaseline}× the baseline's time`)
+    console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s (main thread ${result.devnetMainThreadCpuSeconds.join(', ')} s); CLI CPU ${result.cliCpuSeconds.join(', ')} s (${result.cliCpuFromCreateSeconds.join(', ')} s from create on); attempts: ${JSON.stringify(per.attempts)}`)
     if (oversize !== null) console.log(`${oversizeCount} × ${oversizeMib} MiB bodies for one chunk index: statuses ${oversize.statuses.join(', ')}, MiB sent before the answer ${oversize.sentMiB.join(', ')}, devnet RSS peak ${oversize.rssPeakMiB} MiB`)
     console.log(`devnet RSS: idle ${result.rssMiB.idle} MiB, peak ${result.rssMiB.peak} MiB while moving (peak/idle = ${result.rssMiB.peakOverIdle}${maxRssMib > 0 ? `; limit ${maxRssMib} MiB` : ''})`)
     await mkdir(dirname(args.out!), { recursive: true })

@@ -77,7 +77,7 @@ export interface HashPoolStats { threads: number, openHashes: number, buffersInU
  * The thread count `env` asks for (BWN_HASH_THREADS), else one per core beyond two, at most four: the
  * copies and messages a thread costs pay only where a core would otherwise idle. On two cores, where the
  * event loop, the file pool and the collector already keep both busy, hashing on the event loop used
- * 3.5-6 CPU s less per GiB moved (docs/benchmarks.md#e2e).
+ * 1.5-7.5 CPU s less per GiB moved (docs/benchmarks.md#e2e).
  */
 export function hashThreadsFrom (env: NodeJS.ProcessEnv = process.env, cores: number = availableParallelism()): number {
   const raw = env.BWN_HASH_THREADS

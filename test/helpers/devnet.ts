@@ -65,16 +65,16 @@ export async function startTestDevnet (t: { teardown (fn: () => unknown): void }
   }
 }
 
-/** `bwnet devnet` in a child process of its own (as `make run` starts it), up and with its workers attached. */
+/** `bwnet devnet` in a child process of its own (as `make run` starts it), up and (unless told not to wait) with its workers attached. */
 export interface DevnetProcess { proc: CliProcess, file: DevnetFile & Record<string, any>, baseUrl: string }
 
-export async function startDevnetProcess (t: { teardown (fn: () => unknown): void }, data: string, opts: { workers?: number, args?: string[], startTimeoutMs?: number, joinTimeoutMs?: number } = {}): Promise<DevnetProcess> {
+export async function startDevnetProcess (t: { teardown (fn: () => unknown): void }, data: string, opts: { workers?: number, args?: string[], startTimeoutMs?: number, waitForWorkers?: boolean, joinTimeoutMs?: number } = {}): Promise<DevnetProcess> {
   const workers = opts.workers ?? 2
   const proc = runCli(['devnet', '--port', '0', '--data', data, '--workers', String(workers), ...(opts.args ?? [])])
   t.teardown(() => proc.stop('SIGKILL'))
   await proc.waitFor(l => l.event === 'devnet_ready', opts.startTimeoutMs ?? 120_000, 'devnet_ready')
   const file = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
-  await eventually(async () => (await (await fetch(`${file.baseUrl}/health`)).json() as any).nodes.worker === workers, opts.joinTimeoutMs ?? 30_000, 'workers to join')
+  if (opts.waitForWorkers !== false) await eventually(async () => (await (await fetch(`${file.baseUrl}/health`)).json() as any).nodes.worker === workers, opts.joinTimeoutMs ?? 30_000, 'workers to join')
   return { proc, file, baseUrl: file.baseUrl }
 }
 

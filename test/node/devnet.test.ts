@@ -1,6 +1,6 @@
 // The devnet as `make run` starts it: a real child process, real nodes on loopback.
 import t from 'tap'
-import { readFile, mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Level } from 'level'
@@ -14,7 +14,7 @@ t.test('devnet: up, every node known by role, graceful stop, restart keeps ident
   const data = await mkdtemp(join(tmpdir(), 'bwnet-devnet-'))
   t.teardown(() => rm(data, { recursive: true, force: true }))
 
-  const { proc: first, file } = await startDevnetProcess(t, data, { workers: 3 })
+  const { proc: first, file } = await startDevnetProcess(t, data, { workers: 3, startTimeoutMs: 60_000, waitForWorkers: false }) // membership has its own deadline below
   t.match(file, { baseUrl: /^http:\/\/127\.0\.0\.1:\d+$/, dashboardUrl: String, telemetryUrl: String, keys: Object })
   t.same(file.nodes.map((n: any) => n.role).sort(), ['orchestrator', 'validator', 'worker', 'worker', 'worker'])
   for (const n of file.nodes) t.match(n, { hotkey: /^5[1-9A-HJ-NP-Za-km-z]{47}$/, publicKey: /^[0-9a-f]{64}$/, id: nodeIdOf(n.hotkey) })
@@ -54,7 +54,7 @@ t.test('devnet: up, every node known by role, graceful stop, restart keeps ident
   t.same(rows.map((r: any) => r?.role), ['worker', 'worker', 'worker'], 'orchestrator stored the three worker rows')
   t.same(sessions.map((r: any) => r?.orchestrator_id), workerHotkeys.map(() => file.nodes[0].hotkey), 'and their sessions')
 
-  const { proc: second, file: again } = await startDevnetProcess(t, data, { workers: 3 })
+  const { proc: second, file: again } = await startDevnetProcess(t, data, { workers: 3, startTimeoutMs: 60_000, waitForWorkers: false })
   t.same(again.nodes.map((n: any) => n.hotkey), hotkeys, 'identities reused')
   t.equal(second.lines.filter(l => l.event === 'identity' && l.created === false).length, 5)
   const restarted = await second.stop('SIGTERM')
