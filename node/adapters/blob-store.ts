@@ -7,12 +7,12 @@
 // file is never trusted for its name alone, so a blob damaged on disk is healed by the next upload
 // of the same content. docs/transfers.md#staging.
 import { randomBytes } from 'node:crypto'
-import { streamHash } from './hash-pool.ts'
 import { mkdir, open, rename, readFile, rm, stat, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { BlobStore } from '../../actors/ports.ts'
 import { withBlobLock } from '../../actors/transfer/blob-refs.ts'
 import { DigestMismatchError, BodyTooLongError, BodyTooShortError } from '../errors.ts'
+import { streamHash } from './hash-pool.ts'
 export { DigestMismatchError, BodyTooLongError, BodyTooShortError }
 
 const HEX64 = /^[0-9a-f]{64}$/

@@ -18,6 +18,7 @@
 // fsyncs, and links the file to `<dir>/<filename>` (a clash gets `-1`, `-2`, ... before the extension;
 // nothing is overwritten). complete() may be called again at any point, also after a crash halfway:
 // a link that already points at the partial file is recognised, so the file never lands twice.
+import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { mkdir, open, readFile, rename, rm, link, unlink, stat, type FileHandle } from 'node:fs/promises'
 import { join, extname } from 'node:path'
@@ -35,7 +36,6 @@ import {
 import { fsyncDir } from '../blob-store.ts'
 import type { InflightBudget } from '../inflight-budget.ts'
 import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure } from './errors.ts'
-import { createHash } from 'node:crypto'
 import { streamHash, HASH_BYTES_PER_STREAM } from '../hash-pool.ts'
 
 /** Largest chunk body the sink accepts. */
