@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
 import { mkdtemp, mkdir, open, readFile, rm, symlink, writeFile, unlink } from 'node:fs/promises'
-import { request } from 'node:http'
+import { Agent, request } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -50,6 +50,8 @@ const { values: args } = parseArgs({
     'oversize-count': { type: 'string', default: '4' },
     // Keep the devnet's log (stderr, --log-level warn) in this file.
     'devnet-log': { type: 'string' },
+    // Also time the bare pipeline (bench/e2e/bare-pipeline.ts): the same stages with plain node:http and nothing else.
+    bare: { type: 'boolean', default: false },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'out', 'e2e.json') }
   }
 })
@@ -160,6 +162,60 @@ async function viaPut (file: string, url: string): Promise<{ ms: number, sha256:
   return { ms, sha256: body.sha256 }
 }
 
+/**
+ * The bare pipeline's sender, in this process like the baseline's: the CLI's way (each chunk read into
+ * one of parallel + 1 reused buffers, hashed, POSTed in 256 KiB writes, `parallel` in flight), then
+ * finalize, which answers when every chunk is in the sink. Then waits (untimed) for every read-back.
+ */
+async function viaBare (file: string, url: string, name: string): Promise<{ ms: number, verified: number }> {
+  const post = (path: string, body?: Buffer, headers: Record<string, string> = {}): Promise<any> => new Promise((resolve, reject) => {
+    const req = request(`${url}${path}`, { method: path === '/verified' ? 'GET' : 'POST', agent: bareAgent, headers: { 'content-length': String(body?.length ?? 0), ...headers } }, (res) => {
+      let text = ''
+      res.setEncoding('utf8').on('data', (d: string) => { text += d }).on('end', () => {
+        if ((res.statusCode ?? 0) >= 300) reject(new Error(`bare ${path} answered ${res.statusCode}: ${text}`))
+        else resolve(JSON.parse(text))
+      })
+    })
+    req.on('error', reject)
+    if (body === undefined) { req.end(); return }
+    let off = 0
+    const next = (): void => {
+      while (off < body.length) {
+        const piece = body.subarray(off, Math.min(off + 256 * 1024, body.length))
+        off += piece.length
+        if (!req.write(piece)) { req.once('drain', next); return }
+      }
+      req.end()
+    }
+    next()
+  })
+  const t0 = performance.now()
+  const { total } = await post(`/begin?name=${name}&size=${sizeBytes}&chunk=${CHUNK_BYTES}`)
+  const fh = await open(file, 'r')
+  const free: Buffer[] = Array.from({ length: parallel + 1 }, () => Buffer.allocUnsafe(CHUNK_BYTES))
+  const inFlight = new Set<Promise<void>>()
+  try {
+    for (let i = 0; i < total; i++) {
+      while (inFlight.size >= parallel) await Promise.race(inFlight)
+      const buf = free.pop()!
+      const length = Math.min(CHUNK_BYTES, sizeBytes - i * CHUNK_BYTES)
+      for (let done = 0; done < length;) done += (await fh.read(buf, done, length - done, i * CHUNK_BYTES + done)).bytesRead
+      const bytes = buf.subarray(0, length)
+      const sha256 = createHash('sha256').update(bytes).digest('hex')
+      const sent: Promise<void> = post(`/chunks/${i}`, bytes, { 'x-chunk-sha256': sha256 }).then(() => { free.push(buf); inFlight.delete(sent) })
+      inFlight.add(sent)
+    }
+    await Promise.all(inFlight)
+  } finally { await fh.close() }
+  const done = await post('/finalize')
+  const ms = performance.now() - t0
+  if (done.failures.length > 0) throw new Error(`bare pipeline: ${done.failures.join('; ')}`)
+  const checked = await post('/verified')
+  if (checked.failures.length > 0 || checked.verified !== total) throw new Error(`bare pipeline read-backs: ${checked.verified} of ${total}, ${checked.failures.join('; ')}`)
+  return { ms, verified: checked.verified }
+}
+const bareAgent = new Agent({ keepAlive: true })
+
 /** Resident set size of a process in bytes, from /proc (Linux); null when it cannot be read. */
 async function rssOf (pid: number): Promise<number | null> {
   try {
@@ -262,6 +318,10 @@ async function main (): Promise<void> {
     const receiver = spawnTs(join(import.meta.dirname, 'baseline-server.ts'), ['--dir', sink])
     receiver.stderr!.resume()
     const ready = await waitForLine(receiver, 'baseline receiver')
+    const bareOn = args.bare === true
+    const bare = bareOn ? spawnTs(join(import.meta.dirname, 'bare-pipeline.ts'), ['--dir', join(work, 'bare'), '--sink', sink, '--moves', String(workers * 4)]) : null
+    bare?.stderr!.resume()
+    const bareReady = bare === null ? null : await waitForLine(bare, 'bare pipeline')
 
     // Enterprise client key: the Free key's 60 requests/min would throttle a 64-chunk upload.
     const orgs = await api(file.baseUrl, file.keys.admin, '/admin/organizations')
@@ -280,10 +340,11 @@ async function main (): Promise<void> {
     const idle = rssSampler(devnet.pid!, rssEveryMs)
     await sleep(Math.max(1000, 5 * rssEveryMs))
     const idleSamples = (await idle.stop()).samples
-    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], devnetMainCpu: number[], cliCpu: number[], cliCpuFromCreate: number[], baselineCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], devnetMainCpu: [], cliCpu: [], cliCpuFromCreate: [], baselineCpu: [], attempts: [] }
+    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], devnetMainCpu: number[], cliCpu: number[], cliCpuFromCreate: number[], baselineCpu: number[], bare: number[], bareCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], devnetMainCpu: [], cliCpu: [], cliCpuFromCreate: [], baselineCpu: [], bare: [], bareCpu: [], attempts: [] }
     const skipBaseline = args['skip-baseline'] === true
     for (let round = 0; round < rounds; round++) {
-      const order = skipBaseline ? ['bwnet'] : round % 2 === 0 ? ['bwnet', 'baseline'] : ['baseline', 'bwnet']
+      const paths = skipBaseline ? ['bwnet'] : ['bwnet', 'baseline', ...(bareOn ? ['bare'] : [])]
+      const order = paths.map((_, i) => paths[(i + round) % paths.length]!) // each path leads in turn
       for (const path of order) {
         if (path === 'bwnet') {
           // A link per round gives each round its own name in the sink (and its own resume state).
@@ -302,6 +363,17 @@ async function main (): Promise<void> {
           if (got !== sourceSha) throw new Error(`bwnet delivered ${got}, not ${sourceSha}`)
           await unlink(join(sink, name))
           per.bwnet.push(r.ms); per.bwnetCli.push(r.cliMs); per.bwnetWall.push(r.wallMs); per.cliCpu.push(r.cliCpu); per.cliCpuFromCreate.push(r.cliCpuFromCreate)
+        } else if (path === 'bare') {
+          const name = `bare-r${round}.bin`
+          const serverCpu0 = await cpuSecondsOf(bare!.pid!)
+          const senderCpu0 = process.cpuUsage()
+          const r = await viaBare(source, bareReady!.url, name)
+          const sender = process.cpuUsage(senderCpu0)
+          per.bareCpu.push((await cpuSecondsOf(bare!.pid!) ?? NaN) - (serverCpu0 ?? NaN) + (sender.user + sender.system) / 1e6)
+          const got = await sha256File(join(sink, name))
+          if (got !== sourceSha) throw new Error(`bare pipeline stored ${got}, not ${sourceSha}`)
+          await unlink(join(sink, name))
+          per.bare.push(r.ms)
         } else {
           const name = `baseline-r${round}.bin`
           const receiverCpu0 = await cpuSecondsOf(receiver.pid!)
@@ -333,6 +405,7 @@ async function main (): Promise<void> {
       per.rssPeak.push(peak)
     }
     await stopChild(receiver)
+    if (bare !== null) await stopChild(bare)
     await stopChild(devnet)
 
     const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2 }
@@ -366,6 +439,9 @@ async function main (): Promise<void> {
       // The least time the bwnet work (the devnet's CPU seconds and the CLI's from create on, medians) could take on this machine's
       // cores, and that time over the baseline's: the ratio no scheduling could beat here.
       cpuFloor: skipBaseline ? null : { cores: availableParallelism(), seconds: round2(cpuFloorS), overBaseline: round2(cpuFloorS / (median(per.baseline) / 1000)) },
+      // --bare: the same stages with plain node:http (bench/e2e/bare-pipeline.ts), its time over the
+      // baseline's and its CPU (server + sender; timing includes the read-backs' CPU only while they overlap).
+      bare: bareOn && !skipBaseline ? { seconds: s3(median(per.bare)), perRoundSeconds: per.bare.map(s3), overBaseline: round2(median(per.bare) / median(per.baseline)), cpuSeconds: per.bareCpu.map(x => Math.round(x * 10) / 10), bwnetOverBare: round2(median(per.bwnet) / median(per.bare)) } : null,
       attempts: per.attempts,
       // The devnet process's resident set: idle (the same run's baseline) and the peak while moving.
       oversize,
@@ -381,6 +457,7 @@ async function main (): Promise<void> {
       console.log(`| baseline single PUT into the sink dir | ${seconds.baseline} | ${result.mibPerSec.baseline} | ${result.perRoundSeconds.baseline.join(', ')} |`)
       console.log(`bwnet/baseline = ${result.ratio.bwnetOverBaseline} (${sizeMib} MiB, ${rounds} round(s); CLI elapsed ${result.bwnetCliSeconds.join(', ')} s, with process start ${result.bwnetWallSeconds.join(', ')} s)`)
     }
+    if (result.bare !== null) console.log(`| bare pipeline (same stages, plain node:http) | ${result.bare.seconds} | ${Math.round(sizeMib / result.bare.seconds * 10) / 10} | ${result.bare.perRoundSeconds.join(', ')} |\nbare/baseline = ${result.bare.overBaseline}, bwnet/bare = ${result.bare.bwnetOverBare}; bare CPU ${result.bare.cpuSeconds.join(', ')} s (server + sender, read-backs included)`)
     if (result.cpuFloor !== null) console.log(`CPU per round: bwnet ${per.devnetCpu.map((c, i) => (c + per.cliCpuFromCreate[i]!).toFixed(1)).join(', ')} s (devnet + CLI from create on), baseline ${result.baselineCpuSeconds.join(', ')} s (sender + receiver); on ${result.cpuFloor.cores} cores the bwnet work needs ≥ ${result.cpuFloor.seconds} s = ${result.cpuFloor.overBaseline}× the baseline's time`)
     console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s (main thread ${result.devnetMainThreadCpuSeconds.join(', ')} s); CLI CPU ${result.cliCpuSeconds.join(', ')} s (${result.cliCpuFromCreateSeconds.join(', ')} s from create on); attempts: ${JSON.stringify(per.attempts)}`)
     if (oversize !== null) console.log(`${oversizeCount} × ${oversizeMib} MiB bodies for one chunk index: statuses ${oversize.statuses.join(', ')}, MiB sent before the answer ${oversize.sentMiB.join(', ')}, devnet RSS peak ${oversize.rssPeakMiB} MiB`)
