@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream } from 'node:fs'
-import { mkdtemp, mkdir, open, readFile, rm, symlink, writeFile, unlink } from 'node:fs/promises'
+import { mkdtemp, mkdir, open, readdir, readFile, rm, symlink, writeFile, unlink } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -232,6 +232,25 @@ async function cpuSecondsOf (pid: number, thread?: number): Promise<number | nul
   } catch { return null }
 }
 
+/** CPU seconds (user, system) of each thread of a process, by thread id. */
+async function threadCpu (pid: number): Promise<Map<number, [number, number]>> {
+  const out = new Map<number, [number, number]>()
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
+    try {
+      const fields = (await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ')
+      out.set(Number(tid), [Number(fields[11]) / CLOCK_TICKS, Number(fields[12]) / CLOCK_TICKS])
+    } catch {}
+  }
+  return out
+}
+
+/** BWN_BENCH_DEBUG=1: each thread's CPU seconds over a round (user/system; the main thread's id is the pid). */
+function debugThreads (what: string, before: Map<number, [number, number]>, after: Map<number, [number, number]>): void {
+  if (process.env.BWN_BENCH_DEBUG !== '1') return
+  const rows = [...after].map(([tid, [u, s]]) => [tid, u - (before.get(tid)?.[0] ?? 0), s - (before.get(tid)?.[1] ?? 0)] as const).filter(r => r[1] + r[2] >= 0.05)
+  process.stderr.write(`${what} threads (tid user/system s): ${rows.map(r => `${r[0]} ${r[1].toFixed(2)}/${r[2].toFixed(2)}`).join(', ')}\n`)
+}
+
 /** The highest RSS any sampler saw: reported even when the run fails. */
 let rssPeakSoFar = 0
 
@@ -319,7 +338,8 @@ async function main (): Promise<void> {
     receiver.stderr!.resume()
     const ready = await waitForLine(receiver, 'baseline receiver')
     const bareOn = args.bare === true
-    const bare = bareOn ? spawnTs(join(import.meta.dirname, 'bare-pipeline.ts'), ['--dir', join(work, 'bare'), '--sink', sink, '--moves', String(workers * 4)]) : null
+    const bare = bareOn ? spawnTs(join(import.meta.dirname, 'bare-pipeline.ts'), ['--dir', join(work, 'bare'), '--sink', sink, '--moves', String(workers * 4)], {},
+      args.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(args.profile, 'bare')]) : null
     bare?.stderr!.resume()
     const bareReady = bare === null ? null : await waitForLine(bare, 'bare pipeline')
 
@@ -340,7 +360,7 @@ async function main (): Promise<void> {
     const idle = rssSampler(devnet.pid!, rssEveryMs)
     await sleep(Math.max(1000, 5 * rssEveryMs))
     const idleSamples = (await idle.stop()).samples
-    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], devnetMainCpu: number[], cliCpu: number[], cliCpuFromCreate: number[], baselineCpu: number[], bare: number[], bareCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], devnetMainCpu: [], cliCpu: [], cliCpuFromCreate: [], baselineCpu: [], bare: [], bareCpu: [], attempts: [] }
+    const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], devnetMainCpu: number[], cliCpu: number[], cliCpuFromCreate: number[], baselineCpu: number[], bare: number[], bareCpu: number[], bareMainCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], devnetMainCpu: [], cliCpu: [], cliCpuFromCreate: [], baselineCpu: [], bare: [], bareCpu: [], bareMainCpu: [], attempts: [] }
     const skipBaseline = args['skip-baseline'] === true
     for (let round = 0; round < rounds; round++) {
       const paths = skipBaseline ? ['bwnet'] : ['bwnet', 'baseline', ...(bareOn ? ['bare'] : [])]
@@ -354,10 +374,12 @@ async function main (): Promise<void> {
           const sampler = rssSampler(devnet.pid!, rssEveryMs)
           const cpu0 = await cpuSecondsOf(devnet.pid!)
           const main0 = await cpuSecondsOf(devnet.pid!, devnet.pid!)
+          const threads0 = await threadCpu(devnet.pid!)
           const r = await viaBwnet(link, file.baseUrl, key, join(work, 'state'))
           per.rssPeak.push((await sampler.stop()).peak)
           per.devnetCpu.push((await cpuSecondsOf(devnet.pid!) ?? NaN) - (cpu0 ?? NaN))
           per.devnetMainCpu.push((await cpuSecondsOf(devnet.pid!, devnet.pid!) ?? NaN) - (main0 ?? NaN))
+          debugThreads('devnet', threads0, await threadCpu(devnet.pid!))
           per.attempts.push(await attemptsOf(file.baseUrl, file.keys.admin, file.nodes.find((n: { role: string }) => n.role === 'orchestrator').hotkey, r.id))
           const got = await sha256File(join(sink, name))
           if (got !== sourceSha) throw new Error(`bwnet delivered ${got}, not ${sourceSha}`)
@@ -366,10 +388,14 @@ async function main (): Promise<void> {
         } else if (path === 'bare') {
           const name = `bare-r${round}.bin`
           const serverCpu0 = await cpuSecondsOf(bare!.pid!)
+          const serverMain0 = await cpuSecondsOf(bare!.pid!, bare!.pid!)
+          const threads0 = await threadCpu(bare!.pid!)
           const senderCpu0 = process.cpuUsage()
           const r = await viaBare(source, bareReady!.url, name)
           const sender = process.cpuUsage(senderCpu0)
           per.bareCpu.push((await cpuSecondsOf(bare!.pid!) ?? NaN) - (serverCpu0 ?? NaN) + (sender.user + sender.system) / 1e6)
+          per.bareMainCpu.push((await cpuSecondsOf(bare!.pid!, bare!.pid!) ?? NaN) - (serverMain0 ?? NaN))
+          debugThreads('bare', threads0, await threadCpu(bare!.pid!))
           const got = await sha256File(join(sink, name))
           if (got !== sourceSha) throw new Error(`bare pipeline stored ${got}, not ${sourceSha}`)
           await unlink(join(sink, name))
@@ -441,7 +467,7 @@ async function main (): Promise<void> {
       cpuFloor: skipBaseline ? null : { cores: availableParallelism(), seconds: round2(cpuFloorS), overBaseline: round2(cpuFloorS / (median(per.baseline) / 1000)) },
       // --bare: the same stages with plain node:http (bench/e2e/bare-pipeline.ts), its time over the
       // baseline's and its CPU (server + sender; timing includes the read-backs' CPU only while they overlap).
-      bare: bareOn && !skipBaseline ? { seconds: s3(median(per.bare)), perRoundSeconds: per.bare.map(s3), overBaseline: round2(median(per.bare) / median(per.baseline)), cpuSeconds: per.bareCpu.map(x => Math.round(x * 10) / 10), bwnetOverBare: round2(median(per.bwnet) / median(per.bare)) } : null,
+      bare: bareOn && !skipBaseline ? { seconds: s3(median(per.bare)), perRoundSeconds: per.bare.map(s3), overBaseline: round2(median(per.bare) / median(per.baseline)), cpuSeconds: per.bareCpu.map(x => Math.round(x * 10) / 10), mainThreadCpuSeconds: per.bareMainCpu.map(x => Math.round(x * 10) / 10), bwnetOverBare: round2(median(per.bwnet) / median(per.bare)) } : null,
       attempts: per.attempts,
       // The devnet process's resident set: idle (the same run's baseline) and the peak while moving.
       oversize,
@@ -457,7 +483,7 @@ async function main (): Promise<void> {
       console.log(`| baseline single PUT into the sink dir | ${seconds.baseline} | ${result.mibPerSec.baseline} | ${result.perRoundSeconds.baseline.join(', ')} |`)
       console.log(`bwnet/baseline = ${result.ratio.bwnetOverBaseline} (${sizeMib} MiB, ${rounds} round(s); CLI elapsed ${result.bwnetCliSeconds.join(', ')} s, with process start ${result.bwnetWallSeconds.join(', ')} s)`)
     }
-    if (result.bare !== null) console.log(`| bare pipeline (same stages, plain node:http) | ${result.bare.seconds} | ${Math.round(sizeMib / result.bare.seconds * 10) / 10} | ${result.bare.perRoundSeconds.join(', ')} |\nbare/baseline = ${result.bare.overBaseline}, bwnet/bare = ${result.bare.bwnetOverBare}; bare CPU ${result.bare.cpuSeconds.join(', ')} s (server + sender, read-backs included)`)
+    if (result.bare !== null) console.log(`| bare pipeline (same stages, plain node:http) | ${result.bare.seconds} | ${Math.round(sizeMib / result.bare.seconds * 10) / 10} | ${result.bare.perRoundSeconds.join(', ')} |\nbare/baseline = ${result.bare.overBaseline}, bwnet/bare = ${result.bare.bwnetOverBare}; bare CPU ${result.bare.cpuSeconds.join(', ')} s (server + sender, read-backs included; server main thread ${result.bare.mainThreadCpuSeconds.join(', ')} s)`)
     if (result.cpuFloor !== null) console.log(`CPU per round: bwnet ${per.devnetCpu.map((c, i) => (c + per.cliCpuFromCreate[i]!).toFixed(1)).join(', ')} s (devnet + CLI from create on), baseline ${result.baselineCpuSeconds.join(', ')} s (sender + receiver); on ${result.cpuFloor.cores} cores the bwnet work needs ≥ ${result.cpuFloor.seconds} s = ${result.cpuFloor.overBaseline}× the baseline's time`)
     console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s (main thread ${result.devnetMainThreadCpuSeconds.join(', ')} s); CLI CPU ${result.cliCpuSeconds.join(', ')} s (${result.cliCpuFromCreateSeconds.join(', ')} s from create on); attempts: ${JSON.stringify(per.attempts)}`)
     if (oversize !== null) console.log(`${oversizeCount} × ${oversizeMib} MiB bodies for one chunk index: statuses ${oversize.statuses.join(', ')}, MiB sent before the answer ${oversize.sentMiB.join(', ')}, devnet RSS peak ${oversize.rssPeakMiB} MiB`)
