@@ -2,18 +2,18 @@
 // URLs (signed by this node's hotkey for audience `bwnet-data` and this node's own authority, naming
 // transfer, chunk and attempt, expiring with the offer). The same signed path is the key of a swarm
 // bulk read, the fallback when HTTP is not reachable; it verifies against the same authority.
-// Over HTTP a chunk streams from its blob file (no whole chunk in memory).
+// Over HTTP a chunk streams from its blob file through reused buffers (no whole chunk in memory, no
+// fresh buffer per read: node/adapters/file-response.ts).
 import type { FastifyInstance } from 'fastify'
-import { createReadStream, type ReadStream } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { Type } from '@sinclair/typebox'
 import { signUrl, verifySignedUrl, authorityOf, requestTarget, type KeyPair } from '../../protocol/index.ts'
 import type { Store, BlobStore, Clock } from '../../actors/ports.ts'
 import { keys, type ChunkRow } from '../../actors/transfer/model.ts'
+import { sendFileRange } from '../adapters/file-response.ts'
 import { SignedUrlRequired, SignedUrlExpired, SignedUrlInvalid, TransferNotFound } from '../../api/errors.ts'
 
 export const DATA_PREFIX = '/data/transfers'
-const STREAM_PIECE_BYTES = 1024 * 1024 // read size when a chunk streams from its blob file: 1 MiB, like the blob store's writes (fewer reads handed to the thread pool)
 
 export const DATA_AUDIENCE = 'bwnet-data'
 
@@ -66,7 +66,7 @@ const filesOf = (blobs: BlobStore): ((sha256: string) => string) | null =>
   typeof (blobs as { pathOf?: unknown }).pathOf === 'function' ? (sha) => (blobs as unknown as { pathOf (sha: string): string }).pathOf(sha) : null
 
 /** Opens the staged chunk's file for streaming: no whole chunk in memory. Null when the store has no files. */
-async function openSignedChunk (src: ChunkSource, signedPath: string): Promise<{ stream: ReadStream, size: number } | null> {
+async function openSignedChunk (src: ChunkSource, signedPath: string): Promise<{ fh: FileHandle, size: number } | null> {
   const pathOf = filesOf(src.blobs)
   if (pathOf === null) return null
   const sha = await signedChunkSha(src, signedPath)
@@ -77,7 +77,7 @@ async function openSignedChunk (src: ChunkSource, signedPath: string): Promise<{
   }
   try {
     const { size } = await fh.stat()
-    return { stream: createReadStream('', { fd: fh, highWaterMark: STREAM_PIECE_BYTES }), size }
+    return { fh, size }
   } catch (err) { await fh.close(); throw err }
 }
 
@@ -92,7 +92,16 @@ export function dataRoutes (src: ChunkSource) {
     }, async (req, reply) => {
       const file = await openSignedChunk(src, req.url)
       if (file !== null) {
-        return await reply.type('application/octet-stream').header('cache-control', 'no-store').header('content-length', String(file.size)).send(file.stream)
+        // From here the route writes the body itself (onResponse hooks still run); a failure midway
+        // can only cut the connection, which the worker sees as a short body.
+        reply.hijack()
+        try {
+          reply.raw.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store', 'content-length': String(file.size) })
+          await sendFileRange(reply.raw, file.fh, 0, file.size)
+        } catch (err) {
+          req.log.debug({ err }, 'chunk data response cut short')
+        } finally { await file.fh.close() }
+        return reply
       }
       const bytes = await readSignedChunk(src, req.url)
       return reply.type('application/octet-stream').header('cache-control', 'no-store').send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))

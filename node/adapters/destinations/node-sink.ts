@@ -19,7 +19,6 @@
 // nothing is overwritten). complete() may be called again at any point, also after a crash halfway:
 // a link that already points at the partial file is recognised, so the file never lands twice.
 import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
 import { mkdir, open, readFile, rename, rm, link, unlink, stat, type FileHandle } from 'node:fs/promises'
 import { join, extname } from 'node:path'
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifyError } from 'fastify'
@@ -34,6 +33,7 @@ import {
   SinkBadFilename, SinkConflict, SinkChunkSize, SinkEtagMismatch
 } from '../../../api/errors.ts'
 import { fsyncDir } from '../blob-store.ts'
+import { sendFileRange } from '../file-response.ts'
 import type { InflightBudget } from '../inflight-budget.ts'
 import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure } from './errors.ts'
 import { streamHash, HASH_BYTES_PER_STREAM } from '../hash-pool.ts'
@@ -341,19 +341,31 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     const meta = await openMeta(req.params.uploadId)
     const range = parseRange(req.headers.range, meta.totalSize)
     const fh = meta.status === 'completed' ? await open(join(dir, meta.finalName!), 'r') : await openData(req.params.uploadId, 'r')
-    let stream: ReturnType<typeof createReadStream> | null = null
+    let sending = false
     try {
       const { size } = await fh.stat()
       if (size < range.offset + range.length) throw new RangeNotSatisfiable(`only ${Math.max(0, size - range.offset)} bytes readable at ${range.offset}`)
       const release = await opts.budget?.acquire(STREAM_WINDOW_BYTES)
-      // Streamed from the open handle (no whole range in memory); the handle closes with the stream.
-      stream = createReadStream('', { fd: fh, start: range.offset, end: range.offset + range.length - 1, highWaterMark: WRITE_BATCH_BYTES })
-      stream.once('close', () => release?.())
-      return await reply.code(206)
-        .header('content-range', `bytes ${range.offset}-${range.offset + range.length - 1}/${meta.totalSize}`)
-        .header('content-length', String(range.length))
-        .type('application/octet-stream').send(stream)
-    } finally { if (stream === null) await fh.close() }
+      // From the open handle through reused buffers (no whole range in memory, no fresh buffer per
+      // read: ../file-response.ts). From here the route writes the body itself (onResponse hooks still
+      // run); a failure midway can only cut the connection, which the reader sees as a short body.
+      sending = true
+      reply.hijack()
+      try {
+        reply.raw.writeHead(206, {
+          'content-type': 'application/octet-stream',
+          'content-range': `bytes ${range.offset}-${range.offset + range.length - 1}/${meta.totalSize}`,
+          'content-length': String(range.length)
+        })
+        await sendFileRange(reply.raw, fh, range.offset, range.length)
+      } catch (err) {
+        req.log.debug({ err }, 'read-back cut short')
+      } finally {
+        release?.()
+        await fh.close()
+      }
+      return reply
+    } finally { if (!sending) await fh.close() }
   })
 }
 

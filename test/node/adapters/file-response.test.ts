@@ -1,0 +1,102 @@
+// sendFileRange: file bytes to an HTTP response through reused buffers. A buffer must not be reused
+// before the socket is done with it, so concurrent responses (sharing the pool) and a slow reader must
+// all get their own bytes; a short file or a vanished client ends the send with an error, never a hang.
+import t from 'tap'
+import http from 'node:http'
+import { once } from 'node:events'
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { sendFileRange, FILE_PIECE_BYTES } from '../../../node/adapters/file-response.ts'
+
+const MIB = 1024 * 1024
+const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
+
+async function fixture (t: Tap.Test, size: number): Promise<{ path: string, data: Buffer }> {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-file-response-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const data = randomBytes(size)
+  const path = join(dir, 'blob')
+  await writeFile(path, data)
+  return { path, data }
+}
+
+/** A server answering GET /?start=&length=&promise= with that range of `path` (promise: the Content-Length). */
+async function serve (t: Tap.Test, path: string): Promise<{ base: string, outcomes: Array<Promise<string>> }> {
+  const outcomes: Array<Promise<string>> = []
+  const server = http.createServer((req, res) => {
+    const q = new URL(req.url!, 'http://x').searchParams
+    const start = Number(q.get('start')); const length = Number(q.get('length'))
+    outcomes.push((async () => {
+      const fh = await open(path, 'r')
+      try {
+        res.writeHead(200, { 'content-length': q.get('promise') ?? String(length) })
+        await sendFileRange(res, fh, start, length)
+        return 'sent'
+      } catch (err) { return `failed: ${(err as Error).message}` } finally { await fh.close() }
+    })())
+  })
+  server.listen(0, '127.0.0.1'); await once(server, 'listening')
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, outcomes }
+}
+
+/** GETs a URL; `slow` reads 64 KiB every few ms, so the server's writes wait on the socket. */
+function get (url: string, slow = false): Promise<{ body: Buffer, complete: boolean }> {
+  return new Promise((resolve) => {
+    const parts: Buffer[] = []
+    const req = http.get(url, { agent: false }, (res) => {
+      const done = (complete: boolean): void => resolve({ body: Buffer.concat(parts), complete })
+      res.once('end', () => done(res.complete)).once('error', () => done(false)).once('aborted', () => done(false))
+      if (!slow) { res.on('data', (d: Buffer) => parts.push(d)); return }
+      const pacer = setInterval(() => {
+        const d = res.read(64 * 1024) as Buffer | null ?? res.read() as Buffer | null
+        if (d !== null) parts.push(d)
+      }, 2)
+      res.once('close', () => clearInterval(pacer))
+    })
+    req.once('error', () => resolve({ body: Buffer.concat(parts), complete: false }))
+  })
+}
+
+t.test('every response gets its own bytes, also concurrent ones and a slow reader', async t => {
+  const size = 6 * FILE_PIECE_BYTES + 12345
+  const { path, data } = await fixture(t, size)
+  const { base, outcomes } = await serve(t, path)
+  const ranges: Array<[number, number, boolean]> = [
+    [0, size, true], // slow: its writes wait on the socket while the others reuse the pool
+    [0, size, false],
+    [777, 3 * FILE_PIECE_BYTES + 5, false],
+    [size - 10, 10, false],
+    [FILE_PIECE_BYTES, FILE_PIECE_BYTES, true]
+  ]
+  const got = await Promise.all(ranges.map(([start, length, slow]) => get(`${base}/?start=${start}&length=${length}`, slow)))
+  ranges.forEach(([start, length, slow], i) => {
+    t.ok(got[i]!.complete, `range ${start}+${length} complete`)
+    t.equal(sha256(got[i]!.body), sha256(data.subarray(start, start + length)), `range ${start}+${length}${slow ? ' (slow reader)' : ''} byte for byte`)
+  })
+  t.same(await Promise.all(outcomes), ranges.map(() => 'sent'))
+})
+
+t.test('a file shorter than promised cuts the connection instead of hanging', async t => {
+  const { path } = await fixture(t, 2 * MIB)
+  const { base, outcomes } = await serve(t, path)
+  const got = await get(`${base}/?start=${MIB}&length=${2 * MIB}`)
+  t.notOk(got.complete, 'the reader sees a short body')
+  t.ok(got.body.length <= MIB, `at most the ${MIB} bytes the file has (${got.body.length})`)
+  t.match(await outcomes[0], /^failed: the file ended \d+ bytes early/)
+})
+
+t.test('a reader that goes away ends the send', async t => {
+  const { path } = await fixture(t, 32 * MIB)
+  const { base, outcomes } = await serve(t, path)
+  await new Promise<void>((resolve) => {
+    const req = http.get(`${base}/?start=0&length=${32 * MIB}`, { agent: false }, (res) => {
+      res.once('data', () => { req.destroy(); resolve() })
+    })
+    req.once('error', () => {})
+  })
+  t.match(await outcomes[0], /^failed: /, 'the send rejects once the client is gone')
+})
