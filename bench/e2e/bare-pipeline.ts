@@ -13,17 +13,18 @@
 //
 // No authentication, signed URLs, actors, database, telemetry or retries: what is left is the work per
 // byte (four loopback hops, four sha256 passes, two durable writes, two file reads) that the design asks
-// for, so its time against the baseline's is the least the bwnet path can cost on this machine.
+// for, on one event loop like the devnet's, so its time against the baseline's is what those stages cost
+// on this machine. Files are sent the way bwnet sends them (node/adapters/file-response.ts).
 // Prints one JSON line when ready; SIGTERM stops it.
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse, type Server } from 'node:http'
 import { createHash } from 'node:crypto'
-import { createReadStream } from 'node:fs'
 import { once } from 'node:events'
 import { open, rename, mkdir, rm, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { AddressInfo } from 'node:net'
 import { fsyncDir } from '../../node/adapters/blob-store.ts'
+import { sendFileRange } from '../../node/adapters/file-response.ts'
 
 const { values } = parseArgs({ options: { dir: { type: 'string' }, sink: { type: 'string' }, moves: { type: 'string', default: '8' } } })
 const blobs = join(values.dir!, 'blobs')
@@ -32,7 +33,6 @@ const maxMoves = Number(values.moves) // deliveries in flight: the devnet's 2 wo
 await mkdir(blobs, { recursive: true })
 await mkdir(sinkDir, { recursive: true })
 
-const MIB = 1024 * 1024
 const agent = new Agent({ keepAlive: true, maxSockets: 64 })
 
 interface Transfer {
@@ -43,6 +43,8 @@ interface Transfer {
   partial: string
   fh: FileHandle
   delivered: number
+  /** Deliveries that ended, delivered or failed: the transfer ends when all have. */
+  ended: number
   verified: number
   failures: string[]
   finalized: boolean
@@ -81,9 +83,14 @@ async function bodyToFile (req: IncomingMessage, fh: FileHandle, position: numbe
 const data = createServer((req, res) => {
   const sha = /^\/blobs\/([0-9a-f]{64})$/.exec(req.url ?? '')?.[1]
   if (sha === undefined) { res.writeHead(404).end(); return }
-  const stream = createReadStream(join(blobs, sha), { highWaterMark: MIB })
-  stream.once('open', () => { res.writeHead(200, { 'content-type': 'application/octet-stream' }); stream.pipe(res) })
-  stream.once('error', () => { if (!res.headersSent) res.writeHead(404); res.end() })
+  void (async () => {
+    const fh = await open(join(blobs, sha), 'r')
+    try {
+      const { size } = await fh.stat()
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(size) })
+      await sendFileRange(res, fh, 0, size)
+    } finally { await fh.close() }
+  })().catch(() => { if (!res.headersSent) res.writeHead(404).end(); else res.destroy() })
 })
 
 // The sink: positional chunk writes into the partial file, and read-backs for the validator.
@@ -93,7 +100,10 @@ const sink = createServer((req, res) => {
   if (m === null || t === null) { res.writeHead(404).end(); return }
   const offset = Number(m[2])
   if (req.method === 'GET') {
-    createReadStream(t.partial, { start: offset, end: offset + Number(m[3]) - 1, highWaterMark: MIB }).pipe(res)
+    // Through the open handle: it stays open (and valid across the final rename) until every read-back is done.
+    const length = Number(m[3])
+    res.writeHead(206, { 'content-length': String(length) })
+    sendFileRange(res, t.fh, offset, length).catch(() => {})
     return
   }
   void (async () => {
@@ -139,6 +149,7 @@ async function deliver (t: Transfer, index: number, sha: string): Promise<void> 
   const stored = JSON.parse(sinkAnswer) as { bytes: number, sha256: string }
   if (pulled.digest('hex') !== sha || stored.sha256 !== sha || stored.bytes !== length) throw new Error(`chunk ${index} arrived damaged`)
   t.delivered++
+  t.ended++
   // The validator re-reads every delivered chunk (devnet: 100 %), off the delivery's critical path.
   t.verifications.push((async () => {
     const back = createHash('sha256')
@@ -160,9 +171,9 @@ function pump (): void {
 function schedule (move: () => Promise<void>): void { waiting.push(move); pump() }
 
 async function completeIfDone (t: Transfer): Promise<void> {
-  if (!t.finalized || t.delivered < t.total) return
+  if (!t.finalized || t.ended < t.total) return
+  if (t.failures.length > 0) { t.complete(); return } // answered with the failures; nothing is linked
   await t.fh.sync()
-  await t.fh.close()
   await rename(t.partial, join(sinkDir, t.name))
   await fsyncDir(sinkDir)
   t.complete()
@@ -179,7 +190,7 @@ const api = createServer((req, res) => {
       await fh.truncate(size)
       let complete!: () => void
       const completed = new Promise<void>(resolve => { complete = resolve })
-      current = { name, size, chunk, total: Math.ceil(size / chunk), partial, fh, delivered: 0, verified: 0, failures: [], finalized: false, verifications: [], completed, complete }
+      current = { name, size, chunk, total: Math.ceil(size / chunk), partial, fh, delivered: 0, ended: 0, verified: 0, failures: [], finalized: false, verifications: [], completed, complete }
       answer(res, 201, { total: current.total }); return
     }
     const t = current
@@ -196,7 +207,7 @@ const api = createServer((req, res) => {
       await fsyncDir(blobs)
       answer(res, 201, got)
       schedule(async () => {
-        try { await deliver(t, index, got.sha256) } catch (err) { t.failures.push((err as Error).message) }
+        try { await deliver(t, index, got.sha256) } catch (err) { t.ended++; t.failures.push((err as Error).message) }
         await completeIfDone(t)
       })
       return
@@ -209,6 +220,7 @@ const api = createServer((req, res) => {
     }
     if (req.method === 'GET' && url.pathname === '/verified') {
       await Promise.all(t.verifications)
+      await t.fh.close()
       // Untimed clean-up, like the orchestrator's staging clean-up after a transfer ends.
       await rm(blobs, { recursive: true, force: true }); await mkdir(blobs, { recursive: true })
       answer(res, 200, { verified: t.verified, failures: t.failures }); return

@@ -64,6 +64,7 @@ if (!(sizeMib > 0 && sizeMib <= MAX_SIZE_MIB) || !Number.isInteger(sizeMib * MIB
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > MAX_ROUNDS) throw new Error(`--rounds 1..${MAX_ROUNDS}`)
 if (!Number.isInteger(workers) || workers < 1 || workers > 16) throw new Error('--workers 1..16')
 const sizeBytes = sizeMib * MIB
+if (args.bare === true && args['skip-baseline'] === true) throw new Error('--bare is timed against the baseline: drop --skip-baseline')
 const rssEveryMs = Number(args['rss-every-ms'])
 const maxRssMib = Number(args['max-rss-mib'])
 if (!Number.isInteger(rssEveryMs) || rssEveryMs < 20 || rssEveryMs > 10_000) throw new Error('--rss-every-ms 20..10000')

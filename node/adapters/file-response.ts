@@ -3,21 +3,34 @@
 // Why not a fs.ReadStream: it allocates a fresh buffer for every read, and the collector pays for each
 // one. On the data endpoint and the sink's read-backs every byte a devnet moves is read from a file
 // once or twice; a read buffer lives for as long as the receiving socket takes to drain it, often long
-// enough to be promoted to V8's old generation, and each 64 MiB of those starts a full marking of the
+// enough to be promoted to V8's old generation, and the promoted buffers start full collections of the
 // heap (bench:e2e, docs/benchmarks.md#e2e). Here a buffer is read into, handed to the socket, and
 // reused only after the socket reports it written (the write callback), so the file's bytes never
-// touch the collector. One read runs ahead of the write in flight.
+// touch the collector. One read runs ahead of the write in flight: at most 2 MiB per response.
 import type { ServerResponse } from 'node:http'
 import type { FileHandle } from 'node:fs/promises'
 
 /** Size of each read, like the blob store's and the sink's writes. */
 export const FILE_PIECE_BYTES = 1024 * 1024
-/** Free buffers kept for the next response; more in use at once are allocated and dropped. */
+/** Free buffers kept for the next response (16 MiB at most); more in use at once are allocated and dropped. */
 const KEEP_FREE = 16
-const free: Buffer[] = []
+/** A response whose last write has not called back for this long is cut: a reader that stopped reading. */
+export const STALL_MS = 60_000
 
+const free: Buffer[] = []
 const take = (): Buffer => free.pop() ?? Buffer.allocUnsafeSlow(FILE_PIECE_BYTES)
 const give = (buf: Buffer): void => { if (free.length < KEEP_FREE) free.push(buf) }
+
+/** Why a send ended early: the client went away (or stalled), or the file could not give the bytes. */
+export class SendCut extends Error {
+  constructor (message: string, readonly side: 'client' | 'file') { super(message) }
+}
+
+/** Logs a cut send: a client that left or stalled is routine (debug), a file that failed is not (warn). */
+export function logSendCut (log: { debug: (o: object, m: string) => void, warn: (o: object, m: string) => void }, err: unknown, what: string): void {
+  if (err instanceof SendCut && err.side === 'client') log.debug({ err }, `${what} cut short: ${err.message}`)
+  else log.warn({ err }, `${what} cut short`)
+}
 
 /** Reads exactly `length` bytes at `position` into `buf` (fewer only at end of file). */
 async function readFull (fh: FileHandle, buf: Buffer, length: number, position: number): Promise<number> {
@@ -30,57 +43,62 @@ async function readFull (fh: FileHandle, buf: Buffer, length: number, position: 
   return got
 }
 
+/** A minimal view of the response, so tests can hold write callbacks back. */
+export type FileResponse = Pick<ServerResponse, 'write' | 'end' | 'destroy' | 'once' | 'off' | 'destroyed'> & { req?: { method?: string } }
+
 /**
  * Writes `length` bytes of `fh` from `start` as the body of `res` (whose status and headers, including
- * Content-Length, the caller has set) and ends it. Resolves when the last byte is handed to the socket;
- * rejects (after destroying the response) when the file is shorter than promised, a read fails, or the
- * client goes away. Never closes `fh`.
+ * Content-Length, the caller has set) and ends it. Resolves when the last byte is handed to the socket.
+ * Rejects with a SendCut, after destroying the response, when the file is shorter than promised or a
+ * read fails (`file`), or the client goes away or stops reading for `stallMs` (`client`). Never closes
+ * `fh`. A HEAD request gets no body and no reads.
  */
-export async function sendFileRange (res: ServerResponse, fh: FileHandle, start: number, length: number): Promise<void> {
-  let closed = false
-  let onClose: (() => void) | null = null
-  const gone = new Promise<never>((_resolve, reject) => {
-    onClose = () => { closed = true; reject(new Error('the client closed the connection')) }
-    res.once('close', onClose)
-  })
-  gone.catch(() => {}) // observed only while a write is waiting
+export async function sendFileRange (res: FileResponse, fh: FileHandle, start: number, length: number, opts: { stallMs?: number } = {}): Promise<void> {
+  if (res.req?.method === 'HEAD') { res.end(); return }
+  const stallMs = opts.stallMs ?? STALL_MS
+  let cut: SendCut | null = null
+  let stop: ((err: SendCut) => void) | null = null
+  // Settles only when the send must stop: the response closed, or the write in flight stalled.
+  const stopped = new Promise<never>((_resolve, reject) => { stop = (err) => { cut ??= err; reject(err) } })
+  stopped.catch(() => {}) // observed only while a write is waiting
+  const onClose = (): void => stop!(new SendCut('the client closed the connection', 'client'))
+  res.once('close', onClose)
   // A buffer goes back to the pool only once its write has called back: until then the socket may still read it.
   let inFlight: { buf: Buffer, done: Promise<void> } | null = null
   const writeOut = (buf: Buffer, n: number): { buf: Buffer, done: Promise<void> } => {
     const done = new Promise<void>((resolve, reject) => {
-      res.write(n === buf.length ? buf : buf.subarray(0, n), (err) => { if (err) reject(err); else resolve() })
+      res.write(n === buf.length ? buf : buf.subarray(0, n), (err) => { if (err) reject(new SendCut(err.message, 'client')); else resolve() })
     })
     // The write may fail while the next read is still running: observed here, awaited (and thrown) below.
     done.catch(() => {})
     return { buf, done }
+  }
+  const settle = async (): Promise<void> => {
+    if (inFlight === null) return
+    const timer = setTimeout(() => stop!(new SendCut(`no write completed in ${stallMs} ms`, 'client')), stallMs)
+    try { await Promise.race([inFlight.done, stopped]) } finally { clearTimeout(timer) }
+    give(inFlight.buf)
+    inFlight = null
   }
   try {
     for (let sent = 0; sent < length;) {
       const buf = take()
       const want = Math.min(buf.length, length - sent)
       let n: number
-      try { n = await readFull(fh, buf, want, start + sent) } catch (err) { give(buf); throw err }
-      if (n < want) { give(buf); throw new Error(`the file ended ${length - sent - n} bytes early`) }
-      if (inFlight !== null) {
-        await Promise.race([inFlight.done, gone])
-        give(inFlight.buf)
-        inFlight = null
-      }
-      if (closed) { give(buf); throw new Error('the client closed the connection') }
+      try { n = await readFull(fh, buf, want, start + sent) } catch (err) { give(buf); throw new SendCut(`reading the file: ${(err as Error).message}`, 'file') }
+      if (n < want) { give(buf); throw new SendCut(`the file ended ${length - sent - n} bytes early`, 'file') }
+      await settle().catch((err: unknown) => { give(buf); throw err })
+      if (cut !== null) { give(buf); throw cut }
       inFlight = writeOut(buf, n)
       sent += n
     }
-    if (inFlight !== null) {
-      await Promise.race([inFlight.done, gone])
-      give(inFlight.buf)
-      inFlight = null
-    }
+    await settle()
     res.end()
   } catch (err) {
     // A write that has not called back keeps its buffer out of the pool (the collector takes it).
     if (!res.destroyed) res.destroy(err as Error)
     throw err
   } finally {
-    res.off('close', onClose!)
+    res.off('close', onClose)
   }
 }

@@ -10,7 +10,7 @@ import { Type } from '@sinclair/typebox'
 import { signUrl, verifySignedUrl, authorityOf, requestTarget, type KeyPair } from '../../protocol/index.ts'
 import type { Store, BlobStore, Clock } from '../../actors/ports.ts'
 import { keys, type ChunkRow } from '../../actors/transfer/model.ts'
-import { sendFileRange } from '../adapters/file-response.ts'
+import { sendFileRange, logSendCut } from '../adapters/file-response.ts'
 import { SignedUrlRequired, SignedUrlExpired, SignedUrlInvalid, TransferNotFound } from '../../api/errors.ts'
 
 export const DATA_PREFIX = '/data/transfers'
@@ -92,14 +92,15 @@ export function dataRoutes (src: ChunkSource) {
     }, async (req, reply) => {
       const file = await openSignedChunk(src, req.url)
       if (file !== null) {
-        // From here the route writes the body itself (onResponse hooks still run); a failure midway
-        // can only cut the connection, which the worker sees as a short body.
+        // From here the route writes the body itself (onResponse hooks run for a response that ends);
+        // a failure midway can only cut the connection, which the worker sees as a short body.
         reply.hijack()
         try {
           reply.raw.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store', 'content-length': String(file.size) })
           await sendFileRange(reply.raw, file.fh, 0, file.size)
         } catch (err) {
-          req.log.debug({ err }, 'chunk data response cut short')
+          if (!reply.raw.destroyed) reply.raw.destroy()
+          logSendCut(req.log, err, 'chunk data response')
         } finally { await file.fh.close() }
         return reply
       }

@@ -33,7 +33,7 @@ import {
   SinkBadFilename, SinkConflict, SinkChunkSize, SinkEtagMismatch
 } from '../../../api/errors.ts'
 import { fsyncDir } from '../blob-store.ts'
-import { sendFileRange } from '../file-response.ts'
+import { sendFileRange, logSendCut } from '../file-response.ts'
 import type { InflightBudget } from '../inflight-budget.ts'
 import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure } from './errors.ts'
 import { streamHash, HASH_BYTES_PER_STREAM } from '../hash-pool.ts'
@@ -347,8 +347,8 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       if (size < range.offset + range.length) throw new RangeNotSatisfiable(`only ${Math.max(0, size - range.offset)} bytes readable at ${range.offset}`)
       const release = await opts.budget?.acquire(STREAM_WINDOW_BYTES)
       // From the open handle through reused buffers (no whole range in memory, no fresh buffer per
-      // read: ../file-response.ts). From here the route writes the body itself (onResponse hooks still
-      // run); a failure midway can only cut the connection, which the reader sees as a short body.
+      // read: ../file-response.ts). From here the route writes the body itself (onResponse hooks run for
+      // a response that ends); a failure midway can only cut the connection: the reader sees a short body.
       sending = true
       reply.hijack()
       try {
@@ -359,7 +359,8 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
         })
         await sendFileRange(reply.raw, fh, range.offset, range.length)
       } catch (err) {
-        req.log.debug({ err }, 'read-back cut short')
+        if (!reply.raw.destroyed) reply.raw.destroy()
+        logSendCut(req.log, err, 'read-back')
       } finally {
         release?.()
         await fh.close()

@@ -1,20 +1,24 @@
 // sendFileRange: file bytes to an HTTP response through reused buffers. A buffer must not be reused
 // before the socket is done with it, so concurrent responses (sharing the pool) and a slow reader must
-// all get their own bytes; a short file or a vanished client ends the send with an error, never a hang.
+// all get their own bytes, and a response that holds its write callbacks back sees each buffer unchanged
+// until it calls back; a short file, a vanished or stalled client ends the send with an error.
 import t from 'tap'
 import http from 'node:http'
-import { once } from 'node:events'
+import { EventEmitter, once } from 'node:events'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, open, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
-import { sendFileRange, FILE_PIECE_BYTES } from '../../../node/adapters/file-response.ts'
+import { sendFileRange, SendCut, FILE_PIECE_BYTES, type FileResponse } from '../../../node/adapters/file-response.ts'
+
+/** What these helpers use of a tap test. */
+interface Test { teardown (fn: () => unknown): void }
 
 const MIB = 1024 * 1024
 const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
 
-async function fixture (t: Tap.Test, size: number): Promise<{ path: string, data: Buffer }> {
+async function fixture (t: Test, size: number): Promise<{ path: string, data: Buffer }> {
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-file-response-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const data = randomBytes(size)
@@ -24,7 +28,7 @@ async function fixture (t: Tap.Test, size: number): Promise<{ path: string, data
 }
 
 /** A server answering GET /?start=&length=&promise= with that range of `path` (promise: the Content-Length). */
-async function serve (t: Tap.Test, path: string): Promise<{ base: string, outcomes: Array<Promise<string>> }> {
+async function serve (t: Test, path: string): Promise<{ base: string, outcomes: Array<Promise<string>> }> {
   const outcomes: Array<Promise<string>> = []
   const server = http.createServer((req, res) => {
     const q = new URL(req.url!, 'http://x').searchParams
@@ -35,7 +39,7 @@ async function serve (t: Tap.Test, path: string): Promise<{ base: string, outcom
         res.writeHead(200, { 'content-length': q.get('promise') ?? String(length) })
         await sendFileRange(res, fh, start, length)
         return 'sent'
-      } catch (err) { return `failed: ${(err as Error).message}` } finally { await fh.close() }
+      } catch (err) { return `failed (${(err as SendCut).side}): ${(err as Error).message}` } finally { await fh.close() }
     })())
   })
   server.listen(0, '127.0.0.1'); await once(server, 'listening')
@@ -86,7 +90,7 @@ t.test('a file shorter than promised cuts the connection instead of hanging', as
   const got = await get(`${base}/?start=${MIB}&length=${2 * MIB}`)
   t.notOk(got.complete, 'the reader sees a short body')
   t.ok(got.body.length <= MIB, `at most the ${MIB} bytes the file has (${got.body.length})`)
-  t.match(await outcomes[0], /^failed: the file ended \d+ bytes early/)
+  t.match(await outcomes[0], /^failed \(file\): the file ended \d+ bytes early/)
 })
 
 t.test('a reader that goes away ends the send', async t => {
@@ -98,5 +102,74 @@ t.test('a reader that goes away ends the send', async t => {
     })
     req.once('error', () => {})
   })
-  t.match(await outcomes[0], /^failed: /, 'the send rejects once the client is gone')
+  t.match(await outcomes[0], /^failed \(client\): /, 'the send rejects once the client is gone')
+})
+
+t.test('HEAD gets the headers and no body', async t => {
+  const { path } = await fixture(t, 3 * MIB)
+  const { base, outcomes } = await serve(t, path)
+  const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    http.request(`${base}/?start=0&length=${3 * MIB}`, { method: 'HEAD', agent: false }, resolve).once('error', reject).end()
+  })
+  t.equal(res.headers['content-length'], String(3 * MIB))
+  t.equal(await outcomes[0], 'sent')
+})
+
+/**
+ * A response that holds each write's callback back until the next write (or end) and checks, before
+ * calling back, that the buffer still holds what was written: any reuse before the callback shows.
+ */
+class HoldingResponse extends EventEmitter {
+  destroyed = false
+  body: Buffer[] = []
+  changed = 0
+  stall = false
+  #held: { buf: Buffer, copy: Buffer, cb: (err?: Error | null) => void } | null = null
+  #release (): void {
+    const h = this.#held
+    this.#held = null
+    if (h === null) return
+    if (!h.buf.equals(h.copy)) this.changed++
+    this.body.push(h.copy)
+    h.cb(null)
+  }
+
+  write (buf: Buffer, cb: (err?: Error | null) => void): boolean {
+    this.#release()
+    this.#held = { buf, copy: Buffer.from(buf), cb }
+    if (this.stall) return false
+    // Release on a later turn unless another write comes first: the send awaits its callback before reusing.
+    setImmediate(() => { if (this.#held?.buf === buf) this.#release() })
+    return false
+  }
+
+  end (): this { this.#release(); this.emit('finish'); return this }
+  destroy (): this { this.destroyed = true; this.emit('close'); return this }
+}
+
+t.test('a buffer is not reused before its write calls back, also with two sends sharing the pool', async t => {
+  const size = 5 * FILE_PIECE_BYTES + 99
+  const { path, data } = await fixture(t, size)
+  const fh1 = await open(path, 'r'); const fh2 = await open(path, 'r')
+  t.teardown(async () => { await fh1.close(); await fh2.close() })
+  const a = new HoldingResponse(); const b = new HoldingResponse()
+  await Promise.all([
+    sendFileRange(a as unknown as FileResponse, fh1, 0, size),
+    sendFileRange(b as unknown as FileResponse, fh2, 7, size - 7)
+  ])
+  t.equal(a.changed + b.changed, 0, 'no buffer changed between its write and its callback')
+  t.equal(sha256(Buffer.concat(a.body)), sha256(data))
+  t.equal(sha256(Buffer.concat(b.body)), sha256(data.subarray(7)))
+})
+
+t.test('a reader that stops reading is cut after the stall time', async t => {
+  const { path } = await fixture(t, 4 * FILE_PIECE_BYTES)
+  const fh = await open(path, 'r')
+  t.teardown(() => fh.close())
+  const res = new HoldingResponse()
+  res.stall = true
+  const started = Date.now()
+  await t.rejects(sendFileRange(res as unknown as FileResponse, fh, 0, 4 * FILE_PIECE_BYTES, { stallMs: 200 }), { side: 'client', message: /no write completed in 200 ms/ })
+  t.ok(res.destroyed, 'the response is destroyed')
+  t.ok(Date.now() - started >= 190, 'not before the stall time')
 })
