@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cryptoReady, newHotkey, signUrl as signAny, authorityOf, SIGNATURE_PARAM, type SignUrlOptions } from '../../../../protocol/index.ts'
 import { sinkRoutes, NodeSinkDriver, filenameProblem } from '../../../../node/adapters/destinations/node-sink.ts'
+import { InflightBudget } from '../../../../node/adapters/inflight-budget.ts'
 import type { DeliveryTarget, UploadState } from '../../../../actors/destination.ts'
 import { eventually } from '../../../helpers/proc.ts'
 
@@ -235,3 +236,46 @@ t.test('cross-tenant replay: a token minted for anything but this sink at this a
   const bytes = await driver.readRange(victim, 0, 16)
   t.same([...bytes], new Array(16).fill(0), 'nothing was written to the victim upload')
 })
+
+t.test('read-backs over 1 MiB through the reused buffers; an aborted one or a HEAD gives its budget back', async t => {
+  const budget = new InflightBudget(64 * 1024 * 1024)
+  const bigDir = await mkdtemp(join(tmpdir(), 'bwnet-sink-big-'))
+  t.teardown(() => rm(bigDir, { recursive: true, force: true }))
+  const big = Fastify({ logger: false })
+  let bigUrl = ''
+  await big.register(sinkRoutes, { dir: bigDir, trustedSigners: new Set([coordinator.address]), authority: () => authorityOf(bigUrl), maxChunkBytes: 4 * 1024 * 1024, budget })
+  bigUrl = await big.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => big.close())
+  const bigDriver = new NodeSinkDriver({ baseUrl: bigUrl, key: coordinator })
+  const chunk = 2 * 1024 * 1024
+  const bytes = randomBytes(3 * chunk - 77)
+  const state = await bigDriver.begin({ transferId: 'tr-big', filename: 'big.bin', totalSize: bytes.length, chunkSize: chunk, totalChunks: 3 })
+  for (let i = 0; i < 3; i++) {
+    const piece = bytes.subarray(i * chunk, (i + 1) * chunk)
+    const res = await put(await bigDriver.target(state, { index: i, offset: i * chunk, length: piece.length, attemptSlot: 0 }, soon()), piece)
+    t.equal(res.status, 200, `chunk ${i} stored`)
+  }
+  const back = await bigDriver.readRange(state, 1000, bytes.length - 2000)
+  t.equal(sha256(back), sha256(bytes.subarray(1000, bytes.length - 1000)), 'a 6 MiB read-back byte for byte')
+  t.equal(budget.used, 0, 'its reservation is back')
+
+  const signed = signUrl({ method: 'GET', url: new URL('/sink/uploads/tr-big', bigUrl), expiresAt: soon(), key: coordinator })
+  await new Promise<void>((resolve, reject) => {
+    const req = http.get(signed, { headers: { range: `bytes=0-${bytes.length - 1}` }, agent: false }, (res) => {
+      t.equal(res.statusCode, 206)
+      res.once('data', () => { req.destroy(); resolve() })
+    })
+    req.once('error', (err) => { if (!req.destroyed) reject(err) })
+  })
+  await eventually(async () => budget.used === 0, 10_000, 'the aborted read-back releases its reservation')
+
+  const head = await fetch(signSinkHead(bigUrl), { method: 'HEAD', headers: { range: `bytes=0-${bytes.length - 1}` } })
+  t.equal(head.status, 206, 'HEAD answers like GET')
+  t.equal(head.headers.get('content-length'), String(bytes.length))
+  await eventually(async () => budget.used === 0, 10_000, 'HEAD holds no reservation')
+})
+
+/** A HEAD on the read-back route, signed for HEAD. */
+function signSinkHead (base: string): string {
+  return signUrl({ method: 'HEAD', url: new URL('/sink/uploads/tr-big', base), expiresAt: soon(), key: coordinator })
+}
