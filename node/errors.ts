@@ -66,6 +66,13 @@ export class BulkError extends Error {
   readonly code = 'BWN_ERR_BULK'
 }
 
+// File responses (node/adapters/file-response.ts).
+/** A file response ended early: the client left or stalled (`client`), or the file could not give the bytes (`file`). */
+export class SendCut extends Error {
+  readonly code = 'BWN_ERR_SEND_CUT'
+  constructor (message: string, readonly side: 'client' | 'file') { super(message) }
+}
+
 // Blob store.
 export class DigestMismatchError extends Error {
   readonly code = 'BWN_ERR_DIGEST_MISMATCH'

@@ -9,6 +9,8 @@
 // touch the collector. One read runs ahead of the write in flight: at most 2 MiB per response.
 import type { ServerResponse } from 'node:http'
 import type { FileHandle } from 'node:fs/promises'
+import { SendCut } from '../errors.ts'
+export { SendCut }
 
 /** Size of each read, like the blob store's and the sink's writes. */
 export const FILE_PIECE_BYTES = 1024 * 1024
@@ -21,10 +23,6 @@ const free: Buffer[] = []
 const take = (): Buffer => free.pop() ?? Buffer.allocUnsafeSlow(FILE_PIECE_BYTES)
 const give = (buf: Buffer): void => { if (free.length < KEEP_FREE) free.push(buf) }
 
-/** Why a send ended early: the client went away (or stalled), or the file could not give the bytes. */
-export class SendCut extends Error {
-  constructor (message: string, readonly side: 'client' | 'file') { super(message) }
-}
 
 /** Logs a cut send: a client that left or stalled is routine (debug), a file that failed is not (warn). */
 export function logSendCut (log: { debug: (o: object, m: string) => void, warn: (o: object, m: string) => void }, err: unknown, what: string): void {
