@@ -225,22 +225,26 @@ async function rssOf (pid: number): Promise<number | null> {
   } catch { return null }
 }
 
+/** User and system CPU seconds of a process (or one of its threads) from its /proc stat file; null when unreadable. */
+async function userSystemOf (statPath: string): Promise<[number, number] | null> {
+  try {
+    const fields = (await readFile(statPath, 'utf8')).replace(/^.*\) /s, '').split(' ')
+    return [Number(fields[11]) / CLOCK_TICKS, Number(fields[12]) / CLOCK_TICKS]
+  } catch { return null }
+}
+
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); null when unreadable. */
 async function cpuSecondsOf (pid: number, thread?: number): Promise<number | null> {
-  try {
-    const fields = (await readFile(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
-  } catch { return null }
+  const cpu = await userSystemOf(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`)
+  return cpu === null ? null : cpu[0] + cpu[1]
 }
 
 /** CPU seconds (user, system) of each thread of a process, by thread id. */
 async function threadCpu (pid: number): Promise<Map<number, [number, number]>> {
   const out = new Map<number, [number, number]>()
   for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
-    try {
-      const fields = (await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ')
-      out.set(Number(tid), [Number(fields[11]) / CLOCK_TICKS, Number(fields[12]) / CLOCK_TICKS])
-    } catch {}
+    const cpu = await userSystemOf(`/proc/${pid}/task/${tid}/stat`)
+    if (cpu !== null) out.set(Number(tid), cpu)
   }
   return out
 }

@@ -23,7 +23,6 @@ const free: Buffer[] = []
 const take = (): Buffer => free.pop() ?? Buffer.allocUnsafeSlow(FILE_PIECE_BYTES)
 const give = (buf: Buffer): void => { if (free.length < KEEP_FREE) free.push(buf) }
 
-
 /** Logs a cut send: a client that left or stalled is routine (debug), a file that failed is not (warn). */
 export function logSendCut (log: { debug: (o: object, m: string) => void, warn: (o: object, m: string) => void }, err: unknown, what: string): void {
   if (err instanceof SendCut && err.side === 'client') log.debug({ err }, `${what} cut short: ${err.message}`)
