@@ -13,10 +13,11 @@ import type { BlobStore } from '../../actors/ports.ts'
 import { withBlobLock } from '../../actors/transfer/blob-refs.ts'
 import { DigestMismatchError, BodyTooLongError, BodyTooShortError } from '../errors.ts'
 import { streamHash } from './hash-pool.ts'
+import { PieceWriter } from './piece-writer.ts'
 export { DigestMismatchError, BodyTooLongError, BodyTooShortError }
 
 const HEX64 = /^[0-9a-f]{64}$/
-/** Bytes gathered before one write; one write is in flight while the next batch is read. */
+/** Most bytes queued behind the write in flight before the body's reader waits (PieceWriter). */
 export const WRITE_BATCH_BYTES = 1024 * 1024
 
 export interface IngestOptions {
@@ -132,45 +133,23 @@ export class FileBlobStore implements BlobStore {
 }
 
 /**
- * Copies `source` into `fh` in batches, keeping one write in flight while the next batch is read.
- * `seen` sees every piece before it is queued; a piece that takes the total past `limit` throws
- * BodyTooLongError before it is hashed or written. Returns the bytes written.
+ * Copies `source` into `fh` as it arrives (PieceWriter: one write in flight, at most WRITE_BATCH_BYTES
+ * queued behind it). `seen` sees every piece before it is queued; a piece that takes the total past
+ * `limit` throws BodyTooLongError before it is hashed or written. Returns the bytes written.
  */
 async function writeAll (fh: FileHandle, source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limit: number, seen: (piece: Uint8Array) => Promise<void>): Promise<number> {
+  const out = new PieceWriter(fh, null, WRITE_BATCH_BYTES)
   let total = 0
-  let batch: Uint8Array[] = []
-  let batchBytes = 0
-  let inflight: Promise<void> = Promise.resolve()
-  let writeError: unknown = null
-  const start = (bufs: Uint8Array[], size: number): void => {
-    inflight = fh.writev(bufs).then(
-      (r) => { if (r.bytesWritten !== size) writeError = new Error(`short write: ${r.bytesWritten} of ${size} bytes`) },
-      (err: unknown) => { writeError = err }
-    )
-  }
   try {
     for await (const piece of source) {
       if (total + piece.byteLength > limit) throw new BodyTooLongError(limit)
       total += piece.byteLength
       await seen(piece)
-      batch.push(piece)
-      batchBytes += piece.byteLength
-      if (batchBytes >= WRITE_BATCH_BYTES) {
-        await inflight
-        if (writeError !== null) throw writeError
-        start(batch, batchBytes)
-        batch = []
-        batchBytes = 0
-      }
+      await out.write(piece)
     }
+    await out.flush()
   } finally {
-    await inflight
-  }
-  if (writeError !== null) throw writeError
-  if (batch.length > 0) {
-    start(batch, batchBytes)
-    await inflight
-    if (writeError !== null) throw writeError
+    await out.settle()
   }
   return total
 }

@@ -37,6 +37,7 @@ import { sendFileRange, logSendCut } from '../file-response.ts'
 import type { InflightBudget } from '../inflight-budget.ts'
 import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure } from './errors.ts'
 import { streamHash, HASH_BYTES_PER_STREAM } from '../hash-pool.ts'
+import { PieceWriter } from '../piece-writer.ts'
 
 /** Largest chunk body the sink accepts. */
 export const DEFAULT_MAX_CHUNK_BYTES = 256 * 1024 * 1024 // 256 MiB
@@ -47,9 +48,9 @@ export const CONTROL_URL_TTL_MS = 60_000 // 1 min
 /** Attempts to find a free final name before giving up. */
 const MAX_NAME_SUFFIX = 1000
 const HASH_READ_BYTES = 1024 * 1024 // 1 MiB reads while verifying chunks at complete
-/** A chunk write gathers this much of the body before one positional writev; one write runs behind the next batch. */
-export const WRITE_BATCH_BYTES = 1024 * 1024 // 1 MiB
-/** Memory one streaming chunk write or read-back holds at most (two batches and a hash's buffers), reserved from the in-flight budget. */
+/** A chunk write queues at most this much of the body behind the positional write in flight (PieceWriter). */
+export const WRITE_BATCH_BYTES = 1024 * 1024
+/** Memory one streaming chunk write or read-back holds at most (a write in flight, what queues behind it and a hash's buffers), reserved from the in-flight budget. */
 export const STREAM_WINDOW_BYTES = 2 * WRITE_BATCH_BYTES + HASH_BYTES_PER_STREAM
 const PARTIAL_DIR = '.partial'
 const MAX_FILENAME_BYTES = 255
@@ -382,52 +383,31 @@ function parseRange (header: string | undefined, totalSize: number): { offset: n
 
 /**
  * Streams `body` into `fh` at `offset`: at most `length` bytes (one more is refused at once), hashed as
- * they arrive, gathered into WRITE_BATCH_BYTES positional writevs with one write in flight while the next
- * batch fills. Resolves with the sha256 once every byte is written; rejects on a short body or `signal`.
+ * they arrive and written as they arrive (PieceWriter: one positional writev in flight, at most
+ * WRITE_BATCH_BYTES queued behind it). Resolves with the sha256 once every byte is written; rejects on
+ * a short body or `signal`.
  */
 async function writeAt (fh: FileHandle, body: AsyncIterable<Buffer>, offset: number, length: number, signal: AbortSignal, index: number): Promise<string> {
   const hash = streamHash(['sha256'])
+  const out = new PieceWriter(fh, offset, WRITE_BATCH_BYTES)
   let received = 0
-  let batch: Buffer[] = []
-  let batchBytes = 0
-  let position = offset
-  let inFlight: Promise<void> = Promise.resolve()
-  const flush = async (): Promise<void> => {
-    await inFlight
-    signal.throwIfAborted()
-    inFlight = writeAll(fh, batch, position)
-    inFlight.catch(() => {}) // awaited by the next flush or below
-    position += batchBytes
-    batch = []
-    batchBytes = 0
-  }
   try {
     for await (const piece of body) {
       received += piece.length
       if (received > length) throw new SinkChunkSize(`chunk ${index} must be ${length} bytes, got more`)
       await hash.update(piece)
-      batch.push(piece)
-      batchBytes += piece.length
-      if (batchBytes >= WRITE_BATCH_BYTES) await flush()
+      signal.throwIfAborted()
+      await out.write(piece)
     }
     if (received !== length) throw new SinkChunkSize(`chunk ${index} must be ${length} bytes, got ${received}`)
-    if (batchBytes > 0) await flush()
-    await inFlight
+    await out.flush()
     signal.throwIfAborted()
     const [sha256] = await hash.digest()
     return sha256!
   } finally {
     hash.abort() // nothing once digested
-    await inFlight.catch(() => {})
+    await out.settle()
   }
-}
-
-async function writeAll (fh: FileHandle, pieces: Buffer[], position: number): Promise<void> {
-  const total = pieces.reduce((n, p) => n + p.length, 0)
-  const { bytesWritten } = await fh.writev(pieces, position)
-  if (bytesWritten === total) return
-  const rest = Buffer.concat(pieces).subarray(bytesWritten) // a short writev: rare on regular files
-  for (let done = 0; done < rest.length;) done += (await fh.write(rest, done, rest.length - done, position + bytesWritten + done)).bytesWritten
 }
 
 async function hashRegion (fh: FileHandle, offset: number, length: number): Promise<string> {
