@@ -1,13 +1,13 @@
-// The e2e bench runs end to end with a tiny file: a devnet delivery and a direct PUT, both verified
-// against the source's sha256, timed in every round, the ratio of the medians, the devnet's RSS and
-// CPU sampled, the orchestrator's attempts counted, the result in --out; and an RSS limit that the
-// devnet cannot meet makes the bench fail.
+// The e2e bench runs end to end with a tiny file: a devnet delivery, a direct PUT and (--bare) the
+// bare pipeline, each verified against the source's sha256, timed in every round, the ratios of the
+// medians, the devnet's RSS and CPU sampled, the orchestrator's attempts counted, the result in --out;
+// and an RSS limit that the devnet cannot meet makes the bench fail.
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { runBench, BENCH_OWN_TIMEOUT_S } from '../helpers/bench.ts'
 
-t.test('e2e bench prints devnet delivery and direct PUT times with their ratio', async t => {
-  const { code, stdout, stderr, result, out } = await runBench(t, 'e2e', ['--size-mib', '2', '--rounds', '1', '--timeout-s', BENCH_OWN_TIMEOUT_S])
+t.test('e2e bench prints devnet delivery, direct PUT and bare pipeline times with their ratios', async t => {
+  const { code, stdout, stderr, result, out } = await runBench(t, 'e2e', ['--size-mib', '2', '--rounds', '1', '--bare', '--timeout-s', BENCH_OWN_TIMEOUT_S])
   t.equal(code, 0, `bench exits 0; stderr: ${stderr.slice(-2000)}`)
 
   t.match(result, { bench: 'e2e', sizeBytes: 2 * 1024 * 1024, rounds: 1, workers: 2, parallel: 4, verified: true, sha256: /^[0-9a-f]{64}$/ })
@@ -27,7 +27,17 @@ t.test('e2e bench prints devnet delivery and direct PUT times with their ratio',
   t.ok(result.rssMiB.peak >= result.rssMiB.perRoundPeak[0] && result.rssMiB.peak <= 4096, `peak RSS ${result.rssMiB.peak} MiB`)
   t.equal(result.rssMiB.limit, null, 'no limit asked')
   t.equal(result.devnetCpuSeconds.length, 1, 'devnet CPU time measured for the round')
+  // The bare pipeline: the same stages in plain node:http (its stored file and read-backs are checked
+  // by the bench itself, which exits 1 on a mismatch).
+  t.equal(result.bare.perRoundSeconds.length, 1, 'one bare round')
+  t.equal(result.bare.seconds, result.bare.perRoundSeconds[0], 'bare: the median of one round is that round')
+  t.ok(result.bare.seconds > 0, 'bare round timed')
+  t.ok(Math.abs(result.bare.overBaseline - result.bare.seconds / result.seconds.baseline) <= 0.02 * result.bare.overBaseline + 0.05, 'bare over the baseline: ratio of the medians')
+  t.ok(Math.abs(result.bare.bwnetOverBare - result.seconds.bwnet / result.bare.seconds) <= 0.02 * result.bare.bwnetOverBare + 0.05, 'bwnet over bare: ratio of the medians')
+  t.equal(result.bare.cpuSeconds.length, 1, 'bare CPU time measured for the round')
+  t.ok(result.bare.cpuSeconds[0] > 0, 'the bare server and sender used CPU')
   t.match(stdout, /bwnet\/baseline = /, 'human table printed')
+  t.match(stdout, /bare\/baseline = [0-9.]+, bwnet\/bare = [0-9.]+/, 'bare line printed')
   t.match(stdout, /devnet RSS: idle [0-9.]+ MiB, peak [0-9.]+ MiB/, 'RSS line printed')
   t.same(JSON.parse(await readFile(out, 'utf8')), result, 'same result written to --out')
 })
@@ -37,5 +47,6 @@ t.test('e2e bench fails when the devnet RSS goes over --max-rss-mib', async t =>
   t.equal(code, 1, 'a devnet cannot live in 1 MiB: the bench fails')
   t.match(stderr, /RSS peaked at [0-9.]+ MiB, over --max-rss-mib 1/)
   t.match(result, { bench: 'e2e', seconds: { baseline: null }, ratio: { bwnetOverBaseline: null }, rssMiB: { limit: 1 }, verified: true }, 'the result is still printed')
+  t.equal(result.bare, null, 'no --bare, no bare pipeline')
   t.notMatch(stdout, /bwnet\/baseline = /, 'no baseline, no ratio')
 })
