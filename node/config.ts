@@ -93,6 +93,7 @@ export const DevnetSettings = Type.Object({
   workers: Type.Integer({ minimum: 1, maximum: 64 }),
   logLevel: NodeSettings.properties.logLevel,
   inflightMib: Type.Optional(NodeSettings.properties.inflightMib),
+  threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 2, description: '1: every node on the main thread; 2: the orchestrator there, the workers and the validator on a second thread' })),
   /** Passed to the orchestrator (crash points) and the workers (corrupt). */
   testFaults: NodeSettings.properties.testFaults
 }, { additionalProperties: false })
@@ -103,9 +104,10 @@ export const DEVNET_SETTINGS: Record<keyof DevnetConfig, SettingMeta> = {
   workers: { flag: '--workers', env: 'BWN_WORKERS' },
   logLevel: { flag: '--log-level', env: 'LOG_LEVEL' },
   inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' },
+  threads: { flag: '--threads', env: 'BWN_DEVNET_THREADS' },
   testFaults: { flag: '--test-faults', env: 'BWN_TEST_FAULTS' }
 }
-export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, logLevel: 'info', inflightMib: 64, testFaults: [] }
+export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, logLevel: 'info', inflightMib: 64, threads: 1, testFaults: [] }
 
 const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false })
 

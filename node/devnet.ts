@@ -1,6 +1,9 @@
 // The devnet: a whole network in one process on loopback — a local hyperdht testnet, one
 // orchestrator with the API, N workers and one validator — the embedded default `make run` starts.
 import { join } from 'node:path'
+import { Worker } from 'node:worker_threads'
+import { pino } from 'pino'
+import type { DevnetThreadData, DevnetThreadMessage } from './devnet-thread.ts'
 import { mkdir, writeFile, rename } from 'node:fs/promises'
 import createTestnet, { type Testnet } from 'hyperdht/testnet.js'
 import { nodeIdOf, type Role } from '../protocol/index.ts'
@@ -14,6 +17,8 @@ export const DEVNET_NETWORK_ID = 'devnet'
 const TESTNET_SIZE = 3
 export const DEVNET_BLOCK_TIME_MS = 1_000 // seconds on the devnet, 12 s on a real chain
 export const DEVNET_BLOCKS_PER_EPOCH = 10 // 10 s epochs
+/** How long the second thread's nodes may take to stop before the thread is ended. */
+const THREAD_STOP_MS = 15_000
 
 export interface DevnetFile {
   baseUrl: string
@@ -34,11 +39,27 @@ export interface DevnetHooks {
 /** The devnet's settings; test faults are optional (none by default). */
 export type DevnetOptions = Omit<DevnetConfig, 'testFaults'> & Partial<Pick<DevnetConfig, 'testFaults'>>
 
+/**
+ * Source that loads devnet-thread in a worker: the compiled module, or in a source checkout the
+ * TypeScript through tsx (a worker does not inherit the loader node/bin.js registers).
+ */
+function threadEntry (): string {
+  const ts = import.meta.url.endsWith('.ts')
+  const entry = new URL(`./devnet-thread.${ts ? 'ts' : 'js'}`, import.meta.url).href
+  if (!ts) return `import(${JSON.stringify(entry)})`
+  return `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}) })`
+}
+
 export class Devnet {
+  /** The nodes on this thread: all of them, or with `threads: 2` the orchestrator alone. */
   readonly nodes: Array<{ name: string, node: BwnetNode }> = []
   testnet!: Testnet
   file!: DevnetFile
   #stopping: Promise<void> | null = null
+  #thread: Worker | null = null
+  #threadExited: Promise<unknown> = Promise.resolve()
+  /** The second thread's nodes (threads: 2), known here by what they reported at start. */
+  #threadNodes: Array<{ name: string, info: NodeInfo }> = []
 
   constructor (readonly config: DevnetOptions, readonly logger: Pino, readonly hooks: DevnetHooks = {}) {}
 
@@ -67,8 +88,13 @@ export class Devnet {
       await this.orchestrator.start()
       // The devnet registers its own nodes on its chain (roles come from registrations, not announces).
       for (const p of plan.slice(1)) await this.enroll(p.cfg.data, p.cfg.role)
-      for (const p of plan.slice(1)) make({ name: p.name, cfg: { ...p.cfg, chainHost: this.orchestrator.key.address } })
-      await Promise.all(this.nodes.slice(1).map(n => n.node.start()))
+      const rest = plan.slice(1).map(p => ({ name: p.name, cfg: { ...p.cfg, chainHost: this.orchestrator.key.address } }))
+      if ((config.threads ?? 1) === 2) {
+        await this.#startThread(rest)
+      } else {
+        for (const p of rest) make(p)
+        await Promise.all(this.nodes.slice(1).map(n => n.node.start()))
+      }
     } catch (err) {
       await this.stop()
       throw err
@@ -84,16 +110,55 @@ export class Devnet {
       keys,
       network: DEVNET_NETWORK_ID,
       bootstrap,
-      nodes: this.nodes.map(({ name, node }) => {
-        const info: NodeInfo = node.info()
+      nodes: [...this.nodes.map(({ name, node }) => ({ name, info: node.info() })), ...this.#threadNodes].map(({ name, info }) => {
         return { role: info.role, name, hotkey: info.hotkey, publicKey: info.publicKey, id: nodeIdOf(info.hotkey) }
       })
     }
     const path = join(config.data, 'devnet.json')
     await writeFile(`${path}.tmp`, JSON.stringify(this.file, null, 2) + '\n', { mode: 0o600 })
     await rename(`${path}.tmp`, path)
-    this.logger.info({ event: 'devnet_ready', file: path, baseUrl, nodes: this.nodes.length }, 'devnet ready')
+    this.logger.info({ event: 'devnet_ready', file: path, baseUrl, nodes: this.file.nodes.length, threads: this.#thread === null ? 1 : 2 }, 'devnet ready')
     return this.file
+  }
+
+  /** Starts `plans` on the second thread; resolves once every one of them has started. */
+  async #startThread (plans: Array<{ name: string, cfg: NodeConfig }>): Promise<void> {
+    const data: DevnetThreadData = { plans, bootstrap: this.testnet.bootstrap, logLevel: this.config.logLevel }
+    const thread = new Worker(threadEntry(), { eval: true, name: 'bwnet-devnet-nodes', workerData: data })
+    this.#thread = thread
+    this.#threadExited = new Promise(resolve => thread.once('exit', resolve))
+    const out = (this.logger as unknown as Record<symbol, { write: (line: string) => void }>)[pino.symbols.streamSym]!
+    const ready = new Promise<Array<{ name: string, info: NodeInfo }>>((resolve, reject) => {
+      thread.on('message', (m: DevnetThreadMessage) => {
+        if (m.op === 'log') out.write(m.line)
+        else if (m.op === 'ready') resolve(m.nodes)
+        else if (m.op === 'failed') reject(new Error(`devnet nodes did not start: ${m.error}`))
+      })
+      thread.once('error', reject)
+      thread.once('exit', (code) => reject(new Error(`devnet node thread exited (code ${code}) before its nodes started`)))
+    })
+    this.#threadNodes = await ready
+    // After start, the thread's end is the end of the devnet's workers and validator: say so, loudly.
+    thread.on('error', (err) => { this.logger.error({ err, event: 'devnet_thread_failed' }, 'devnet node thread failed') })
+    thread.once('exit', (code) => {
+      if (this.#stopping !== null) return
+      this.logger.error({ code, event: 'devnet_thread_exited' }, 'devnet node thread exited: its workers and validator are gone')
+      process.exitCode = 1
+    })
+  }
+
+  /** Stops the second thread's nodes, then the thread; ends it outright if it takes longer than THREAD_STOP_MS. */
+  async #stopThread (): Promise<void> {
+    const thread = this.#thread
+    if (thread === null) return
+    thread.postMessage({ op: 'stop' })
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<'late'>(resolve => { timer = setTimeout(() => resolve('late'), THREAD_STOP_MS) })
+    if (await Promise.race([this.#threadExited, late]) === 'late') {
+      this.logger.warn({ event: 'devnet_thread_stop_timeout', ms: THREAD_STOP_MS }, 'devnet node thread did not stop in time; ending it')
+      await thread.terminate()
+    }
+    clearTimeout(timer)
   }
 
   /**
@@ -112,6 +177,7 @@ export class Devnet {
   stop (): Promise<void> {
     this.#stopping ??= (async () => {
       // Workers and validator first, the orchestrator (and its API) last, then the DHT itself.
+      await this.#stopThread()
       await Promise.allSettled(this.nodes.slice(1).reverse().map(n => n.node.stop()))
       if (this.nodes[0] !== undefined) await this.nodes[0].node.stop()
       await this.testnet?.destroy()

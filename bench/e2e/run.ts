@@ -5,7 +5,7 @@
 // both copies checked byte for byte. docs/benchmarks.md#e2e.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { createReadStream, createWriteStream } from 'node:fs'
+import { createReadStream, createWriteStream, existsSync } from 'node:fs'
 import { mkdtemp, mkdir, open, readdir, readFile, rm, symlink, writeFile, unlink } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -52,6 +52,9 @@ const { values: args } = parseArgs({
     'devnet-log': { type: 'string' },
     // Also time the bare pipeline (bench/e2e/bare-pipeline.ts): the same stages with plain node:http and nothing else.
     bare: { type: 'boolean', default: false },
+    // Run bwnet (the devnet and the CLI) from dist/ (`npm run build`), as the published package and
+    // `make run` do, instead of from source through tsx (whose loader costs each process ~40 MiB).
+    compiled: { type: 'boolean', default: false },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'out', 'e2e.json') }
   }
 })
@@ -88,6 +91,17 @@ function spawnTs (script: string, argv: string[], env: Record<string, string> = 
   return child
 }
 
+const COMPILED_CLI = join(REPO, 'dist', 'node', 'cli.js')
+if (args.compiled === true && !existsSync(COMPILED_CLI)) throw new Error(`--compiled needs ${COMPILED_CLI}: run npm run build first`)
+
+/** bwnet's CLI (devnet, transfer put): from source through tsx, or with --compiled from dist/. */
+function spawnBwnet (argv: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): ChildProcess {
+  if (args.compiled !== true) return spawnTs(join(REPO, 'node', 'cli.ts'), argv, env, nodeArgs)
+  const child = spawn(process.execPath, [...nodeArgs, COMPILED_CLI, ...argv], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  children.push(child)
+  return child
+}
+
 async function stopChild (child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return
   const exited = new Promise(resolve => child.once('exit', resolve))
@@ -113,7 +127,7 @@ async function api (base: string, key: string, path: string, init: RequestInit =
 /** bwnet: the real CLI, as a user runs it; delivery time from the orchestrator's own timestamps. */
 async function viaBwnet (file: string, baseUrl: string, key: string, stateDir: string): Promise<{ ms: number, cliMs: number, wallMs: number, cliCpu: number, cliCpuFromCreate: number, id: string }> {
   const t0 = performance.now()
-  const child = spawnTs(join(REPO, 'node', 'cli.ts'), ['transfer', 'put', file, '--api', baseUrl, '--key', key, '--no-progress', '--parallel', String(parallel)], { BWN_STATE_DIR: stateDir },
+  const child = spawnBwnet(['transfer', 'put', file, '--api', baseUrl, '--key', key, '--no-progress', '--parallel', String(parallel)], { BWN_STATE_DIR: stateDir },
     args['cli-node-args']!.split(' ').filter(a => a !== ''))
   let stdout = ''; let stderr = ''
   child.stdout!.setEncoding('utf8').on('data', (d: string) => { stdout += d })
@@ -322,7 +336,7 @@ async function main (): Promise<void> {
       ...(args.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args.profile, ...(args['heap-prof'] === true ? ['--heap-prof', '--heap-prof-dir', args.profile] : [])])
     ]
     if (args.profile !== undefined) await mkdir(args.profile, { recursive: true })
-    const devnet = spawnTs(join(REPO, 'node', 'cli.ts'), ['devnet', '--port', '0', '--data', data, '--workers', String(workers), '--log-level', 'warn', ...devnetArgs], {}, nodeArgs)
+    const devnet = spawnBwnet(['devnet', '--port', '0', '--data', data, '--workers', String(workers), '--log-level', 'warn', ...devnetArgs], {}, nodeArgs)
     devnet.stdout!.resume()
     let devnetErr = ''
     devnet.stderr!.setEncoding('utf8').on('data', (d: string) => { devnetErr = (devnetErr + d).slice(-100_000) })

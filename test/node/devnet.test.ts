@@ -1,10 +1,11 @@
 // The devnet as `make run` starts it: a real child process, real nodes on loopback.
 import t from 'tap'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Level } from 'level'
-import { eventually } from '../helpers/proc.ts'
+import { eventually, runCliOnce } from '../helpers/proc.ts'
 import { startDevnetProcess } from '../helpers/devnet.ts'
 import { nodeIdOf } from '../../protocol/node-id.ts'
 
@@ -59,4 +60,34 @@ t.test('devnet: up, every node known by role, graceful stop, restart keeps ident
   t.equal(second.lines.filter(l => l.event === 'identity' && l.created === false).length, 5)
   const restarted = await second.stop('SIGTERM')
   t.equal(restarted.code, 0)
+})
+
+t.test('devnet --threads 2: workers and validator on a second thread join at once, deliver, log and stop cleanly', async t => {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-devnet-threads-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const data = join(dir, 'devnet')
+  const { proc, file } = await startDevnetProcess(t, data, { workers: 2, args: ['--threads', '2'], startTimeoutMs: 60_000, waitForWorkers: false })
+  t.same(file.nodes.map((n: any) => n.role).sort(), ['orchestrator', 'validator', 'worker', 'worker'], 'devnet.json lists the second thread\'s nodes too')
+  t.ok(proc.lines.some(l => l.event === 'devnet_ready' && l.threads === 2 && l.nodes === 4), 'ready on two threads')
+  await eventually(async () => {
+    const body = await (await fetch(`${file.baseUrl}/health`)).json() as any
+    return body.nodes.worker === 2 && body.nodes.validator === 1
+  }, MEMBERSHIP_DEADLINE_MS, '/health to count 2 workers and 1 validator')
+
+  // A file through the second thread's workers into the orchestrator's sink, byte for byte.
+  const bytes = randomBytes(20 * 1024 * 1024 + 123)
+  const path = join(dir, 'threads.bin')
+  await writeFile(path, bytes)
+  const run = await runCliOnce(['transfer', 'put', path, '--api', file.baseUrl, '--key', file.keys.client!], { BWN_STATE_DIR: join(dir, 'state'), CI: 'true' })
+  t.equal(run.code, 0, `put exits 0; stderr: ${run.stderr.slice(-2000)}`)
+  t.match(JSON.parse(run.stdout.trim().split('\n').at(-1)!), { event: 'transfer_put', status: 'completed', error: null })
+  const digest = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
+  t.equal(digest(await readFile(join(data, 'orchestrator', 'sink', 'threads.bin'))), digest(bytes), 'the sink holds the same bytes')
+
+  // The second thread's log lines come out whole, through the main thread's logger.
+  for (const name of ['worker-1', 'worker-2', 'validator']) t.ok(proc.lines.some(l => l.node === name && l.event === 'identity'), `${name} logs reach stdout`)
+  const stopped = await proc.stop('SIGTERM')
+  t.equal(stopped.code, 0, 'exits 0 on SIGTERM')
+  t.notOk(proc.lines.some(l => l.event === 'shutdown_timeout' || l.event === 'devnet_thread_stop_timeout' || l.event === 'devnet_thread_exited'), 'no timeout, no lost thread')
+  t.equal(proc.lines.filter(l => l.event === 'node_stopped').length, 4, 'every node stopped cleanly, on both threads')
 })
