@@ -17,8 +17,8 @@ export const DEVNET_NETWORK_ID = 'devnet'
 const TESTNET_SIZE = 3
 export const DEVNET_BLOCK_TIME_MS = 1_000 // seconds on the devnet, 12 s on a real chain
 export const DEVNET_BLOCKS_PER_EPOCH = 10 // 10 s epochs
-/** How long the second thread's nodes may take to stop before the thread is ended. */
-const THREAD_STOP_MS = 15_000
+/** How long the second thread's nodes may take to stop before the thread is ended (within the CLI's 5 s shutdown). */
+const THREAD_STOP_MS = 3_000
 
 export interface DevnetFile {
   baseUrl: string
@@ -34,6 +34,8 @@ export interface DevnetFile {
 export interface DevnetHooks {
   /** Keys the devnet bootstraps (admin, client, console) once the orchestrator is up. */
   bootstrapKeys?: (orchestrator: BwnetNode) => Promise<Record<string, string>>
+  /** Called when the second thread (threads: 2) ends without being stopped: its nodes are gone. */
+  lost?: (err: Error) => void
 }
 
 /** The devnet's settings; test faults are optional (none by default). */
@@ -95,14 +97,20 @@ export class Devnet {
         for (const p of rest) make(p)
         await Promise.all(this.nodes.slice(1).map(n => n.node.start()))
       }
+      const baseUrl = this.orchestrator.url!
+      const res = await fetch(`${baseUrl}/healthz`)
+      if (!res.ok) throw new Error(`devnet API answered ${res.status} on /healthz`)
+      const keys = this.hooks.bootstrapKeys ? await this.hooks.bootstrapKeys(this.orchestrator) : {}
+      await this.#writeFile(baseUrl, keys, bootstrap)
     } catch (err) {
       await this.stop()
       throw err
     }
-    const baseUrl = this.orchestrator.url!
-    const res = await fetch(`${baseUrl}/healthz`)
-    if (!res.ok) throw new Error(`devnet API answered ${res.status} on /healthz`)
-    const keys = this.hooks.bootstrapKeys ? await this.hooks.bootstrapKeys(this.orchestrator) : {}
+    this.logger.info({ event: 'devnet_ready', file: join(config.data, 'devnet.json'), baseUrl: this.file.baseUrl, nodes: this.file.nodes.length, threads: this.#thread === null ? 1 : 2 }, 'devnet ready')
+    return this.file
+  }
+
+  async #writeFile (baseUrl: string, keys: Record<string, string>, bootstrap: string[]): Promise<void> {
     this.file = {
       baseUrl,
       dashboardUrl: baseUrl,
@@ -114,11 +122,9 @@ export class Devnet {
         return { role: info.role, name, hotkey: info.hotkey, publicKey: info.publicKey, id: nodeIdOf(info.hotkey) }
       })
     }
-    const path = join(config.data, 'devnet.json')
+    const path = join(this.config.data, 'devnet.json')
     await writeFile(`${path}.tmp`, JSON.stringify(this.file, null, 2) + '\n', { mode: 0o600 })
     await rename(`${path}.tmp`, path)
-    this.logger.info({ event: 'devnet_ready', file: path, baseUrl, nodes: this.file.nodes.length, threads: this.#thread === null ? 1 : 2 }, 'devnet ready')
-    return this.file
   }
 
   /** Starts `plans` on the second thread; resolves once every one of them has started. */
@@ -127,10 +133,13 @@ export class Devnet {
     const thread = new Worker(threadEntry(), { eval: true, name: 'bwnet-devnet-nodes', workerData: data })
     this.#thread = thread
     this.#threadExited = new Promise(resolve => thread.once('exit', resolve))
-    const out = (this.logger as unknown as Record<symbol, { write: (line: string) => void }>)[pino.symbols.streamSym]!
+    // The thread's lines are finished JSON (its own logger redacts them): written as they are to this
+    // logger's destination, or, for a logger that is not pino's, logged again as objects.
+    const stream = (this.logger as unknown as Record<symbol, { write?: (line: string) => void } | undefined>)[pino.symbols.streamSym]
+    const out = typeof stream?.write === 'function' ? (line: string) => stream.write!(line) : (line: string) => { this.logger.info(JSON.parse(line)) }
     const ready = new Promise<Array<{ name: string, info: NodeInfo }>>((resolve, reject) => {
       thread.on('message', (m: DevnetThreadMessage) => {
-        if (m.op === 'log') out.write(m.line)
+        if (m.op === 'log') out(m.line)
         else if (m.op === 'ready') resolve(m.nodes)
         else if (m.op === 'failed') reject(new Error(`devnet nodes did not start: ${m.error}`))
       })
@@ -143,7 +152,7 @@ export class Devnet {
     thread.once('exit', (code) => {
       if (this.#stopping !== null) return
       this.logger.error({ code, event: 'devnet_thread_exited' }, 'devnet node thread exited: its workers and validator are gone')
-      process.exitCode = 1
+      this.hooks.lost?.(new Error(`devnet node thread exited with code ${code}`))
     })
   }
 

@@ -1,6 +1,6 @@
 // Writes a streamed body's pieces to a file as they arrive, with one write in flight: whatever
-// arrived while that write ran goes out in the next writev. A piece is held only while the write
-// before it runs, so socket buffers die young. Gathering a fixed 1 MiB before each write held them
+// arrived while that write ran goes out in the next writev, started as soon as it ends. A piece is
+// held only while the write before it runs, so socket buffers die young. Gathering a fixed 1 MiB before each write held them
 // long enough to survive a young-generation collection; promoted, they were then paid for in full
 // mark-compacts (docs/benchmarks.md#e2e). The reader waits only when `maxPendingBytes` have piled up
 // behind the write in flight, so at most about twice that is held per stream.
@@ -32,18 +32,19 @@ export class PieceWriter {
     if (this.#writing === null) this.#start()
   }
 
-  /** Writes everything queued and waits for it; rejects with the first write error. */
+  /** Writes everything queued and waits for it; rejects with the first write error, also one already past. */
   async flush (): Promise<void> {
     while (this.#writing !== null || this.#pending.length > 0) {
       if (this.#writing !== null) await this.#writing
       this.#throwIfFailed()
-      if (this.#pending.length > 0) this.#start()
+      if (this.#writing === null && this.#pending.length > 0) this.#start()
     }
+    this.#throwIfFailed()
   }
 
-  /** Waits for the write in flight, if any, whatever its outcome (before closing the file on an error path). */
+  /** Waits until no write is in flight, whatever the outcome (before closing the file on an error path). */
   async settle (): Promise<void> {
-    await this.#writing
+    while (this.#writing !== null) await this.#writing
   }
 
   #throwIfFailed (): void {
@@ -58,9 +59,13 @@ export class PieceWriter {
     this.#pendingBytes = 0
     if (at !== null) this.#position = at + size
     // Never rejects: the error is kept for the next write or flush, and settle() can always await it.
+    // What queued meanwhile goes out at once (after a failure nothing more is written).
     this.#writing = writeFully(this.fh, pieces, size, at)
       .catch((err: unknown) => { this.#error ??= err })
-      .finally(() => { this.#writing = null })
+      .finally(() => {
+        this.#writing = null
+        if (this.#error === null && this.#pending.length > 0) this.#start()
+      })
   }
 }
 

@@ -101,7 +101,8 @@ export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o) =
       tuneHeapForDataPlane()
       hashPool() // BWN_HASH_THREADS checked now, not at the first chunk
       const logger = createLogger({ level: config.logLevel })
-      const devnet = new Devnet(config, logger, hooks)
+      // A devnet that lost its second thread has no workers left: stop it all and exit 1.
+      const devnet: Devnet = new Devnet(config, logger, { ...hooks, lost: () => { void devnet.stop().finally(() => process.exit(1)) } })
       onShutdown(() => devnet.stop(), logger)
       const file = await devnet.start()
       process.stderr.write(`devnet up: API ${file.baseUrl} — ${config.data}/devnet.json — Ctrl-C to stop\n`)

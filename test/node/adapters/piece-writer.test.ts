@@ -1,6 +1,7 @@
 // PieceWriter: pieces reach the file in order, at the right offsets, byte for byte; one write runs at a
-// time and takes everything that queued behind it; the caller waits only when the queue is full; a
-// short writev is finished; a failed write fails the next write or flush, and settle() never throws.
+// time and takes everything that queued behind it, as soon as it may; the caller waits only when the
+// queue is full; a short writev is finished; a failed write fails the next write or flush, even one
+// that failed with nothing queued behind it, and settle() never throws.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, open, readFile, rm, type FileHandle } from 'node:fs/promises'
@@ -149,4 +150,27 @@ t.test('a failed write fails the next write and flush; settle() does not throw',
   await t.rejects(w.write(Buffer.from('ghi')), { code: 'ENOSPC' }, 'the next write rejects with it')
   await t.rejects(w.flush(), { code: 'ENOSPC' }, 'so does flush')
   t.equal(f.calls.length, 1, 'nothing more is written after a failure')
+})
+
+t.test('what queued behind a write goes out as soon as that write ends, with no further call', async t => {
+  const f = new HeldFile()
+  const w = new PieceWriter(asHandle(f), 0, 1024)
+  await w.write(Buffer.from('a'))
+  await w.write(Buffer.from('b')) // queued, far below the limit: nothing waits
+  f.calls[0]!.done(1)
+  await settled()
+  t.equal(f.calls.length, 2, 'the queued piece is being written')
+  t.same(f.calls[1]!.pieces.map(p => Buffer.from(p).toString()), ['b'])
+  t.equal(f.calls[1]!.position, 1)
+  f.calls[1]!.done(1)
+  await w.flush()
+})
+
+t.test('a write that fails with nothing queued behind it still fails flush', async t => {
+  const f = new HeldFile()
+  const w = new PieceWriter(asHandle(f), null, 1024)
+  await w.write(Buffer.from('last piece'))
+  f.calls[0]!.fail(Object.assign(new Error('I/O error'), { code: 'EIO' }))
+  await w.settle()
+  await t.rejects(w.flush(), { code: 'EIO' }, 'the body is not reported written')
 })
