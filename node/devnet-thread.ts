@@ -1,11 +1,11 @@
 // The devnet's second thread (`threads: 2`): its workers and its validator, each a whole BwnetNode with
 // its own DHT node, exactly as on the main thread. They reach the orchestrator over loopback sockets
 // and the DHT as separate hosts would, so the thread needs nothing from the main thread but its
-// plan; the devnet's one process then keeps two cores busy (docs/node.md#the-devnet).
+// plan; the devnet's one process then keeps two cores busy (docs/node.md#settings, `threads`).
 //
-// Messages: the main thread sends `stop`; this thread sends `ready` (or `failed`), `log` for every
-// log line (written by the main thread's logger, so lines from both threads never interleave) and
-// `stopped`.
+// Messages: the main thread sends `stop` (and waits for the thread to exit); this thread sends `ready`
+// (or `failed`) and `log` for every log line (written by the main thread's logger, so lines from both
+// threads never interleave).
 import { parentPort, workerData } from 'node:worker_threads'
 import DHT from 'hyperdht'
 import type { DestinationStream } from 'pino'
@@ -22,7 +22,6 @@ export type DevnetThreadMessage =
   | { op: 'ready', nodes: Array<{ name: string, info: NodeInfo }> }
   | { op: 'failed', error: string }
   | { op: 'log', line: string }
-  | { op: 'stopped' }
 
 const port = parentPort
 if (port === null) throw new Error('devnet-thread runs as a worker thread of a devnet')
@@ -44,7 +43,7 @@ const stop = (): Promise<void> => (stopping ??= (async () => {
   await Promise.allSettled(nodes.map(n => n.dht.destroy())) // a swarm does not close a DHT it was given
 })())
 port.on('message', (m: { op?: unknown }) => {
-  if (m.op === 'stop') void stop().then(() => { send({ op: 'stopped' }); port.close() })
+  if (m.op === 'stop') void stop().then(() => { port.close() })
 })
 
 try {

@@ -85,10 +85,15 @@ process.on('exit', killAll)
 const overall = setTimeout(() => { process.stderr.write(`e2e bench: over --timeout-s ${timeoutS}; giving up\n`); killAll(); process.exit(1) }, timeoutS * 1000)
 overall.unref()
 
-function spawnTs (script: string, argv: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): ChildProcess {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...argv], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+/** A node child process of this bench (killed with it), stdout and stderr piped. */
+function spawnNode (nodeArgv: string[], env: Record<string, string> = {}): ChildProcess {
+  const child = spawn(process.execPath, nodeArgv, { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   children.push(child)
   return child
+}
+
+function spawnTs (script: string, argv: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): ChildProcess {
+  return spawnNode([...nodeArgs, '--import', 'tsx', script, ...argv], env)
 }
 
 const COMPILED_CLI = join(REPO, 'dist', 'node', 'cli.js')
@@ -97,9 +102,7 @@ if (args.compiled === true && !existsSync(COMPILED_CLI)) throw new Error(`--comp
 /** bwnet's CLI (devnet, transfer put): from source through tsx, or with --compiled from dist/. */
 function spawnBwnet (argv: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): ChildProcess {
   if (args.compiled !== true) return spawnTs(join(REPO, 'node', 'cli.ts'), argv, env, nodeArgs)
-  const child = spawn(process.execPath, [...nodeArgs, COMPILED_CLI, ...argv], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  children.push(child)
-  return child
+  return spawnNode([...nodeArgs, COMPILED_CLI, ...argv], env)
 }
 
 async function stopChild (child: ChildProcess): Promise<void> {

@@ -1,8 +1,8 @@
 // Writes a streamed body's pieces to a file as they arrive, with one write in flight: whatever
 // arrived while that write ran goes out in the next writev, started as soon as it ends. A piece is
-// held only while the write before it runs, so socket buffers die young. Gathering a fixed 1 MiB before each write held them
-// long enough to survive a young-generation collection; promoted, they were then paid for in full
-// mark-compacts (docs/benchmarks.md#e2e). The reader waits only when `maxPendingBytes` have piled up
+// held only while the write before it runs, so socket buffers die young. Gathering a fixed 1 MiB
+// before each write held them long enough to survive a young-generation collection; promoted, they
+// were then paid for in full mark-compacts (docs/benchmarks.md#e2e). The reader waits only when `maxPendingBytes` have piled up
 // behind the write in flight, so at most about twice that is held per stream.
 import type { FileHandle } from 'node:fs/promises'
 
