@@ -1,5 +1,5 @@
 # Two commands on a fresh clone: `make run` starts the devnet, `make test` runs the whole suite.
-.PHONY: run test test-deps install typecheck bench clean
+.PHONY: run build test test-deps install typecheck bench clean
 
 # Reproducible installs from the lockfile. msgpackr-extract is pinned (package.json `overrides`) to the
 # release whose platform builds the registry serves for every platform, so the lockfile is complete.
@@ -9,8 +9,16 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 install: node_modules/.package-lock.json
 
-run: install
-	npm run bwnet -- devnet
+# The devnet runs compiled, from dist/, rebuilt whenever a source file is newer: tsx's loader would cost
+# each of its two threads ~40 MiB more and slow its start (docs/benchmarks.md#memory).
+BUILD_INPUTS := $(shell find node actors protocol api sim -type f -not -path '*/node_modules/*') tsconfig.json tsconfig.build.json
+dist/node/cli.js: node_modules/.package-lock.json $(BUILD_INPUTS)
+	npm run build
+
+build: dist/node/cli.js
+
+run: build
+	node dist/node/cli.js devnet
 
 # The s3 destination tests need a real S3 server: Ceph's radosgw on loopback (.ci/s3-radosgw.sh).
 TEST_SYSTEM_PACKAGES = radosgw ceph-mon ceph-osd

@@ -19,6 +19,11 @@ export const DEVNET_BLOCK_TIME_MS = 1_000 // seconds on the devnet, 12 s on a re
 export const DEVNET_BLOCKS_PER_EPOCH = 10 // 10 s epochs
 /** How long the second thread's nodes may take to stop before the thread is ended (within the CLI's 5 s shutdown). */
 const THREAD_STOP_MS = 3_000
+// The second thread's young generation, capped: by default V8 lets it grow to ~48 MiB, most of it idle
+// between collections. The thread's garbage is mostly socket buffers, which V8 collects by their own
+// count whatever the young generation's size; the cap took ~25 MiB off the devnet's peak RSS
+// (bench:memory) and nothing measurable off its speed (bench:e2e), docs/benchmarks.md#memory.
+const THREAD_YOUNG_GENERATION_MIB = 12
 
 export interface DevnetFile {
   baseUrl: string
@@ -130,7 +135,7 @@ export class Devnet {
   /** Starts `plans` on the second thread; resolves once every one of them has started. */
   async #startThread (plans: Array<{ name: string, cfg: NodeConfig }>): Promise<void> {
     const data: DevnetThreadData = { plans, bootstrap: this.testnet.bootstrap, logLevel: this.config.logLevel }
-    const thread = new Worker(threadEntry(), { eval: true, name: 'bwnet-devnet-nodes', workerData: data })
+    const thread = new Worker(threadEntry(), { eval: true, name: 'bwnet-devnet-nodes', workerData: data, resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MIB } })
     this.#thread = thread
     this.#threadExited = new Promise(resolve => thread.once('exit', resolve))
     // The thread's lines are finished JSON (its own logger redacts them): written as they are to this

@@ -10,9 +10,8 @@ import { LevelStore } from '../actors/store.ts'
 import { startSystem, stopActor, tell, mailboxDepths, type SystemRef } from '../actors/runtime.ts'
 import { startMembership, type Membership } from '../actors/membership.ts'
 import type { Clock, Logger } from '../actors/ports.ts'
-import { buildApp } from '../api/app.ts'
 import type { ApiDeps } from '../api/deps.ts'
-import { AccountsService } from '../api/accounts/service.ts'
+import type { AccountsService } from '../api/accounts/service.ts'
 import { FileBlobStore } from './adapters/blob-store.ts'
 import { SwarmTransport } from './adapters/swarm-transport.ts'
 import { Messenger } from './messenger.ts'
@@ -197,6 +196,9 @@ export class BwnetNode {
     })
 
     if (this.#serveHttp) {
+      // Loaded here, not at the top: only a node that serves the API needs Fastify and the routes'
+      // compiled schemas, and a devnet thread of workers and a validator is then ~10 MiB lighter.
+      const [{ buildApp }, { AccountsService }] = await Promise.all([import('../api/app.ts'), import('../api/accounts/service.ts')])
       this.accounts = new AccountsService({ store: this.store, clock: this.clock })
       const deps: ApiDeps = {
         accounts: this.accounts,

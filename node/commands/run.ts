@@ -92,7 +92,7 @@ export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o) =
     .option('--data <dir>', `data directory; devnet.json is written there (BWN_DATA, default ${DEVNET_DEFAULTS.data})`)
     .option('--workers <n>', `worker nodes (BWN_WORKERS, default ${DEVNET_DEFAULTS.workers})`)
     .option('--inflight-mib <n>', `MiB of chunk data each node holds in memory at once (BWN_INFLIGHT_MIB, default ${DEVNET_DEFAULTS.inflightMib})`)
-    .option('--threads <n>', `1: every node on one thread; 2: workers and validator on a second thread, so the devnet uses two cores (BWN_DEVNET_THREADS, default ${DEVNET_DEFAULTS.threads})`)
+    .option('--threads <n>', `1: every node on one thread; 2: workers and validator on a second thread, so the devnet uses two cores (BWN_DEVNET_THREADS, default 2 on a machine with two or more cores, else 1; here ${DEVNET_DEFAULTS.threads})`)
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)')
     .option('--test-faults <list>', 'test-only fault switches for every node, as for `bwnet node` (BWN_TEST_FAULTS)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')

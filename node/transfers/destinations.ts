@@ -7,7 +7,7 @@ import type { KeyPair } from '../../protocol/index.ts'
 import type { Principal } from '../../api/accounts/model.ts'
 import type { CreateDestinationBody, DestinationRecord, DestinationService } from '../../api/transfers.ts'
 import { DestinationNotFound, DestinationBuiltin, DestinationInUse, DestinationUrlRefused, DestinationHeaderRefused, withExtensions } from '../../api/errors.ts'
-import { S3Driver, HttpDriver, NodeSinkDriver } from '../adapters/destinations/index.ts'
+import { HttpDriver, NodeSinkDriver } from '../adapters/destinations/index.ts'
 import {
   checkDestinationUrl, checkHeaders, guardedFetch, guardedAgents, DestinationPolicyError, PUBLIC_ONLY, type AddressPolicy
 } from '../adapters/destinations/url-policy.ts'
@@ -85,7 +85,7 @@ export class DestinationRegistry implements DestinationService {
     const c = row.config as any
     const guarded = !row.builtin
     const driver: DestinationDriver = row.kind === 's3'
-      ? new S3Driver(c, { now: () => this.clock.now(), ...(guarded ? { agents: this.#agents } : {}) })
+      ? new (await import('../adapters/destinations/s3.ts')).S3Driver(c, { now: () => this.clock.now(), ...(guarded ? { agents: this.#agents } : {}) })
       : row.kind === 'http'
         ? new HttpDriver(c, { signer: this.key, ...(guarded ? { fetch: this.#guardedFetch } : {}) })
         : new NodeSinkDriver({ baseUrl: c.baseUrl, key: this.key, now: () => this.clock.now(), ...(guarded ? { fetch: this.#guardedFetch } : {}) })

@@ -2,7 +2,7 @@
 import t from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Level } from 'level'
 import { eventually, runCliOnce } from '../helpers/proc.ts'
@@ -11,11 +11,12 @@ import { nodeIdOf } from '../../protocol/node-id.ts'
 
 const MEMBERSHIP_DEADLINE_MS = 10_000 // every node knows every peer within 10 s of start
 
-t.test('devnet: up, every node known by role, graceful stop, restart keeps identities and rows', async t => {
+t.test('devnet on one thread: up, every node known by role, graceful stop, restart keeps identities and rows', async t => {
   const data = await mkdtemp(join(tmpdir(), 'bwnet-devnet-'))
   t.teardown(() => rm(data, { recursive: true, force: true }))
 
-  const { proc: first, file } = await startDevnetProcess(t, data, { workers: 3, startTimeoutMs: 60_000, waitForWorkers: false }) // membership has its own deadline below
+  // --threads 1 as a one-core machine gets by default; the two-thread default has its own test below.
+  const { proc: first, file } = await startDevnetProcess(t, data, { workers: 3, args: ['--threads', '1'], startTimeoutMs: 60_000, waitForWorkers: false }) // membership has its own deadline below
   t.match(file, { baseUrl: /^http:\/\/127\.0\.0\.1:\d+$/, dashboardUrl: String, telemetryUrl: String, keys: Object })
   t.same(file.nodes.map((n: any) => n.role).sort(), ['orchestrator', 'validator', 'worker', 'worker', 'worker'])
   for (const n of file.nodes) t.match(n, { hotkey: /^5[1-9A-HJ-NP-Za-km-z]{47}$/, publicKey: /^[0-9a-f]{64}$/, id: nodeIdOf(n.hotkey) })
@@ -55,18 +56,19 @@ t.test('devnet: up, every node known by role, graceful stop, restart keeps ident
   t.same(rows.map((r: any) => r?.role), ['worker', 'worker', 'worker'], 'orchestrator stored the three worker rows')
   t.same(sessions.map((r: any) => r?.orchestrator_id), workerHotkeys.map(() => file.nodes[0].hotkey), 'and their sessions')
 
-  const { proc: second, file: again } = await startDevnetProcess(t, data, { workers: 3, startTimeoutMs: 60_000, waitForWorkers: false })
+  const { proc: second, file: again } = await startDevnetProcess(t, data, { workers: 3, args: ['--threads', '1'], startTimeoutMs: 60_000, waitForWorkers: false })
   t.same(again.nodes.map((n: any) => n.hotkey), hotkeys, 'identities reused')
   t.equal(second.lines.filter(l => l.event === 'identity' && l.created === false).length, 5)
   const restarted = await second.stop('SIGTERM')
   t.equal(restarted.code, 0)
 })
 
-t.test('devnet --threads 2: workers and validator on a second thread join at once, deliver, log and stop cleanly', async t => {
+t.test('devnet on two threads (the default on two cores): workers and validator on a second thread join at once, deliver, log and stop cleanly', async t => {
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-devnet-threads-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const data = join(dir, 'devnet')
-  const { proc, file } = await startDevnetProcess(t, data, { workers: 2, args: ['--threads', '2'], startTimeoutMs: 60_000, waitForWorkers: false })
+  // No flag where the machine has two cores: that is the default then.
+  const { proc, file } = await startDevnetProcess(t, data, { workers: 2, args: availableParallelism() >= 2 ? [] : ['--threads', '2'], startTimeoutMs: 60_000, waitForWorkers: false })
   t.same(file.nodes.map((n: any) => n.role).sort(), ['orchestrator', 'validator', 'worker', 'worker'], 'devnet.json lists the second thread\'s nodes too')
   t.ok(proc.lines.some(l => l.event === 'devnet_ready' && l.threads === 2 && l.nodes === 4), 'ready on two threads')
   await eventually(async () => {
