@@ -1,4 +1,6 @@
 # Two commands on a fresh clone: `make run` starts the devnet, `make test` runs the whole suite.
+# A build that fails part-way leaves no dist/node/cli.js behind to look up to date.
+.DELETE_ON_ERROR:
 .PHONY: run build test test-deps install typecheck bench clean
 
 # Reproducible installs from the lockfile. msgpackr-extract is pinned (package.json `overrides`) to the
@@ -11,7 +13,7 @@ install: node_modules/.package-lock.json
 
 # The devnet runs compiled, from dist/, rebuilt whenever a source file is newer: tsx's loader would cost
 # each of its two threads ~40 MiB more and slow its start (docs/benchmarks.md#memory).
-BUILD_INPUTS := $(shell find node actors protocol api sim -type f -not -path '*/node_modules/*') tsconfig.json tsconfig.build.json
+BUILD_INPUTS := $(shell find node actors protocol api sim -type f -not -path '*/node_modules/*' -not -name '* *') tsconfig.json tsconfig.build.json
 dist/node/cli.js: node_modules/.package-lock.json $(BUILD_INPUTS)
 	npm run build
 

@@ -56,6 +56,9 @@ let current: Transfer | null = null
 
 async function listen (server: Server): Promise<number> {
   server.requestTimeout = 0
+  // Idle keep-alive sockets stay open for the run: at the default 5 s a server could close one just as
+  // a busy client reused it, and the move failed with "socket hang up" (once, 2026-11-26).
+  server.keepAliveTimeout = 10 * 60_000
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   return (server.address() as AddressInfo).port

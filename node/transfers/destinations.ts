@@ -31,6 +31,12 @@ const PUBLIC_FIELDS: Record<DestinationRow['kind'], string[]> = {
 
 export const DEFAULT_DESTINATION_KEY = 'default-destination'
 
+// The S3 driver loads the AWS SDK (~20 MiB per thread): only an orchestrator with an s3 destination
+// needs it, so it is loaded on the first such destination's first use, once.
+let s3Driver: Promise<typeof import('../adapters/destinations/s3.ts')> | undefined
+const loadS3Driver = (): Promise<typeof import('../adapters/destinations/s3.ts')> =>
+  (s3Driver ??= import('../adapters/destinations/s3.ts').catch((err: unknown) => { s3Driver = undefined; throw err }))
+
 export class DestinationRegistry implements DestinationService {
   readonly #drivers = new Map<string, DestinationDriver>()
   /** Transfers in flight per destination: a destination in use cannot be removed. */
@@ -82,10 +88,13 @@ export class DestinationRegistry implements DestinationService {
     if (cached) return cached
     const row = await this.row(id)
     if (row === undefined) throw new DestinationNotFound(`No destination ${id}.`)
+    const s3 = row.kind === 's3' ? await loadS3Driver() : null
+    const built = this.#drivers.get(id) // by a call that went first while this one waited
+    if (built) return built
     const c = row.config as any
     const guarded = !row.builtin
-    const driver: DestinationDriver = row.kind === 's3'
-      ? new (await import('../adapters/destinations/s3.ts')).S3Driver(c, { now: () => this.clock.now(), ...(guarded ? { agents: this.#agents } : {}) })
+    const driver: DestinationDriver = s3 !== null
+      ? new s3.S3Driver(c, { now: () => this.clock.now(), ...(guarded ? { agents: this.#agents } : {}) })
       : row.kind === 'http'
         ? new HttpDriver(c, { signer: this.key, ...(guarded ? { fetch: this.#guardedFetch } : {}) })
         : new NodeSinkDriver({ baseUrl: c.baseUrl, key: this.key, now: () => this.clock.now(), ...(guarded ? { fetch: this.#guardedFetch } : {}) })
