@@ -44,6 +44,13 @@ export class DestinationRegistry implements DestinationService {
 
   readonly #guardedFetch: typeof fetch
   readonly #agents: ReturnType<typeof guardedAgents>
+  /**
+   * Resolves once ensureDefault has set this run's URL of the node's own sink. A built-in row read before
+   * that still holds the last run's URL (its port is picked at each start), and transfers recovered on
+   * start may reach for their destination before the API listens: their driver waits for this.
+   */
+  readonly #ownUrlKnown: Promise<void>
+  #ownUrlSet: () => void = () => {}
 
   /**
    * `policy`: which addresses client-created destinations may reach (url-policy.ts); checked when a
@@ -54,6 +61,7 @@ export class DestinationRegistry implements DestinationService {
     private readonly policy: AddressPolicy = PUBLIC_ONLY, private readonly resolve?: (host: string) => Promise<string[]>) {
     this.#guardedFetch = guardedFetch(policy)
     this.#agents = guardedAgents(policy)
+    this.#ownUrlKnown = new Promise(resolve => { this.#ownUrlSet = resolve })
   }
 
   /** The node's own `node` destination (its sink), created once and kept across restarts. */
@@ -64,11 +72,13 @@ export class DestinationRegistry implements DestinationService {
       const row = await this.store.table<DestinationRow>('destinations').get(id)
       if (row !== undefined) {
         if (row.config.baseUrl !== baseUrl) { row.config.baseUrl = baseUrl; await this.store.table('destinations').put(id, row); this.#drivers.delete(id) }
+        this.#ownUrlSet()
         return row
       }
     }
     const row: DestinationRow = { id: randomUUID(), name: 'node sink (default)', kind: 'node', builtin: true, org_id: null, config: { baseUrl }, created_at: new Date(this.clock.now()).toISOString() }
     await this.store.batch([{ type: 'put', table: 'destinations', key: row.id, value: row }, { type: 'put', table: 'meta', key: DEFAULT_DESTINATION_KEY, value: row.id }])
+    this.#ownUrlSet()
     return row
   }
 
@@ -86,7 +96,8 @@ export class DestinationRegistry implements DestinationService {
   async driverFor (id: string): Promise<DestinationDriver> {
     const cached = this.#drivers.get(id)
     if (cached) return cached
-    const row = await this.row(id)
+    let row = await this.row(id)
+    if (row?.builtin === true) { await this.#ownUrlKnown; row = await this.row(id) }
     if (row === undefined) throw new DestinationNotFound(`No destination ${id}.`)
     const s3 = row.kind === 's3' ? await loadS3Driver() : null
     const built = this.#drivers.get(id) // by a call that went first while this one waited
