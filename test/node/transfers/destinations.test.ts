@@ -37,3 +37,14 @@ t.test('a first start: the driver is there once the row is created', async t => 
   const target = await (await registry.driverFor(id)).target(UPLOAD, CHUNK as never, clock.now() + 60_000)
   t.match(target.url, /^http:\/\/127\.0\.0\.1:3333\//)
 })
+
+t.test('an s3 destination: concurrent first uses, while the S3 driver loads, get one driver', async t => {
+  const store = new LevelStore(new MemoryLevel() as never)
+  const row = { id: 's3-1', name: 'bucket', kind: 's3', builtin: false, org_id: 'org', created_at: new Date(clock.now()).toISOString(), config: { endpoint: 'http://127.0.0.1:9', region: 'us-east-1', bucket: 'b', accessKeyId: 'k', secretAccessKey: 's' } }
+  await store.table('destinations').put(row.id, row)
+  const registry = new DestinationRegistry(store, newHotkey(), clock as never)
+  const drivers = await Promise.all([registry.driverFor(row.id), registry.driverFor(row.id), registry.driverFor(row.id)])
+  t.equal(drivers[1], drivers[0])
+  t.equal(drivers[2], drivers[0], 'one S3 client, not one per caller')
+  t.equal(await registry.driverFor(row.id), drivers[0], 'and kept')
+})
