@@ -103,6 +103,12 @@ export interface DestinationDriver {
   abort (state: UploadState): Promise<void>
   /** Reads `length` bytes at `offset` of the delivered object (see `readableBeforeComplete`). */
   readRange (state: UploadState, offset: number, length: number): Promise<Uint8Array>
+  /**
+   * The destination's own sha256 of a delivered chunk, computed where the bytes are (node sink). The
+   * coordinator's per-chunk check asks for it instead of reading the chunk back: trusted as far as the
+   * destination is, like an S3 part's ETag. Validators still read the bytes back themselves.
+   */
+  chunkSha256? (state: UploadState, chunk: { index: number, length: number }): Promise<string>
   /** The parts the destination holds before completion (s3 only). */
   listParts? (state: UploadState): Promise<StoredPart[]>
   /**

@@ -155,6 +155,10 @@ export async function freeStaging (store: Store, blobs: BlobStore, transferId: s
 /** Null when the destination holds the chunk's bytes for this attempt, else why not. */
 async function checkDelivery (driver: DestinationDriver, job: Extract<IoJob, { type: 'check' }>): Promise<string | null> {
   const c = job.chunk
+  if (driver.chunkSha256 !== undefined) {
+    const sha = await driver.chunkSha256(job.upload, c)
+    return sha === c.sha256 ? null : 'destination bytes do not match the staged chunk'
+  }
   if (driver.readableBeforeComplete) {
     const bytes = await driver.readRange(job.upload, c.offset, c.length)
     const sha = createHash('sha256').update(bytes).digest('hex')

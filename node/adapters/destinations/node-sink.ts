@@ -6,7 +6,7 @@
 //    one of its trusted signers (the coordinators it accepts files from): sink-auth.ts. A worker only
 //    ever holds the signed URL of one chunk attempt, valid for minutes.
 //  - `NodeSinkDriver`, the coordinator's driver. It signs with the coordinator's hotkey and talks to
-//    the sink over HTTP for every step (begin, complete, abort, read-back), so the same code serves a
+//    the sink over HTTP for every step (begin, chunk check, complete, abort, read-back), so the same code serves a
 //    sink in this process (devnet) and one on another machine.
 //
 // Files: `<dir>/.partial/<uploadId>` (preallocated to the full size), `<dir>/.partial/<uploadId>.json`
@@ -336,6 +336,27 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     })
   })
 
+  // The sink's own sha256 of one chunk: the coordinator's per-chunk check asks for it instead of
+  // pulling the bytes back over the network. The hash a lone write took while writing (fsynced before it
+  // answered) when there is one, otherwise the region as it is on disk now.
+  app.get<{ Params: Static<typeof ChunkParams> }>('/sink/uploads/:uploadId/chunks/:index', {
+    schema: { params: ChunkParams }
+  }, async (req) => {
+    const { uploadId, index } = req.params
+    const meta = await openMeta(uploadId)
+    const length = chunkLength(meta, index)
+    if (length === 0) throw new SinkChunkSize(`chunk ${index} is past the end of a ${meta.totalSize}-byte file`)
+    const written = writtenSha.get(uploadId)?.get(index)
+    if (written !== undefined) return { index, bytes: length, sha256: written }
+    const release = await opts.budget?.acquire(STREAM_WINDOW_BYTES)
+    try {
+      const fh = meta.status === 'completed' ? await open(join(dir, meta.finalName!), 'r') : await openData(uploadId, 'r')
+      try {
+        return { index, bytes: length, sha256: await hashRegion(fh, index * meta.chunkSize, length) }
+      } finally { await fh.close() }
+    } finally { release?.() }
+  })
+
   app.get<{ Params: Static<typeof UploadParams> }>('/sink/uploads/:uploadId', {
     schema: { params: UploadParams }
   }, async (req, reply) => {
@@ -520,6 +541,18 @@ export class NodeSinkDriver implements DestinationDriver {
     checkRange(offset, length, stateInteger(state, 'totalSize'))
     const url = signUrl({ method: 'GET', url: new URL(`/sink/uploads/${this.#uploadId(state)}`, this.#base), audience: SINK_AUDIENCE, expiresAt, key: this.#key })
     return { method: 'GET', url, headers: { range: `bytes=${offset}-${offset + length - 1}` }, expiresAt }
+  }
+
+  /** The sink's sha256 of a delivered chunk, computed where the bytes are: none cross the network. */
+  async chunkSha256 (state: UploadState, chunk: { index: number, length: number }): Promise<string> {
+    const uploadId = this.#uploadId(state)
+    const res = await this.#call('chunkSha256', 'GET', `/sink/uploads/${uploadId}/chunks/${chunk.index}`)
+    const body = await res.json().catch(() => null) as { bytes?: unknown, sha256?: unknown } | null
+    if (body === null || typeof body.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(body.sha256)) {
+      throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `sink chunkSha256: no sha256 in the answer for chunk ${chunk.index}`)
+    }
+    if (body.bytes !== chunk.length) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `sink chunkSha256: chunk ${chunk.index} is ${String(body.bytes)} bytes there, ${chunk.length} here`)
+    return body.sha256
   }
 
   async readRange (state: UploadState, offset: number, length: number): Promise<Uint8Array> {

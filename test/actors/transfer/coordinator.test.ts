@@ -166,6 +166,35 @@ t.test('a hung destination call for transfer X does not delay transfer Y; termin
   t.match(await h.call(reply => ({ type: 'finalize', transferId: y.id, reply })), { status: 'completed' }, 'finalize of a completed transfer answers with it')
 })
 
+t.test('a destination that hashes its own chunks is asked for the hash, never read back; a wrong one fails the attempt', async t => {
+  const blobs = new Map<string, Uint8Array>()
+  const asked: number[] = []
+  let h!: Harness
+  h = harness(t, {
+    blobs,
+    driver: {
+      readRange: async () => { throw new Error('the check must not read the bytes back') },
+      // The first answer for chunk 1 says other bytes are there: that attempt fails and chunk 1 goes out again.
+      chunkSha256: async (s, c) => {
+        asked.push(c.index)
+        if (c.index === 1 && asked.filter(i => i === 1).length === 1) return '0'.repeat(64)
+        const bytes = h.objects.get(String(s.transferId))!.subarray(c.index * CHUNK, c.index * CHUNK + c.length)
+        return createHash('sha256').update(bytes).digest('hex')
+      }
+    }
+  })
+  const row = newRow(3)
+  await h.call(reply => ({ type: 'create', row, reply }))
+  const bytes = await sendAll(h, row, blobs, 3)
+  await h.call(reply => ({ type: 'finalize', transferId: row.id, reply }))
+  await eventually(async () => (await statusOf(h.store, row.id))?.status === 'completed', 10_000, 'completed')
+  t.ok(Buffer.from(h.objects.get(row.id)!).equals(bytes), 'the bytes are right')
+  t.same([...asked].sort(), [0, 1, 1, 2], 'each chunk checked by its hash; chunk 1 twice')
+  const attempts: Array<{ chunk_index: number, state: string }> = []
+  for await (const [, a] of h.store.table<{ chunk_index: number, state: string }>('task_attempts').entries()) attempts.push(a)
+  t.same(attempts.filter(a => a.chunk_index === 1).map(a => a.state).sort(), ['failed', 'succeeded'], 'the attempt with the wrong hash failed; a new one delivered chunk 1')
+})
+
 t.test('restart: a finalized transfer whose completion never ran is completed by the next coordinator', async t => {
   const store = new LevelStore(new MemoryLevel() as never)
   const blobs = new Map<string, Uint8Array>()

@@ -3,7 +3,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import http from 'node:http'
 import { createHash, randomBytes } from 'node:crypto'
-import { link, mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
+import { link, mkdtemp, open, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cryptoReady, newHotkey, signUrl as signAny, authorityOf, SIGNATURE_PARAM, type SignUrlOptions } from '../../../../protocol/index.ts'
@@ -202,6 +202,39 @@ t.test('a second write of a chunk is checked by its bytes on disk, whatever the 
   t.equal((await put(await driver.target(state, coords(1, 2), soon()), chunkOf(1))).status, 200, 'the upload is open again after a failed complete')
   await driver.complete(state, parts)
   t.equal(sha256(await readFile(join(dir, 'twice.bin'))), sha256(source))
+})
+
+t.test('a chunk\'s sha256 from the sink: the hash its lone write took, else the bytes on disk', async t => {
+  const state = await driver.begin({ transferId: 'tr-digest', filename: 'digest.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  t.teardown(() => driver.abort(state).catch(() => {}))
+  await deliverAll(state)
+  for (let i = 0; i < CHUNKS; i++) t.equal(await driver.chunkSha256(state, coords(i)), sha256(chunkOf(i)), `chunk ${i}`)
+  // Bytes changed on disk behind the sink's back: this process answers from what its write hashed
+  // (validators read the bytes themselves); a restarted sink has no such hash and reads the region.
+  const partial = join(dir, '.partial', 'tr-digest')
+  const fh = await open(partial, 'r+')
+  await fh.write(Buffer.from('XYZ'), 0, 3, 2 * CHUNK + 10)
+  await fh.close()
+  t.equal(await driver.chunkSha256(state, coords(2)), sha256(chunkOf(2)), 'the write-time hash')
+  const restarted = Fastify({ logger: false })
+  let restartedUrl = ''
+  await restarted.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), authority: () => authorityOf(restartedUrl), maxChunkBytes: 1024 * 1024 })
+  restartedUrl = await restarted.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => restarted.close())
+  const again = new NodeSinkDriver({ baseUrl: restartedUrl, key: coordinator })
+  const onDisk = Buffer.from(chunkOf(2)); onDisk.write('XYZ', 10)
+  t.equal(await again.chunkSha256(state, coords(2)), sha256(onDisk), 'after a restart: the bytes on disk')
+  t.equal(await again.chunkSha256(state, coords(3)), sha256(chunkOf(3)), 'the short last chunk, read back')
+  // A later write of a chunk replaces what the sink says about it.
+  const bad = Buffer.from(chunkOf(0)); bad[0]! ^= 1
+  t.equal((await put(await driver.target(state, coords(0, 1), soon()), bad)).status, 200)
+  t.equal(await driver.chunkSha256(state, coords(0)), sha256(bad), 'the second write\'s bytes')
+  await t.rejects(driver.chunkSha256(state, { index: 1, length: CHUNK - 1 }), { code: 'BWN_ERR_DESTINATION_UNAVAILABLE', message: /65536 bytes there/ }, 'a length that disagrees')
+  const past = await fetch(signUrl({ method: 'GET', url: `${baseUrl}/sink/uploads/tr-digest/chunks/${CHUNKS}`, expiresAt: soon(), key: coordinator }))
+  t.equal(past.status, 400, 'a chunk past the end')
+  const workerUrl = (await driver.target(state, coords(1), soon())).url
+  t.equal((await fetch(workerUrl)).status, 403, 'a worker\'s PUT URL does not ask for hashes')
+  await t.rejects(driver.chunkSha256({ kind: 'node', uploadId: 'tr-nothing', totalChunks: 1 }, coords(0)), { code: 'BWN_ERR_DESTINATION_REFUSED', status: 404 })
 })
 
 t.test('cross-tenant replay: a token minted for anything but this sink at this authority is refused', async t => {
