@@ -1,6 +1,7 @@
 // Helpers of the destination drivers; the one error type they throw is DestinationError (actors/errors.ts).
 import type { DeliveredPart, DestinationKind, UploadState } from '../../../actors/destination.ts'
 import { DestinationError } from '../../../actors/errors.ts'
+import { streamHash } from '../hash-pool.ts'
 
 export { DestinationError }
 
@@ -49,4 +50,58 @@ export function checkRange (offset: number, length: number, totalSize: number): 
   if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length <= 0 || offset + length > totalSize) {
     throw new RangeError(`range ${offset}+${length} outside an object of ${totalSize} bytes`)
   }
+}
+
+/** How much of an error answer's body goes into the message. */
+const ERROR_TEXT_BYTES = 4096
+
+// A destination's answers come from servers a client named: a driver reads no more of a body than it
+// asked for, so no answer can fill the coordinator's memory.
+
+/** A response body of at most `max` bytes; a longer one is refused at its first excess byte, the rest never read. */
+export async function boundedBody (res: Response, max: number, what: string): Promise<Buffer> {
+  const declared = res.headers.get('content-length')
+  if (declared !== null && Number(declared) > max) {
+    await res.body?.cancel().catch(() => {})
+    throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `${what}: answered ${declared} bytes, at most ${max} expected`)
+  }
+  const pieces: Uint8Array[] = []
+  let bytes = 0
+  for await (const piece of res.body ?? []) {
+    bytes += piece.byteLength
+    // Leaving the loop cancels the stream: nothing more is read.
+    if (bytes > max) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `${what}: answered more than the ${max} bytes expected`)
+    pieces.push(piece)
+  }
+  return Buffer.concat(pieces, bytes)
+}
+
+/** The sha256 of a response body that must be exactly `length` bytes, hashed as it streams (never whole in memory). */
+export async function bodySha256 (res: Response, length: number, what: string): Promise<string> {
+  const hash = streamHash(['sha256'])
+  let bytes = 0
+  try {
+    for await (const piece of res.body ?? []) {
+      bytes += piece.byteLength
+      if (bytes > length) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `${what}: answered more than the ${length} bytes asked for`)
+      await hash.update(piece)
+    }
+    if (bytes !== length) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `${what}: answered ${bytes} bytes, asked for ${length}`)
+    const [sha256] = await hash.digest()
+    return sha256!
+  } finally { hash.abort() }
+}
+
+/** The start of an error answer's body, for the message; the rest is not read. */
+export async function errorText (res: Response): Promise<string> {
+  try {
+    const pieces: Uint8Array[] = []
+    let bytes = 0
+    for await (const piece of res.body ?? []) {
+      pieces.push(piece)
+      bytes += piece.byteLength
+      if (bytes >= ERROR_TEXT_BYTES) break
+    }
+    return Buffer.concat(pieces, bytes).subarray(0, ERROR_TEXT_BYTES).toString('utf8')
+  } catch { return '' }
 }

@@ -21,7 +21,7 @@ import type { KeyPair } from '../../../protocol/index.ts'
 import { signUrl } from '../../../protocol/index.ts'
 import type {
   DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, ReadBackTarget } from '../../../actors/destination.ts'
-import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure } from './errors.ts'
+import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure, boundedBody, bodySha256, errorText } from './errors.ts'
 
 /** Time limit for the coordinator's own calls (complete, abort, read-back). */
 export const CONTROL_TIMEOUT_MS = 60_000 // 1 min
@@ -93,14 +93,14 @@ export class HttpDriver implements DestinationDriver {
     if (this.#config.completeUrl === undefined) return
     const body = JSON.stringify({ transferId: s.transferId, url: s.url, totalSize: s.totalSize, chunkSize: s.chunkSize, parts: ordered.map(p => ({ index: p.index, etag: p.etag })) })
     const res = await this.#call('complete', this.#config.completeUrl, { method: 'POST', body, headers: { 'content-type': 'application/json' } })
-    if (!res.ok) throw httpFailure('http destination complete', res.status, await res.text().catch(() => ''))
+    if (!res.ok) throw httpFailure('http destination complete', res.status, await errorText(res))
   }
 
   async abort (state: UploadState): Promise<void> {
     const s = this.#state(state)
     if (this.#config.deleteOnAbort === false) return
     const res = await this.#call('abort', s.url, { method: 'DELETE' })
-    if (!res.ok && res.status !== 404) throw httpFailure('http destination abort', res.status, await res.text().catch(() => ''))
+    if (!res.ok && res.status !== 404) throw httpFailure('http destination abort', res.status, await errorText(res))
   }
 
   async readTarget (state: UploadState, offset: number, length: number, expiresAt: number): Promise<ReadBackTarget> {
@@ -112,14 +112,29 @@ export class HttpDriver implements DestinationDriver {
   async readRange (state: UploadState, offset: number, length: number): Promise<Uint8Array> {
     const s = this.#state(state)
     checkRange(offset, length, s.totalSize)
-    const res = await this.#call('read', s.url, { method: 'GET', headers: { range: `bytes=${offset}-${offset + length - 1}` } })
-    if (res.status !== 206 && res.status !== 200) throw httpFailure('http destination read', res.status, await res.text().catch(() => ''))
-    const bytes = new Uint8Array(await res.arrayBuffer())
-    // A 200 is the whole object: acceptable only when that is exactly the range asked for.
-    if (bytes.length !== length || (res.status === 200 && offset !== 0)) {
-      throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `http destination answered ${res.status} with ${bytes.length} bytes for ${offset}+${length}`)
-    }
+    const bytes = await boundedBody(await this.#read(s, offset, length), length, 'http destination read')
+    if (bytes.length !== length) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `http destination read: answered ${bytes.length} bytes for ${offset}+${length}`)
     return bytes
+  }
+
+  /** The coordinator's check: the chunk's bytes read back and hashed as they stream, never whole in memory. */
+  async chunkSha256 (state: UploadState, chunk: { index: number, length: number }): Promise<string> {
+    const s = this.#state(state)
+    const offset = chunk.index * s.chunkSize
+    checkRange(offset, chunk.length, s.totalSize)
+    return await bodySha256(await this.#read(s, offset, chunk.length), chunk.length, 'http destination read')
+  }
+
+  /** A ranged GET; its body is the caller's to read. */
+  async #read (s: { url: string, totalSize: number }, offset: number, length: number): Promise<Response> {
+    const res = await this.#call('read', s.url, { method: 'GET', headers: { range: `bytes=${offset}-${offset + length - 1}` } })
+    if (res.status !== 206 && res.status !== 200) throw httpFailure('http destination read', res.status, await errorText(res))
+    // A 200 is the whole object: acceptable only when that is exactly the range asked for.
+    if (res.status === 200 && (offset !== 0 || length !== s.totalSize)) {
+      await res.body?.cancel().catch(() => {})
+      throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `http destination read: answered 200 (the whole object) for ${offset}+${length}`)
+    }
+    return res
   }
 
   async #call (what: string, url: string, init: { method: string, body?: string, headers?: Record<string, string> }): Promise<Response> {

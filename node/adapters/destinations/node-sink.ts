@@ -35,7 +35,7 @@ import {
 import { fsyncDir } from '../blob-store.ts'
 import { sendFileRange, logSendCut } from '../file-response.ts'
 import type { InflightBudget } from '../inflight-budget.ts'
-import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure } from './errors.ts'
+import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure, boundedBody, errorText } from './errors.ts'
 import { streamHash, HASH_BYTES_PER_STREAM } from '../hash-pool.ts'
 import { PieceWriter } from '../piece-writer.ts'
 
@@ -45,6 +45,8 @@ export const DEFAULT_MAX_CHUNK_BYTES = 256 * 1024 * 1024 // 256 MiB
 export const MAX_READ_BYTES = 256 * 1024 * 1024 // 256 MiB
 /** Lifetime of the URLs the driver signs for its own calls (begin, complete, abort, read). */
 export const CONTROL_URL_TTL_MS = 60_000 // 1 min
+/** The most the driver reads of a sink's JSON answer. */
+const CONTROL_ANSWER_BYTES = 4096
 /** Attempts to find a free final name before giving up. */
 const MAX_NAME_SUFFIX = 1000
 const HASH_READ_BYTES = 1024 * 1024 // 1 MiB reads while verifying chunks at complete
@@ -547,7 +549,8 @@ export class NodeSinkDriver implements DestinationDriver {
   async chunkSha256 (state: UploadState, chunk: { index: number, length: number }): Promise<string> {
     const uploadId = this.#uploadId(state)
     const res = await this.#call('chunkSha256', 'GET', `/sink/uploads/${uploadId}/chunks/${chunk.index}`)
-    const body = await res.json().catch(() => null) as { bytes?: unknown, sha256?: unknown } | null
+    let body: { bytes?: unknown, sha256?: unknown } | null = null
+    try { body = JSON.parse((await boundedBody(res, CONTROL_ANSWER_BYTES, 'sink chunkSha256')).toString('utf8')) } catch {}
     if (body === null || typeof body.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(body.sha256)) {
       throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `sink chunkSha256: no sha256 in the answer for chunk ${chunk.index}`)
     }
@@ -558,7 +561,7 @@ export class NodeSinkDriver implements DestinationDriver {
   async readRange (state: UploadState, offset: number, length: number): Promise<Uint8Array> {
     checkRange(offset, length, stateInteger(state, 'totalSize'))
     const res = await this.#call('readRange', 'GET', `/sink/uploads/${this.#uploadId(state)}`, { headers: { range: `bytes=${offset}-${offset + length - 1}` } })
-    const bytes = new Uint8Array(await res.arrayBuffer())
+    const bytes = await boundedBody(res, length, 'sink readRange')
     if (bytes.length !== length) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `sink returned ${bytes.length} bytes, asked for ${length}`)
     return bytes
   }
@@ -578,7 +581,7 @@ export class NodeSinkDriver implements DestinationDriver {
     } catch (err) {
       throw networkFailure(`sink ${what}`, err)
     }
-    if (!res.ok) throw httpFailure(`sink ${what}`, res.status, await res.text().catch(() => ''))
+    if (!res.ok) throw httpFailure(`sink ${what}`, res.status, await errorText(res))
     return res
   }
 }

@@ -5,6 +5,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { cryptoReady, newHotkey, verifySignedUrl } from '../../../../protocol/index.ts'
 import { HttpDriver } from '../../../../node/adapters/destinations/http.ts'
+import { eventually } from '../../../helpers/proc.ts'
 
 await cryptoReady()
 const coordinator = newHotkey()
@@ -91,4 +92,53 @@ t.test('a mismatched chunk length, a bad server answer, an unreachable server', 
   const s3 = await closed.begin({ transferId: 't4', filename: 'x', totalSize: 1, chunkSize: 1, totalChunks: 1 })
   await t.rejects(closed.readRange(s3, 0, 1), { code: 'BWN_ERR_DESTINATION_UNAVAILABLE' })
   t.throws(() => new HttpDriver({ url: 'ftp://h/x' }), TypeError)
+})
+
+t.test('the check hashes a chunk as it streams back; a server answering more than asked is cut off, not buffered', async t => {
+  const state = await driver.begin({ transferId: 't5', filename: 'c.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: 3 })
+  t.teardown(() => driver.abort(state))
+  for (const i of [0, 1, 2]) {
+    const target = await driver.target(state, { index: i, offset: i * CHUNK, length: chunkOf(i).length, attemptSlot: 0 }, Date.now() + 60_000)
+    t.equal((await fetch(target.url, { method: 'PUT', headers: target.headers, body: new Uint8Array(chunkOf(i)) })).status, 200)
+  }
+  for (const i of [0, 1, 2]) {
+    t.equal(await driver.chunkSha256(state, { index: i, length: chunkOf(i).length }), createHash('sha256').update(chunkOf(i)).digest('hex'), `chunk ${i}`)
+  }
+
+  // A client's destination that answers every read with a body far longer than the range.
+  const ENDLESS = 256 * 1024 * 1024
+  const written: number[] = []
+  const hostile = createServer((req, res) => {
+    req.resume()
+    if (req.url === '/declared') { res.writeHead(206, { 'content-length': String(ENDLESS) }); res.write(Buffer.alloc(16)); return } // and never more
+    if (req.url === '/error') { res.writeHead(500); res.end(Buffer.alloc(1024 * 1024, 'e')); return }
+    res.writeHead(206) // no length: chunked, ends when the server likes
+    const piece = Buffer.alloc(64 * 1024, 1)
+    let sent = 0
+    const pump = (): void => {
+      while (sent < ENDLESS && !res.destroyed) {
+        sent += piece.length
+        if (!res.write(piece)) { res.once('drain', pump); return }
+      }
+      if (!res.destroyed) res.end()
+    }
+    res.once('close', () => written.push(sent))
+    pump()
+  })
+  await new Promise<void>(resolve => hostile.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>(resolve => { hostile.closeAllConnections(); hostile.close(() => resolve()) }))
+  const at = (path: string): HttpDriver => new HttpDriver({ url: `http://127.0.0.1:${(hostile.address() as AddressInfo).port}${path}`, deleteOnAbort: false })
+  const endless = at('/endless')
+  const hs = await endless.begin({ transferId: 't6', filename: 'x', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: 3 })
+  await t.rejects(endless.chunkSha256(hs, { index: 1, length: CHUNK }), { code: 'BWN_ERR_DESTINATION_UNAVAILABLE', message: /more than the 1000 bytes/ })
+  await t.rejects(endless.readRange(hs, 0, CHUNK), { code: 'BWN_ERR_DESTINATION_UNAVAILABLE', message: /more than the 1000 bytes/ })
+  await eventually(async () => written.length === 2, 10_000, 'both reads to be cut off')
+  for (const n of written) t.ok(n < 32 * 1024 * 1024, `the server got ${n} bytes out of ${ENDLESS} before the connection closed`)
+  const declared = at('/declared')
+  await t.rejects(declared.readRange(await declared.begin({ transferId: 't7', filename: 'x', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: 3 }), 0, CHUNK), { code: 'BWN_ERR_DESTINATION_UNAVAILABLE', message: /268435456 bytes, at most 1000/ }, 'a declared length over the range is refused before any byte')
+  const error = at('/error')
+  const es = await error.begin({ transferId: 't8', filename: 'x', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: 3 })
+  await t.rejects(error.chunkSha256(es, { index: 0, length: CHUNK }), { code: 'BWN_ERR_DESTINATION_UNAVAILABLE', status: 500 })
+  const failure = await error.readRange(es, 0, CHUNK).catch((err: Error) => err)
+  t.ok(failure instanceof Error && failure.message.length < 400, 'an error answer\'s body is quoted, not read whole')
 })
