@@ -121,8 +121,10 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
             // A corrupting worker lies: it reports the hash it was asked for, not what it wrote.
             tell(self, { type: 'moved', attemptId: offer.attemptId, ok: true, sha256: corrupt ? offer.sha256 : r.sha256, etag: r.etag, bytes: r.bytes, via: r.via, error: null, startedAt })
           } catch (err) {
-            const e = err as Error & { code?: string }
-            tell(self, { type: 'moved', attemptId: offer.attemptId, ok: false, sha256: null, etag: null, bytes: 0, via: null, error: controller.signal.aborted ? 'cancelled' : (e.code ?? e.message).slice(0, 200), startedAt })
+            const e = err as Error & { code?: unknown }
+            // Only a string code is a reason (a DOMException's is a number): otherwise the message says what happened.
+            const reason = typeof e.code === 'string' ? e.code : String(e.message)
+            tell(self, { type: 'moved', attemptId: offer.attemptId, ok: false, sha256: null, etag: null, bytes: 0, via: null, error: controller.signal.aborted ? 'cancelled' : reason.slice(0, 200), startedAt })
           }
         })
         return state

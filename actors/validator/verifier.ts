@@ -188,7 +188,7 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
         state.seenAttempts.add(r.attemptId)
         deps.reader.sha256Of(r.read, r.length).then(
           res => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: res.bytes === r.length ? res.sha256 : null, error: res.bytes === r.length ? null : `read ${res.bytes} bytes, expected ${r.length}` }),
-          (err: Error & { code?: string }) => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: null, error: (err.code ?? err.message).slice(0, 200) })
+          (err: Error & { code?: unknown }) => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: null, error: (typeof err.code === 'string' ? err.code : String(err.message)).slice(0, 200) })
         )
         return state
       }

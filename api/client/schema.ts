@@ -395,7 +395,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** GET /sink/uploads/{uploadId}/chunks/{index} */
+        get: operations["getSinkUploadsByUploadIdChunksByIndex"];
         /** PUT /sink/uploads/{uploadId}/chunks/{index} */
         put: operations["putSinkUploadsByUploadIdChunksByIndex"];
         post?: never;
@@ -3397,6 +3398,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    getSinkUploadsByUploadIdChunksByIndex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                index: number;
+                uploadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sink's sha256 of one chunk as it holds it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bytes: number;
+                        index: number;
+                        sha256: string;
+                    };
+                };
             };
         };
     };

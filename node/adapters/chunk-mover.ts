@@ -128,6 +128,8 @@ async function text (res: IncomingMessage, max = 200): Promise<string> {
 export interface HttpChunkMoverOptions {
   /** Bytes this node may hold in chunk buffers at once; a streamed move reserves its window, a bulk read its chunk. */
   budget?: InflightBudget
+  /** Time for one whole move; default MOVE_TIMEOUT_MS. */
+  moveTimeoutMs?: number
 }
 
 export class HttpChunkMover implements ChunkMover {
@@ -146,6 +148,8 @@ export class HttpChunkMover implements ChunkMover {
       if (Number.isFinite(len) && len !== offer.length) { drop(res.body); throw new MoveError('source_size_mismatch', `source sends ${len} bytes, offer says ${offer.length}`) }
       return { source: res.body, via: 'http', held: 0 }
     } catch (err) {
+      // The move's own time ran out before the coordinator answered (undici rejects with the signal's reason).
+      if (signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError') throw new MoveError('source_unreachable', 'the coordinator did not answer in time')
       if (signal.aborted || err instanceof MoveError || !unreachable(err)) throw err
       const peer = this.messenger.peerOf(offer.source.coordinator)
       if (peer === undefined) throw new MoveError('source_unreachable', 'coordinator reachable neither over HTTP nor the swarm')
@@ -165,7 +169,7 @@ export class HttpChunkMover implements ChunkMover {
   }
 
   async #move (offer: TaskOffer, opts: { signal: AbortSignal, corrupt: boolean }): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
-    const signal = AbortSignal.any([opts.signal, AbortSignal.timeout(MOVE_TIMEOUT_MS)])
+    const signal = AbortSignal.any([opts.signal, AbortSignal.timeout(this.options.moveTimeoutMs ?? MOVE_TIMEOUT_MS)])
     const { source, via, held } = await this.#open(offer, signal)
     // A bulk read holds the whole chunk: account it beyond the stream window already reserved.
     const releaseHeld = held > STREAM_WINDOW_BYTES ? await this.options.budget?.acquire(held - STREAM_WINDOW_BYTES, opts.signal) : undefined

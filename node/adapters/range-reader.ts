@@ -10,34 +10,46 @@ import { streamHash } from './hash-pool.ts'
 
 export const READ_TIMEOUT_MS = 60_000
 
-export const httpRangeReader = (policy: AddressPolicy): RangeReader => {
+export interface RangeReaderOptions {
+  /** Time for the whole read-back, answer and body; default READ_TIMEOUT_MS. */
+  timeoutMs?: number
+}
+
+const readError = (code: 'read_refused' | 'read_timeout', message: string): Error => Object.assign(new Error(message), { code })
+
+export const httpRangeReader = (policy: AddressPolicy, options: RangeReaderOptions = {}): RangeReader => {
   // Every connection passes the policy (names at lookup, IP literals at connect); no redirect is followed.
   const dispatcher = guardedDispatcher(policy)
+  const timeoutMs = options.timeoutMs ?? READ_TIMEOUT_MS
   return {
     async sha256Of (target: ReadTarget, length: number) {
       let url: URL
-      try { url = new URL(target.url) } catch (err) { throw Object.assign(new Error(`bad read URL: ${(err as Error).message}`), { code: 'read_refused' }) }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw Object.assign(new Error(`not an http(s) URL: ${url.protocol}`), { code: 'read_refused' })
-      const res = await request(url, { method: 'GET', headers: target.headers, signal: AbortSignal.timeout(READ_TIMEOUT_MS), dispatcher })
-      if (res.statusCode !== 206 && res.statusCode !== 200) {
-        await res.body.dump().catch(() => {}) // a refusal's body: read (to a limit) and dropped
-        throw Object.assign(new Error(`destination answered ${res.statusCode}`), { code: 'read_refused' })
-      }
-      const hash = streamHash(['sha256'])
-      let bytes = 0
+      try { url = new URL(target.url) } catch (err) { throw readError('read_refused', `bad read URL: ${(err as Error).message}`) }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw readError('read_refused', `not an http(s) URL: ${url.protocol}`)
+      const signal = AbortSignal.timeout(timeoutMs)
+      // undici rejects with the signal's reason (a DOMException, numeric code): named here, in this module's terms.
+      const timedOut = (err: unknown): Error => signal.aborted ? readError('read_timeout', `no whole answer within ${timeoutMs} ms`) : err as Error
+      let res: Awaited<ReturnType<typeof request>>
+      try { res = await request(url, { method: 'GET', headers: target.headers, signal, dispatcher }) } catch (err) { throw timedOut(err) }
+      const body = res.body
+      body.on('error', () => {}) // closing an unfinished answer reports an abort: expected here
       try {
-        for await (const piece of res.body as AsyncIterable<Buffer>) {
-          bytes += piece.byteLength
-          if (bytes > length) break // more than asked for: the count says so, the hash is moot
-          await hash.update(piece)
-        }
-        const [sha256] = await hash.digest()
-        return { sha256: sha256!, bytes }
-      } finally {
-        hash.abort()
-        res.body.on('error', () => {}) // closing an unfinished answer reports an abort: expected here
-        res.body.destroy()
-      }
+        if (res.statusCode !== 206 && res.statusCode !== 200) throw readError('read_refused', `destination answered ${res.statusCode}`)
+        // More than asked for, declared up front: the count says so without reading a byte.
+        const declared = Number(res.headers['content-length'] ?? NaN)
+        if (Number.isSafeInteger(declared) && declared > length) return { sha256: '', bytes: declared }
+        const hash = streamHash(['sha256'])
+        let bytes = 0
+        try {
+          for await (const piece of body as AsyncIterable<Buffer>) {
+            bytes += piece.byteLength
+            if (bytes > length) break // more than asked for: the count says so, the hash is moot
+            await hash.update(piece)
+          }
+          const [sha256] = await hash.digest()
+          return { sha256: sha256!, bytes }
+        } catch (err) { throw timedOut(err) } finally { hash.abort() }
+      } finally { body.destroy() }
     }
   }
 }

@@ -105,3 +105,8 @@ export async function errorText (res: Response): Promise<string> {
     return Buffer.concat(pieces, bytes).subarray(0, ERROR_TEXT_BYTES).toString('utf8')
   } catch { return '' }
 }
+
+/** Drops an answer whose body is not needed: its connection is not held open for it. */
+export async function discard (res: Response): Promise<void> {
+  await res.body?.cancel().catch(() => {})
+}

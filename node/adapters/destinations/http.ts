@@ -21,7 +21,7 @@ import type { KeyPair } from '../../../protocol/index.ts'
 import { signUrl } from '../../../protocol/index.ts'
 import type {
   DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, ReadBackTarget } from '../../../actors/destination.ts'
-import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure, boundedBody, bodySha256, errorText } from './errors.ts'
+import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure, boundedBody, bodySha256, errorText, discard } from './errors.ts'
 
 /** Time limit for the coordinator's own calls (complete, abort, read-back). */
 export const CONTROL_TIMEOUT_MS = 60_000 // 1 min
@@ -94,6 +94,7 @@ export class HttpDriver implements DestinationDriver {
     const body = JSON.stringify({ transferId: s.transferId, url: s.url, totalSize: s.totalSize, chunkSize: s.chunkSize, parts: ordered.map(p => ({ index: p.index, etag: p.etag })) })
     const res = await this.#call('complete', this.#config.completeUrl, { method: 'POST', body, headers: { 'content-type': 'application/json' } })
     if (!res.ok) throw httpFailure('http destination complete', res.status, await errorText(res))
+    await discard(res)
   }
 
   async abort (state: UploadState): Promise<void> {
@@ -101,6 +102,7 @@ export class HttpDriver implements DestinationDriver {
     if (this.#config.deleteOnAbort === false) return
     const res = await this.#call('abort', s.url, { method: 'DELETE' })
     if (!res.ok && res.status !== 404) throw httpFailure('http destination abort', res.status, await errorText(res))
+    await discard(res)
   }
 
   async readTarget (state: UploadState, offset: number, length: number, expiresAt: number): Promise<ReadBackTarget> {

@@ -35,7 +35,7 @@ import {
 import { fsyncDir } from '../blob-store.ts'
 import { sendFileRange, logSendCut } from '../file-response.ts'
 import type { InflightBudget } from '../inflight-budget.ts'
-import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure, boundedBody, errorText } from './errors.ts'
+import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure, boundedBody, errorText, discard } from './errors.ts'
 import { streamHash, HASH_BYTES_PER_STREAM } from '../hash-pool.ts'
 import { PieceWriter } from '../piece-writer.ts'
 
@@ -117,6 +117,11 @@ const CompleteBody = Type.Object({
   parts: Type.Array(Type.Object({ index: Type.Integer({ minimum: 0 }), etag: Type.String({ minLength: 1, maxLength: 200 }) }), { maxItems: 1_000_000 })
 })
 type CompleteBodyT = Static<typeof CompleteBody>
+const ChunkHash = Type.Object({
+  index: Type.Integer({ minimum: 0 }),
+  bytes: Type.Integer({ minimum: 1 }),
+  sha256: Type.String({ pattern: '^[0-9a-f]{64}$' })
+}, { description: 'The sink\'s sha256 of one chunk as it holds it' })
 
 /** Mount on the receiving node's data server: `app.register(sinkRoutes, { dir, trustedSigners })`. */
 export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function sinkRoutes (app: FastifyInstance, opts: SinkRoutesOptions) {
@@ -329,7 +334,10 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       const meta = await loadMeta(uploadId)
       // A completed file belongs to its owner now: abort only discards unfinished uploads.
       if (meta?.status === 'completed') throw new SinkConflict(`upload ${uploadId} is already completed`)
-      for (const w of writing.get(uploadId) ?? []) w.controller.abort()
+      // Stopped and settled first: a write that finishes meanwhile would otherwise leave its hash behind.
+      const active = [...writing.get(uploadId) ?? []]
+      for (const w of active) w.controller.abort()
+      await Promise.all(active.map(async w => await w.done))
       await rm(dataPath(uploadId), { force: true })
       await rm(metaPath(uploadId), { force: true })
       metas.delete(uploadId)
@@ -342,7 +350,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   // pulling the bytes back over the network. The hash a lone write took while writing (fsynced before it
   // answered) when there is one, otherwise the region as it is on disk now.
   app.get<{ Params: Static<typeof ChunkParams> }>('/sink/uploads/:uploadId/chunks/:index', {
-    schema: { params: ChunkParams }
+    schema: { params: ChunkParams, response: { 200: ChunkHash } }
   }, async (req) => {
     const { uploadId, index } = req.params
     const meta = await openMeta(uploadId)
@@ -505,14 +513,14 @@ export class NodeSinkDriver implements DestinationDriver {
 
   /** Asks the sink which name the file would get (sink-names.ts); a 409 there means none fits. */
   async checkName (upload: UploadSpec): Promise<void> {
-    await this.#call('checkName', 'GET', `/sink/names?${new URLSearchParams({ filename: upload.filename })}`)
+    await discard(await this.#call('checkName', 'GET', `/sink/names?${new URLSearchParams({ filename: upload.filename })}`))
   }
 
   async begin (upload: UploadSpec): Promise<UploadState> {
     // One upload per transfer: a repeated begin (coordinator restarted before saving the state) is idempotent.
     const uploadId = UPLOAD_ID.test(upload.transferId) ? upload.transferId : createHash('sha256').update(upload.transferId).digest('hex')
     const query = new URLSearchParams({ filename: upload.filename, size: String(upload.totalSize), chunkSize: String(upload.chunkSize) })
-    await this.#call('begin', 'PUT', `/sink/uploads/${uploadId}?${query}`)
+    await discard(await this.#call('begin', 'PUT', `/sink/uploads/${uploadId}?${query}`))
     return { kind: 'node', uploadId, filename: upload.filename, totalSize: upload.totalSize, chunkSize: upload.chunkSize, totalChunks: upload.totalChunks }
   }
 
@@ -532,11 +540,11 @@ export class NodeSinkDriver implements DestinationDriver {
       if (!p.etag) throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', `chunk ${p.index} has no ETag`)
       return { index: p.index, etag: p.etag }
     }) }
-    await this.#call('complete', 'POST', `/sink/uploads/${uploadId}/complete`, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    await discard(await this.#call('complete', 'POST', `/sink/uploads/${uploadId}/complete`, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }))
   }
 
   async abort (state: UploadState): Promise<void> {
-    await this.#call('abort', 'DELETE', `/sink/uploads/${this.#uploadId(state)}`)
+    await discard(await this.#call('abort', 'DELETE', `/sink/uploads/${this.#uploadId(state)}`))
   }
 
   async readTarget (state: UploadState, offset: number, length: number, expiresAt: number): Promise<ReadBackTarget> {
@@ -549,8 +557,9 @@ export class NodeSinkDriver implements DestinationDriver {
   async chunkSha256 (state: UploadState, chunk: { index: number, length: number }): Promise<string> {
     const uploadId = this.#uploadId(state)
     const res = await this.#call('chunkSha256', 'GET', `/sink/uploads/${uploadId}/chunks/${chunk.index}`)
+    const text = (await boundedBody(res, CONTROL_ANSWER_BYTES, 'sink chunkSha256')).toString('utf8')
     let body: { bytes?: unknown, sha256?: unknown } | null = null
-    try { body = JSON.parse((await boundedBody(res, CONTROL_ANSWER_BYTES, 'sink chunkSha256')).toString('utf8')) } catch {}
+    try { body = JSON.parse(text) } catch {}
     if (body === null || typeof body.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(body.sha256)) {
       throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `sink chunkSha256: no sha256 in the answer for chunk ${chunk.index}`)
     }

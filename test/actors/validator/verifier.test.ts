@@ -10,7 +10,7 @@ import { MemoryLevel } from 'memory-level'
 import { cryptoReady, newHotkey, type PrismScores, type VerifyRequest } from '../../../protocol/index.ts'
 import { LevelStore, collect, prefixRange } from '../../../actors/store.ts'
 import { startSystem, stopActor, tell } from '../../../actors/runtime.ts'
-import { startVerifier, PRISM_KEYS, type Verifier } from '../../../actors/validator/verifier.ts'
+import { startVerifier, PRISM_KEYS, type Verifier, type RangeReader } from '../../../actors/validator/verifier.ts'
 import { HOUR_MS, DAY_MS, TRANSITION_PENDING_REASON } from '../../../actors/domain/prism.ts'
 import type { Network, Store } from '../../../actors/ports.ts'
 import { ManualClock } from '../../helpers/clock.ts'
@@ -20,7 +20,7 @@ const SHA = 'a'.repeat(64)
 const close = (t: { ok: (v: boolean, m: string) => unknown }, a: number, b: number, msg: string): void => { t.ok(Math.abs(a - b) < 1e-9, `${msg}: ${a} ≈ ${b}`) }
 
 /** A verifier on `store` whose network hands each verdict and published score set to the test. */
-function harness (t: { teardown (fn: () => unknown): void }, clock: ManualClock, store: Store, current: Map<string, { ready: boolean, connected: boolean }>) {
+function harness (t: { teardown (fn: () => unknown): void }, clock: ManualClock, store: Store, current: Map<string, { ready: boolean, connected: boolean }>, reader: RangeReader = { sha256Of: async (_target, length) => ({ sha256: SHA, bytes: length }) }) {
   const system = startSystem()
   const verdicts = new Map<string, (v: unknown) => void>()
   const published: Array<(s: PrismScores) => void> = []
@@ -31,7 +31,7 @@ function harness (t: { teardown (fn: () => unknown): void }, clock: ManualClock,
   }
   const verifier: Verifier = startVerifier(system, {
     env: { clock, logger: silentLogger() }, self: 'validator', net, store, sampleRate: 1,
-    reader: { sha256Of: async (_target, length) => ({ sha256: SHA, bytes: length }) },
+    reader,
     evidence: { submitEvidence: async () => {}, submitPenalties: async () => {} },
     readiness: (h) => current.get(h) ?? { ready: false, connected: false }
   })
@@ -160,4 +160,11 @@ t.test('the transition override survives a restart and ends on the first qualifi
   close(t, cleared.finalScore, 0.2, 'final from qualified evidence')
   t.equal(cleared.routingScore, cleared.finalScore, 'the override ended')
   t.not(TRANSITION_PENDING_REASON, '')
+})
+
+t.test('a read-back that fails with a non-string code (a DOMException\'s) ends in an unreadable verdict, not a crash', async t => {
+  const clock = new ManualClock()
+  const timeout = Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError', code: 23 })
+  const h = harness(t, clock, new LevelStore(new MemoryLevel() as never), new Map(), { sha256Of: async () => { throw timeout } })
+  t.match(await h.verify(newHotkey().address), { verdict: 'unreadable', sha256: null }, 'the coordinator hears it could not be read')
 })

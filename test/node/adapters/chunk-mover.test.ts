@@ -85,6 +85,22 @@ t.test('a source longer or shorter than the offer fails the attempt', async t =>
   }
 })
 
+t.test('a coordinator that refuses the pull, or never answers within the move\'s time, fails the attempt with a reason', async t => {
+  const s = await servers(t, CHUNK)
+  const held: http.ServerResponse[] = []
+  const odd = http.createServer((req, res) => {
+    if (req.url === '/gone') { res.writeHead(404).end('no such chunk'); return }
+    held.push(res) // never answers
+  })
+  odd.listen(0, '127.0.0.1'); await once(odd, 'listening')
+  t.teardown(() => { for (const r of held) r.destroy(); odd.closeAllConnections(); odd.close() })
+  const base = `http://127.0.0.1:${(odd.address() as AddressInfo).port}`
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK, { moveTimeoutMs: 300 })
+  await t.rejects(mover.move(offer(`${base}/gone`, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'source_refused', message: /404/ })
+  await t.rejects(mover.move(offer(`${base}/silent`, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'source_unreachable', message: /in time/ })
+  t.equal(s.received.length, 0, 'nothing was PUT')
+})
+
 t.test('a corrupting worker writes flipped bytes and reports the hash of what it pulled', async t => {
   const s = await servers(t, CHUNK)
   const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK)

@@ -27,3 +27,28 @@ t.test('hashes the range as it streams; refusals and overlong answers are visibl
   const whole = await httpRangeReader({ allowPrivate: true }).sha256Of({ ...range, headers: {} } as never, 1000)
   t.ok(whole.bytes > 1000, 'a server that sends the whole object instead of the range is caught by the count')
 })
+
+t.test('a stalled answer times out as read_timeout; a declared overlong body is counted unread; the address policy and no redirects', async t => {
+  const held: http.ServerResponse[] = []
+  const server = http.createServer((req, res) => {
+    if (req.url === '/silent') { held.push(res); return } // never answers
+    if (req.url === '/stall') { res.writeHead(206, { 'content-length': '1000' }); res.write(Buffer.alloc(10)); held.push(res); return }
+    if (req.url === '/declared') { res.writeHead(206, { 'content-length': String(1 << 30) }); res.write(Buffer.alloc(10)); held.push(res); return }
+    if (req.url === '/moved') { res.writeHead(302, { location: '/obj' }).end(); return }
+    res.writeHead(206).end(data.subarray(0, 10))
+  })
+  server.listen(0, '127.0.0.1'); await once(server, 'listening')
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const port = (server.address() as AddressInfo).port
+  const target = (url: string): never => ({ method: 'GET', url, headers: {}, expiresAt: Date.now() + 60_000 }) as never
+  const reader = httpRangeReader({ allowPrivate: true }, { timeoutMs: 300 })
+  await t.rejects(reader.sha256Of(target(`http://127.0.0.1:${port}/silent`), 1000), { code: 'read_timeout' }, 'no answer at all')
+  await t.rejects(reader.sha256Of(target(`http://127.0.0.1:${port}/stall`), 1000), { code: 'read_timeout' }, 'an answer that stops halfway')
+  t.same(await reader.sha256Of(target(`http://127.0.0.1:${port}/declared`), 1000), { sha256: '', bytes: 1 << 30 }, 'a declared length over the range, counted without reading it')
+  await t.rejects(reader.sha256Of(target(`http://127.0.0.1:${port}/moved`), 10), { code: 'read_refused', message: /302/ }, 'a redirect is not followed')
+  const strict = httpRangeReader({ allowPrivate: false })
+  for (const host of ['localhost', '127.0.0.1', '[::ffff:127.0.0.1]']) {
+    await t.rejects(strict.sha256Of(target(`http://${host}:${port}/obj`), 10), { code: 'BWN_ERR_ADDRESS_REFUSED' }, `${host} refused by the policy`)
+  }
+  for (const res of held) res.destroy()
+})
