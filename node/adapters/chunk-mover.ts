@@ -4,8 +4,7 @@
 // chunk is held on the HTTP path: the check passes pieces on as they arrive and holds back only the
 // last one until the chunk's sha256 and length match the offer, so a chunk that does not match is
 // never completed at the destination (its PUT is cut short) and the attempt fails.
-import { request as httpRequest, type IncomingMessage, type ClientRequest, type RequestOptions } from 'node:http'
-import { request as httpsRequest } from 'node:https'
+import type { IncomingMessage, ClientRequest } from 'node:http'
 import { Readable, Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { request as undiciRequest, type Dispatcher } from 'undici'
@@ -35,12 +34,6 @@ function unreachable (err: unknown): boolean {
   return err instanceof TypeError || ['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET'].includes(code ?? '')
 }
 
-function requestFor (url: URL): (url: URL, options: RequestOptions) => ClientRequest {
-  if (url.protocol === 'http:') return httpRequest
-  if (url.protocol === 'https:') return httpsRequest
-  throw new MoveError('bad_url', `not an http(s) URL: ${url.protocol}`)
-}
-
 /** Closes a body that will not be read (further): what it still has is dropped, its late errors with it. */
 function drop (body: Readable): void {
   body.on('error', () => {})
@@ -53,7 +46,7 @@ function drop (body: Readable): void {
  */
 async function get (url: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
   const u = new URL(url)
-  requestFor(u) // http(s) only
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new MoveError('bad_url', `not an http(s) URL: ${u.protocol}`)
   return await undiciRequest(u, { method: 'GET', signal })
 }
 

@@ -329,3 +329,21 @@ export function hashPool (): HashPool {
 export function streamHash (algorithms: HashAlgorithm[] = ['sha256']): StreamHash {
   return hashPool().create(algorithms)
 }
+
+/**
+ * The sha256 of `pieces`, hashed as they come, read until they end or pass `limit` bytes: then `bytes`
+ * is over the limit, the hash is moot and nothing more is read.
+ */
+export async function sha256OfPieces (pieces: AsyncIterable<Uint8Array>, limit: number): Promise<{ sha256: string, bytes: number }> {
+  const hash = streamHash(['sha256'])
+  let bytes = 0
+  try {
+    for await (const piece of pieces) {
+      bytes += piece.byteLength
+      if (bytes > limit) return { sha256: '', bytes } // leaving the loop ends the stream
+      await hash.update(piece)
+    }
+    const [sha256] = await hash.digest()
+    return { sha256: sha256!, bytes }
+  } finally { hash.abort() } // nothing once digested
+}

@@ -6,7 +6,7 @@ import { request } from 'undici'
 import type { ReadTarget } from '../../protocol/index.ts'
 import type { RangeReader } from '../../actors/validator/verifier.ts'
 import { guardedDispatcher, type AddressPolicy } from './destinations/url-policy.ts'
-import { streamHash } from './hash-pool.ts'
+import { sha256OfPieces } from './hash-pool.ts'
 
 export const READ_TIMEOUT_MS = 60_000
 
@@ -38,17 +38,8 @@ export const httpRangeReader = (policy: AddressPolicy, options: RangeReaderOptio
         // More than asked for, declared up front: the count says so without reading a byte.
         const declared = Number(res.headers['content-length'] ?? NaN)
         if (Number.isSafeInteger(declared) && declared > length) return { sha256: '', bytes: declared }
-        const hash = streamHash(['sha256'])
-        let bytes = 0
-        try {
-          for await (const piece of body as AsyncIterable<Buffer>) {
-            bytes += piece.byteLength
-            if (bytes > length) break // more than asked for: the count says so, the hash is moot
-            await hash.update(piece)
-          }
-          const [sha256] = await hash.digest()
-          return { sha256: sha256!, bytes }
-        } catch (err) { throw timedOut(err) } finally { hash.abort() }
+        // More than asked for shows in the count; the hash is then moot.
+        try { return await sha256OfPieces(body, length) } catch (err) { throw timedOut(err) }
       } finally { body.destroy() }
     }
   }

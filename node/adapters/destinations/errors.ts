@@ -1,7 +1,7 @@
 // Helpers of the destination drivers; the one error type they throw is DestinationError (actors/errors.ts).
 import type { DeliveredPart, DestinationKind, UploadState } from '../../../actors/destination.ts'
 import { DestinationError } from '../../../actors/errors.ts'
-import { streamHash } from '../hash-pool.ts'
+import { sha256OfPieces } from '../hash-pool.ts'
 
 export { DestinationError }
 
@@ -62,7 +62,7 @@ const ERROR_TEXT_BYTES = 4096
 export async function boundedBody (res: Response, max: number, what: string): Promise<Buffer> {
   const declared = res.headers.get('content-length')
   if (declared !== null && Number(declared) > max) {
-    await res.body?.cancel().catch(() => {})
+    await discard(res)
     throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `${what}: answered ${declared} bytes, at most ${max} expected`)
   }
   const pieces: Uint8Array[] = []
@@ -78,18 +78,10 @@ export async function boundedBody (res: Response, max: number, what: string): Pr
 
 /** The sha256 of a response body that must be exactly `length` bytes, hashed as it streams (never whole in memory). */
 export async function bodySha256 (res: Response, length: number, what: string): Promise<string> {
-  const hash = streamHash(['sha256'])
-  let bytes = 0
-  try {
-    for await (const piece of res.body ?? []) {
-      bytes += piece.byteLength
-      if (bytes > length) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `${what}: answered more than the ${length} bytes asked for`)
-      await hash.update(piece)
-    }
-    if (bytes !== length) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `${what}: answered ${bytes} bytes, asked for ${length}`)
-    const [sha256] = await hash.digest()
-    return sha256!
-  } finally { hash.abort() }
+  const { sha256, bytes } = res.body === null ? { sha256: '', bytes: 0 } : await sha256OfPieces(res.body, length)
+  if (bytes > length) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `${what}: answered more than the ${length} bytes asked for`)
+  if (bytes !== length) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `${what}: answered ${bytes} bytes, asked for ${length}`)
+  return sha256
 }
 
 /** The start of an error answer's body, for the message; the rest is not read. */

@@ -133,7 +133,7 @@ export class HttpDriver implements DestinationDriver {
     if (res.status !== 206 && res.status !== 200) throw httpFailure('http destination read', res.status, await errorText(res))
     // A 200 is the whole object: acceptable only when that is exactly the range asked for.
     if (res.status === 200 && (offset !== 0 || length !== s.totalSize)) {
-      await res.body?.cancel().catch(() => {})
+      await discard(res)
       throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `http destination read: answered 200 (the whole object) for ${offset}+${length}`)
     }
     return res
