@@ -6,19 +6,23 @@ import http from 'node:http'
 import { once } from 'node:events'
 import { copyFile, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startTestDevnet, apiClient, sendChunks, waitForStatus, sha256, testBytes, upload } from '../../helpers/devnet.ts'
+import { startTestDevnet, apiClient, waitForStatus, sha256, testBytes, upload } from '../../helpers/devnet.ts'
 import { eventually } from '../../helpers/proc.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 
-/** An HTTP destination on loopback: PUT with Content-Range writes, GET with Range reads back. */
-async function rangeServer (t: { teardown (fn: () => unknown): void }, size: number) {
+/**
+ * An HTTP destination on loopback: PUT with Content-Range writes, GET with Range reads back. With
+ * `hold`, every PUT waits for it before it answers: work delivered there stays in flight until then.
+ */
+async function rangeServer (t: { teardown (fn: () => unknown): void }, size: number, hold?: Promise<void>) {
   const object = Buffer.alloc(size)
   let puts = 0
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
+    req.on('end', async () => {
       if (req.method === 'PUT') {
+        if (hold) await hold
         const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(req.headers['content-range'] ?? '')
         const body = Buffer.concat(chunks)
         if (!m || Number(m[2]) - Number(m[1]) + 1 !== body.byteLength) { res.writeHead(400).end(); return }
@@ -62,27 +66,44 @@ t.test('bulk-channel fallback: the coordinator\'s HTTP endpoint is unreachable, 
 })
 
 t.test('a second session of the same worker hotkey displaces the first; its in-flight work is reassigned', async t => {
-  const net = await startTestDevnet(t, { workers: 1 })
+  // The first session must hold work when the second arrives, whatever the machine's speed: it is the
+  // only worker, and its deliveries wait at the destination until the displacement is on record.
+  const net = await startTestDevnet(t, { workers: 0 })
   const orch = net.devnet.orchestrator
-  const api = apiClient(net.file.baseUrl, await net.clientKey('enterprise'))
+  const key = await net.clientKey('enterprise')
+  const api = apiClient(net.file.baseUrl, key)
+  let release = (): void => {}
+  const hold = new Promise<void>(resolve => { release = resolve })
+  t.teardown(() => release())
+  const data = testBytes(48 * 1024 * 1024, 8)
+  const dest = await rangeServer(t, data.byteLength, hold)
+  const d = await api('/destinations', { method: 'POST', headers: { 'x-api-key': key, authorization: '' }, json: { name: 'held', kind: 'http', config: { url: dest.url } } })
+  t.equal(d.status, 201)
   const first = await net.addNode('twin-a', { role: 'worker', slots: 1 })
   await eventually(async () => (await collect(orch.store.table<any>('workers'), prefixRange('session/'))).some(([, w]) => w.hotkey === first.key.address), 15_000, 'first session attached')
-  const data = testBytes(128 * 1024 * 1024, 8)
-  const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: net.file.nodes[0]!.hotkey, total_size: data.byteLength, filename: 'twin.bin', tier: 'STANDARD' } })
-  const transfer = created.body
-  const lanes = Array.from({ length: 8 }, (_, lane) => sendChunks(api, transfer, data, i => i % 8 === lane))
-  await eventually(async () => (await collect(orch.store.table<any>('task_attempts'), prefixRange(`${transfer.id}/`))).filter(([, a]) => a.worker_id === first.key.address && a.state === 'accepted').length >= 2, 30_000, 'the first session to hold work', 10)
+  const transfer = await upload(api, data, { filename: 'twin.bin', hotkey: net.file.nodes[0]!.hotkey, destinationId: d.body.id })
+  const held = await eventually(async () => {
+    const open = (await collect(orch.store.table<any>('task_attempts'), prefixRange(`${transfer.id}/`))).map(([, a]) => a).filter(a => a.worker_id === first.key.address && a.state === 'accepted')
+    return open.length >= 1 ? open : undefined
+  }, 30_000, 'the first session to hold work')
+  t.ok(held.length >= 1, `the first session holds ${held.length} accepted attempt(s)`)
+  t.equal(dest.puts(), 0, 'nothing delivered yet: the destination holds every PUT')
   // The same identity starts again elsewhere: a copy of its keystore in another data directory.
   await mkdir(join(net.data, 'twin-b'), { recursive: true })
   await copyFile(join(net.data, 'twin-a', 'hotkey.json'), join(net.data, 'twin-b', 'hotkey.json'))
   const second = await net.addNode('twin-b', { role: 'worker', slots: 2 })
   t.equal(second.key.address, first.key.address, 'same hotkey')
-  await Promise.all(lanes)
+  const interventions = async (): Promise<any[]> => (await collect(orch.store.table<any>('overseer_interventions'), prefixRange(`${transfer.id}/`))).map(([, r]) => r)
+  const displaced = await eventually(async () => {
+    const rows = (await interventions()).filter(r => r.reason === 'session_displaced' && r.previous_worker_id === first.key.address)
+    return rows.length > 0 ? rows : undefined
+  }, 30_000, 'the displaced session\'s work to be reassigned')
+  t.ok(displaced.length >= 1, 'displaced work was reassigned')
+  release()
   await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
   const done = await waitForStatus(api, transfer.id, ['completed', 'failed'], 90_000)
   t.equal(done.status, 'completed', JSON.stringify(done.error))
-  const interventions = (await collect(orch.store.table<any>('overseer_interventions'), prefixRange(`${transfer.id}/`))).map(([, r]) => r)
-  t.ok(interventions.some(r => r.reason === 'session_displaced' && r.previous_worker_id === first.key.address), 'displaced work was reassigned')
+  t.equal(sha256(dest.object), sha256(data), 'the destination holds the exact bytes')
   const session = await orch.store.table<any>('workers').get(`session/${first.key.address}`)
   t.equal(session.status, 'active', 'the newer session stays attached')
 })
