@@ -14,7 +14,7 @@ interface SettingMeta { flag: string, env: string }
 const HostPort = Type.String({ pattern: '^[A-Za-z0-9.:\\[\\]-]+:[0-9]{1,5}$', description: 'host:port' })
 
 /** Test-only fault switches; the crash points name the coordinator's FaultPoint with dashes. */
-export const TEST_FAULTS = ['corrupt', 'crash-after-chunk', 'crash-after-finalize', 'crash-during-delivery', 'crash-before-complete', 'crash-after-complete'] as const
+export const TEST_FAULTS = ['corrupt', 'stall', 'crash-after-chunk', 'crash-after-finalize', 'crash-during-delivery', 'crash-before-complete', 'crash-after-complete'] as const
 const TestFault = Type.Union(TEST_FAULTS.map(f => Type.Literal(f)))
 export type TestFault = typeof TEST_FAULTS[number]
 
@@ -32,7 +32,7 @@ export const NodeSettings = Type.Object({
   attachTo: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'orchestrator hotkey a worker attaches to (default: the first it meets)' }),
   logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(l => Type.Literal(l))),
   publicUrl: Type.Union([Type.String({ pattern: '^https?://', maxLength: 512 }), Type.Null()], { description: 'base URL peers use to reach this node over HTTP (default: the listen address)' }),
-  testFaults: Type.Array(TestFault, { maxItems: 8, uniqueItems: true, description: 'test-only fault switches: corrupt (a worker flips a byte of every chunk it writes); crash-* (an orchestrator kills its own process, as kill -9 would, at that point: docs/transfers.md#recovery-on-start)' }),
+  testFaults: Type.Array(TestFault, { maxItems: 8, uniqueItems: true, description: 'test-only fault switches: corrupt (a worker flips a byte of every chunk it writes); stall (a worker accepts offers and never moves them); crash-* (an orchestrator kills its own process, as kill -9 would, at that point: docs/transfers.md#recovery-on-start)' }),
   chainHost: Type.Union([Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), Type.Null()], { description: 'hotkey of the node hosting the dev chain; null: an orchestrator hosts its own' }),
   blockTimeMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'dev chain block time (chain host only)' }),
   blocksPerEpoch: Type.Integer({ minimum: 2, maximum: 100_000, description: 'dev chain epoch length in blocks (chain host only)' }),
@@ -43,7 +43,7 @@ export const NodeSettings = Type.Object({
   skipRegistrationCheck: Type.Boolean({ description: 'start an orchestrator or worker whose hotkey has no UID on the subnet (test networks only)' }),
   inflightMib: Type.Integer({ minimum: 1, maximum: 65_536, description: 'MiB of chunk data this node holds in memory at once (streams reserve their window; docs/node.md#memory)' }),
   allowPrivateDestinations: Type.Boolean({ description: 'let client destinations, worker PUTs and read-backs reach loopback, private, link-local and other non-public addresses (devnet, private networks); docs/security.md' }),
-  resultGapMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, description: 'orchestrators: a worker holding accepted work with no result for this long loses it (raise it on slow worker links: at least 2 × slots × chunk size ÷ link bandwidth)' }),
+  resultGapMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, description: 'orchestrators: a worker holding accepted work that makes no progress and sends no result for this long (at least; twice a chunk\'s time at the measured rate when longer) loses it (docs/transfers.md#overseer)' }),
   metricsHost: Type.String({ minLength: 1, description: 'listen address of the health and metrics server' }),
   metricsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'port of the health and metrics server (/healthz, /readyz, /metrics); 0 picks a free one; null: not served' }),
   trustedPeers: Type.Array(Type.String({ pattern: '^(orchestrator|worker|validator):[1-9A-HJ-NP-Za-km-z]{46,48}$' }), { maxItems: 1024, description: 'test networks only: role:hotkey entries trusted without a chain registration' })

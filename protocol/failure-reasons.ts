@@ -17,7 +17,7 @@ export const INTERVENTION_REASONS = [
 /** Why a worker's move of one chunk failed (the `code` of a MoveError, reported as `TaskResult.error`). */
 export const MOVE_FAILURES = [
   'bad_url', 'source_refused', 'source_unreachable', 'source_size_mismatch', 'source_hash_mismatch',
-  'destination_refused', 'destination_unavailable', 'worker_io', 'cancelled'
+  'destination_refused', 'destination_unavailable', 'worker_io', 'move_stalled', 'cancelled'
 ] as const
 
 /** Why an open attempt was closed without a result of its own, or a result was not accepted. */

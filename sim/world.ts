@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto'
 import type { BlobStore } from '../actors/ports.ts'
 import { DestinationError, MoveError } from '../actors/errors.ts'
-import type { ChunkMover } from '../actors/transfer/worker.ts'
+import type { ChunkMover, MoveOptions } from '../actors/transfer/worker.ts'
 import type { DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, StoredPart, ReadBackTarget } from '../actors/destination.ts'
 import type { TaskOffer } from '../protocol/index.ts'
 import type { VirtualClock } from './clock.ts'
@@ -172,7 +172,7 @@ export class SimChunkMover implements ChunkMover {
     private readonly latencyOf: (node: string) => number
   ) {}
 
-  move (offer: TaskOffer, opts: { signal: AbortSignal, corrupt: boolean }): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
+  move (offer: TaskOffer, opts: MoveOptions): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
     const w = this.worker
     return new Promise((resolve, reject) => {
       if (opts.signal.aborted) { reject(aborted()); return }
@@ -188,6 +188,8 @@ export class SimChunkMover implements ChunkMover {
       const pullLatency = 2 * (w.latencyMs + this.latencyOf(offer.source.coordinator))
       const start = Math.max(now + pullLatency, w.linkFreeAt)
       w.linkFreeAt = start + transmitMs
+      // Bytes reach the destination evenly while the link carries this chunk (the worker's progress reports).
+      opts.progress?.(() => transmitMs <= 0 ? offer.length : offer.length * Math.min(1, Math.max(0, (this.clock.now() - start) / transmitMs)))
       const doneAt = Math.ceil(w.linkFreeAt + (dest?.model.latencyMs ?? 0))
       const fails = this.rng.chance(w.failureRate)
       const timer = this.clock.setTimer(doneAt - now, () => {

@@ -137,8 +137,9 @@ export function storeAuditReader (deps: AuditReaderDeps): AuditReader {
       const attemptIds = new Set(attempts.map(a => a.id))
       const taskIds = new Set(attempts.map(a => a.task_id))
       const orchestrators = new Set(attempts.map(a => a.orchestrator_id))
-      const workerRows = [await store.table('workers').get(`session/${hotkey}`), await store.table('workers').get(hotkey)]
-        .filter(x => x !== undefined && (via === undefined || (x as { orchestrator_id?: string }).orchestrator_id === via))
+      // Its session here, and this coordinator's standing of it (strikes, exclusion: worker-standing.ts).
+      const workerRows = [await store.table('workers').get(`session/${hotkey}`), await store.table('workers').get(hotkey), await store.table('workers').get(`standing/${hotkey}`)]
+        .filter(x => x !== undefined && (via === undefined || ((x as { orchestrator_id?: string, coordinator_id?: string }).orchestrator_id ?? (x as { coordinator_id?: string }).coordinator_id) === via))
       return {
         transferId,
         participant: { role: 'worker', id: workerId, hotkey },

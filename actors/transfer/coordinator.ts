@@ -13,13 +13,15 @@ import type { Network, Store, BlobStore } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref, type Reply } from '../runtime.ts'
 import { randomOf } from '../random.ts'
 import type { DestinationDriver, UploadState } from '../destination.ts'
-import type { TaskAssigned, TaskResult, VerifyVerdict } from '../../protocol/index.ts'
+import type { TaskAssigned, TaskResult, TaskProgress, VerifyVerdict } from '../../protocol/index.ts'
 import { TERMINAL, type TransferRow } from './model.ts'
 import {
   TransferState, OVERSEER_TICK_MS, OFFER_TTL_MS,
   type CoordinatorConfig, type CoordinatorEvent, type Effect, type FaultPoint, type OrchestratorCandidate, type Outcome, type Step
 } from './state.ts'
 import { startIo, loadTransfer } from './io.ts'
+import { prefixRange } from '../store.ts'
+import type { WorkerStandingRow } from './worker-standing.ts'
 import { TransferEventLog } from './events.ts'
 import type { TransferEvent } from '../../protocol/index.ts'
 
@@ -70,6 +72,7 @@ export type CoordinatorMsg =
   | { type: 'assigned', from: string, body: TaskAssigned }
   /** `evidence`: the orchestrator's signed result frame, forwarded to the validator (peer trust, docs/security.md#peers). */
   | { type: 'result', from: string, body: TaskResult, evidence?: Uint8Array }
+  | { type: 'progress', from: string, body: TaskProgress }
   | { type: 'verdict', from: string, body: VerifyVerdict }
   | { type: 'overseer' }
   // Reports from timers and from destination work outside the mailbox:
@@ -147,6 +150,10 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     state.started = true
     const atProcessStart = processStart
     processStart = false
+    // What this coordinator holds against workers (their strikes and cool-downs) outlives restarts.
+    const standings: WorkerStandingRow[] = []
+    for await (const [, row] of store.table<WorkerStandingRow>('workers').entries(prefixRange('standing/'))) standings.push(row)
+    state.core.loadStanding(standings)
     for await (const [id, row] of store.table<TransferRow>('transfers').entries()) {
       if (row.coordinator_id !== deps.self || (TERMINAL.has(row.status) && row.cleanup_pending !== true)) continue
       const h = await loadTransfer(store, id, row)
@@ -170,6 +177,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'cancel': await run(core.cancel(msg.transferId, msg.reply, now, await stored(core, msg.transferId)), msg.reply); return state
       case 'assigned': await run(core.assigned(msg.from, msg.body, now)); return state
       case 'result': await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [], msg.evidence)); return state
+      case 'progress': await run(core.progress(msg.from, msg.body, now)); return state
       case 'verdict': await run(core.verdict(msg.from, msg.body, now)); return state
       case 'overseer': await run(core.tick(now)); return state
       case 'dispatch': await run(core.dispatch(msg.transferId)); return state

@@ -32,6 +32,15 @@ export const ORCHESTRATOR_INBOUND: ReadonlyArray<InboundRoute<OrchestratorActors
   { type: 'task_assigned', from: 'orchestrator', deliver: (to, m) => tell(to.coordinator, { type: 'assigned', from: m.from, body: m.body as never }) },
   { type: 'verify_verdict', from: 'validator', deliver: (to, m) => tell(to.coordinator, { type: 'verdict', from: m.from, body: m.body as never }) },
   {
+    type: 'task_progress',
+    from: 'registered',
+    // From one of our workers: relay it to each chunk's coordinator; from an orchestrator: ours to note.
+    deliver: (to, m) => {
+      if (m.role === 'worker') tell(to.router, { type: 'progress', from: m.from, body: m.body as never })
+      else if (m.role === 'orchestrator') tell(to.coordinator, { type: 'progress', from: m.from, body: m.body as never })
+    }
+  },
+  {
     type: 'task_result',
     from: 'registered',
     // From one of our workers: relay it; from an orchestrator (or ourselves as one): it is ours to settle,

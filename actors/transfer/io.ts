@@ -121,7 +121,7 @@ export function startIo (opts: IoOptions): Io {
         })
       }
       if (!opts.isLive(job.transferId)) return // cancelled or failed meanwhile
-      const sent = deps.net.send(b.to, 'task_offer_batch', { batchId: b.batchId, transferId: job.transferId, waveKind: job.waveKind, offers })
+      const sent = deps.net.send(b.to, 'task_offer_batch', { batchId: b.batchId, transferId: job.transferId, waveKind: job.waveKind, offers, ...(job.excludedWorkers.length > 0 ? { excludedWorkers: job.excludedWorkers } : {}) })
       if (!sent) log.warn({ transferId: job.transferId, orchestrator: b.to, batchId: b.batchId }, 'offer batch not sent: no connection')
     }
   }

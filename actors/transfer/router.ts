@@ -1,12 +1,13 @@
 // The orchestrator's side of delivery: it keeps its workers' sessions, gives every offer of a batch
 // to one of them (least loaded, round-robin on ties, avoiding workers that already failed the task),
-// relays results to the coordinator and acknowledgements back. A worker that disconnects, or whose
+// relays progress reports and results to the coordinator and acknowledgements back. Workers the
+// coordinator excluded for a cool-down (the batch's `excludedWorkers`) get none of its offers. A worker that disconnects, or whose
 // hotkey opens a newer session, has its in-flight attempts reported as failed so the coordinator
 // reassigns them at once.
 import type { Network, Store } from '../ports.ts'
 import { spawnSupervised, type Env, type Ref } from '../runtime.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
-import type { TaskOfferBatch, TaskResult, TaskResultAck, TaskCancel, WorkerAttach } from '../../protocol/index.ts'
+import type { TaskOfferBatch, TaskResult, TaskProgress, TaskResultAck, TaskCancel, WorkerAttach } from '../../protocol/index.ts'
 import { keys, type OfferBatchRow } from './model.ts'
 
 export interface WorkerRow {
@@ -25,6 +26,7 @@ export type RouterMsg =
   | { type: 'detach', worker: string }
   | { type: 'batch', from: string, body: TaskOfferBatch }
   | { type: 'result', from: string, body: TaskResult }
+  | { type: 'progress', from: string, body: TaskProgress }
   | { type: 'ack', from: string, body: TaskResultAck }
   | { type: 'cancel', from: string, body: TaskCancel }
 
@@ -98,7 +100,9 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
       case 'batch': {
         const { body } = msg
         const assignments: Array<{ attemptId: string, worker: string | null }> = []
-        const workers = state.list ??= [...state.sessions.entries()]
+        const attached = state.list ??= [...state.sessions.entries()]
+        const excluded = body.excludedWorkers !== undefined && body.excludedWorkers.length > 0 ? new Set(body.excludedWorkers) : null
+        const workers = excluded === null ? attached : attached.filter(([w]) => !excluded.has(w))
         for (const offer of body.offers) {
           // Workers that failed the task are avoided while another can take it, not banned outright.
           let eligible = workers
@@ -141,6 +145,25 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         }
         state.sessions.get(msg.from)?.inflight.delete(msg.body.attemptId)
         net.send(r.coordinator, 'task_result', msg.body)
+        return state
+      }
+      case 'progress': {
+        // Only the worker holding an attempt speaks for it. Every coordinator whose chunks the worker
+        // holds hears its total (its queued work waits behind the others'), with its own chunks only.
+        if (msg.body.worker !== msg.from) return state
+        const session = state.sessions.get(msg.from)
+        if (session === undefined) return state
+        const byCoordinator = new Map<string, TaskProgress['attempts']>()
+        for (const id of session.inflight) {
+          const r = state.routes.get(id)
+          if (r !== undefined && !byCoordinator.has(r.coordinator)) byCoordinator.set(r.coordinator, [])
+        }
+        for (const p of msg.body.attempts) {
+          const r = state.routes.get(p.attemptId)
+          if (r === undefined || r.worker !== msg.from || r.transferId !== p.transferId) continue
+          byCoordinator.get(r.coordinator)?.push(p)
+        }
+        for (const [coordinator, attempts] of byCoordinator) net.send(coordinator, 'task_progress', { worker: msg.from, moved: msg.body.moved, attempts })
         return state
       }
       case 'ack': {

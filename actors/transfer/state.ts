@@ -5,12 +5,14 @@
 // here awaits, reads a clock or touches the network: the actor in coordinator.ts does, and the rules are
 // unit-tested on a manual clock (test/actors/transfer/state.test.ts).
 //
-// Rules: docs/transfers.md (states, the overseer's 15 s wave / 5 s result-gap clocks, recovery on start).
+// Rules: docs/transfers.md (states, the overseer's wave timeout and progress rule, worker standing,
+// recovery on start).
 import { blobRefKey } from './blob-refs.ts'
 import { systemRandom } from '../random.ts'
 import type { StoreOp } from '../ports.ts'
 import type { Reply } from '../runtime.ts'
-import type { MessageType, TaskAssigned, TaskResult, VerifyVerdict, TransferFailure, AttemptEnding } from '../../protocol/index.ts'
+import type { MessageType, TaskAssigned, TaskResult, TaskProgress, VerifyVerdict, TransferFailure, AttemptEnding } from '../../protocol/index.ts'
+import { addStrike, isExcluded, standingKey, DEFAULT_STANDING_CONFIG, type StandingConfig, type StrikeReason, type WorkerStandingRow } from './worker-standing.ts'
 import { allocateRotated } from '../domain/allocation.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
 import { ATTEMPT_SLOTS_PER_CHUNK, type DeliveredPart, type UploadSpec, type UploadState } from '../destination.ts'
@@ -19,14 +21,23 @@ import {
   type InterventionRow, type PlanRow, type OfferBatchRow, type InterventionReason, type TransferStatus
 } from './model.ts'
 
-// The overseer's two clocks (docs/transfers.md#overseer):
+// The overseer's clocks (docs/transfers.md#overseer):
 export const WAVE_TIMEOUT_MS = 15_000 // an offer no orchestrator routed to a worker this long after dispatch is reassigned
-export const RESULT_GAP_MS = 5_000 // a worker holding accepted work with no result for this long loses that work
-/** The slowest delivery rate the result gap tolerates: a chunk of L bytes adds L / rate to the gap. */
-export const MIN_WORKER_RATE = 1024 * 1024 // bytes/s: a 16 MiB chunk gets 5 s + 16 s
-/** A chunk that stalled before gets twice the result gap: a loaded network does not thrash (kept at one doubling so a dead network still fails a transfer within minutes). */
+/**
+ * A worker holding accepted work loses it when it has made no progress (task_progress) and sent no
+ * result for its stall window: at least this long, or twice the chunk's time at the network's measured
+ * rate when that is longer. Judged by progress, never by a fixed rate: a slow, steady worker keeps its work.
+ */
+export const RESULT_GAP_MS = 2_000 // a worker's progress reports come every 250 ms while bytes move
+export const STALL_RATE_FACTOR = 2 // a dead worker's chunk moves within 2 × its time at the measured rate
+export const RATE_SAMPLES = 64 // the measured rate: the median of the last 64 accepted deliveries (bytes / (result − acceptance))
+/** A report is progress when the worker's bytes grew by at least this much, or its chunk is complete. */
+export const MIN_PROGRESS_BYTES = 64 * 1024
+/** The rate a validator's read-back is given (verifyTimeoutFor); workers are judged by progress instead. */
+export const MIN_WORKER_RATE = 1024 * 1024 // bytes/s
+/** A chunk that stalled before gets twice the stall window: a loaded network does not thrash (kept at one doubling so a dead network still fails a transfer within minutes). */
 export const MAX_GAP_DOUBLINGS = 1
-export const OVERSEER_TICK_MS = 1_000
+export const OVERSEER_TICK_MS = 250
 export const DISPATCH_DEBOUNCE_MS = 20 // chunks landing together go out in one wave
 export const OFFER_TTL_MS = 10 * 60_000 // signed source and target URLs live 10 min
 export const MAX_ATTEMPTS_PER_TASK = 8 // failed attempts of one chunk before the transfer fails
@@ -42,15 +53,19 @@ export interface OrchestratorCandidate { hotkey: string, workers: number, score:
 
 export interface CoordinatorConfig {
   waveTimeoutMs: number
+  /** The stall window's floor: how long a worker holding work may go without progress or a result. */
   resultGapMs: number
-  /** Bytes/s a worker must at least sustain: the result gap grows by chunk length / this rate. */
+  /** Bytes/s a validator's read-back is given (verifyTimeoutFor). */
   minWorkerRate: number
   offerTtlMs: number
   maxAttemptsPerTask: number
   maxStallsPerTask: number
+  /** Strikes, window and cool-down of worker standing (worker-standing.ts). */
+  standing: StandingConfig
 }
 export const DEFAULT_COORDINATOR_CONFIG: CoordinatorConfig = {
-  waveTimeoutMs: WAVE_TIMEOUT_MS, resultGapMs: RESULT_GAP_MS, minWorkerRate: MIN_WORKER_RATE, offerTtlMs: OFFER_TTL_MS, maxAttemptsPerTask: MAX_ATTEMPTS_PER_TASK, maxStallsPerTask: MAX_STALLS_PER_TASK
+  waveTimeoutMs: WAVE_TIMEOUT_MS, resultGapMs: RESULT_GAP_MS, minWorkerRate: MIN_WORKER_RATE, offerTtlMs: OFFER_TTL_MS, maxAttemptsPerTask: MAX_ATTEMPTS_PER_TASK, maxStallsPerTask: MAX_STALLS_PER_TASK,
+  standing: DEFAULT_STANDING_CONFIG
 }
 
 export type Outcome<T> = { ok: true, value: T } | { ok: false, code: string, status: number, detail: string, extensions?: Record<string, unknown> }
@@ -61,6 +76,8 @@ export type CoordinatorEvent =
   /** A reported success whose destination check has begun (the attempt is 'checking'); 'result' follows. */
   | { type: 'checking', row: ResultRow, attempt: AttemptRow }
   | { type: 'intervention', row: InterventionRow }
+  /** A worker's standing changed: a strike, or an exclusion from this coordinator's offers. */
+  | { type: 'worker_standing', row: WorkerStandingRow, excluded: boolean }
 
 /** One offer as planned; the actor adds the signed source and the destination target before sending. */
 export interface OfferDraft {
@@ -78,7 +95,7 @@ export interface OfferDraft {
 /** Destination and staging work, run outside the mailbox; each reports back by message. */
 export type IoJob =
   | { type: 'begin', transferId: string, destinationId: string, spec: UploadSpec }
-  | { type: 'offers', transferId: string, destinationId: string, upload: UploadState, waveKind: 'initial' | 'recovery', expiresAt: number, batches: Array<{ to: string, batchId: string, offers: OfferDraft[] }> }
+  | { type: 'offers', transferId: string, destinationId: string, upload: UploadState, waveKind: 'initial' | 'recovery', expiresAt: number, batches: Array<{ to: string, batchId: string, offers: OfferDraft[] }>, excludedWorkers: string[] }
   /** Reads the delivered chunk back (or lists the stored part) and reports 'checked'. */
   | { type: 'check', transferId: string, destinationId: string, upload: UploadState, attemptId: string, chunk: { index: number, offset: number, length: number, sha256: string, md5: string }, attemptSlot: number, etag: string | null }
   /** Asks `validator` to read the chunk back when the destination allows it; otherwise checks like 'check'. */
@@ -139,8 +156,8 @@ export interface Hydration {
 
 interface Recovery { reason: InterventionReason, previous: AttemptRow, excludeOrchestrator: boolean }
 
-/** Clock readings of an open attempt, for the overseer. */
-interface OpenAttempt { offeredAt: number, acceptedAt: number | null }
+/** Clock readings of an open attempt, for the overseer; `bytes`: its worker's last reported progress. */
+interface OpenAttempt { offeredAt: number, acceptedAt: number | null, bytes: number }
 
 export interface Active {
   row: TransferRow
@@ -178,8 +195,14 @@ export class TransferState {
   readonly #active = new Map<string, Active>()
   /** Transfers that left memory: id → final status, oldest first (bounded). */
   readonly #closed = new Map<string, TransferStatus>()
-  /** worker → when its last result (for any transfer) arrived. */
-  readonly #lastResultAt = new Map<string, number>()
+  /** worker → its session's moved bytes when its progress last counted. */
+  readonly #moved = new Map<string, number>()
+  /** worker → when it last made progress or sent a result (for any transfer). */
+  readonly #lastActivityAt = new Map<string, number>()
+  /** Rates (bytes/s) of the last RATE_SAMPLES accepted deliveries, acceptance to result: the measured rate. */
+  readonly #rates: number[] = []
+  /** worker → what this coordinator holds against it (worker-standing.ts). */
+  readonly #standing = new Map<string, WorkerStandingRow>()
   #rr = 0
 
   constructor (opts: { self: string, config?: Partial<CoordinatorConfig>, newId?: () => string }) {
@@ -256,7 +279,7 @@ export class TransferState {
         this.#failAttempt(a, at, 'orchestrator_restarted', 'the orchestrator restarted', now, step)
         continue
       }
-      a.open.set(at.id, { offeredAt: now, acceptedAt: at.state === 'accepted' ? now : null })
+      a.open.set(at.id, { offeredAt: now, acceptedAt: at.state === 'accepted' ? now : null, bytes: 0 })
     }
     for (const c of a.chunks.values()) if (c.state === 'staged' && !hasOpenAttempt(a, c.chunk_index)) a.pending.add(c.chunk_index)
     if (step.ops.length > 0) step.ops.push(this.#touch(a, now))
@@ -502,7 +525,7 @@ export class TransferState {
           chunk.state = 'delivering'
           chunk.task_id = task.id
           a.pending.delete(index)
-          a.open.set(attempt.id, { offeredAt: now, acceptedAt: null })
+          a.open.set(attempt.id, { offeredAt: now, acceptedAt: null, bytes: 0 })
           offers.push({
             taskId: task.id, attemptId: attempt.id, transferId: a.row.id, chunkIndex: index, offset: chunk.offset, length: chunk.length, sha256: chunk.sha256,
             attemptSlot: attempt.attempt_slot, excludeWorkers: [...(a.failedWorkers.get(index) ?? [])].slice(0, 64)
@@ -520,7 +543,7 @@ export class TransferState {
     if (a.row.status === 'pending') { a.row.status = 'in_progress'; a.row.started_at = iso }
     step.ops.push(this.#touch(a, now))
     // A batch that cannot be sent is never routed: the overseer reassigns it after the wave timeout.
-    step.effects.push({ kind: 'io', job: { type: 'offers', transferId: a.row.id, destinationId: a.row.destination_id, upload: a.row.upload, waveKind, expiresAt: now + this.#cfg.offerTtlMs, batches } })
+    step.effects.push({ kind: 'io', job: { type: 'offers', transferId: a.row.id, destinationId: a.row.destination_id, upload: a.row.upload, waveKind, expiresAt: now + this.#cfg.offerTtlMs, batches, excludedWorkers: this.excludedWorkers(now) } })
     step.effects.push({ kind: 'log', level: 'debug', obj: { transferId: a.row.id, waveKind, offers: indices.length, orchestrators: assignment.size }, msg: 'wave dispatched' })
     return step
   }
@@ -564,9 +587,10 @@ export class TransferState {
     if (at.state === 'succeeded') { ack('completed', null); return step }
     if (at.state !== 'offered' && at.state !== 'accepted') { ack('late_superseded', at.state); return step }
     const chunk = a.chunks.get(at.chunk_index)!
-    const offeredAt = a.open.get(at.id)?.offeredAt ?? null
+    const reading = a.open.get(at.id)
+    const offeredAt = reading?.offeredAt ?? null
     a.open.delete(at.id)
-    this.#lastResultAt.set(r.worker, now)
+    this.#lastActivityAt.set(r.worker, now)
     if (at.worker_id === null) at.worker_id = r.worker
     const row: ResultRow = {
       attempt_id: at.id, task_id: at.task_id, transfer_id: a.row.id, chunk_index: at.chunk_index, orchestrator_id: at.orchestrator_id, worker_id: r.worker,
@@ -580,9 +604,11 @@ export class TransferState {
       ack('failed', r.error)
     } else if (r.sha256 !== chunk.sha256) {
       row.outcome = 'integrity_mismatch'
+      this.#strike(r.worker, 'failed_check', at, now, step)
       this.#failAttempt(a, at, 'integrity_mismatch', 'reported hash does not match the staged chunk', now, step)
       ack('failed', 'hash_mismatch')
     } else {
+      if (reading?.acceptedAt != null && now > reading.acceptedAt) this.#sampleRate(chunk.length * 1000 / (now - reading.acceptedAt))
       at.state = 'checking'
       const check = this.#checkJob(a, at, r.etag)
       if (validators.length > 0) {
@@ -635,6 +661,7 @@ export class TransferState {
     const iso = isoFromMs(now)
     if (!ok) {
       step.effects.push({ kind: 'log', level: 'warn', obj: { transferId, chunk: at.chunk_index, worker: at.worker_id, reason }, msg: 'delivery failed its destination check' })
+      if (at.worker_id !== null) this.#strike(at.worker_id, 'failed_check', at, now, step)
       if (pending) { pending.outcome = 'integrity_mismatch'; step.ops.push({ type: 'put', table: 'task_results', key: keys.row(a.row.id, at.id), value: pending }) }
       this.#failAttempt(a, at, 'integrity_mismatch', reason, now, step)
       ack('failed', 'destination_check_failed')
@@ -719,6 +746,8 @@ export class TransferState {
    */
   tick (now: number): Step {
     const step: Step = { ops: [], effects: [] }
+    // One no-progress strike per worker per tick, however many chunks it held.
+    const stalledWorkers = new Map<string, AttemptRow>()
     for (const a of this.#active.values()) {
       if (TERMINAL.has(a.row.status) || a.cancelling) continue
       const cancel = new Map<string, string[]>() // orchestrator → superseded attempts its workers must drop
@@ -730,11 +759,12 @@ export class TransferState {
         if (c.acceptedAt === null) {
           if (now - c.offeredAt >= this.#cfg.waveTimeoutMs) reason = 'wave_timeout' // never routed to a worker
         } else {
-          const since = Math.max(c.acceptedAt, this.#lastResultAt.get(at.worker_id ?? '') ?? 0)
-          if (now - since >= this.resultGapFor(a.chunks.get(at.chunk_index)?.length ?? 0, a.stalls.get(at.chunk_index) ?? 0)) reason = 'result_gap' // its worker went quiet
+          const since = Math.max(c.acceptedAt, this.#lastActivityAt.get(at.worker_id ?? '') ?? 0)
+          if (now - since >= this.resultGapFor(a.chunks.get(at.chunk_index)?.length ?? 0, a.stalls.get(at.chunk_index) ?? 0)) reason = 'result_gap' // its worker made no progress
         }
         if (reason === null) continue
         step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
+        if (reason === 'result_gap' && at.worker_id !== null && !stalledWorkers.has(at.worker_id)) stalledWorkers.set(at.worker_id, at)
         this.#failAttempt(a, at, reason, null, now, step)
         cancel.set(at.orchestrator_id, [...(cancel.get(at.orchestrator_id) ?? []), attemptId])
         if (TERMINAL.has(a.row.status)) break
@@ -752,15 +782,68 @@ export class TransferState {
       if (step.ops.length > before) step.ops.push(this.#touch(a, now))
       if (a.pending.size > 0 && !a.dispatchScheduled) this.#requestPlan(a, step)
     }
+    for (const [worker, at] of stalledWorkers) this.#strike(worker, 'no_progress', at, now, step)
     return step
   }
 
   /**
-   * How long a worker holding a chunk of `length` bytes may stay silent: resultGapMs plus the time the
-   * chunk takes at MIN_WORKER_RATE, doubled once the same chunk has stalled before.
+   * A worker's progress report, relayed by the orchestrator `from`. The worker's stall window restarts
+   * when its session total moved on by MIN_PROGRESS_BYTES since the last time it did (whichever
+   * coordinator's chunks the bytes were), or one of this coordinator's chunks did or completed. Chunk
+   * bytes count only from the worker the attempt was given to, through `from`.
+   */
+  progress (from: string, body: TaskProgress, now: number): Step {
+    const step: Step = { ops: [], effects: [] }
+    let moved = false
+    const held = this.#moved.get(body.worker)
+    if (held === undefined || body.moved < held) this.#moved.set(body.worker, body.moved) // a first report, or a new session
+    else if (body.moved - held >= MIN_PROGRESS_BYTES) { this.#moved.set(body.worker, body.moved); moved = true }
+    for (const p of body.attempts) {
+      const a = this.#active.get(p.transferId)
+      const at = a?.attempts.get(p.attemptId)
+      const c = a?.open.get(p.attemptId)
+      if (a === undefined || at === undefined || c === undefined || at.state !== 'accepted' || at.orchestrator_id !== from || at.worker_id !== body.worker) continue
+      const length = a.chunks.get(at.chunk_index)?.length ?? 0
+      const bytes = Math.min(p.bytes, length)
+      if (bytes <= c.bytes) continue
+      if (bytes - c.bytes >= MIN_PROGRESS_BYTES || bytes === length) moved = true
+      c.bytes = bytes
+    }
+    if (moved) this.#lastActivityAt.set(body.worker, now)
+    return step
+  }
+
+  /** The network's measured rate (bytes/s): the median of the recent accepted deliveries; null before any. */
+  measuredRate (): number | null {
+    if (this.#rates.length === 0) return null
+    const sorted = [...this.#rates].sort((x, y) => x - y)
+    return sorted[sorted.length >> 1]!
+  }
+
+  /** Workers in their cool-down now (at most 256, the batch's limit). */
+  excludedWorkers (now: number): string[] {
+    const out: string[] = []
+    for (const [hotkey, row] of this.#standing) if (isExcluded(row, now) && out.length < 256) out.push(hotkey)
+    return out
+  }
+
+  /** What this coordinator holds against a worker. */
+  standingOf (hotkey: string): Readonly<WorkerStandingRow> | undefined { return this.#standing.get(hotkey) }
+
+  /** Takes the standings the store holds (at start). */
+  loadStanding (rows: Iterable<WorkerStandingRow>): void {
+    for (const r of rows) this.#standing.set(r.hotkey, r)
+  }
+
+  /**
+   * The stall window of a chunk of `length` bytes: how long its worker may go without progress or a
+   * result. The longer of resultGapMs and STALL_RATE_FACTOR × the chunk's time at the measured rate,
+   * doubled once the same chunk has stalled before.
    */
   resultGapFor (length: number, stalls: number): number {
-    return (this.#cfg.resultGapMs + Math.ceil(length * 1000 / this.#cfg.minWorkerRate)) * 2 ** Math.min(stalls, MAX_GAP_DOUBLINGS)
+    const rate = this.measuredRate()
+    const atRate = rate === null ? 0 : Math.ceil(STALL_RATE_FACTOR * length * 1000 / rate)
+    return Math.max(this.#cfg.resultGapMs, atRate) * 2 ** Math.min(stalls, MAX_GAP_DOUBLINGS)
   }
 
   /** How long a validator's verdict may take: VERIFY_TIMEOUT_MS plus the read at MIN_WORKER_RATE (31 s for 16 MiB). */
@@ -769,6 +852,21 @@ export class TransferState {
   }
 
   // ---- internals ----------------------------------------------------------------------------------
+
+  #sampleRate (bytesPerSecond: number): void {
+    if (!Number.isFinite(bytesPerSecond) || bytesPerSecond <= 0) return
+    this.#rates.push(bytesPerSecond)
+    if (this.#rates.length > RATE_SAMPLES) this.#rates.shift()
+  }
+
+  /** Records the coordinator's own evidence against a worker; past the limit it is excluded for a cool-down. */
+  #strike (worker: string, reason: StrikeReason, at: AttemptRow, now: number, step: Step): void {
+    const { row, excluded } = addStrike(this.#standing.get(worker), { hotkey: worker, coordinator: this.#self, reason, transferId: at.transfer_id, attemptId: at.id }, now, this.#cfg.standing)
+    this.#standing.set(worker, row)
+    step.ops.push({ type: 'put', table: 'workers', key: standingKey(worker), value: row })
+    step.effects.push({ kind: 'emit', event: { type: 'worker_standing', row, excluded } })
+    step.effects.push({ kind: 'log', level: excluded ? 'warn' : 'info', obj: { worker, reason, strikes: row.strikes.length, excludedUntil: row.excluded_until, event: excluded ? 'worker_excluded' : 'worker_strike' }, msg: excluded ? 'worker excluded from offers for a cool-down' : 'strike against a worker' })
+  }
 
   /** Answer for a transfer not in memory: 404 when unknown here, 409 when it is closed. */
   #absent (id: string, stored: TransferRow | undefined, closedDetail: (status: string) => string): Outcome<never> {

@@ -1,20 +1,35 @@
 // The worker: attaches to one orchestrator, queues its offers (p-queue, `slots` at once), moves each
 // chunk through the ChunkMover port (pull from the coordinator, write to the destination, hash) and
-// reports the result. Moving bytes is I/O, so it runs outside the handler and reports back.
+// reports the result. Moving bytes is I/O, so it runs outside the handler and reports back. While it
+// moves, it tells its orchestrator how far each chunk got (task_progress, at most every
+// PROGRESS_INTERVAL_MS, only for chunks that moved): the coordinator judges a worker by progress, so a
+// slow but steady link keeps its work (docs/transfers.md#overseer).
 import PQueue from 'p-queue'
 import type { Network } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref } from '../runtime.ts'
 import { randomOf } from '../random.ts'
-import type { TaskOffer, TaskOfferMsg, TaskResultAck, TaskCancel } from '../../protocol/index.ts'
+import type { TaskOffer, TaskOfferMsg, TaskResultAck, TaskCancel, TaskProgress } from '../../protocol/index.ts'
+
+export const PROGRESS_INTERVAL_MS = 250 // a worker reports progress at most 4 times a second
+const MAX_PROGRESS_ITEMS = 1024 // per report (the message's limit)
+
+export interface MoveOptions {
+  signal: AbortSignal
+  corrupt: boolean
+  /** Called once the move has begun, with a reading of the bytes that went on towards the destination so far. */
+  progress?: (bytesSoFar: () => number) => void
+}
 
 /** The I/O of one delivery: real HTTP and swarm in the node, modelled bytes in the simulator. */
 export interface ChunkMover {
-  move (offer: TaskOffer, opts: { signal: AbortSignal, corrupt: boolean }): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }>
+  move (offer: TaskOffer, opts: MoveOptions): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }>
 }
 
 export interface WorkerFaults {
   /** Test-only: flip a byte of every chunk before writing it and report the staged hash anyway. */
   corrupt?: boolean
+  /** Test-only: accept every offer and never move it (no progress, no result), as a griefing worker would. */
+  stall?: boolean
 }
 
 export type WorkerMsg =
@@ -26,8 +41,16 @@ export type WorkerMsg =
   | { type: 'moved', attemptId: string, ok: boolean, sha256: string | null, etag: string | null, bytes: number, via: 'http' | 'bulk' | null, error: string | null, startedAt: number }
   | { type: 'ack', from: string, body: TaskResultAck }
   | { type: 'cancel', from: string, body: TaskCancel }
+  | { type: 'report-progress' }
 
-interface InFlight { offer: TaskOffer, controller: AbortController, orchestrator: string }
+interface InFlight {
+  offer: TaskOffer
+  controller: AbortController
+  orchestrator: string
+  /** The mover's reading of the bytes moved so far, once the move began; and what was last reported. */
+  moved: (() => number) | null
+  reported: number
+}
 interface State {
   orchestrator: string | null
   session: string | null
@@ -35,6 +58,8 @@ interface State {
   displaced: boolean
   known: string[]
   inflight: Map<string, InFlight>
+  /** Bytes moved in this session, all chunks together (reported with every progress report). */
+  movedTotal: number
 }
 
 export interface WorkerDeps {
@@ -58,6 +83,12 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
   let self: Ref<WorkerMsg>
   let load = 0
   let current: string | null = null
+  // Progress reports run only while something is in flight.
+  let ticker: { cancel (): void } | null = null
+  const watchProgress = (state: State): void => {
+    if (state.inflight.size > 0 && ticker === null) ticker = env.clock.every(PROGRESS_INTERVAL_MS, () => tell(self, { type: 'report-progress' }))
+    else if (state.inflight.size === 0 && ticker !== null) { ticker.cancel(); ticker = null }
+  }
 
   const attach = (state: State): void => {
     if (state.attached || state.displaced || state.orchestrator !== null) return
@@ -73,6 +104,7 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
     state.inflight.clear()
     queue.clear()
     load = 0
+    watchProgress(state)
   }
 
   const handler = async (state: State, msg: WorkerMsg): Promise<State> => {
@@ -110,14 +142,17 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
         const offer = msg.body.offer
         if (msg.from !== state.orchestrator || !state.attached || state.inflight.has(offer.attemptId)) return state
         const controller = new AbortController()
-        state.inflight.set(offer.attemptId, { offer, controller, orchestrator: msg.from })
+        const flight: InFlight = { offer, controller, orchestrator: msg.from, moved: null, reported: 0 }
+        state.inflight.set(offer.attemptId, flight)
         load = state.inflight.size
+        watchProgress(state)
+        if (deps.faults?.stall === true) return state // holds the offer, never moves it
         const corrupt = deps.faults?.corrupt === true
         void queue.add(async () => {
           if (controller.signal.aborted) return
           const startedAt = env.clock.now()
           try {
-            const r = await deps.mover.move(offer, { signal: controller.signal, corrupt })
+            const r = await deps.mover.move(offer, { signal: controller.signal, corrupt, progress: (read) => { flight.moved = read } })
             // A corrupting worker lies: it reports the hash it was asked for, not what it wrote.
             tell(self, { type: 'moved', attemptId: offer.attemptId, ok: true, sha256: corrupt ? offer.sha256 : r.sha256, etag: r.etag, bytes: r.bytes, via: r.via, error: null, startedAt })
           } catch (err) {
@@ -134,6 +169,7 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
         if (f === undefined) return state // cancelled meanwhile
         state.inflight.delete(msg.attemptId)
         load = state.inflight.size
+        watchProgress(state)
         if (msg.error === 'cancelled') return state
         net.send(f.orchestrator, 'task_result', {
           taskId: f.offer.taskId, attemptId: f.offer.attemptId, transferId: f.offer.transferId, worker: deps.self, success: msg.ok,
@@ -155,6 +191,26 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
           state.inflight.delete(id)
         }
         load = state.inflight.size
+        watchProgress(state)
+        return state
+      }
+      case 'report-progress': {
+        // Every orchestrator held work through hears the session's total; each gets its own chunks' bytes.
+        const byOrchestrator = new Map<string, TaskProgress['attempts']>()
+        let grew = false
+        for (const f of state.inflight.values()) {
+          if (!byOrchestrator.has(f.orchestrator)) byOrchestrator.set(f.orchestrator, [])
+          if (f.moved === null) continue
+          const bytes = Math.min(f.offer.length, Math.max(0, Math.floor(f.moved())))
+          if (bytes <= f.reported) continue
+          state.movedTotal += bytes - f.reported
+          f.reported = bytes
+          grew = true
+          const list = byOrchestrator.get(f.orchestrator)!
+          if (list.length < MAX_PROGRESS_ITEMS) list.push({ transferId: f.offer.transferId, attemptId: f.offer.attemptId, bytes })
+        }
+        if (!grew) return state
+        for (const [orchestrator, attempts] of byOrchestrator) net.send(orchestrator, 'task_progress', { worker: deps.self, moved: state.movedTotal, attempts })
         return state
       }
     }
@@ -162,7 +218,8 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
 
   self = spawnSupervised<State, WorkerMsg>(parent, 'worker', env, () => {
     current = null
-    return { orchestrator: null, session: null, attached: false, displaced: false, known: [], inflight: new Map() }
+    ticker?.cancel(); ticker = null
+    return { orchestrator: null, session: null, attached: false, displaced: false, known: [], inflight: new Map(), movedTotal: 0 }
   }, handler)
   return { ref: self, load: () => load, orchestrator: () => current }
 }

@@ -9,7 +9,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { request as undiciRequest, type Dispatcher } from 'undici'
 import type { TaskOffer } from '../../protocol/index.ts'
-import type { ChunkMover } from '../../actors/transfer/worker.ts'
+import type { ChunkMover, MoveOptions } from '../../actors/transfer/worker.ts'
 import { MoveError } from '../../actors/errors.ts'
 import type { MoveFailure } from '../../protocol/index.ts'
 import { BULK_TIMEOUT_MS, type SwarmTransport } from './swarm-transport.ts'
@@ -18,9 +18,11 @@ import type { InflightBudget } from './inflight-budget.ts'
 import { guardedRequest, type AddressPolicy } from './destinations/url-policy.ts'
 import { streamHash, HASH_BYTES_PER_STREAM, type StreamHash } from './hash-pool.ts'
 
-export const FETCH_TIMEOUT_MS = 60_000 // 1 min for one chunk either way
-/** A whole move (pull and PUT overlap) may take both directions' time. */
-export const MOVE_TIMEOUT_MS = 2 * FETCH_TIMEOUT_MS
+/**
+ * A move fails once no byte has gone through for this long: judged by progress, not by a total time,
+ * so a large chunk on a slow but steady link is never cut off (docs/transfers.md#overseer).
+ */
+export const MOVE_IDLE_TIMEOUT_MS = 60_000 // 1 min without a byte
 /** Bytes a streamed move holds at most: socket and stream buffers on both sides, the held-back piece (1 MiB), its hash's buffers. */
 export const STREAM_WINDOW_BYTES = 1024 * 1024 + HASH_BYTES_PER_STREAM
 const PIECE_BYTES = 256 * 1024 // stream buffer (highWaterMark) of the PUT side
@@ -63,7 +65,8 @@ export class ChunkCheck extends Transform {
   /** Why the check refused the chunk, when it did. */
   failure: MoveError | null = null
 
-  constructor (private readonly length: number, private readonly sha256: string, private readonly corrupt: boolean) {
+  /** `onPiece`: told of every piece that comes in (the mover's idle timer). */
+  constructor (private readonly length: number, private readonly sha256: string, private readonly corrupt: boolean, private readonly onPiece?: () => void) {
     super({ highWaterMark: PIECE_BYTES })
   }
 
@@ -74,6 +77,7 @@ export class ChunkCheck extends Transform {
   override _transform (piece: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     const start = this.#bytes
     this.#bytes += piece.length
+    this.onPiece?.()
     if (this.#bytes > this.length) { done(this.#fail('source_size_mismatch', `the source sends more than the offered ${this.length} bytes`)); return }
     this.#hash.update(piece).then(() => {
       const middle = this.length >> 1
@@ -121,7 +125,7 @@ async function text (res: IncomingMessage, max = 200): Promise<string> {
 export interface HttpChunkMoverOptions {
   /** Bytes this node may hold in chunk buffers at once; a streamed move reserves its window, a bulk read its chunk. */
   budget?: InflightBudget
-  /** Time for one whole move; default MOVE_TIMEOUT_MS. */
+  /** How long a move may go without a byte passing (the coordinator's answer included); default MOVE_IDLE_TIMEOUT_MS. */
   moveTimeoutMs?: number
 }
 
@@ -154,21 +158,34 @@ export class HttpChunkMover implements ChunkMover {
     }
   }
 
-  async move (offer: TaskOffer, opts: { signal: AbortSignal, corrupt: boolean }): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
+  async move (offer: TaskOffer, opts: MoveOptions): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
     const release = await this.options.budget?.acquire(STREAM_WINDOW_BYTES, opts.signal)
     try {
       return await this.#move(offer, opts)
     } finally { release?.() }
   }
 
-  async #move (offer: TaskOffer, opts: { signal: AbortSignal, corrupt: boolean }): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
-    const signal = AbortSignal.any([opts.signal, AbortSignal.timeout(this.options.moveTimeoutMs ?? MOVE_TIMEOUT_MS)])
+  async #move (offer: TaskOffer, opts: MoveOptions): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
+    // An idle timer, pushed back by every piece that passes: it ends a move that stopped, not a slow one.
+    const idleMs = this.options.moveTimeoutMs ?? MOVE_IDLE_TIMEOUT_MS
+    const idle = new AbortController()
+    const idleTimer = setTimeout(() => idle.abort(new DOMException(`no progress for ${idleMs} ms`, 'TimeoutError')), idleMs)
+    idleTimer.unref()
+    const signal = AbortSignal.any([opts.signal, idle.signal])
+    try {
+      return await this.#moveWithin(offer, opts, signal, () => idleTimer.refresh())
+    } finally { clearTimeout(idleTimer) }
+  }
+
+  async #moveWithin (offer: TaskOffer, opts: MoveOptions, signal: AbortSignal, alive: () => void): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
     const { source, via, held } = await this.#open(offer, signal)
+    alive()
     // A bulk read holds the whole chunk: account it beyond the stream window already reserved.
     const releaseHeld = held > STREAM_WINDOW_BYTES ? await this.options.budget?.acquire(held - STREAM_WINDOW_BYTES, opts.signal) : undefined
     try {
       if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
-      const check = new ChunkCheck(offer.length, offer.sha256, opts.corrupt)
+      const check = new ChunkCheck(offer.length, offer.sha256, opts.corrupt, alive)
+      opts.progress?.(() => check.bytes)
       const target = new URL(offer.target.url)
       let req: ClientRequest
       try {
@@ -196,6 +213,7 @@ export class HttpChunkMover implements ChunkMover {
       } catch (err) {
         if (check.failure !== null) throw check.failure
         if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
+        if (signal.aborted) throw new MoveError('move_stalled', (signal.reason as Error).message)
         // The destination may have answered (and stopped reading) before the body was done: its answer says why.
         const early = answered as IncomingMessage | null
         if (early !== null && (early.statusCode ?? 0) >= 300) throw await this.#refused(early)

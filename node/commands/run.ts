@@ -62,7 +62,7 @@ export function nodeCommand (): Command {
     .option('--netuid <n>', 'subnet id on Subtensor, with --chain subtensor (BWN_NETUID)')
     .option('--skip-registration-check', 'start without a UID on the subnet (test networks; BWN_SKIP_REGISTRATION_CHECK)')
     .option('--inflight-mib <n>', `MiB of chunk data the node holds in memory at once (BWN_INFLIGHT_MIB, default ${NODE_DEFAULTS.inflightMib})`)
-    .option('--result-gap-ms <n>', `orchestrators: how long a worker may hold work without a result (BWN_RESULT_GAP_MS, default ${NODE_DEFAULTS.resultGapMs})`)
+    .option('--result-gap-ms <n>', `orchestrators: how long (at least) a worker may hold work without progress or a result (BWN_RESULT_GAP_MS, default ${NODE_DEFAULTS.resultGapMs})`)
     .option('--metrics-port <n>', 'serve /healthz, /readyz and /metrics on this port; 0 picks one (BWN_METRICS_PORT, default off)')
     .option('--metrics-host <addr>', `listen address of the metrics server (BWN_METRICS_HOST, default ${NODE_DEFAULTS.metricsHost})`)
     .option('--test-faults <list>', 'test-only fault switches: corrupt, crash-after-chunk, crash-after-finalize, crash-during-delivery, crash-before-complete, crash-after-complete (BWN_TEST_FAULTS)')

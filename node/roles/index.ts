@@ -163,7 +163,7 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   const metered = (mover: HttpChunkMover): ChunkMover => ctx.metrics ? meteredMover(mover, ctx.metrics, ctx.logger) : mover
   const worker = startWorker(ctx.system, {
     env, self: key.address, net: messenger, mover: metered(new HttpChunkMover(ctx.transport, messenger, { allowPrivate: ctx.config.allowPrivateDestinations }, { budget: inflightBudget(ctx) })),
-    slots: ctx.config.slots, attachTo: ctx.config.attachTo, faults: { corrupt: ctx.config.testFaults.includes('corrupt') }
+    slots: ctx.config.slots, attachTo: ctx.config.attachTo, faults: { corrupt: ctx.config.testFaults.includes('corrupt'), stall: ctx.config.testFaults.includes('stall') }
   })
   routeInbound(auth, WORKER_INBOUND, { worker: worker.ref })
   ctx.onPeerDown((hotkey) => { if (auth.lastKnownRole(hotkey) === 'orchestrator') tell(worker.ref, { type: 'orchestrator-down', hotkey }) })

@@ -2,6 +2,7 @@
 //
 //   coordinator  --task_offer_batch-->  orchestrator  --task_offer-->  worker
 //   coordinator  <--task_assigned-----  orchestrator
+//   coordinator  <--task_progress-----  orchestrator  <--task_progress--  worker   (while moving)
 //   coordinator  <--task_result-------  orchestrator  <--task_result--  worker
 //   coordinator  --task_result_ack--->  orchestrator  --task_result_ack-->  worker
 //   coordinator  --task_cancel------->  orchestrator  --task_cancel-->  worker
@@ -39,7 +40,9 @@ export const TaskOfferBatch = Type.Object({
   batchId: Uuid,
   transferId: Uuid,
   waveKind: Type.Union([Type.Literal('initial'), Type.Literal('recovery')]),
-  offers: Type.Array(TaskOffer, { minItems: 1, maxItems: 64 })
+  offers: Type.Array(TaskOffer, { minItems: 1, maxItems: 64 }),
+  /** Workers the coordinator excluded for a cool-down (its own evidence against them): never routed any of these offers. */
+  excludedWorkers: Type.Optional(Type.Array(Hotkey, { maxItems: 256 }))
 }, { additionalProperties: false })
 export type TaskOfferBatch = Static<typeof TaskOfferBatch>
 
@@ -68,6 +71,26 @@ export const TaskResult = Type.Object({
   via: Type.Union([Type.Literal('http'), Type.Literal('bulk'), Type.Null()])
 }, { additionalProperties: false })
 export type TaskResult = Static<typeof TaskResult>
+
+/**
+ * A worker's progress: `moved`, the bytes it has moved in this session over all the chunks it holds
+ * (for any coordinator), and of each of the receiving coordinator's chunks the bytes that went on to the
+ * destination so far. Sent at most every PROGRESS_INTERVAL_MS (actors/transfer/worker.ts) while bytes
+ * move; the worker's orchestrator relays it to every coordinator whose chunks the worker holds, with
+ * only that coordinator's chunks. A worker busy with one coordinator's chunks keeps the others' queued
+ * work: the overseer takes work back when a worker's progress stops, not when a rate is missed
+ * (docs/transfers.md#overseer).
+ */
+export const TaskProgress = Type.Object({
+  worker: Hotkey,
+  moved: Type.Integer({ minimum: 0 }),
+  attempts: Type.Array(Type.Object({
+    transferId: Uuid,
+    attemptId: Uuid,
+    bytes: Type.Integer({ minimum: 0 })
+  }, { additionalProperties: false }), { maxItems: 1024 })
+}, { additionalProperties: false })
+export type TaskProgress = Static<typeof TaskProgress>
 
 export const AckStatus = Type.Union(['completed', 'failed', 'late_superseded', 'rejected', 'retry'].map(s => Type.Literal(s)))
 export const TaskResultAck = Type.Object({

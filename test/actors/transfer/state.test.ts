@@ -1,4 +1,4 @@
-// The coordinator's pure core on a manual clock: the overseer's 15 s wave / 5 s result-gap rules and
+// The coordinator's pure core on a manual clock: the overseer's 15 s wave timeout and progress rule and
 // their edges, terminal transfers leaving memory, and what hydration does with each state a crash can
 // leave behind (docs/transfers.md#overseer, #recovery-on-start).
 import t from 'tap'
@@ -98,23 +98,108 @@ t.test('wave timeout with no other orchestrator: reassigned to the same one', as
   t.same(again.map(o => o.to), offersOf(wave).map(() => SELF))
 })
 
-t.test('result gap: accepted work with no result for 5 s since acceptance is reassigned; an accepted offer never hits the wave timeout', async t => {
+t.test('result gap: accepted work with no progress and no result for the stall window is reassigned; an accepted offer never hits the wave timeout', async t => {
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 2, ONLY_SELF)
   const offers = offersOf(wave)
   clock.advance(WAVE_TIMEOUT_MS - 1000) // routed late, but routed
   core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
-  clock.advance(2000) // past the wave timeout since dispatch
+  clock.advance(1500) // past the wave timeout since dispatch
   t.same(core.tick(clock.now()).ops, [], 'accepted work is not subject to the wave timeout')
   const gap = core.resultGapFor(CHUNK, 0)
-  t.equal(gap, RESULT_GAP_MS + 1, '5 s plus 1 KiB at 1 MiB/s')
-  clock.advance(gap - 2000 - 1)
-  t.same(core.tick(clock.now()).ops, [], '1 ms before the gap nothing moves')
+  t.equal(gap, RESULT_GAP_MS, 'no delivery measured yet: the floor')
+  clock.advance(gap - 1500 - 1)
+  t.same(core.tick(clock.now()).ops, [], '1 ms before the window nothing moves')
   clock.advance(1)
   const tick = core.tick(clock.now())
   t.same((puts(tick, 'task_attempts') as AttemptRow[]).map(a => [a.state, a.failure_reason, a.worker_id]), offers.map(() => ['superseded', 'result_gap', W1]))
   const recovery = core.planned(id, ONLY_SELF, clock.now())
   t.same(offersOf(recovery).map(o => o.excludeWorkers), offers.map(() => [W1]), 'the quiet worker is avoided for those chunks')
+})
+
+/** A transfer of `chunks` chunks of `length` bytes, planned over this orchestrator alone and given to W1. */
+function heldBy (clock: ManualClock, core: TransferState, chunks: number, length: number): { id: string, offers: Array<OfferDraft & { to: string }> } {
+  const id = `t-${++seq}`
+  core.create(transferRow(id, chunks, { chunk_size: length, total_size: chunks * length }), clock.now())
+  for (let i = 0; i < chunks; i++) core.chunk({ transferId: id, index: i, sha256: sha(i), md5: 'm', length }, clock.now())
+  core.dispatch(id)
+  core.begun(id, 'd1', UPLOAD, null, clock.now())
+  const offers = offersOf(core.planned(id, ONLY_SELF, clock.now()))
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  return { id, offers }
+}
+
+t.test('judged by progress, not by a rate: a slow, steady worker keeps its work for as long as its bytes move', async t => {
+  const clock = new ManualClock()
+  const core = new TransferState({ self: SELF, newId })
+  const MiB = 1024 * 1024
+  const { id, offers } = heldBy(clock, core, 2, 16 * MiB)
+  // 100 s at 0.16 MiB/s per chunk (a 2.5 Mbit/s share of a link): far below any fixed minimum rate.
+  for (let s = 1; s <= 100; s++) {
+    clock.advance(1000)
+    const bytes = Math.floor(16 * MiB * s / 101)
+    core.progress(SELF, { worker: W1, moved: 2 * bytes, attempts: offers.map(o => ({ transferId: id, attemptId: o.attemptId, bytes })) }, clock.now())
+    const moved = puts(core.tick(clock.now()), 'task_attempts')
+    if (moved.length > 0) { t.fail(`reassigned at ${s} s: ${JSON.stringify(moved)}`); return }
+  }
+  t.pass('100 s of steady progress: nothing reassigned')
+  // Progress stops: the window runs from the last report that moved the bytes on.
+  clock.advance(RESULT_GAP_MS - 1)
+  t.same(core.tick(clock.now()).ops, [], 'within the window after the last progress')
+  clock.advance(1)
+  t.same((puts(core.tick(clock.now()), 'task_attempts') as AttemptRow[]).map(a => a.failure_reason), ['result_gap', 'result_gap'], 'progress stopped: the work moves')
+})
+
+t.test('progress counts only from the worker holding the attempt, through its orchestrator, and only when the bytes move on', async t => {
+  const clock = new ManualClock()
+  const core = new TransferState({ self: SELF, newId })
+  const MiB = 1024 * 1024
+  const { id, offers } = heldBy(clock, core, 1, 16 * MiB)
+  const o = offers[0]!
+  const report = (from: string, worker: string, bytes: number): void => { core.progress(from, { worker, moved: 0, attempts: [{ transferId: id, attemptId: o.attemptId, bytes }] }, clock.now()) }
+  clock.advance(1500)
+  report(OTHER, W1, 4 * MiB) // another orchestrator speaking for W1
+  report(SELF, W2, 4 * MiB) // another worker
+  report(SELF, W1, 32 * 1024) // under MIN_PROGRESS_BYTES
+  clock.advance(500)
+  t.match(puts(core.tick(clock.now()), 'task_attempts'), [{ id: o.attemptId, failure_reason: 'result_gap' }], 'none of those restarted the window')
+})
+
+t.test('a worker busy with other coordinators\' chunks keeps this one\'s queued work while its session total moves on', async t => {
+  const clock = new ManualClock()
+  const core = new TransferState({ self: SELF, newId })
+  const MiB = 1024 * 1024
+  const { offers } = heldBy(clock, core, 2, 16 * MiB)
+  // Its link carries another coordinator's chunks: none of ours move, but its total does.
+  let moved = 10 * MiB
+  core.progress(SELF, { worker: W1, moved, attempts: [] }, clock.now())
+  for (let s = 1; s <= 30; s++) {
+    clock.advance(1000)
+    moved += MiB
+    core.progress(SELF, { worker: W1, moved, attempts: [] }, clock.now())
+    if (puts(core.tick(clock.now()), 'task_attempts').length > 0) { t.fail(`our queued chunks were taken back at ${s} s`); return }
+  }
+  t.pass('30 s queued behind other work: kept')
+  // A total that does not move on (or restarts lower, a new session) is no progress.
+  clock.advance(1000)
+  core.progress(SELF, { worker: W1, moved: 0, attempts: [] }, clock.now())
+  clock.advance(RESULT_GAP_MS - 1000)
+  t.same((puts(core.tick(clock.now()), 'task_attempts') as AttemptRow[]).map(a => a.id).sort(), offers.map(o => o.attemptId).sort(), 'its total stopped: our chunks move')
+})
+
+t.test('the stall window follows the measured rate: twice a chunk\'s time at the median of recent deliveries', async t => {
+  const clock = new ManualClock()
+  const core = new TransferState({ self: SELF, newId })
+  const MiB = 1024 * 1024
+  const { id, offers } = heldBy(clock, core, 3, 8 * MiB)
+  // Three deliveries at 4, 2 and 1 MiB/s (acceptance to result): the median is 2 MiB/s.
+  clock.advance(2000); result(core, offers[2]!, W1, clock.now()) // 8 MiB in 2 s: 4 MiB/s
+  clock.advance(2000); result(core, offers[1]!, W1, clock.now()) // in 4 s: 2 MiB/s
+  clock.advance(4000); result(core, offers[0]!, W1, clock.now()) // in 8 s: 1 MiB/s
+  t.equal(core.measuredRate(), 2 * MiB, 'the median of the three')
+  t.equal(core.resultGapFor(8 * MiB, 0), 8000, 'twice 8 MiB at 2 MiB/s')
+  t.equal(core.resultGapFor(1 * MiB, 0), RESULT_GAP_MS, 'a small chunk: the floor')
+  t.equal(core.get(id)?.row.chunks_delivered, 0, 'the deliveries are being checked')
 })
 
 t.test('result gap is per worker: a result for any transfer keeps a worker\'s queued work', async t => {
@@ -141,13 +226,13 @@ t.test('result gap is per worker: a result for any transfer keeps a worker\'s qu
   t.same((puts(tick, 'task_attempts') as AttemptRow[]).map(x => x.chunk_index), [2], 'only the work still held after a real gap moves')
 })
 
-t.test('the result gap grows with the chunk and doubles once the same chunk has stalled', async t => {
+t.test('the stall window doubles once the same chunk has stalled', async t => {
   const core = new TransferState({ self: SELF })
   const MiB = 1024 * 1024
-  t.equal(core.resultGapFor(16 * MiB, 0), 21_000, 'a 16 MiB chunk: 5 s plus 16 s at 1 MiB/s')
-  t.equal(core.resultGapFor(16 * MiB, 1), 42_000)
-  t.equal(core.resultGapFor(16 * MiB, 5), 42_000, 'doubled once, not more: a dead network still fails the transfer in minutes')
-  t.equal(new TransferState({ self: SELF, config: { resultGapMs: 100, minWorkerRate: 1000 } }).resultGapFor(1000, 0), 1100, 'both are settings')
+  t.equal(core.resultGapFor(16 * MiB, 0), RESULT_GAP_MS, 'no rate measured: the floor, whatever the chunk')
+  t.equal(core.resultGapFor(16 * MiB, 1), 2 * RESULT_GAP_MS)
+  t.equal(core.resultGapFor(16 * MiB, 5), 2 * RESULT_GAP_MS, 'doubled once, not more: a dead network still fails the transfer in minutes')
+  t.equal(new TransferState({ self: SELF, config: { resultGapMs: 100 } }).resultGapFor(1000, 0), 100, 'the floor is a setting')
 
   // On the clock: a chunk that stalled once is given twice as long the next time.
   const clock = new ManualClock()

@@ -14,13 +14,6 @@ export const DHT_PORT = 49737
 export const API_PORT = 8000
 export const METRICS_PORT = 9464
 export const DEST_PORT = 8080
-/**
- * Workers on 100 Mbit/s links with 4 slots need ~11 s per 16 MiB chunk (pulled and pushed at a
- * quarter of the link each): far above the coordinator's default 5 s result gap, which would take the
- * work away again and again. docs/node.md#slow-worker-links.
- */
-export const RESULT_GAP_MS = 20_000
-
 export interface NetworkOptions {
   workers: number
   /** Cap of each worker's link (Mbit/s). */
@@ -94,7 +87,7 @@ export async function startNetwork (o: NetworkOptions): Promise<Network> {
 
     const orchIp = lab.host('orch').ip
     const orchestrator = lab.bwnet('orch', ['node', '--role', 'orchestrator', ...nodeFlags(orchIp, boot, orchestratorData),
-      '--block-time-ms', '1000', '--blocks-per-epoch', '10', '--result-gap-ms', String(RESULT_GAP_MS), ...(o.flags?.orchestrator ?? [])], env, o.nodeArgs?.orch)
+      '--block-time-ms', '1000', '--blocks-per-epoch', '10', ...(o.flags?.orchestrator ?? [])], env, o.nodeArgs?.orch)
     const ready = await orchestrator.waitFor(l => l.event === 'node_ready', 60_000, 'orchestrator ready')
     const orchestratorHotkey = ready.hotkey as string
     const api = `http://${orchIp}:${API_PORT}`

@@ -95,10 +95,45 @@ t.test('a coordinator that refuses the pull, or never answers within the move\'s
   odd.listen(0, '127.0.0.1'); await once(odd, 'listening')
   t.teardown(() => { for (const r of held) r.destroy(); odd.closeAllConnections(); odd.close() })
   const base = `http://127.0.0.1:${(odd.address() as AddressInfo).port}`
+  // The refusal with the default idle time (a busy machine may take longer than a short one to answer).
+  const patient = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK)
+  await t.rejects(patient.move(offer(`${base}/gone`, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'source_refused', message: /404/ })
   const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK, { moveTimeoutMs: 300 })
-  await t.rejects(mover.move(offer(`${base}/gone`, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'source_refused', message: /404/ })
   await t.rejects(mover.move(offer(`${base}/silent`, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'source_unreachable', message: /in time/ })
   t.equal(s.received.length, 0, 'nothing was PUT')
+})
+
+t.test('judged by progress: a slow source that keeps sending outlives the idle time; one that stops mid-body fails as move_stalled', async t => {
+  const body = randomBytes(1024 * 1024)
+  const s = await servers(t, body)
+  const timers: NodeJS.Timeout[] = []
+  // 64 KiB every 40 ms: the whole body takes about 0.65 s, over twice the mover's 300 ms idle time.
+  const trickle = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-length': String(body.length) })
+    let off = 0
+    const stopAt = req.url === '/stops' ? body.length >> 1 : body.length
+    const timer = setInterval(() => {
+      if (off >= stopAt) { clearInterval(timer); if (stopAt === body.length) res.end(); return }
+      res.write(body.subarray(off, off + 64 * 1024)); off += 64 * 1024
+    }, 40)
+    timers.push(timer)
+  })
+  trickle.listen(0, '127.0.0.1'); await once(trickle, 'listening')
+  t.teardown(() => { for (const x of timers) clearInterval(x); trickle.closeAllConnections(); trickle.close() })
+  const base = `http://127.0.0.1:${(trickle.address() as AddressInfo).port}`
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK, { moveTimeoutMs: 300 })
+  let reading: (() => number) | null = null
+  const readings: number[] = []
+  const sampler = setInterval(() => { if (reading !== null) readings.push(reading()) }, 20)
+  t.teardown(() => clearInterval(sampler))
+  const t0 = Date.now()
+  const r = await mover.move(offer(`${base}/slow`, s.destUrl, body), { signal: new AbortController().signal, corrupt: false, progress: (read) => { reading = read } })
+  t.ok(Date.now() - t0 > 300, `the move took ${Date.now() - t0} ms, longer than the idle time`)
+  t.equal(r.sha256, sha256(body), 'and delivered every byte')
+  t.equal(s.received[0]!.sha256, sha256(body))
+  t.equal(reading!(), body.length, 'the progress reading ends at the chunk\'s length')
+  t.ok(readings.some(b => b > 0 && b < body.length), 'and read part-way while it moved')
+  await t.rejects(mover.move(offer(`${base}/stops`, s.destUrl, body), { signal: new AbortController().signal, corrupt: false }), { code: 'move_stalled', message: /no progress/ })
 })
 
 t.test('a corrupting worker writes flipped bytes and reports the hash of what it pulled', async t => {
