@@ -7,8 +7,18 @@ import { DevChain, serveChain, RemoteChain, RAO_PER_ALPHA, type Chain, type DevC
 export const NODE_REGISTRATION_COST_RAO = RAO_PER_ALPHA // 1 α
 /** Stake a validator needs for a permit on a node's dev chain. */
 export const NODE_MIN_VALIDATOR_STAKE_RAO = RAO_PER_ALPHA // 1 α
-/** Stake the devnet gives its own validators. */
+/** Stake the devnet gives its own validators (the first; later ones hold less, see below). */
 export const DEVNET_VALIDATOR_STAKE_RAO = 1_000n * RAO_PER_ALPHA // 1000 α
+const DEVNET_VALIDATOR_STAKE_STEP_RAO = 100n * RAO_PER_ALPHA // 100 α less for each further validator
+
+/**
+ * Stake of the devnet's `n`-th validator (1-based): 1000 α, 900 α, 800 α, … down to 100 α for the tenth.
+ * Unequal on purpose, so the stake-weighted PRISM consensus shows (docs/validators.md).
+ */
+export function devnetValidatorStakeRao (n: number): bigint {
+  if (!Number.isSafeInteger(n) || n < 1 || n > 10) throw new RangeError(`devnet validator ${n}: 1 to 10`)
+  return DEVNET_VALIDATOR_STAKE_RAO - BigInt(n - 1) * DEVNET_VALIDATOR_STAKE_STEP_RAO
+}
 import type { Messenger } from './messenger.ts'
 import type { KeyPair } from '../protocol/index.ts'
 import type { NodeConfig } from './config.ts'

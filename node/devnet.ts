@@ -1,5 +1,6 @@
 // The devnet: a whole network in one process on loopback — a local hyperdht testnet, one
-// orchestrator with the API, N workers and one validator — the embedded default `make run` starts.
+// orchestrator with the API, N workers and one validator (or several, with unequal stakes:
+// `validators`) — the embedded default `make run` starts.
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { pino } from 'pino'
@@ -9,7 +10,7 @@ import createTestnet, { type Testnet } from 'hyperdht/testnet.js'
 import { nodeIdOf, type Role } from '../protocol/index.ts'
 import { BwnetNode, type NodeInfo } from './node.ts'
 import { loadOrCreateKeystore } from './keystore.ts'
-import { DEVNET_VALIDATOR_STAKE_RAO } from './chain.ts'
+import { DEVNET_VALIDATOR_STAKE_RAO, devnetValidatorStakeRao } from './chain.ts'
 import { NODE_DEFAULTS, type DevnetConfig, type NodeConfig } from './config.ts'
 import type { Pino } from './logger.ts'
 
@@ -80,11 +81,15 @@ export class Devnet {
     const base = { ...NODE_DEFAULTS, network: DEVNET_NETWORK_ID, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel, blockTimeMs: DEVNET_BLOCK_TIME_MS, blocksPerEpoch: DEVNET_BLOCKS_PER_EPOCH, verifySampleRate: 1, inflightMib: config.inflightMib ?? NODE_DEFAULTS.inflightMib,
       // Everything in a devnet lives on loopback, its destinations too: the operator's explicit choice.
       allowPrivateDestinations: true, testFaults: config.testFaults ?? [] } as NodeConfig
-    const plan: Array<{ name: string, cfg: NodeConfig }> = [
+    const plan: Array<{ name: string, cfg: NodeConfig, stakeRao?: bigint }> = [
       { name: 'orchestrator', cfg: { ...base, role: 'orchestrator', port: config.port, data: join(config.data, 'orchestrator') } }
     ]
     for (let i = 1; i <= config.workers; i++) plan.push({ name: `worker-${i}`, cfg: { ...base, role: 'worker', port: 0, data: join(config.data, `worker-${i}`) } })
-    plan.push({ name: 'validator', cfg: { ...base, role: 'validator', port: 0, data: join(config.data, 'validator') } })
+    // The first validator keeps the name (and data directory) of a one-validator devnet.
+    for (let i = 1; i <= (config.validators ?? 1); i++) {
+      const name = i === 1 ? 'validator' : `validator-${i}`
+      plan.push({ name, cfg: { ...base, role: 'validator', port: 0, data: join(config.data, name) }, stakeRao: devnetValidatorStakeRao(i) })
+    }
 
     const make = ({ name, cfg }: { name: string, cfg: NodeConfig }): void => {
       this.nodes.push({ name, node: new BwnetNode({ config: cfg, logger: this.logger.child({ node: name }), dht: this.testnet.createNode() }) })
@@ -94,7 +99,7 @@ export class Devnet {
       make(plan[0]!)
       await this.orchestrator.start()
       // The devnet registers its own nodes on its chain (roles come from registrations, not announces).
-      for (const p of plan.slice(1)) await this.enroll(p.cfg.data, p.cfg.role)
+      for (const p of plan.slice(1)) await this.enroll(p.cfg.data, p.cfg.role, p.stakeRao)
       const rest = plan.slice(1).map(p => ({ name: p.name, cfg: { ...p.cfg, chainHost: this.orchestrator.key.address } }))
       if ((config.threads ?? 1) === 2) {
         await this.#startThread(rest)
@@ -177,14 +182,15 @@ export class Devnet {
 
   /**
    * Registers the node whose data directory is `data` (its identity created there if new) on the
-   * devnet's chain in `role`; validators get stake, hence a permit. Returns the node's hotkey.
+   * devnet's chain in `role`; validators get stake (`stakeRao`, 1000 α by default), hence a permit.
+   * Returns the node's hotkey.
    */
-  async enroll (data: string, role: Role): Promise<string> {
+  async enroll (data: string, role: Role, stakeRao: bigint = DEVNET_VALIDATOR_STAKE_RAO): Promise<string> {
     const chain = this.orchestrator.devChain
     if (chain === undefined) throw new Error('the devnet orchestrator hosts no chain')
     await mkdir(data, { recursive: true })
     const { key } = await loadOrCreateKeystore(join(data, 'hotkey.json'))
-    await chain.enroll(key.address, role, role === 'validator' ? { stakeRao: DEVNET_VALIDATOR_STAKE_RAO } : {})
+    await chain.enroll(key.address, role, role === 'validator' ? { stakeRao } : {})
     return key.address
   }
 

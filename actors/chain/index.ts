@@ -2,3 +2,4 @@
 export * from './ports.ts'
 export * from './dev-chain.ts'
 export * from './remote.ts'
+export * from './validator-stakes.ts'

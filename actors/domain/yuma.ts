@@ -9,6 +9,28 @@ export const YUMA_SCALE = 10n ** 18n
 /** κ: the share of stake that must support a weight for it to survive clipping (Bittensor default 0.5). */
 export const YUMA_KAPPA_PARTS = YUMA_SCALE / 2n
 
+/** Whether `stake` is at least κ of `totalStake` (exact). */
+export function kappaHolds (stake: bigint, totalStake: bigint, kappaParts: bigint = YUMA_KAPPA_PARTS): boolean {
+  return totalStake > 0n && stake * YUMA_SCALE >= totalStake * kappaParts
+}
+
+/**
+ * The stake-weighted κ-quantile of a column: the largest value v such that the entries whose value is
+ * ≥ v hold at least κ of `totalStake`. `totalStake` may exceed the entries' stake (validators that gave
+ * nothing); undefined when the entries together do not reach κ of it.
+ */
+export function kappaQuantile<T> (entries: ReadonlyArray<{ value: T, stake: bigint }>, totalStake: bigint, compare: (a: T, b: T) => number, kappaParts: bigint = YUMA_KAPPA_PARTS): T | undefined {
+  const desc = entries.filter(e => e.stake > 0n).sort((a, b) => compare(b.value, a.value))
+  let acc = 0n
+  for (const e of desc) {
+    acc += e.stake
+    if (kappaHolds(acc, totalStake, kappaParts)) return e.value
+  }
+  return undefined
+}
+
+const compareBigint = (a: bigint, b: bigint): number => (a === b ? 0 : a < b ? -1 : 1)
+
 export interface StakedVector {
   /** The validator's stake (rao); 0 contributes nothing. */
   stake: bigint
@@ -45,17 +67,10 @@ export function yumaConsensus (vectors: readonly StakedVector[], kappaParts: big
     return { stake: r.stake, m }
   })
   const uids = [...new Set(norm.flatMap(r => [...r.m.keys()]))].sort((a, b) => a - b)
-  const needed = totalStake * kappaParts // compared against stake × YUMA_SCALE
   const out: YumaRank[] = []
   for (const uid of uids) {
     // The largest weight w such that the validators giving this UID at least w hold ≥ κ of the stake.
-    const col = norm.map(r => ({ w: r.m.get(uid) ?? 0n, stake: r.stake })).sort((a, b) => (a.w === b.w ? 0 : a.w > b.w ? -1 : 1))
-    let acc = 0n
-    let consensus = 0n
-    for (const c of col) {
-      acc += c.stake
-      if (acc * YUMA_SCALE >= needed) { consensus = c.w; break }
-    }
+    const consensus = kappaQuantile(norm.map(r => ({ value: r.m.get(uid) ?? 0n, stake: r.stake })), totalStake, compareBigint, kappaParts) ?? 0n
     let rank = 0n
     for (const r of norm) {
       const w = r.m.get(uid) ?? 0n

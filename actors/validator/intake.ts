@@ -1,55 +1,188 @@
 // What an orchestrator takes in from the validators: PRISM scores (its routing weights and the pools
-// telemetry reports, the latest copy kept for GET /chain/prism) and published snapshots (each copy a
-// stake-weighted vote, actors/validator/snapshot-votes.ts). Senders are checked by the wiring (a
-// registered validator) before anything reaches here. docs/validation.md.
-import type { Logger, Store } from '../ports.ts'
+// telemetry reports) and published snapshots (each copy a stake-weighted vote,
+// actors/validator/snapshot-votes.ts). Senders are checked by the wiring (a permitted validator) before
+// anything reaches here. PRISM scores are never taken from the last validator heard: each validator's
+// latest vector is kept (and stored), and routing uses their stake-weighted consensus
+// (actors/domain/prism-consensus.ts) over every permitted validator's stake. Vectors labelled with an
+// epoch the chain has not reached, or older than the window below, are refused. docs/validators.md.
+import type { Logger, Store, StoreOp } from '../ports.ts'
 import type { PrismScores, SnapshotPublished } from '../../protocol/index.ts'
+import { prismConsensus, type PrismConsensus, type PrismScore, type ValidatorVector } from '../domain/prism-consensus.ts'
+import { collect, prefixRange } from '../store.ts'
 import { KEYS } from './snapshots.ts'
 import { voteSnapshot, idMatchesContent } from './snapshot-votes.ts'
 
-export const PRISM_LATEST_KEY = 'prism/latest' // meta table
+/** Meta rows: a validator's vector (epoch, computedAt) and one row per orchestrator it scored. */
+export const PRISM_VECTOR_PREFIX = 'prism/vec/'
+export const PRISM_SCORE_PREFIX = 'prism/score/'
+/** The single "latest scores" row of earlier versions, removed on load. */
+const LEGACY_LATEST_KEY = 'prism/latest'
+/**
+ * Epochs before the last closed one whose scores still count (1: the last closed epoch, which
+ * validators label their scores with, and the one before it, for a validator whose view of the chain
+ * lags a close). Older vectors are refused, and stop counting once the chain moves past them.
+ */
+export const PRISM_MAX_AGE_EPOCHS = 1
 export type Pool = 'qualifying' | 'qualified' | 'unscored'
+export type PrismRefusal = 'future_epoch' | 'stale_epoch' | 'older_than_held' | 'chain_unavailable' | 'not_stored'
 
-/** The latest PRISM scores a validator published, as GET /chain/prism serves them. */
+/** One validator's vector as GET /chain/prism lists it, with the stake it counts with. */
+export interface PrismValidatorView {
+  hotkey: string
+  stakeRao: string
+  epoch: number
+  computedAt: number
+  scores: PrismScore[]
+}
+
+/** The consensus GET /chain/prism serves, with the vectors it was taken over. */
 export interface PrismLatest {
+  /** The validator whose vector the consensus is when it alone holds the deciding stake; else null. */
   validator: string | null
   epoch: number | null
   computedAt: number | null
-  scores: PrismScores['scores']
+  scores: PrismScore[]
+  /** Stake of every permitted validator (rao), the consensus's denominator; null until known. */
+  totalStakeRao: string | null
+  validators: PrismValidatorView[]
+}
+
+/** What the consensus needs of the chain. */
+export interface PrismChainView {
+  /** The head block's epoch and the last closed epoch. */
+  epochs (): Promise<{ current: number, lastClosed: number }>
+  /** Every validator holding a permit now, with its stake (rao). */
+  validatorStakes (): Promise<ReadonlyMap<string, bigint>>
 }
 
 export interface ValidatorIntakeDeps {
   store: Store
   logger: Logger
+  chain: PrismChainView
   /** Disconnects and scores a validator that sent a copy whose id does not match its content. */
   penalize (validator: string, detail: string): void
 }
 
 export interface ValidatorIntake {
-  /** A registered validator's PRISM scores: the routing weights from now on. */
-  prism (from: string, body: PrismScores): void
+  /** A permitted validator's PRISM scores: its vector from now on, unless refused. Resolves once decided. */
+  prism (from: string, body: PrismScores): Promise<'accepted' | PrismRefusal>
+  /** Re-takes the consensus (stakes and epochs may have moved): at start and after each epoch close. */
+  refresh (): Promise<void>
   /** A registered validator's published snapshot, a vote weighted by its stake. Resolves once counted. */
   snapshot (from: string, body: SnapshotPublished, stakeRao: bigint): Promise<void>
-  /** The routing score of an orchestrator (undefined until a validator scored it). */
+  /** The consensus routing score of an orchestrator (undefined while validators holding κ of the stake have not scored it). */
   routingScore (hotkey: string): number | undefined
-  /** The PRISM pool of an orchestrator. */
+  /** The consensus PRISM pool of an orchestrator. */
   poolOf (hotkey: string): Pool
   latestPrism (): Promise<PrismLatest>
 }
 
+const EMPTY: PrismLatest = { validator: null, epoch: null, computedAt: null, scores: [], totalStakeRao: null, validators: [] }
+interface VectorRow { epoch: number, computedAt: number }
+
 export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
   const log = deps.logger.child({ component: 'validator-intake' })
-  const routing = new Map<string, number>()
-  const pools = new Map<string, 'qualifying' | 'qualified'>()
-  const meta = deps.store.table<PrismScores & { validator: string }>('meta')
-  let prismWrites: Promise<void> = Promise.resolve()
+  const meta = deps.store.table<unknown>('meta')
+  const vectors = new Map<string, ValidatorVector>()
+  let routing = new Map<string, number>()
+  let pools = new Map<string, 'qualifying' | 'qualified'>()
+  let served: PrismLatest = EMPTY
+  let lastEpochs: { current: number, lastClosed: number } | null = null
+  // Vectors are taken in and the consensus re-taken one at a time.
+  let queue: Promise<unknown> = Promise.resolve()
+  const serial = <T> (fn: () => Promise<T>): Promise<T> => {
+    const run = queue.then(fn)
+    queue = run.catch(() => {})
+    return run
+  }
   // One vote at a time: each re-decides its group from every vote stored.
   let votes: Promise<void> = Promise.resolve()
+
+  const loaded = serial(async () => {
+    const rows = await collect(meta, prefixRange(PRISM_VECTOR_PREFIX))
+    for (const [k, v] of rows) {
+      const validator = k.slice(PRISM_VECTOR_PREFIX.length)
+      const scores = (await collect(meta, prefixRange(`${PRISM_SCORE_PREFIX}${validator}/`))).map(([, s]) => s as PrismScore)
+      vectors.set(validator, { validator, epoch: (v as VectorRow).epoch, computedAt: (v as VectorRow).computedAt, scores })
+    }
+    if (await meta.get(LEGACY_LATEST_KEY) !== undefined) await meta.del(LEGACY_LATEST_KEY)
+  }).catch((err: Error) => log.warn({ err: err.message }, 'stored PRISM vectors not loaded'))
+
+  const epochsNow = async (): Promise<{ current: number, lastClosed: number } | null> => {
+    try { lastEpochs = await deps.chain.epochs() } catch (err) {
+      log.warn({ err: (err as Error).message }, 'chain head unavailable; the last one known is used')
+    }
+    return lastEpochs
+  }
+  const fresh = (v: { epoch: number }, e: { current: number, lastClosed: number }): boolean => v.epoch <= e.current && v.epoch >= e.lastClosed - PRISM_MAX_AGE_EPOCHS
+  const scoreOps = (validator: string, scores: readonly PrismScore[], type: 'put' | 'del'): StoreOp[] =>
+    scores.map(s => (type === 'put' ? { type, table: 'meta', key: `${PRISM_SCORE_PREFIX}${validator}/${s.hotkey}`, value: s } : { type, table: 'meta', key: `${PRISM_SCORE_PREFIX}${validator}/${s.hotkey}` }))
+
+  /** Drops vectors that no longer count, then combines the rest by the validators' current stakes. */
+  const recompute = async (e: { current: number, lastClosed: number }): Promise<void> => {
+    let stakes: ReadonlyMap<string, bigint>
+    try { stakes = await deps.chain.validatorStakes() } catch (err) {
+      log.warn({ err: (err as Error).message }, 'validator stakes unavailable; the consensus stays as it was')
+      return
+    }
+    const ops: StoreOp[] = []
+    for (const v of [...vectors.values()]) {
+      if (fresh(v, e)) continue
+      vectors.delete(v.validator)
+      ops.push({ type: 'del', table: 'meta', key: `${PRISM_VECTOR_PREFIX}${v.validator}` }, ...scoreOps(v.validator, v.scores, 'del'))
+    }
+    if (ops.length > 0) await deps.store.batch(ops).catch((err: Error) => log.warn({ err: err.message }, 'stale PRISM vectors not removed'))
+    const counted = [...vectors.values()].filter(v => stakes.has(v.validator))
+    const c: PrismConsensus = prismConsensus(counted, stakes)
+    routing = new Map(c.scores.map(s => [s.hotkey, s.routingScore]))
+    pools = new Map(c.scores.map(s => [s.hotkey, s.pool]))
+    served = {
+      validator: c.validator, epoch: c.epoch, computedAt: c.computedAt, scores: c.scores, totalStakeRao: c.totalStake.toString(),
+      validators: counted
+        .map(v => ({ hotkey: v.validator, stake: stakes.get(v.validator)!, epoch: v.epoch, computedAt: v.computedAt, scores: [...v.scores] }))
+        .sort((a, b) => (a.stake === b.stake ? (a.hotkey < b.hotkey ? -1 : 1) : a.stake > b.stake ? -1 : 1))
+        .map(({ stake, ...v }) => ({ ...v, stakeRao: stake.toString() }))
+    }
+  }
+
   return {
     prism (from, body) {
-      for (const s of body.scores) { routing.set(s.hotkey, s.routingScore); pools.set(s.hotkey, s.pool) }
-      prismWrites = prismWrites.then(() => meta.put(PRISM_LATEST_KEY, { validator: from, ...body }))
-        .catch((err: Error) => log.warn({ err: err.message }, 'PRISM scores not stored'))
+      return serial(async () => {
+        await loaded
+        const e = await epochsNow()
+        const held = vectors.get(from)
+        const reason: PrismRefusal | null = e === null
+          ? 'chain_unavailable'
+          : body.epoch > e.current ? 'future_epoch' : !fresh(body, e) ? 'stale_epoch' : held !== undefined && body.epoch < held.epoch ? 'older_than_held' : null
+        if (reason !== null) {
+          log.warn({ validator: from, epoch: body.epoch, current: e?.current, lastClosed: e?.lastClosed, heldEpoch: held?.epoch, reason, event: 'prism_scores_refused' }, 'PRISM scores refused')
+          return reason
+        }
+        // One score per orchestrator (a repeated hotkey: the last one).
+        const scores = [...new Map(body.scores.map(s => [s.hotkey, s])).values()]
+        const gone = held === undefined ? [] : held.scores.filter(s => !scores.some(n => n.hotkey === s.hotkey))
+        try {
+          await deps.store.batch([
+            ...scoreOps(from, gone, 'del'),
+            { type: 'put', table: 'meta', key: `${PRISM_VECTOR_PREFIX}${from}`, value: { epoch: body.epoch, computedAt: body.computedAt } satisfies VectorRow },
+            ...scoreOps(from, scores, 'put')
+          ])
+        } catch (err) {
+          log.warn({ err: (err as Error).message, validator: from }, 'PRISM scores not stored')
+          return 'not_stored'
+        }
+        vectors.set(from, { validator: from, epoch: body.epoch, computedAt: body.computedAt, scores })
+        await recompute(e!)
+        log.debug({ validator: from, epoch: body.epoch, orchestrators: scores.length, event: 'prism_scores_taken' }, 'PRISM scores taken in')
+        return 'accepted'
+      })
+    },
+    refresh () {
+      return serial(async () => {
+        await loaded
+        const e = await epochsNow()
+        if (e !== null) await recompute(e)
+      }).catch((err: Error) => { log.warn({ err: err.message }, 'PRISM consensus not refreshed') })
     },
     snapshot (from, body, stakeRao) {
       const snapshot = body.snapshot as SnapshotPublished['snapshot'] & Record<string, unknown>
@@ -63,11 +196,8 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
     routingScore: (hotkey) => routing.get(hotkey),
     poolOf: (hotkey) => pools.get(hotkey) ?? 'unscored',
     async latestPrism () {
-      await prismWrites
-      const latest = await meta.get(PRISM_LATEST_KEY)
-      return latest === undefined
-        ? { validator: null, epoch: null, computedAt: null, scores: [] }
-        : { validator: latest.validator, epoch: latest.epoch, computedAt: latest.computedAt, scores: latest.scores }
+      await queue
+      return served
     }
   }
 }

@@ -204,7 +204,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The latest PRISM scores a validator published (the routing weights this orchestrator uses) */
+        /** The PRISM scores this orchestrator routes by: the stake-weighted consensus of the validators' latest scores, and each vector */
         get: operations["getChainPrism"];
         put?: never;
         post?: never;
@@ -2744,7 +2744,9 @@ export interface operations {
                 content: {
                     "application/json": {
                         computedAt: number | null;
+                        /** @description the latest epoch validators holding at least half the stake have reported; null without consensus */
                         epoch: number | null;
+                        /** @description the consensus: orchestrators scored by validators holding at least half the stake (docs/formulas.md#prism-consensus) */
                         scores: {
                             activeTimeRatio?: number;
                             finalScore: number;
@@ -2754,7 +2756,27 @@ export interface operations {
                             readinessMultiplier?: number;
                             routingScore: number;
                         }[];
+                        /** @description stake of every permitted validator, the consensus's denominator; null until the chain answered */
+                        totalStakeRao: string | null;
+                        /** @description the validator that holds the deciding stake alone (the consensus is its vector); null when several combine or none count */
                         validator: string | null;
+                        /** @description each permitted validator's latest vector that counts (fresh epoch), most stake first */
+                        validators: {
+                            computedAt: number;
+                            epoch: number;
+                            hotkey: string;
+                            scores: {
+                                activeTimeRatio?: number;
+                                finalScore: number;
+                                hotkey: string;
+                                penaltyMultiplier: number;
+                                pool: string;
+                                readinessMultiplier?: number;
+                                routingScore: number;
+                            }[];
+                            /** @description rao (1 α = 10⁹ rao), as a decimal string */
+                            stakeRao: string;
+                        }[];
                     };
                 };
             };

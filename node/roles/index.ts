@@ -20,7 +20,7 @@ import { validatorIntake } from '../../actors/validator/intake.ts'
 import { deferredEpochs, replicateSnapshots } from '../../actors/validator/lifecycle.ts'
 import { keepRegistered } from '../../actors/chain/registration.ts'
 import { ORCHESTRATOR_INBOUND, WORKER_INBOUND, type InboundRoute } from '../../actors/transfer/inbound.ts'
-import { DevChain, type Chain } from '../../actors/chain/index.ts'
+import { DevChain, validatorsView, type Chain } from '../../actors/chain/index.ts'
 import { checkVerifyRequest } from '../verify-evidence.ts'
 import { authorityOf, type PrismScores, type SnapshotPublished, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
@@ -29,7 +29,7 @@ import { InflightBudget } from '../adapters/inflight-budget.ts'
 import chainRoutes from '../../api/routes/chain.ts'
 import prismRoutes from '../../api/routes/prism.ts'
 import { authGuard } from '../../api/plugins/auth.ts'
-import type { PeerAuth } from '../peer-auth.ts'
+import { parseTrustedPeers, type PeerAuth } from '../peer-auth.ts'
 import type { RoleContext, RoleHandle } from './types.ts'
 import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics } from '../metrics-ports.ts'
 
@@ -56,8 +56,13 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const source = { key, store, blobs, clock, baseUrl: publicBase }
   const budget = inflightBudget(ctx)
   let service: NodeTransferService | null = null
-  // PRISM scores (routing weights, pools) and snapshot votes from the validators.
-  const intake = validatorIntake({ store, logger: ctx.logger, penalize: (v, detail) => messenger.penalize(v, 'unauthorized', detail) })
+  // PRISM scores (routing weights, pools: their consensus over the validators' stake) and snapshot votes.
+  let chainForIntake: Chain | null = null
+  const trustedValidators = [...parseTrustedPeers(ctx.config.trustedPeers)].filter(([, r]) => r === 'validator').map(([h]) => h)
+  const intake = validatorIntake({
+    store, logger: ctx.logger, penalize: (v, detail) => messenger.penalize(v, 'unauthorized', detail),
+    chain: validatorsView(() => { if (chainForIntake === null) throw new Error('chain not open yet'); return chainForIntake }, trustedValidators)
+  })
   const telemetry = await startTelemetry(ctx.system, {
     env, store,
     poolOf: (hotkey) => intake.poolOf(hotkey),
@@ -76,6 +81,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     ? await hostDevChain({ store, clock, logger: ctx.logger, messenger }, { blockTimeMs: ctx.config.blockTimeMs, blocksPerEpoch: ctx.config.blocksPerEpoch, registrationCostRao: NODE_REGISTRATION_COST_RAO, minValidatorStakeRao: NODE_MIN_VALIDATOR_STAKE_RAO })
     : remoteChain({ clock, logger: ctx.logger, messenger }, ctx.config.chainHost)
   auth.useChain(nodeChain.chain)
+  chainForIntake = nodeChain.chain
   const devChain = nodeChain.dev && nodeChain.chain instanceof DevChain ? nodeChain.chain : undefined
   // The chain host registers itself (the network's operator pays); any other orchestrator must have
   // been registered by its operator: `register` is idempotent and burns nothing for a registered key.
@@ -84,7 +90,10 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const registration = keepRegistered({ chain: nodeChain.chain, clock, logger: ctx.logger, hotkey: key.address, role: 'orchestrator' })
   const unmeterChain = ctx.metrics ? nodeChain.chain.subscribe(chainMetrics(ctx.metrics, ctx.logger, 'debug')) : () => {}
   const meter = ctx.metrics ? coordinatorMetrics(ctx.metrics) : () => {}
-  auth.on('prism_scores', 'validator', (m) => intake.prism(m.from, m.body as PrismScores))
+  auth.on('prism_scores', 'validator', (m) => { void intake.prism(m.from, m.body as PrismScores) })
+  // Stakes, permits and the epochs that count move with the chain: the consensus is re-taken at each close.
+  void intake.refresh()
+  const unsubscribeIntake = nodeChain.chain.subscribe({ epochClosed: () => { void intake.refresh() } })
   auth.on('snapshot_published', 'validator', (m, _peer, standing) => { void intake.snapshot(m.from, m.body as SnapshotPublished, standing.stakeRao) })
 
   const router = startRouter(ctx.system, {
@@ -139,7 +148,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await destinations.ensureDefault(ctx.config.publicUrl ?? url)
     },
     workers: () => router.workers(),
-    stop: async () => { registration.stop(); unmeterChain(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
+    stop: async () => { registration.stop(); unsubscribeIntake(); unmeterChain(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
   }
 }
 

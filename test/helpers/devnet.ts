@@ -18,16 +18,16 @@ export interface TestDevnet {
   data: string
   /** A client key of the given plan in the devnet's organization. */
   clientKey (plan?: Plan): Promise<string>
-  /** Starts one more node on the devnet's testnet. */
-  addNode (name: string, cfg: Partial<NodeConfig>): Promise<BwnetNode>
+  /** Starts one more node on the devnet's testnet (a validator staking `stakeRao`, 1000 α by default). */
+  addNode (name: string, cfg: Partial<NodeConfig>, opts?: { stakeRao?: bigint }): Promise<BwnetNode>
   stop (): Promise<void>
 }
 
-export async function startTestDevnet (t: { teardown (fn: () => unknown): void }, opts: { workers?: number, logger?: any } = {}): Promise<TestDevnet> {
+export async function startTestDevnet (t: { teardown (fn: () => unknown): void }, opts: { workers?: number, validators?: number, logger?: any } = {}): Promise<TestDevnet> {
   const data = await mkdtemp(join(tmpdir(), 'bwnet-e2e-'))
   const logger = opts.logger ?? silentLogger()
   let orgId = ''
-  const devnet = new Devnet({ port: 0, data, workers: opts.workers ?? 3, logLevel: 'silent' }, logger, {
+  const devnet = new Devnet({ port: 0, data, workers: opts.workers ?? 3, ...(opts.validators !== undefined ? { validators: opts.validators } : {}), logLevel: 'silent' }, logger, {
     bootstrapKeys: async (o) => {
       const keys = await bootstrapDevnetKeys(o.accounts!)
       return { ...keys }
@@ -50,10 +50,10 @@ export async function startTestDevnet (t: { teardown (fn: () => unknown): void }
       if (!orgId) orgId = (await accounts.listOrganizations())[0]!.id
       return (await accounts.createKey(orgId, { role: 'client', plan, name: `test ${plan}` })).key
     },
-    async addNode (name, cfg) {
+    async addNode (name, cfg, addOpts = {}) {
       const base = devnet.nodes[1]!.node.config
       // Registered by the devnet, as its own nodes are.
-      await devnet.enroll(join(data, name), cfg.role ?? base.role)
+      await devnet.enroll(join(data, name), cfg.role ?? base.role, addOpts.stakeRao)
       const node = new BwnetNode({
         config: { ...NODE_DEFAULTS, ...base, data: join(data, name), port: 0, ...cfg } as NodeConfig,
         logger, dht: devnet.testnet.createNode()

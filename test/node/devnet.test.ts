@@ -93,3 +93,23 @@ t.test('devnet on two threads (the default on two cores): workers and validator 
   t.notOk(proc.lines.some(l => l.event === 'shutdown_timeout' || l.event === 'devnet_thread_stop_timeout' || l.event === 'devnet_thread_exited'), 'no timeout, no lost thread')
   t.equal(proc.lines.filter(l => l.event === 'node_stopped').length, 4, 'every node stopped cleanly, on both threads')
 })
+
+t.test('devnet --validators 3: three validator nodes with unequal stakes, all in devnet.json, counted by the PRISM consensus', async t => {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-devnet-validators-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const { proc, file } = await startDevnetProcess(t, dir, { workers: 1, args: ['--threads', '1', '--validators', '3'], startTimeoutMs: 60_000, waitForWorkers: false })
+  const validators = file.nodes.filter((n: any) => n.role === 'validator')
+  t.same(validators.map((n: any) => n.name), ['validator', 'validator-2', 'validator-3'], 'devnet.json lists every validator')
+  await eventually(async () => {
+    const body = await (await fetch(`${file.baseUrl}/health`)).json() as any
+    return body.nodes.validator === 3
+  }, MEMBERSHIP_DEADLINE_MS, '/health to count 3 validators')
+  // 1000 + 900 + 800 α: the permitted stake the orchestrator's consensus is taken over (known at the next epoch close).
+  const prism = await eventually(async () => {
+    const p = await (await fetch(`${file.baseUrl}/chain/prism`)).json() as any
+    return p.totalStakeRao === (2_700n * 10n ** 9n).toString() ? p : undefined
+  }, 30_000, 'the orchestrator to know the three validators\' stake', 250)
+  t.same(prism.scores, [], 'no work yet: nothing scored')
+  const stopped = await proc.stop('SIGTERM')
+  t.equal(stopped.code, 0)
+})

@@ -1,39 +1,117 @@
-// What an orchestrator takes in from validators: PRISM scores become routing weights and pools (the latest
-// copy served by GET /chain/prism); snapshot copies are stake-weighted votes, a tampered copy a penalty.
+// What an orchestrator takes in from validators: PRISM score vectors, combined by stake into the routing
+// weights and pools GET /chain/prism serves (kept over a restart; future and stale epochs refused);
+// snapshot copies are stake-weighted votes, a tampered copy a penalty.
 import t from 'tap'
 import { MemoryLevel } from 'memory-level'
 import { LevelStore } from '../../../actors/store.ts'
 import { sealEnvelope } from '../../../actors/validator/envelope.ts'
 import { KEYS } from '../../../actors/validator/snapshots.ts'
 import { validatorIntake } from '../../../actors/validator/intake.ts'
-import { silentLogger } from '../../helpers/logger.ts'
+import { collect, prefixRange } from '../../../actors/store.ts'
+import { silentLogger, capturingLogger } from '../../helpers/logger.ts'
 
 const score = (hotkey: string, routingScore: number, pool: 'qualifying' | 'qualified') => ({ hotkey, pool, routingScore, finalScore: routingScore, penaltyMultiplier: 1, readinessMultiplier: 1, activeTimeRatio: 1 })
 const snap = (count: number) => sealEnvelope({ version: 'v', observedAt: 'a', sourceEpoch: 3, formulaReference: 'f', publishedAt: 'p', evidenceSequence: '1', data: { revision: 0, count } }) as any
 
-t.test('PRISM scores: routing weights and pools from the latest scores, the latest copy stored', async t => {
-  const store = new LevelStore(new MemoryLevel<string, string>() as never)
-  const intake = validatorIntake({ store, logger: silentLogger(), penalize: () => t.fail('no penalty') })
-  t.equal(intake.routingScore('o1'), undefined, 'unscored until a validator scores it')
+/** A chain view whose head and permitted validators a test sets. */
+function fakeChain (stakes: Record<string, bigint>, epochs = { current: 7, lastClosed: 6 }) {
+  const state = { stakes: new Map(Object.entries(stakes)), epochs, down: false }
+  return {
+    state,
+    view: {
+      epochs: async () => { if (state.down) throw new Error('chain down'); return { ...state.epochs } },
+      validatorStakes: async () => { if (state.down) throw new Error('chain down'); return new Map(state.stakes) }
+    }
+  }
+}
+const newStore = () => new LevelStore(new MemoryLevel<string, string>() as never)
+const A = 1000n * 10n ** 9n
+const ONE = 10n ** 9n
+
+t.test('PRISM scores: routing weights and pools from the validators\' consensus, each validator\'s latest vector kept', async t => {
+  const store = newStore()
+  const chain = fakeChain({ v1: A, v2: A, rogue: ONE })
+  const intake = validatorIntake({ store, logger: silentLogger(), chain: chain.view, penalize: () => t.fail('no penalty') })
+  await intake.refresh()
+  t.equal(intake.routingScore('o1'), undefined, 'unscored until validators score it')
   t.equal(intake.poolOf('o1'), 'unscored')
-  t.same(await intake.latestPrism(), { validator: null, epoch: null, computedAt: null, scores: [] })
-  intake.prism('val', { epoch: 4, computedAt: 1000, scores: [score('o1', 0.25, 'qualifying'), score('o2', 0.75, 'qualified')] })
-  t.equal(intake.routingScore('o1'), 0.25)
-  t.equal(intake.poolOf('o2'), 'qualified')
-  intake.prism('val2', { epoch: 5, computedAt: 2000, scores: [score('o1', 0.5, 'qualified')] })
-  t.equal(intake.routingScore('o1'), 0.5, 'a later score replaces the earlier one')
-  t.equal(intake.routingScore('o2'), 0.75, 'an orchestrator missing from the later scores keeps its last one')
+  t.same(await intake.latestPrism(), { validator: null, epoch: null, computedAt: null, scores: [], totalStakeRao: (2n * A + ONE).toString(), validators: [] })
+  t.equal(await intake.prism('v1', { epoch: 6, computedAt: 1000, scores: [score('o1', 0.25, 'qualifying'), score('o2', 0.75, 'qualified')] }), 'accepted')
+  t.equal(intake.routingScore('o1'), undefined, 'one of two 1000 α validators is not enough')
+  t.equal(await intake.prism('rogue', { epoch: 7, computedAt: 1500, scores: [score('o1', 0, 'qualifying'), score('rogue', 1, 'qualified')] }), 'accepted')
+  t.equal(intake.routingScore('o1'), 0.25, 'the 1 α validator completes the quorum; the values are v1\'s')
+  t.equal(intake.routingScore('rogue'), undefined, 'the 1 α validator cannot score itself')
+  t.equal(await intake.prism('v2', { epoch: 6, computedAt: 2000, scores: [score('o1', 0.5, 'qualified'), score('o2', 0.75, 'qualified')] }), 'accepted')
+  t.equal(intake.routingScore('o1'), 0.25, 'v1 and v2 disagree: the lower value')
+  t.equal(intake.poolOf('o1'), 'qualifying', 'qualified for v2 alone')
+  t.equal(intake.poolOf('o2'), 'qualified', 'qualified for both')
+  t.equal(await intake.prism('v1', { epoch: 7, computedAt: 3000, scores: [score('o1', 0.5, 'qualified')] }), 'accepted')
+  t.equal(intake.routingScore('o1'), 0.5, 'a later vector of the same validator replaces its earlier one')
+  t.equal(intake.poolOf('o1'), 'qualified')
+  t.equal(intake.routingScore('o2'), undefined, 'v1 no longer scores o2: v2 alone (1000 of 2001 α) cannot keep it scored')
+  t.equal(intake.poolOf('o2'), 'unscored')
   const latest = await intake.latestPrism()
-  t.same({ validator: latest.validator, epoch: latest.epoch, computedAt: latest.computedAt, hotkeys: latest.scores.map(s => s.hotkey) }, { validator: 'val2', epoch: 5, computedAt: 2000, hotkeys: ['o1'] })
-  // Stored: a new intake over the same store serves it too.
-  const again = validatorIntake({ store, logger: silentLogger(), penalize: () => {} })
-  t.equal((await again.latestPrism()).validator, 'val2')
+  t.same({ validator: latest.validator, epoch: latest.epoch, computedAt: latest.computedAt, hotkeys: latest.scores.map(s => s.hotkey) }, { validator: null, epoch: 7, computedAt: 2000, hotkeys: ['o1'] })
+  t.same(latest.validators.map(v => [v.hotkey, v.stakeRao, v.epoch, v.scores.length]), [['v1', A.toString(), 7, 1], ['v2', A.toString(), 6, 2], ['rogue', ONE.toString(), 7, 2]], 'every vector, most stake first')
+  // Stored: a new intake over the same store serves the same consensus once it has read the chain.
+  const again = validatorIntake({ store, logger: silentLogger(), chain: chain.view, penalize: () => {} })
+  await again.refresh()
+  t.same(await again.latestPrism(), latest, 'the consensus survives a restart')
+  t.equal(again.routingScore('o1'), 0.5)
+  t.same((await collect(store.table('meta'), prefixRange('prism/score/v1/'))).map(([k]) => k), ['prism/score/v1/o1'], 'a replaced vector\'s rows are gone from the store')
+})
+
+t.test('PRISM scores: a future or long-past epoch is refused and keeps the validator\'s vector', async t => {
+  const store = newStore()
+  const { logger, lines } = capturingLogger('warn')
+  const chain = fakeChain({ v1: A })
+  const intake = validatorIntake({ store, logger, chain: chain.view, penalize: () => t.fail('no penalty') })
+  t.equal(await intake.prism('v1', { epoch: 6, computedAt: 1000, scores: [score('o1', 0.6, 'qualified')] }), 'accepted')
+  t.equal(intake.routingScore('o1'), 0.6)
+  t.equal((await intake.latestPrism()).validator, 'v1', 'the only validator decides alone')
+  t.equal(await intake.prism('v1', { epoch: 99_999, computedAt: 2000, scores: [score('o1', 0, 'qualified')] }), 'future_epoch')
+  t.equal(await intake.prism('v1', { epoch: 8, computedAt: 2000, scores: [score('o1', 0, 'qualified')] }), 'future_epoch', 'one past the chain\'s current epoch')
+  t.equal(await intake.prism('v1', { epoch: 4, computedAt: 2000, scores: [score('o1', 0, 'qualified')] }), 'stale_epoch', 'older than the last closed epoch and the one before')
+  t.equal(await intake.prism('v1', { epoch: 5, computedAt: 500, scores: [score('o1', 0.1, 'qualified')] }), 'older_than_held', 'in the window, but older than the vector held')
+  t.equal(intake.routingScore('o1'), 0.6, 'unchanged')
+  t.same((await intake.latestPrism()).validators.map(v => v.epoch), [6], 'the held vector stays')
+  t.same(lines.filter(l => l.event === 'prism_scores_refused').map(l => [l.validator, l.epoch, l.reason]), [['v1', 99_999, 'future_epoch'], ['v1', 8, 'future_epoch'], ['v1', 4, 'stale_epoch'], ['v1', 5, 'older_than_held']], 'each refusal logged')
+  t.equal(await intake.prism('v1', { epoch: 7, computedAt: 3000, scores: [score('o1', 0.7, 'qualified')] }), 'accepted', 'the current epoch is taken')
+  t.equal(intake.routingScore('o1'), 0.7)
+  // The chain moves on: a vector older than the window stops counting and is dropped at the next refresh.
+  chain.state.epochs = { current: 10, lastClosed: 9 }
+  await intake.refresh()
+  t.equal(intake.routingScore('o1'), undefined, 'epoch 7 < 9 - 1: no longer counts')
+  t.same(await collect(store.table('meta'), prefixRange('prism/')), [], 'and is removed from the store')
+  // The chain unreachable: the last epochs known decide; the stakes, the consensus as it was.
+  t.equal(await intake.prism('v1', { epoch: 9, computedAt: 4000, scores: [score('o1', 0.9, 'qualified')] }), 'accepted')
+  chain.state.down = true
+  t.equal(await intake.prism('v1', { epoch: 99_999, computedAt: 5000, scores: [] }), 'future_epoch')
+  t.equal(await intake.prism('v1', { epoch: 10, computedAt: 5000, scores: [score('o1', 0.2, 'qualified')] }), 'accepted')
+  t.equal(intake.routingScore('o1'), 0.9, 'stakes unknown: the consensus is kept until the chain answers')
+  chain.state.down = false
+  await intake.refresh()
+  t.equal(intake.routingScore('o1'), 0.2)
+  const cold = validatorIntake({ store: newStore(), logger: silentLogger(), chain: { epochs: async () => { throw new Error('down') }, validatorStakes: async () => new Map() }, penalize: () => {} })
+  t.equal(await cold.prism('v1', { epoch: 1, computedAt: 1, scores: [] }), 'chain_unavailable', 'no epoch ever known: refused')
+})
+
+t.test('PRISM scores: a validator that lost its permit stops counting', async t => {
+  const chain = fakeChain({ v1: A, v2: A })
+  const intake = validatorIntake({ store: newStore(), logger: silentLogger(), chain: chain.view, penalize: () => {} })
+  await intake.prism('v1', { epoch: 7, computedAt: 1, scores: [score('o1', 0.9, 'qualified')] })
+  await intake.prism('v2', { epoch: 7, computedAt: 1, scores: [score('o1', 0.3, 'qualified')] })
+  t.equal(intake.routingScore('o1'), 0.9, 'two equal validators: exactly half is enough for the higher value')
+  chain.state.stakes.delete('v1')
+  await intake.refresh()
+  t.equal(intake.routingScore('o1'), 0.3, 'v2 alone holds every permitted stake')
+  t.same((await intake.latestPrism()).validators.map(v => v.hotkey), ['v2'])
 })
 
 t.test('snapshots: a copy is a vote by stake; a copy whose id does not match its content is a penalty', async t => {
   const store = new LevelStore(new MemoryLevel<string, string>() as never)
   const penalties: Array<[string, string]> = []
-  const intake = validatorIntake({ store, logger: silentLogger(), penalize: (v, d) => penalties.push([v, d]) })
+  const intake = validatorIntake({ store, logger: silentLogger(), chain: fakeChain({}).view, penalize: (v, d) => penalties.push([v, d]) })
   const honest = snap(10)
   const slot = KEYS.epochSnapshot(3, 0)
   await intake.snapshot('H', { kind: 'epoch', epoch: 3, revision: 0, hotkey: null, snapshot: honest }, 900n)
