@@ -11,6 +11,8 @@ import { silentLogger } from './logger.ts'
 export interface RogueOptions {
   /** false: dial the network's nodes without being announced on the topic (so rogues do not meet each other). */
   server?: boolean
+  /** Announce in this role on every new connection from the start (see `autoAnnounce`). */
+  autoAnnounce?: Role
 }
 
 export interface Captured { peer: string, msg: Envelope, raw: Uint8Array }
@@ -30,6 +32,7 @@ export class Rogue {
 
   private constructor (dht: DHT, networkId: string, key: KeyPair, opts: RogueOptions) {
     this.key = key
+    this.autoAnnounce = opts.autoAnnounce ?? null
     this.transport = new SwarmTransport({
       dht, networkId, logger: silentLogger(), server: opts.server,
       events: {
