@@ -6,16 +6,18 @@
 // freshness window, so a frame is accepted once. Each connection has a frame budget (token bucket,
 // checked before any decoding) and a score, as gossipsub scores peers: floods, invalid or repeated frames
 // and unauthorized messages cost points, and a peer below the threshold is disconnected and banned with
-// a growing back-off.
+// a growing back-off. Connections are admitted (node/peer-gate.ts): broadcasts go to admitted peers only,
+// pending connections are capped and must announce within a deadline, and a peer whose announce is
+// refused (node/peer-auth.ts) is disconnected and banned for REFUSED_BAN_MS.
 import { randomBytes } from 'node:crypto'
 import { encodeFrame, decodeFrame, MAX_CLOCK_SKEW_MS, type Envelope, type KeyPair, type MessageType, type MessageBody, type AnnounceFacts, type DropReason } from '../protocol/index.ts'
 import type { Clock, Logger, Network } from '../actors/ports.ts'
+import { PeerGate, type GateLimits, type GateCloseReason } from './peer-gate.ts'
 
 export interface FrameLink {
   /** This node's Noise public key (hex) on the link: what announces name as the recipient. */
   readonly publicKey: string
   send (peer: string, frame: Uint8Array): boolean
-  broadcast (frame: Uint8Array): number
   /** Closes the connection to `peer` and refuses it for `banMs`. */
   disconnect? (peer: string, banMs: number): void
 }
@@ -68,6 +70,20 @@ export const PENALTY_POINTS: Partial<Record<DropReason, number>> & { default: nu
 /** Seen frame ids kept at most (oldest forgotten first); rate limits keep this far from full. */
 const MAX_SEEN_IDS = 200_000
 
+/** Why a connection was closed by this node (a bounded metric label). */
+export type DisconnectReason = 'score' | 'refused' | 'banned' | GateCloseReason
+
+export interface MessengerOptions {
+  /** Caps and deadlines of connections not yet admitted (node/peer-gate.ts). */
+  gate?: Partial<GateLimits>
+  /**
+   * When a peer is admitted (receives broadcasts): `announce`, once its announce binds the connection
+   * (no registrations to check: in-memory links, benches); `auth`, once PeerAuth finds its hotkey
+   * registered (`admit`), the node's mode.
+   */
+  admission?: 'announce' | 'auth'
+}
+
 interface PeerState { tokens: number, refilledAt: number, score: number, scoredAt: number, warned: boolean, full: boolean }
 
 export type InboundHandler = (msg: Envelope, peer: string) => void
@@ -94,17 +110,27 @@ export class Messenger implements Network {
   readonly #bannedHotkeys = new Map<string, number>()
   /** Frames waiting for a later turn, per connection (Map order = round-robin order). */
   readonly #backlog = new Map<string, Uint8Array[]>()
+  /** Connections this node closed whose close the transport has not reported yet: their frames are ignored. */
+  readonly #closing = new Set<string>()
   #drainScheduled = false
   #turnStart = -1
   /** Whether a hotkey is registered (node/peer-auth.ts): registered peers get the full frame budget. */
   isRegistered: (hotkey: string) => boolean = () => true
+  /** Called on every disconnect this node makes, with its reason (metrics). */
+  onDisconnected: (reason: DisconnectReason) => void = () => {}
+  /** Connections this node closed, by reason, for metrics and tests. */
+  readonly disconnects = new Map<DisconnectReason, number>()
+  readonly gate: PeerGate
+  readonly #admission: 'announce' | 'auth'
 
-  constructor (key: KeyPair, clock: Clock, logger: Logger, limits: Partial<PeerLimits> = {}) {
+  constructor (key: KeyPair, clock: Clock, logger: Logger, limits: Partial<PeerLimits> = {}, opts: MessengerOptions = {}) {
     this.#key = key
     this.self = key.address
     this.#clock = clock
     this.#log = logger.child({ component: 'messenger' })
     this.#limits = { ...PEER_LIMITS, ...limits }
+    this.#admission = opts.admission ?? 'announce'
+    this.gate = new PeerGate({ clock, limits: opts.gate, close: (peer, reason) => this.#close(peer, reason, 0, `closed by the connection gate: ${reason}`) })
   }
 
   attach (link: FrameLink, hooks: { onConnect (peer: string): void, onDisconnect (hotkey: string | undefined, peer: string): void }): void {
@@ -149,15 +175,46 @@ export class Messenger implements Network {
     return this.sendToPeer(peer, 'announce', { ...facts, noiseKey: this.#link.publicKey, peerNoiseKey: peer, nonce: randomBytes(16).toString('hex') })
   }
 
+  /** Sends to every admitted peer: a connection not (yet) admitted is told nothing. */
   broadcast<T extends MessageType> (type: T, body: MessageBody<T>): number {
-    return this.#link?.broadcast(this.frame(type, body)) ?? 0
+    const link = this.#link
+    if (link === null) return 0
+    let frame: Uint8Array | undefined
+    let n = 0
+    for (const peer of this.gate.admitted()) if (link.send(peer, frame ??= this.frame(type, body))) n++
+    return n
+  }
+
+  /** The peer on `peer` (bound to `hotkey`) is registered: it is admitted and receives broadcasts. */
+  admit (hotkey: string, peer: string): void {
+    if (this.#hotkeyOfPeer.get(peer) !== hotkey || this.isBanned(peer) || this.#closing.has(peer)) return
+    this.gate.admit(peer)
+  }
+
+  /**
+   * The announce of `hotkey` on `peer` was refused (the hotkey holds no registration): the connection is
+   * closed at once, told nothing more, and the connection key and the hotkey are refused for
+   * refusedBanMs (node/peer-gate.ts), after which they may try again.
+   */
+  refuse (hotkey: string, peer: string, detail: string): void {
+    if (this.#hotkeyOfPeer.get(peer) !== hotkey || this.isBanned(peer) || this.#closing.has(peer) || this.gate.isAdmitted(peer)) return
+    const now = this.#clock.now()
+    const banMs = this.gate.limits.refusedBanMs
+    const prior = this.disconnected.get(peer)
+    this.disconnected.set(peer, { hotkey, until: Math.max(prior?.until ?? 0, now + banMs), bans: prior?.bans ?? 0 })
+    this.#bannedHotkeys.set(hotkey, Math.max(this.#bannedHotkeys.get(hotkey) ?? 0, now + banMs))
+    this.#close(peer, 'refused', banMs, detail, hotkey)
   }
 
   hotkeyOf (peer: string): string | undefined { return this.#hotkeyOfPeer.get(peer) }
   peerOf (hotkey: string): string | undefined { return this.#peerOfHotkey.get(hotkey) }
   connectedHotkeys (): string[] { return [...this.#peerOfHotkey.keys()] }
 
-  peerUp (peer: string): void { this.#onConnect?.(peer) }
+  /** A connection is up (`address`: the remote IP, when the transport knows it). */
+  peerUp (peer: string, address: string | null = null): void {
+    this.gate.open(peer, address)
+    this.#onConnect?.(peer)
+  }
 
   /** True while `peer` (a connection key) or `hotkey` is banned for its score. */
   isBanned (peer: string, hotkey?: string): boolean {
@@ -186,6 +243,8 @@ export class Messenger implements Network {
     this.#hotkeyOfPeer.delete(peer)
     this.#peers.delete(peer)
     this.#backlog.delete(peer)
+    this.#closing.delete(peer)
+    this.gate.closed(peer)
     // A hotkey that reconnected (or opened a newer session) elsewhere is still here: only the old
     // connection went away, so nobody is told the hotkey left.
     if (hotkey !== undefined && this.#peerOfHotkey.get(hotkey) !== peer) return
@@ -196,7 +255,7 @@ export class Messenger implements Network {
   /** Entry point for every inbound frame from the transport. Never throws. */
   receive (peer: string, frame: Uint8Array): void {
     const now = this.#clock.now()
-    if (this.isBanned(peer)) { this.#count('banned'); return }
+    if (this.isBanned(peer) || this.#closing.has(peer)) { this.#count('banned'); return }
     // The budget is checked before the frame is decoded or its signature verified: a flood costs us a
     // counter increment per frame, not a signature check.
     if (!this.#takeToken(peer, now)) return this.#drop(peer, 'rate_limited', 'frame budget exceeded')
@@ -238,7 +297,7 @@ export class Messenger implements Network {
       for (const [peer, q] of this.#backlog) {
         const frame = q.shift()!
         if (q.length === 0) this.#backlog.delete(peer)
-        if (!this.isBanned(peer)) this.#process(peer, frame, this.#clock.now())
+        if (!this.isBanned(peer) && !this.#closing.has(peer)) this.#process(peer, frame, this.#clock.now())
         if (performance.now() - start > this.#limits.sliceMs) break
       }
     }
@@ -259,9 +318,15 @@ export class Messenger implements Network {
       if (body.noiseKey !== peer || (this.#link !== null && body.peerNoiseKey !== this.#link.publicKey)) {
         return this.#drop(peer, 'announce_unbound', 'announce was made for another connection')
       }
-      if (this.isBanned(peer, msg.from)) return this.#drop(peer, 'banned', `${msg.from} is banned`)
+      if (this.isBanned(peer, msg.from)) {
+        // A banned hotkey on a fresh connection: closed for the rest of its ban, so it cannot spin.
+        this.#count('banned')
+        return this.#close(peer, 'banned', Math.max(0, (this.#bannedHotkeys.get(msg.from) ?? 0) - now), `${msg.from} is banned`, msg.from)
+      }
       this.#hotkeyOfPeer.set(peer, msg.from)
       this.#peerOfHotkey.set(msg.from, peer)
+      this.gate.announced(peer)
+      if (this.#admission === 'announce') this.gate.admit(peer)
     } else if (bound === undefined) {
       return this.#drop(peer, 'not_announced', `${msg.type} before announce`)
     } else if (bound !== msg.from) {
@@ -316,7 +381,18 @@ export class Messenger implements Network {
     if (hotkey !== undefined) this.#bannedHotkeys.set(hotkey, now + banMs)
     this.#peers.delete(peer)
     this.#backlog.delete(peer)
-    this.#log.warn({ peer: peer.slice(0, 16), hotkey, score: Math.round(st.score), banMs, event: 'peer_disconnected' }, 'peer disconnected for its score')
+    this.#close(peer, 'score', banMs, `score ${Math.round(st.score)}`, hotkey)
+  }
+
+  /** Closes a connection (refusing it for `banMs` at the transport), counted and logged by reason. */
+  #close (peer: string, reason: DisconnectReason, banMs: number, detail: string, hotkey = this.#hotkeyOfPeer.get(peer)): void {
+    this.disconnects.set(reason, (this.disconnects.get(reason) ?? 0) + 1)
+    this.#backlog.delete(peer)
+    this.gate.closed(peer)
+    if (this.#link?.disconnect !== undefined) this.#closing.add(peer)
+    try { this.onDisconnected(reason) } catch (err) { this.#log.error({ err }, 'disconnect hook failed') }
+    // A score disconnect is misbehaviour (warn); the others are the gate doing its job, one line each.
+    this.#log[reason === 'score' ? 'warn' : 'info']({ peer: peer.slice(0, 16), hotkey, reason, banMs, detail, event: 'peer_disconnected' }, 'peer disconnected')
     this.#link?.disconnect?.(peer, banMs)
   }
 

@@ -32,6 +32,8 @@ export class NodeMetrics {
   readonly chainHead: Gauge
   readonly epoch: Gauge
   readonly httpSeconds: Histogram<'method' | 'route' | 'status'>
+  /** Connections this node closed, by reason: score, refused, banned, cap_address, cap_pending, announce_timeout. */
+  readonly peerDisconnects: Counter<'reason'>
   #sources: MetricsSources = {}
 
   constructor (readonly role: Role, opts: { defaults?: boolean } = {}) {
@@ -49,6 +51,7 @@ export class NodeMetrics {
     this.chainHead = new Gauge({ name: `${p}chain_head`, help: 'Latest chain block this node saw', registers })
     this.epoch = new Gauge({ name: `${p}epoch`, help: 'Latest chain epoch this node saw', registers })
     this.httpSeconds = new Histogram({ name: `${p}http_request_duration_seconds`, help: 'HTTP requests served, by method, route and status', labelNames: ['method', 'route', 'status'], buckets: HTTP_BUCKETS, registers })
+    this.peerDisconnects = new Counter({ name: `${p}peer_disconnects_total`, help: 'Peer connections this node closed, by reason', labelNames: ['reason'], registers })
     const sources = (): MetricsSources => this.#sources
     // eslint-disable-next-line no-new
     new Gauge({

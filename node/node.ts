@@ -138,7 +138,9 @@ export class BwnetNode {
       log.info({ event: 'metrics_listening', url: this.metricsUrl }, 'health and metrics served')
     }
 
-    this.messenger = new Messenger(key, this.clock, log)
+    // Peers are admitted by their registration (PeerAuth below): broadcasts reach admitted peers only.
+    this.messenger = new Messenger(key, this.clock, log, {}, { admission: 'auth' })
+    this.messenger.onDisconnected = (reason) => this.metrics.peerDisconnects.inc({ reason })
     this.#dht ??= buildDht(config)
     const dht = this.#dht
     this.transport = new SwarmTransport({
@@ -147,7 +149,7 @@ export class BwnetNode {
       logger: log,
       events: {
         onFrame: (peer, frame) => this.messenger.receive(peer, frame),
-        onPeerUp: (peer) => this.messenger.peerUp(peer),
+        onPeerUp: (peer, address) => this.messenger.peerUp(peer, address),
         onPeerDown: (peer) => this.messenger.peerDown(peer)
       }
     })

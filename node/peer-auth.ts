@@ -3,6 +3,9 @@
 // standing are refused before any actor sees them: they change no state, are logged, counted, and cost
 // the sender score (node/messenger.ts disconnects a peer that keeps trying). Standings are cached
 // briefly; messages of a sender whose standing is being looked up wait, in order, for the answer.
+// Admission follows the same answers: a connection whose announce or heartbeat comes from a registered
+// hotkey is admitted (it receives broadcasts); one whose announce comes from an unregistered hotkey is
+// disconnected and banned briefly (Messenger.refuse, node/peer-gate.ts REFUSED_BAN_MS).
 // A test network may list trusted peers (`trustedPeers`) instead of registering them.
 import type { Envelope, MessageType, Role } from '../protocol/index.ts'
 import type { Chain, Standing } from '../actors/chain/index.ts'
@@ -166,6 +169,8 @@ export class PeerAuth {
   }
 
   #decide (w: Waiting, s: PeerStanding | null): void {
+    const membership = w.msg.type === 'announce' || w.msg.type === 'heartbeat'
+    if (membership && s !== null && w.peer !== 'self') this.#messenger.admit(w.msg.from, w.peer)
     if (satisfies(s, w.need)) {
       try { w.handler(w.msg, w.peer, s!) } catch (err) { this.#log.error({ err, type: w.msg.type }, 'message handler failed') }
       return
@@ -179,8 +184,10 @@ export class PeerAuth {
       this.#loggedAt.set(logKey, now)
       this.#log.warn({ peer: w.msg.from, type: w.msg.type, need: w.need, registered: s !== null, refused: this.refused.get(w.msg.type), event: 'message_refused' }, detail)
     }
-    // Announces and heartbeats of an unregistered node are not an offence; role-scoped messages are.
-    if (w.msg.type !== 'announce' && w.msg.type !== 'heartbeat') this.#messenger.penalize(w.msg.from, 'unauthorized', detail)
+    // Announces and heartbeats of an unregistered node are not an offence; role-scoped messages are. An
+    // announce without any registration ends the connection: nothing it could say would be admitted.
+    if (w.msg.type === 'announce' && s === null) this.#messenger.refuse(w.msg.from, w.peer, detail)
+    else if (!membership) this.#messenger.penalize(w.msg.from, 'unauthorized', detail)
   }
 
   #count (type: string): void { this.refused.set(type, (this.refused.get(type) ?? 0) + 1) }

@@ -1,12 +1,15 @@
 // Peer flood: /healthz latency of a devnet orchestrator while one peer floods it with valid-signature
 // frames (100,000 in 10 s: pre-signed heartbeats and chain requests, resent), against the same
 // orchestrator's /healthz with no flood, measured in the same run. The flooding rogue runs in its own
-// process (test/helpers/rogue-flood.ts). Target: flood p99 < 50 ms and the peer disconnected.
+// process (test/helpers/rogue-flood.ts), registered as a worker first (an unregistered peer is
+// disconnected at its refused announce, before it can flood). Target: flood p99 < 50 ms and the peer disconnected.
 // Usage: npm run bench:peer-flood [-- --seconds 10 --frames 100000]
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { randomBytes } from 'node:crypto'
+import { hotkeyFromSeed } from '../../protocol/index.ts'
 import { Devnet, DEVNET_NETWORK_ID } from '../../node/devnet.ts'
 import { createLogger } from '../../node/logger.ts'
 import { startFlood, sampleLatency, percentile } from '../../test/helpers/flood.ts'
@@ -24,7 +27,9 @@ try {
   const stats = (l: number[]) => ({ n: l.length, p50: +percentile(l, 50).toFixed(2), p99: +percentile(l, 99).toFixed(2), max: +Math.max(...l).toFixed(2) })
   // Baseline: the same node, the same sampling, no flood, for the same time.
   const baseline = await sampleLatency(url, new Promise(resolve => setTimeout(resolve, durationMs)))
-  const flood = startFlood({ bootstrap: file.bootstrap, network: DEVNET_NETWORK_ID, target: devnet.orchestrator.transport.publicKey, durationMs, maxFrames })
+  const seed = randomBytes(32)
+  await devnet.orchestrator.devChain!.enroll(hotkeyFromSeed(seed).address, 'worker')
+  const flood = startFlood({ bootstrap: file.bootstrap, network: DEVNET_NETWORK_ID, target: devnet.orchestrator.transport.publicKey, durationMs, maxFrames, seed: seed.toString('hex') })
   await flood.connected
   const during = await sampleLatency(url, flood.done)
   const report = await flood.done

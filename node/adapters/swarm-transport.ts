@@ -2,7 +2,7 @@
 //   bwnet/control/1 — signed control frames (protocol/codec.ts), one frame per protomux message;
 //   bwnet/bulk/1    — chunk bytes on request, the fallback data path when HTTP is not reachable.
 // Peers are named here by their swarm (noise) public key in hex; the messenger maps them to hotkeys.
-import Hyperswarm, { type NoiseStream, type Discovery } from 'hyperswarm'
+import Hyperswarm, { type NoiseStream, type Discovery, type PeerInfo } from 'hyperswarm'
 import type DHT from 'hyperdht'
 import Protomux, { type Message } from 'protomux'
 import c from 'compact-encoding'
@@ -54,7 +54,8 @@ export type BulkHandler = (peer: string, key: string) => Promise<Uint8Array | nu
 
 export interface TransportEvents {
   onFrame (peer: string, frame: Uint8Array): void
-  onPeerUp (peer: string): void
+  /** `address`: the remote IP of the connection, when known (the per-address cap, node/peer-gate.ts). */
+  onPeerUp (peer: string, address: string | null): void
   onPeerDown (peer: string): void
 }
 
@@ -92,13 +93,25 @@ export class SwarmTransport {
   /** Connection keys refused until a time (ms, wall clock): peers disconnected for their score. */
   readonly #banned = new Map<string, number>()
 
-  constructor (opts: { dht: DHT, networkId: string, logger: Logger, events: TransportEvents, seed?: Uint8Array }) {
+  readonly #server: boolean
+
+  /** `server: false` joins the topic as a client only: this node dials peers and is not announced (test rogues). */
+  constructor (opts: { dht: DHT, networkId: string, logger: Logger, events: TransportEvents, seed?: Uint8Array, server?: boolean }) {
     // The firewall refuses a banned peer's handshake before any stream or channel exists.
     this.swarm = new Hyperswarm({ dht: opts.dht, seed: opts.seed, firewall: (remotePublicKey: Buffer) => this.isBanned(remotePublicKey.toString('hex')) })
     this.#topic = networkTopic(opts.networkId)
     this.#log = opts.logger.child({ component: 'transport' })
     this.#events = opts.events
+    this.#server = opts.server ?? true
     this.swarm.on('connection', (conn, info) => this.#onConnection(conn, info.publicKey.toString('hex')))
+    // Hyperswarm bans a key its firewall refused for as long as it remembers the peer (no expiry); our
+    // bans expire, so the swarm's ban is lifted with ours and the peer may connect again.
+    this.swarm.on('ban', (info: PeerInfo) => {
+      const key = info.publicKey.toString('hex')
+      const until = this.#banned.get(key)
+      if (until === undefined) return
+      setTimeout(() => { if (!this.isBanned(key)) info.ban(false) }, Math.max(0, until - Date.now()) + 10).unref()
+    })
   }
 
   get publicKey (): string { return this.swarm.keyPair.publicKey.toString('hex') }
@@ -106,12 +119,12 @@ export class SwarmTransport {
   serveBulk (handler: BulkHandler): void { this.#bulkHandler = handler }
 
   async start (): Promise<void> {
-    const discovery = this.swarm.join(this.#topic, { server: true, client: true })
+    const discovery = this.swarm.join(this.#topic, { server: this.#server, client: true })
     this.#discovery = discovery
     await discovery.flushed()
     const refresh = (): void => {
       if (this.#stopped) return
-      discovery.refresh({ client: true, server: true }).catch((err: Error) => this.#log.debug({ err: err.message }, 'discovery refresh failed'))
+      discovery.refresh({ client: true, server: this.#server }).catch((err: Error) => this.#log.debug({ err: err.message }, 'discovery refresh failed'))
     }
     for (const ms of DISCOVERY_REFRESH_AFTER_MS) this.#refreshTimers.push(setTimeout(refresh, ms).unref())
     this.#refreshTimers.push(setInterval(refresh, DISCOVERY_REFRESH_EVERY_MS).unref())
@@ -180,7 +193,7 @@ export class SwarmTransport {
     const markReady = (): void => {
       if (link === undefined || link.ready) return
       link.ready = true
-      this.#events.onPeerUp(peer)
+      this.#events.onPeerUp(peer, remoteAddress(conn))
     }
     const control = mux.createChannel({ protocol: CONTROL_PROTOCOL, onopen: markReady })
     const bulk = mux.createChannel({ protocol: BULK_PROTOCOL })
@@ -258,4 +271,10 @@ export class SwarmTransport {
     else if (end.bytes !== p.bytes) p.reject(new BulkError(`bulk read got ${p.bytes} bytes, peer sent ${end.bytes}`))
     else p.resolve(p.parts.length === 1 ? p.parts[0]! : Buffer.concat(p.parts))
   }
+}
+
+/** The remote IP of a swarm connection (its UDX stream's), or null when not known. */
+function remoteAddress (conn: NoiseStream): string | null {
+  const raw = (conn as unknown as { rawStream?: { remoteHost?: string | null } }).rawStream
+  return typeof raw?.remoteHost === 'string' ? raw.remoteHost : null
 }

@@ -31,7 +31,7 @@ export function percentile (values: readonly number[], p: number): number {
 }
 
 /** Starts the flood child; resolves `connected` once it is attached, `done` with its report. */
-export function startFlood (args: { bootstrap: string[], network: string, target: string, durationMs: number, maxFrames: number }): { connected: Promise<{ hotkey: string, publicKey: string }>, done: Promise<FloodReport>, kill (): void } {
+export function startFlood (args: { bootstrap: string[], network: string, target: string, durationMs: number, maxFrames: number, seed?: string }): { connected: Promise<{ hotkey: string, publicKey: string }>, done: Promise<FloodReport>, kill (): void } {
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test', 'helpers', 'rogue-flood.ts'), JSON.stringify(args)], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''; let err = ''
   let onConnected!: (v: { hotkey: string, publicKey: string }) => void

@@ -27,10 +27,10 @@ export function linkedMessengers (clock: Clock, roles: { a: 'orchestrator' | 'wo
   // Each side's connection key, as the other names it (a Noise public key on a real transport).
   const peerA = randomBytes(32).toString('hex')
   const peerB = randomBytes(32).toString('hex')
-  a.attach({ publicKey: peerA, send: (_p, f) => deliver(b, peerA, f), broadcast: f => (deliver(b, peerA, f) ? 1 : 0) }, {
+  a.attach({ publicKey: peerA, send: (_p, f) => deliver(b, peerA, f) }, {
     onConnect: (peer) => { a.announceTo(peer, { ...ANNOUNCE, role: roles.a, hotkey: keyA.address }) }, onDisconnect: () => {}
   })
-  b.attach({ publicKey: peerB, send: (_p, f) => deliver(a, peerB, f), broadcast: f => (deliver(a, peerB, f) ? 1 : 0) }, {
+  b.attach({ publicKey: peerB, send: (_p, f) => deliver(a, peerB, f) }, {
     onConnect: (peer) => { b.announceTo(peer, { ...ANNOUNCE, role: roles.b, hotkey: keyB.address }) }, onDisconnect: () => {}
   })
   a.peerUp(peerB)

@@ -2,12 +2,14 @@
 // heartbeats and chain requests, resent over and over) for a bounded time and count, then reports.
 // Frames go out at an even rate of maxFrames per durationMs (the attack seen: 100,000 in 10 s).
 // Usage: node --import tsx test/helpers/rogue-flood.ts '{"bootstrap":["127.0.0.1:port"],"network":"devnet","target":"<swarm key hex>","durationMs":10000,"maxFrames":100000}'
+// With "seed" (hex, 32 bytes) the rogue's hotkey is made from it, so a test can register it first: an
+// unregistered peer is disconnected at its refused announce, before any flood (node/peer-gate.ts).
 // Prints JSON lines: {"event":"connected"}, then {"event":"done","sent","refusedSends","disconnectedAtMs","reconnected"}.
 import DHT from 'hyperdht'
-import { cryptoReady } from '../../protocol/index.ts'
+import { cryptoReady, hotkeyFromSeed } from '../../protocol/index.ts'
 import { Rogue } from './rogue.ts'
 
-interface Args { bootstrap: string[], network: string, target: string, durationMs: number, maxFrames: number }
+interface Args { bootstrap: string[], network: string, target: string, durationMs: number, maxFrames: number, seed?: string }
 
 const PRESIGNED = 2_000 // distinct frames, resent cyclically (repeats are part of the attack)
 const TICK_MS = 10 // frames go out in a batch every tick, at the rate maxFrames / durationMs
@@ -16,7 +18,7 @@ async function main (): Promise<void> {
   const args = JSON.parse(process.argv[2] ?? '{}') as Args
   await cryptoReady()
   const dht = new DHT({ bootstrap: args.bootstrap.map(b => { const [host, port] = b.split(':'); return { host: host!, port: Number(port) } }), host: '127.0.0.1', ephemeral: true })
-  const rogue = await Rogue.join(dht, args.network)
+  const rogue = await Rogue.join(dht, args.network, args.seed === undefined ? undefined : hotkeyFromSeed(Buffer.from(args.seed, 'hex')))
   rogue.autoAnnounce = 'validator' // also on a connection that replaces the first (swarm de-duplication)
   await rogue.until(() => rogue.up.has(args.target), 90_000, 'connection to the target')
   // The target's own announce proves its side of the connection is up before the flood starts.

@@ -8,6 +8,13 @@ import { SwarmTransport } from '../../node/adapters/swarm-transport.ts'
 import { encodeFrame, decodeFrame, newHotkey, type Envelope, type KeyPair, type MessageBody, type MessageType, type Role } from '../../protocol/index.ts'
 import { silentLogger } from './logger.ts'
 
+export interface RogueOptions {
+  /** false: dial the network's nodes without being announced on the topic (so rogues do not meet each other). */
+  server?: boolean
+  /** Announce in this role on every new connection from the start (see `autoAnnounce`). */
+  autoAnnounce?: Role
+}
+
 export interface Captured { peer: string, msg: Envelope, raw: Uint8Array }
 
 export class Rogue {
@@ -16,28 +23,32 @@ export class Rogue {
   readonly captured: Captured[] = []
   readonly up = new Set<string>()
   readonly down = new Set<string>()
+  /** When each connection came up and went down (ms, wall clock), per peer, in order. */
+  readonly upAt = new Map<string, number[]>()
+  readonly downAt = new Map<string, number[]>()
   #waiters: Array<() => void> = []
   /** When set, the rogue announces itself in this role on every new connection (as a node does). */
   autoAnnounce: Role | null = null
 
-  private constructor (dht: DHT, networkId: string, key: KeyPair) {
+  private constructor (dht: DHT, networkId: string, key: KeyPair, opts: RogueOptions) {
     this.key = key
+    this.autoAnnounce = opts.autoAnnounce ?? null
     this.transport = new SwarmTransport({
-      dht, networkId, logger: silentLogger(),
+      dht, networkId, logger: silentLogger(), server: opts.server,
       events: {
         onFrame: (peer, frame) => {
           const res = decodeFrame(frame, { now: Date.now() })
           if (res.ok) this.captured.push({ peer, msg: res.msg, raw: frame })
           this.#wake()
         },
-        onPeerUp: (peer) => { this.up.add(peer); this.down.delete(peer); if (this.autoAnnounce !== null) this.announce(peer, this.autoAnnounce); this.#wake() },
-        onPeerDown: (peer) => { this.up.delete(peer); this.down.add(peer); this.#wake() }
+        onPeerUp: (peer) => { this.upAt.set(peer, [...this.upAt.get(peer) ?? [], Date.now()]); this.up.add(peer); this.down.delete(peer); if (this.autoAnnounce !== null) this.announce(peer, this.autoAnnounce); this.#wake() },
+        onPeerDown: (peer) => { this.downAt.set(peer, [...this.downAt.get(peer) ?? [], Date.now()]); this.up.delete(peer); this.down.add(peer); this.#wake() }
       }
     })
   }
 
-  static async join (dht: DHT, networkId: string, key: KeyPair = newHotkey()): Promise<Rogue> {
-    const r = new Rogue(dht, networkId, key)
+  static async join (dht: DHT, networkId: string, key: KeyPair = newHotkey(), opts: RogueOptions = {}): Promise<Rogue> {
+    const r = new Rogue(dht, networkId, key, opts)
     await r.transport.start()
     return r
   }

@@ -19,7 +19,7 @@ function target (clock = new ManualClock(Date.now())) {
   const m = new Messenger(key, clock, silentLogger(), { sliceMs: Infinity })
   const self = randomBytes(32).toString('hex')
   const cut: Array<{ peer: string, banMs: number }> = []
-  m.attach({ publicKey: self, send: () => true, broadcast: () => 0, disconnect: (peer, banMs) => { cut.push({ peer, banMs }) } }, { onConnect: () => {}, onDisconnect: () => {} })
+  m.attach({ publicKey: self, send: () => true, disconnect: (peer, banMs) => { cut.push({ peer, banMs }) } }, { onConnect: () => {}, onDisconnect: () => {} })
   return { m, self, cut, clock, key }
 }
 

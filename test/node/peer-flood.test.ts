@@ -1,4 +1,5 @@
-// A peer floods an orchestrator with valid-signature frames (pre-signed heartbeats and chain requests,
+// A registered peer (a worker: an unregistered one is disconnected at its refused announce, see
+// peer-sybils) floods an orchestrator with valid-signature frames (pre-signed heartbeats and chain requests,
 // resent over and over) from another process for a bounded 10 s. The orchestrator's frame budget and
 // peer score disconnect it and refuse it again (back-off), its frames change no state, and /healthz
 // keeps answering. The latency bound itself is measured by bench/peer-flood (wall-clock budgets are
@@ -7,13 +8,17 @@ import t from 'tap'
 import { startTestDevnet } from '../helpers/devnet.ts'
 import { startFlood, sampleLatency, percentile } from '../helpers/flood.ts'
 import { DEVNET_NETWORK_ID } from '../../node/devnet.ts'
+import { randomBytes } from 'node:crypto'
+import { hotkeyFromSeed } from '../../protocol/index.ts'
 
 t.test('a flooding peer is disconnected and banned; /healthz keeps answering; nothing changes', async t => {
   const net = await startTestDevnet(t, { workers: 1 })
   const orch = net.devnet.orchestrator
   const health = async (): Promise<any> => (await (await fetch(`${net.file.baseUrl}/health`)).json()).nodes
   const before = await health()
-  const flood = startFlood({ bootstrap: net.file.bootstrap, network: DEVNET_NETWORK_ID, target: orch.transport.publicKey, durationMs: 10_000, maxFrames: 100_000 })
+  const seed = randomBytes(32)
+  await orch.devChain!.enroll(hotkeyFromSeed(seed).address, 'worker')
+  const flood = startFlood({ bootstrap: net.file.bootstrap, network: DEVNET_NETWORK_ID, target: orch.transport.publicKey, durationMs: 10_000, maxFrames: 100_000, seed: seed.toString('hex') })
   t.teardown(() => flood.kill())
   const rogue = await flood.connected
   const { latencies, failures } = await sampleLatency(`${net.file.baseUrl}/healthz`, flood.done)
@@ -29,6 +34,7 @@ t.test('a flooding peer is disconnected and banned; /healthz keeps answering; no
   t.equal(ban!.hotkey, rogue.hotkey, 'as is its hotkey')
   t.ok((orch.messenger.dropped.get('rate_limited') ?? 0) > 0, 'frames beyond the budget were dropped before decoding')
   t.ok(report.sent > 20 + 100, `the flood exceeded the budget (${report.sent} frames)`)
+  t.equal(orch.messenger.disconnects.get('score'), 1, 'disconnected for its score, once')
   t.same(await health(), before, 'membership unchanged')
   t.equal(orch.messenger.peerOf(rogue.hotkey), undefined, 'the rogue is bound to no connection')
 })

@@ -1,0 +1,156 @@
+// Admission of connections. A connection is pending from the moment it opens until its peer is admitted
+// (its announce named a registered hotkey, node/peer-auth.ts); only admitted peers receive broadcasts.
+// Pending connections are what an attacker can open for free (a fresh Noise key per connection), so they
+// are bounded: per remote address, in total, and in time (a connection that has not announced within
+// the deadline is closed). Admitted peers never count against a cap, and a full cap closes the oldest
+// pending connection rather than refusing the new one, so a registered node that connects during a
+// flood is always given its chance to announce.
+import type { Clock, Timer } from '../actors/ports.ts'
+
+/** Connections not yet admitted, from one remote address (IP), before the oldest of them is closed. */
+export const MAX_PENDING_PER_ADDRESS = 8
+/** Connections not yet admitted, from all addresses, before the oldest of them is closed. */
+export const MAX_PENDING_TOTAL = 64
+/** A connection that has not sent a valid announce by then is closed. */
+export const ANNOUNCE_DEADLINE_MS = 5_000 // 5 s
+/**
+ * How long a hotkey whose announce was refused (not registered in any role), and its connection key,
+ * are refused after the disconnect: long enough that it cannot spin on reconnects, short enough that a
+ * registration made meanwhile is honoured soon (node/peer-auth.ts looks a refused hotkey up again after
+ * UNREGISTERED_TTL_MS, the same 10 s).
+ */
+export const REFUSED_BAN_MS = 10_000 // 10 s
+/**
+ * Loopback addresses are exempt from the per-address cap: a devnet or a test network runs every node
+ * (and its rogues) on 127.0.0.1, and a remote attacker cannot connect from loopback. The total cap and
+ * the deadline still apply.
+ */
+export const CAP_LOOPBACK = false
+
+export interface GateLimits {
+  maxPendingPerAddress: number
+  maxPendingTotal: number
+  announceDeadlineMs: number
+  refusedBanMs: number
+  /** Whether loopback addresses count against the per-address cap. */
+  capLoopback: boolean
+}
+
+export const GATE_LIMITS: GateLimits = {
+  maxPendingPerAddress: MAX_PENDING_PER_ADDRESS,
+  maxPendingTotal: MAX_PENDING_TOTAL,
+  announceDeadlineMs: ANNOUNCE_DEADLINE_MS,
+  refusedBanMs: REFUSED_BAN_MS,
+  capLoopback: CAP_LOOPBACK
+}
+
+/** Why the gate closes a connection (a bounded metric label). */
+export type GateCloseReason = 'cap_address' | 'cap_pending' | 'announce_timeout'
+
+interface Entry { address: string | null, seq: number, announced: boolean, admitted: boolean, deadline: Timer | null }
+
+/** Whether `address` is a loopback address (IPv4 127/8, ::1, or IPv4-mapped loopback). */
+export function isLoopback (address: string): boolean {
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.')
+}
+
+export class PeerGate {
+  readonly #clock: Clock
+  readonly #limits: GateLimits
+  readonly #close: (peer: string, reason: GateCloseReason) => void
+  /** Every open connection, in the order it opened (Map order = oldest first). */
+  readonly #conns = new Map<string, Entry>()
+  readonly #admitted = new Set<string>()
+  #seq = 0
+
+  constructor (deps: { clock: Clock, limits?: Partial<GateLimits>, close: (peer: string, reason: GateCloseReason) => void }) {
+    this.#clock = deps.clock
+    this.#limits = { ...GATE_LIMITS, ...deps.limits }
+    this.#close = deps.close
+  }
+
+  get limits (): Readonly<GateLimits> { return this.#limits }
+
+  /** A connection opened (either direction); closes the oldest pending ones beyond the caps. */
+  open (peer: string, address: string | null = null): void {
+    this.closed(peer) // a reconnect replaces the old stream
+    const entry: Entry = { address, seq: this.#seq++, announced: false, admitted: false, deadline: null }
+    entry.deadline = this.#clock.setTimer(this.#limits.announceDeadlineMs, () => {
+      entry.deadline = null
+      if (this.#conns.get(peer) === entry && !entry.announced) this.#evict(peer, 'announce_timeout')
+    })
+    this.#conns.set(peer, entry)
+    if (address !== null && (this.#limits.capLoopback || !isLoopback(address))) {
+      while (this.#pending(e => e.address === address).length > this.#limits.maxPendingPerAddress) {
+        this.#evict(this.#oldest(e => e.address === address)!, 'cap_address')
+      }
+    }
+    while (this.#pending(() => true).length > this.#limits.maxPendingTotal) this.#evict(this.#oldest(() => true)!, 'cap_pending')
+  }
+
+  /** The connection sent a valid announce (bound to a hotkey): the deadline no longer applies. */
+  announced (peer: string): void {
+    const e = this.#conns.get(peer)
+    if (e === undefined) return
+    e.announced = true
+    e.deadline?.cancel()
+    e.deadline = null
+  }
+
+  /** The connection's peer is admitted: it receives broadcasts and no longer counts as pending. */
+  admit (peer: string): void {
+    const e = this.#conns.get(peer)
+    if (e === undefined) {
+      // A connection the transport never reported (in-memory links): admitted all the same.
+      this.#conns.set(peer, { address: null, seq: this.#seq++, announced: true, admitted: true, deadline: null })
+    } else {
+      e.announced = true
+      e.admitted = true
+      e.deadline?.cancel()
+      e.deadline = null
+    }
+    this.#admitted.add(peer)
+  }
+
+  isAdmitted (peer: string): boolean { return this.#admitted.has(peer) }
+
+  /** Admitted connections, for broadcasts. */
+  admitted (): IterableIterator<string> { return this.#admitted.values() }
+
+  /** Connections open and not admitted. */
+  pendingCount (): number { return this.#pending(() => true).length }
+
+  /** The connection went away. */
+  closed (peer: string): void {
+    const e = this.#conns.get(peer)
+    if (e === undefined) return
+    e.deadline?.cancel()
+    this.#conns.delete(peer)
+    this.#admitted.delete(peer)
+  }
+
+  #pending (pred: (e: Entry) => boolean): string[] {
+    const out: string[] = []
+    for (const [peer, e] of this.#conns) if (!e.admitted && pred(e)) out.push(peer)
+    return out
+  }
+
+  /**
+   * The pending connection to close first: the oldest that has not announced (it costs an attacker
+   * nothing), else the oldest whose announce is still being checked.
+   */
+  #oldest (pred: (e: Entry) => boolean): string | undefined {
+    let bound: string | undefined
+    for (const [peer, e] of this.#conns) {
+      if (e.admitted || !pred(e)) continue
+      if (!e.announced) return peer
+      bound ??= peer
+    }
+    return bound
+  }
+
+  #evict (peer: string, reason: GateCloseReason): void {
+    this.closed(peer)
+    this.#close(peer, reason)
+  }
+}
