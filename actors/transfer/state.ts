@@ -746,8 +746,10 @@ export class TransferState {
    */
   tick (now: number): Step {
     const step: Step = { ops: [], effects: [] }
-    // One no-progress strike per worker per tick, however many chunks it held.
-    const stalledWorkers = new Map<string, AttemptRow>()
+    // One no-progress strike per worker per tick, however many chunks it held, and only for a worker that
+    // moved none of them at all: one whose bytes stopped part-way (a destination that stalls, a machine
+    // under load) loses the work but is not struck.
+    const stalledWorkers = new Map<string, { at: AttemptRow, moved: boolean }>()
     for (const a of this.#active.values()) {
       if (TERMINAL.has(a.row.status) || a.cancelling) continue
       const cancel = new Map<string, string[]>() // orchestrator → superseded attempts its workers must drop
@@ -764,7 +766,11 @@ export class TransferState {
         }
         if (reason === null) continue
         step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
-        if (reason === 'result_gap' && at.worker_id !== null && !stalledWorkers.has(at.worker_id)) stalledWorkers.set(at.worker_id, at)
+        if (reason === 'result_gap' && at.worker_id !== null) {
+          const seen = stalledWorkers.get(at.worker_id)
+          if (seen === undefined) stalledWorkers.set(at.worker_id, { at, moved: c.bytes > 0 })
+          else if (c.bytes > 0) seen.moved = true
+        }
         this.#failAttempt(a, at, reason, null, now, step)
         cancel.set(at.orchestrator_id, [...(cancel.get(at.orchestrator_id) ?? []), attemptId])
         if (TERMINAL.has(a.row.status)) break
@@ -782,7 +788,7 @@ export class TransferState {
       if (step.ops.length > before) step.ops.push(this.#touch(a, now))
       if (a.pending.size > 0 && !a.dispatchScheduled) this.#requestPlan(a, step)
     }
-    for (const [worker, at] of stalledWorkers) this.#strike(worker, 'no_progress', at, now, step)
+    for (const [worker, { at, moved }] of stalledWorkers) if (!moved) this.#strike(worker, 'no_progress', at, now, step)
     return step
   }
 

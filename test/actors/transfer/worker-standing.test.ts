@@ -124,6 +124,14 @@ t.test('a worker that holds work without progress gets one strike per overseer t
   t.equal(standing.length, 1, 'one strike for the four')
   t.match(standing[0], { hotkey: W, status: 'good', strikes: [{ reason: 'no_progress' }] })
   // A restart keeps what the coordinator holds against it.
+  // A worker whose bytes stopped part-way loses the work but is not struck (a slow destination, a loaded machine).
+  const partial = wave(core, now, 2, 'worker-slowed')
+  const [p0] = partial.job.batches.flatMap(b => b.offers)
+  core.progress(SELF, { worker: 'worker-slowed', moved: 512 * 1024, attempts: [{ transferId: partial.id, attemptId: p0!.attemptId, bytes: 512 }] }, now)
+  now += RESULT_GAP_MS
+  const later = core.tick(now)
+  t.equal(puts(later, 'task_attempts').filter(a => a.worker_id === 'worker-slowed').length, 2, 'its work moves')
+  t.same(puts(later, 'workers'), [], 'but it is not struck: it had moved bytes')
   const restarted = new TransferState({ self: SELF, newId })
   restarted.loadStanding([{ ...standing[0], status: 'excluded', excluded_until: new Date(now + 60_000).toISOString() }])
   t.same(restarted.excludedWorkers(now), [W], 'loaded standings keep their exclusion')
