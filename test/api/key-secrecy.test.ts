@@ -53,20 +53,20 @@ t.test('drive every outcome over HTTP', async t => {
   await call({ url: PROBES.transfer, headers: { authorization: `Bearer ${client.key}` } })
   await call({ url: PROBES.transfer, headers: { 'x-api-key': client.key } })
   await call({ url: PROBES.telemetry, headers: { 'x-api-key': consoleKey.key } })
-  await call({ url: PROBES.telemetry, headers: { 'x-api-key': consoleKey.key } }) // 402
-  await call({ url: PROBES.telemetry, headers: { 'x-api-key': envKey.key } }) // 403
-  await call({ url: PROBES.telemetry, headers: { authorization: `Bearer ${consoleKey.key}` } }) // 401
+  t.equal((await call({ url: PROBES.telemetry, headers: { 'x-api-key': consoleKey.key } })).statusCode, 402, 'answers 402')
+  t.equal((await call({ url: PROBES.telemetry, headers: { 'x-api-key': envKey.key } })).statusCode, 403, 'answers 403')
+  t.equal((await call({ url: PROBES.telemetry, headers: { authorization: `Bearer ${consoleKey.key}` } })).statusCode, 401, 'answers 401')
   await call({ url: PROBES.realtime, headers: { 'x-api-key': devnet.console } })
-  await call({ url: PROBES.transfer, headers: { authorization: `Bearer ${client.key}`, 'x-api-key': doomed.key } }) // 400
-  await call({ url: '/admin/organizations', headers: { authorization: `Bearer ${client.key}` } }) // 403
+  t.equal((await call({ url: PROBES.transfer, headers: { authorization: `Bearer ${client.key}`, 'x-api-key': doomed.key } })).statusCode, 400, 'answers 400')
+  t.equal((await call({ url: '/admin/organizations', headers: { authorization: `Bearer ${client.key}` } })).statusCode, 403, 'answers 403')
   await call({ url: `/admin/organizations/${org.id}/keys`, headers: admin })
   await call({ url: `/admin/keys/${doomed.apiKey.id}`, headers: admin })
   await call({ method: 'DELETE', url: `/admin/keys/${doomed.apiKey.id}`, headers: admin })
-  await call({ url: PROBES.transfer, headers: { authorization: `Bearer ${doomed.key}` } }) // revoked
-  await call({ url: PROBES.transfer, headers: { authorization: `Bearer ${doomed.key.slice(0, -2)}xy` } }) // unknown
+  t.equal((await call({ url: PROBES.transfer, headers: { authorization: `Bearer ${doomed.key}` } })).statusCode, 401, 'revoked')
+  t.equal((await call({ url: PROBES.transfer, headers: { authorization: `Bearer ${doomed.key.slice(0, -2)}xy` } })).statusCode, 401, 'unknown')
   await call({ url: PROBES.transfer, headers: { authorization: `Bearer ${client.key}`, 'content-type': 'application/json' }, payload: '{bad' })
-  await call({ url: `/admin/organizations/${org.id}/keys`, method: 'POST', headers: admin, payload: { role: 'nobody' } }) // 400
-  await call({ url: '/no/such/route', headers: { authorization: `Bearer ${client.key}` } }) // 404
+  t.equal((await call({ url: `/admin/organizations/${org.id}/keys`, method: 'POST', headers: admin, payload: { role: 'nobody' } })).statusCode, 400, 'answers 400')
+  t.equal((await call({ url: '/no/such/route', headers: { authorization: `Bearer ${client.key}` } })).statusCode, 404, 'answers 404')
   await call({ url: '/probe/log-headers', headers: { authorization: `Bearer ${client.key}`, 'x-api-key': client.key } })
   for (let i = 0; i < 61; i++) await call({ url: PROBES.transfer, headers: { authorization: `Bearer ${client.key}` } }) // reaches 429
   t.ok(seenResponses.some(r => r.includes('BWN_ERR_RATE_LIMITED')))

@@ -78,7 +78,10 @@ t.test('readiness transitions feed PRISM, and every input survives a restart', a
   const current = new Map<string, { ready: boolean, connected: boolean }>()
   const o = newHotkey().address
   const t0 = clock.now()
-  let v = harness(t, clock, store, current)
+  // Every read-back the verifier starts, counted: a repeat read shows here whenever its verdict would land.
+  let reads = 0
+  const reader: RangeReader = { sha256Of: async (_target, length) => { reads++; return { sha256: SHA, bytes: length } } }
+  let v = harness(t, clock, store, current, reader)
   v.readiness(o, true, true) // connects at t0
   clock.advance(HOUR_MS)
   const attempt = randomUUID()
@@ -103,14 +106,18 @@ t.test('readiness transitions feed PRISM, and every input survives a restart', a
   db = new Level<string, string>(dir)
   await db.open()
   store = new LevelStore(db as never)
-  v = harness(t, clock, store, current)
+  v = harness(t, clock, store, current, reader)
   await new Promise<void>(resolve => tell(v.verifier.ref, { type: 'scores', reply: () => resolve() }))
   close(t, v.verifier.scoreOf(o), 0.15, 'the last close\'s score is back before any new close')
   const after = await v.epoch(1)
   t.same(after.scores, before.scores, 'the same scores after a restart')
   // The same attempt asked again is not counted twice (its evidence is in the store), and gets no verdict.
   let answered = false
+  const readsBefore = reads
   void v.verify(o, attempt).then(() => { answered = true })
+  // The request is handled before this query is: a read it started would be counted by now.
+  await new Promise<void>(resolve => tell(v.verifier.ref, { type: 'scores', reply: () => resolve() }))
+  t.equal(reads, readsBefore, 'the repeat request starts no read-back')
   clock.advance(HOUR_MS)
   const later = await v.epoch(2)
   t.notOk(answered, 'an attempt verified before the restart is not read again')

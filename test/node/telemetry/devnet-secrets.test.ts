@@ -65,6 +65,7 @@ t.test('telemetry and audit responses of a devnet transfer hold no private detai
   await read(`/api/audit/orchestrator/${orch}/transfers/${transfer.id}`, admin)
   for (const w of workers) await read(`/api/audit/worker/${w}/transfers/${transfer.id}`, admin)
 
+  for (const r of responses) t.equal(r.statusCode, 200, `${r.url}: a scanned body is a real answer, not an error`)
   const audit = responses.find(r => r.url.startsWith('/api/audit/orchestrator'))!
   t.equal(audit.statusCode, 200)
   const rows = JSON.parse(audit.body)

@@ -85,7 +85,10 @@ t.test('a corrupting worker is caught by verification and penalized itself; its 
   const idx = proof.uids.indexOf(uidB as number)
   t.ok(idx < 0 || proof.uint16Weights[idx] === 0, 'zero weight for B on chain')
 
-  const prism = await (await fetch(`${net.file.baseUrl}/chain/prism`)).json() as any
-  const scoreB = prism.scores.find((s: any) => s.hotkey === b.key.address)
-  t.ok(scoreB === undefined || scoreB.penaltyMultiplier === 1, 'B\'s PRISM carries no penalty for its worker\'s lies')
+  // B is scored (its readiness alone puts it in PRISM), and its score carries no penalty: the lies are its worker's.
+  const scoreB = await eventually(async () => {
+    const prism = await (await fetch(`${net.file.baseUrl}/chain/prism`)).json() as any
+    return prism.scores.find((s: any) => s.hotkey === b.key.address)
+  }, 60_000, 'a PRISM score for B', 500)
+  t.equal(scoreB.penaltyMultiplier, 1, 'B\'s PRISM carries no penalty for its worker\'s lies')
 })
