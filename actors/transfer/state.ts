@@ -38,6 +38,12 @@ export const MIN_WORKER_RATE = 1024 * 1024 // bytes/s
 /** A chunk that stalled before gets twice the stall window: a loaded network does not thrash (kept at one doubling so a dead network still fails a transfer within minutes). */
 export const MAX_GAP_DOUBLINGS = 1
 export const OVERSEER_TICK_MS = 250
+/**
+ * The overseer counts only time it was watching: a tick that comes late (its process starved of CPU, its
+ * event loop busy) adds at most this much to the stall clocks, since reports that arrived meanwhile may
+ * still wait unread. So a loaded orchestrator slows its overseer down instead of taking healthy work back.
+ */
+export const MAX_WATCHED_STEP_MS = 1_000
 export const DISPATCH_DEBOUNCE_MS = 20 // chunks landing together go out in one wave
 export const OFFER_TTL_MS = 10 * 60_000 // signed source and target URLs live 10 min
 export const MAX_ATTEMPTS_PER_TASK = 8 // failed attempts of one chunk before the transfer fails
@@ -156,8 +162,11 @@ export interface Hydration {
 
 interface Recovery { reason: InterventionReason, previous: AttemptRow, excludeOrchestrator: boolean }
 
-/** Clock readings of an open attempt, for the overseer; `bytes`: its worker's last reported progress. */
-interface OpenAttempt { offeredAt: number, acceptedAt: number | null, bytes: number }
+/**
+ * Clock readings of an open attempt, for the overseer; `acceptedWatched`: its acceptance on the watched
+ * clock (watched()); `bytes`: its worker's last reported progress.
+ */
+interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number }
 
 export interface Active {
   row: TransferRow
@@ -197,8 +206,11 @@ export class TransferState {
   readonly #closed = new Map<string, TransferStatus>()
   /** worker → its session's moved bytes when its progress last counted. */
   readonly #moved = new Map<string, number>()
-  /** worker → when it last made progress or sent a result (for any transfer). */
+  /** worker → when it last made progress or sent a result (for any transfer), on the watched clock. */
   readonly #lastActivityAt = new Map<string, number>()
+  /** The watched clock (MAX_WATCHED_STEP_MS): its reading and the wall time at the last tick. */
+  #watchedAtTick = 0
+  #lastTickAt: number | null = null
   /** Rates (bytes/s) of the last RATE_SAMPLES accepted deliveries, acceptance to result: the measured rate. */
   readonly #rates: number[] = []
   /** worker → what this coordinator holds against it (worker-standing.ts). */
@@ -279,7 +291,7 @@ export class TransferState {
         this.#failAttempt(a, at, 'orchestrator_restarted', 'the orchestrator restarted', now, step)
         continue
       }
-      a.open.set(at.id, { offeredAt: now, acceptedAt: at.state === 'accepted' ? now : null, bytes: 0 })
+      a.open.set(at.id, { offeredAt: now, acceptedAt: at.state === 'accepted' ? now : null, acceptedWatched: at.state === 'accepted' ? this.watched(now) : null, bytes: 0 })
     }
     for (const c of a.chunks.values()) if (c.state === 'staged' && !hasOpenAttempt(a, c.chunk_index)) a.pending.add(c.chunk_index)
     if (step.ops.length > 0) step.ops.push(this.#touch(a, now))
@@ -525,7 +537,7 @@ export class TransferState {
           chunk.state = 'delivering'
           chunk.task_id = task.id
           a.pending.delete(index)
-          a.open.set(attempt.id, { offeredAt: now, acceptedAt: null, bytes: 0 })
+          a.open.set(attempt.id, { offeredAt: now, acceptedAt: null, acceptedWatched: null, bytes: 0 })
           offers.push({
             taskId: task.id, attemptId: attempt.id, transferId: a.row.id, chunkIndex: index, offset: chunk.offset, length: chunk.length, sha256: chunk.sha256,
             attemptSlot: attempt.attempt_slot, excludeWorkers: [...(a.failedWorkers.get(index) ?? [])].slice(0, 64)
@@ -558,7 +570,7 @@ export class TransferState {
       if (worker === null) { this.#failAttempt(a, at, 'no_worker', 'no worker available', now, step); continue }
       at.worker_id = worker; at.state = 'accepted'; at.accepted_at = isoFromMs(now)
       const reading = a.open.get(at.id)
-      if (reading) reading.acceptedAt = now
+      if (reading) { reading.acceptedAt = now; reading.acceptedWatched = this.watched(now) }
       const task = a.tasks.get(at.chunk_index)!
       task.assigned_worker_id = worker; task.accepted_at = at.accepted_at
       step.ops.push({ type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at })
@@ -590,7 +602,7 @@ export class TransferState {
     const reading = a.open.get(at.id)
     const offeredAt = reading?.offeredAt ?? null
     a.open.delete(at.id)
-    this.#lastActivityAt.set(r.worker, now)
+    this.#lastActivityAt.set(r.worker, this.watched(now))
     if (at.worker_id === null) at.worker_id = r.worker
     const row: ResultRow = {
       attempt_id: at.id, task_id: at.task_id, transfer_id: a.row.id, chunk_index: at.chunk_index, orchestrator_id: at.orchestrator_id, worker_id: r.worker,
@@ -746,6 +758,9 @@ export class TransferState {
    */
   tick (now: number): Step {
     const step: Step = { ops: [], effects: [] }
+    const watchedNow = this.watched(now)
+    this.#watchedAtTick = watchedNow
+    this.#lastTickAt = now
     // One no-progress strike per worker per tick, however many chunks it held, and only for a worker that
     // moved none of them at all: one whose bytes stopped part-way (a destination that stalls, a machine
     // under load) loses the work but is not struck.
@@ -761,8 +776,8 @@ export class TransferState {
         if (c.acceptedAt === null) {
           if (now - c.offeredAt >= this.#cfg.waveTimeoutMs) reason = 'wave_timeout' // never routed to a worker
         } else {
-          const since = Math.max(c.acceptedAt, this.#lastActivityAt.get(at.worker_id ?? '') ?? 0)
-          if (now - since >= this.resultGapFor(a.chunks.get(at.chunk_index)?.length ?? 0, a.stalls.get(at.chunk_index) ?? 0)) reason = 'result_gap' // its worker made no progress
+          const since = Math.max(c.acceptedWatched ?? watchedNow, this.#lastActivityAt.get(at.worker_id ?? '') ?? -Infinity)
+          if (watchedNow - since >= this.resultGapFor(a.chunks.get(at.chunk_index)?.length ?? 0, a.stalls.get(at.chunk_index) ?? 0)) reason = 'result_gap' // its worker made no progress
         }
         if (reason === null) continue
         step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
@@ -815,8 +830,17 @@ export class TransferState {
       if (bytes - c.bytes >= MIN_PROGRESS_BYTES || bytes === length) moved = true
       c.bytes = bytes
     }
-    if (moved) this.#lastActivityAt.set(body.worker, now)
+    if (moved) this.#lastActivityAt.set(body.worker, this.watched(now))
     return step
+  }
+
+  /**
+   * The watched clock at `now`: wall time, except that the time since the last tick counts for at most
+   * MAX_WATCHED_STEP_MS (the stall clocks run on it). Before the first tick it is wall time.
+   */
+  watched (now: number): number {
+    if (this.#lastTickAt === null) { this.#watchedAtTick = now; return now }
+    return this.#watchedAtTick + Math.min(Math.max(0, now - this.#lastTickAt), MAX_WATCHED_STEP_MS)
   }
 
   /** The network's measured rate (bytes/s): the median of the recent accepted deliveries; null before any. */

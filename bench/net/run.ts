@@ -99,7 +99,7 @@ async function baselines (dir: string): Promise<Baselines> {
   } finally { await lab.destroy() }
 }
 
-interface Row { workers: number, seconds: number, uploadSeconds: number, orchestratorSeconds: number, goodputMbit: number, goalMbit: number, idealMbit: number, ratioToBaseline: number, meetsGoal: boolean, interventions: number | null, trace?: ReturnType<LabTrace['summary']> & { idleCpuPct: Record<string, number>, labCpuPerGiB: number } }
+interface Row { workers: number, seconds: number, uploadSeconds: number, orchestratorSeconds: number, goodputMbit: number, goalMbit: number, idealMbit: number, ratioToBaseline: number, meetsGoal: boolean, interventions: number | null, reasons?: Record<string, number>, trace?: ReturnType<LabTrace['summary']> & { idleCpuPct: Record<string, number>, labCpuPerGiB: number } }
 
 const dir = await mkdtemp(join(tmpdir(), 'bwnet-bench-net-'))
 try {
@@ -134,16 +134,20 @@ try {
       const got = await net.lab.exec('client', ['curl', '-sS', '-H', `authorization: Bearer ${net.clientKey}`, `${net.api}/transfers/${id}`])
       const record = JSON.parse(got.stdout) as { created_at?: string, completed_at?: string | null }
       const orchestratorSeconds = record.completed_at != null && record.created_at !== undefined ? (Date.parse(record.completed_at) - Date.parse(record.created_at)) / 1000 : null
-      const interventions = net.orchestrator.lines.filter(l => l.event === 'overseer_reassign' && l.transferId === id).length
+      const reassigned = net.orchestrator.lines.filter(l => l.event === 'overseer_reassign' && l.transferId === id)
+      const interventions = reassigned.length
+      // Why the overseer took work back, by reason (with the workers it took it from).
+      const reasons: Record<string, number> = {}
+      for (const l of reassigned) reasons[String(l.reason)] = (reasons[String(l.reason)] ?? 0) + 1
       // Goodput over the network's own create → completed: the CLI's start-up (loading the program) and
       // its wait to notice completion are the client machine's, not the network's. Both clocks are kept.
       if (orchestratorSeconds === null) throw new Error(`${n} workers: the transfer record has no completed_at`)
       const goodput = mbit(size, orchestratorSeconds * 1000)
       const ideal = Math.min(n * workerMbit, edgeMbit)
       const measuredIdeal = Math.min(n * base.workerLinkMbit, base.edgeLinkMbit)
-      const row: Row = { workers: n, seconds: ms / 1000, uploadSeconds: summary.upload_ms / 1000, orchestratorSeconds, goodputMbit: goodput, goalMbit: 0.8 * ideal, idealMbit: ideal, ratioToBaseline: goodput / measuredIdeal, meetsGoal: goodput >= 0.8 * ideal, interventions }
+      const row: Row = { workers: n, seconds: ms / 1000, uploadSeconds: summary.upload_ms / 1000, orchestratorSeconds, goodputMbit: goodput, goalMbit: 0.8 * ideal, idealMbit: ideal, ratioToBaseline: goodput / measuredIdeal, meetsGoal: goodput >= 0.8 * ideal, interventions, reasons }
       rows.push(row)
-      process.stderr.write(`${n} workers: create → completed ${orchestratorSeconds.toFixed(1)} s (the client's own time ${row.seconds.toFixed(1)} s, of which upload ${row.uploadSeconds.toFixed(1)} s), ${goodput.toFixed(0)} Mbit/s (goal ${row.goalMbit.toFixed(0)}), ${interventions} reassignments\n`)
+      process.stderr.write(`${n} workers: create → completed ${orchestratorSeconds.toFixed(1)} s (the client's own time ${row.seconds.toFixed(1)} s, of which upload ${row.uploadSeconds.toFixed(1)} s), ${goodput.toFixed(0)} Mbit/s (goal ${row.goalMbit.toFixed(0)}), ${interventions} reassignments${interventions > 0 ? ` (${Object.entries(reasons).map(([r, c]) => `${r} ${c}`).join(', ')})` : ''}\n`)
       if (trace !== null) {
         await trace.stop()
         const idle = trace.summary(0, from)

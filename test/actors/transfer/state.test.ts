@@ -5,7 +5,7 @@ import t from 'tap'
 import type { Reply } from '../../../actors/runtime.ts'
 import type { StoreOp } from '../../../actors/ports.ts'
 import {
-  TransferState, WAVE_TIMEOUT_MS, RESULT_GAP_MS, DISPATCH_DEBOUNCE_MS, CLOSED_MEMORY,
+  TransferState, WAVE_TIMEOUT_MS, RESULT_GAP_MS, DISPATCH_DEBOUNCE_MS, CLOSED_MEMORY, OVERSEER_TICK_MS, MAX_WATCHED_STEP_MS,
   type Step, type Effect, type IoJob, type OfferDraft, type Hydration
 } from '../../../actors/transfer/state.ts'
 import type { TransferRow, AttemptRow, ChunkRow, InterventionRow } from '../../../actors/transfer/model.ts'
@@ -55,6 +55,20 @@ function started (clock: ManualClock, chunks: number, candidates = BOTH, config 
   core.begun(id, 'd1', UPLOAD, null, clock.now())
   const wave = core.planned(id, candidates, clock.now())
   return { core, id, wave }
+}
+
+/**
+ * Lets `ms` pass with the overseer ticking on time, as the node's timer does (the stall clocks count only
+ * watched time: MAX_WATCHED_STEP_MS); the ticks' steps merged.
+ */
+function watchFor (core: TransferState, clock: ManualClock, ms: number): Step {
+  const out: Step = { ops: [], effects: [] }
+  for (let left = ms; left > 0; left -= OVERSEER_TICK_MS) {
+    clock.advance(Math.min(OVERSEER_TICK_MS, left))
+    const s = core.tick(clock.now())
+    out.ops.push(...s.ops); out.effects.push(...s.effects)
+  }
+  return out
 }
 
 function result (core: TransferState, o: OfferDraft & { to: string }, worker: string, now: number, ok = true): Step {
@@ -144,8 +158,7 @@ t.test('judged by progress, not by a rate: a slow, steady worker keeps its work 
   }
   t.pass('100 s of steady progress: nothing reassigned')
   // Progress stops: the window runs from the last report that moved the bytes on.
-  clock.advance(RESULT_GAP_MS - 1)
-  t.same(core.tick(clock.now()).ops, [], 'within the window after the last progress')
+  t.same(watchFor(core, clock, RESULT_GAP_MS - 1).ops, [], 'within the window after the last progress')
   clock.advance(1)
   t.same((puts(core.tick(clock.now()), 'task_attempts') as AttemptRow[]).map(a => a.failure_reason), ['result_gap', 'result_gap'], 'progress stopped: the work moves')
 })
@@ -181,10 +194,24 @@ t.test('a worker busy with other coordinators\' chunks keeps this one\'s queued 
   }
   t.pass('30 s queued behind other work: kept')
   // A total that does not move on (or restarts lower, a new session) is no progress.
-  clock.advance(1000)
+  clock.advance(OVERSEER_TICK_MS)
   core.progress(SELF, { worker: W1, moved: 0, attempts: [] }, clock.now())
-  clock.advance(RESULT_GAP_MS - 1000)
-  t.same((puts(core.tick(clock.now()), 'task_attempts') as AttemptRow[]).map(a => a.id).sort(), offers.map(o => o.attemptId).sort(), 'its total stopped: our chunks move')
+  t.same((puts(watchFor(core, clock, RESULT_GAP_MS), 'task_attempts') as AttemptRow[]).map(a => a.id).sort(), offers.map(o => o.attemptId).sort(), 'its total stopped: our chunks move')
+})
+
+t.test('the overseer counts only time it watched: a late tick adds at most MAX_WATCHED_STEP_MS to the stall clocks', async t => {
+  const clock = new ManualClock()
+  const core = new TransferState({ self: SELF, newId })
+  const { offers } = heldBy(clock, core, 1, 1024 * 1024)
+  core.tick(clock.now())
+  const before = core.watched(clock.now())
+  // The orchestrator's process was starved for 10 s: reports may be waiting unread, so nothing moves.
+  clock.advance(10_000)
+  t.same(core.tick(clock.now()).ops, [], 'a late tick takes nothing back')
+  t.equal(core.watched(clock.now()) - before, MAX_WATCHED_STEP_MS, `the 10 s counted as ${MAX_WATCHED_STEP_MS} ms`)
+  // Watched on time from here, the worker still silent: its work moves once the window is full.
+  const moved = puts(watchFor(core, clock, RESULT_GAP_MS), 'task_attempts') as AttemptRow[]
+  t.same(moved.map(a => [a.id, a.failure_reason]), [[offers[0]!.attemptId, 'result_gap']])
 })
 
 t.test('the stall window follows the measured rate: twice a chunk\'s time at the median of recent deliveries', async t => {
@@ -221,8 +248,7 @@ t.test('result gap is per worker: a result for any transfer keeps a worker\'s qu
     result(core, o, W1, clock.now())
     t.same((puts(core.tick(clock.now()), 'task_attempts') as AttemptRow[]).filter(x => x.state === 'superseded'), [], `no gap at ${clock.now()}`)
   }
-  clock.advance(core.resultGapFor(CHUNK, 0))
-  const tick = core.tick(clock.now())
+  const tick = watchFor(core, clock, core.resultGapFor(CHUNK, 0))
   t.same((puts(tick, 'task_attempts') as AttemptRow[]).map(x => x.chunk_index), [2], 'only the work still held after a real gap moves')
 })
 
@@ -239,14 +265,11 @@ t.test('the stall window doubles once the same chunk has stalled', async t => {
   const s = started(clock, 1, ONLY_SELF)
   const accept = (o: OfferDraft): void => { s.core.assigned(SELF, { transferId: s.id, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker: W1 }] }, clock.now()) }
   accept(offersOf(s.wave)[0]!)
-  clock.advance(s.core.resultGapFor(CHUNK, 0))
-  t.equal(puts(s.core.tick(clock.now()), 'task_attempts').length, 1, 'first stall at one gap')
+  t.equal(puts(watchFor(s.core, clock, s.core.resultGapFor(CHUNK, 0)), 'task_attempts').length, 1, 'first stall at one gap')
   const second = offersOf(s.core.planned(s.id, ONLY_SELF, clock.now()))[0]!
   accept(second)
-  clock.advance(s.core.resultGapFor(CHUNK, 0))
-  t.same(s.core.tick(clock.now()).ops, [], 'one gap is not enough the second time')
-  clock.advance(s.core.resultGapFor(CHUNK, 1) - s.core.resultGapFor(CHUNK, 0))
-  t.match(puts(s.core.tick(clock.now()), 'task_attempts'), [{ id: second.attemptId, failure_reason: 'result_gap' }], 'two gaps are')
+  t.same(watchFor(s.core, clock, s.core.resultGapFor(CHUNK, 0)).ops, [], 'one gap is not enough the second time')
+  t.match(puts(watchFor(s.core, clock, s.core.resultGapFor(CHUNK, 1) - s.core.resultGapFor(CHUNK, 0)), 'task_attempts'), [{ id: second.attemptId, failure_reason: 'result_gap' }], 'two gaps are')
 })
 
 t.test('a validator silent past its timeout is replaced by the coordinator\'s own check', async t => {
