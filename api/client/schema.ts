@@ -369,60 +369,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/sink/uploads/{uploadId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** GET /sink/uploads/{uploadId} */
-        get: operations["getSinkUploadsByUploadId"];
-        /** PUT /sink/uploads/{uploadId} */
-        put: operations["putSinkUploadsByUploadId"];
-        post?: never;
-        /** DELETE /sink/uploads/{uploadId} */
-        delete: operations["deleteSinkUploadsByUploadId"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sink/uploads/{uploadId}/chunks/{index}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** GET /sink/uploads/{uploadId}/chunks/{index} */
-        get: operations["getSinkUploadsByUploadIdChunksByIndex"];
-        /** PUT /sink/uploads/{uploadId}/chunks/{index} */
-        put: operations["putSinkUploadsByUploadIdChunksByIndex"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sink/uploads/{uploadId}/complete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** POST /sink/uploads/{uploadId}/complete */
-        post: operations["postSinkUploadsByUploadIdComplete"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/transfers": {
         parameters: {
             query?: never;
@@ -582,7 +528,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Published closed-epoch versions (every revision), in publication order; one epoch late, kept 30 days (headers only, charged like GET) */
+        head: operations["headV1TelemetryEpochs"];
         patch?: never;
         trace?: never;
     };
@@ -599,7 +546,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Latest published network summary, or the one named by snapshotId (headers only, charged like GET) */
+        head: operations["headV1TelemetryNetwork"];
         patch?: never;
         trace?: never;
     };
@@ -616,7 +564,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Published network summaries, oldest first (at least one an hour) (headers only, charged like GET) */
+        head: operations["headV1TelemetryNetworkHistory"];
         patch?: never;
         trace?: never;
     };
@@ -633,7 +582,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** The current revision of every retained closed epoch, by epoch; one epoch late, kept 30 days (headers only, charged like GET) */
+        head: operations["headV1TelemetryRealtimeEpochs"];
         patch?: never;
         trace?: never;
     };
@@ -650,7 +600,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Live network summary (transfers in progress included), or the live version named by snapshotId (headers only, charged like GET) */
+        head: operations["headV1TelemetryRealtimeNetwork"];
         patch?: never;
         trace?: never;
     };
@@ -667,7 +618,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Live network summary versions still readable (current and superseded within 10 minutes), oldest first (headers only, charged like GET) */
+        head: operations["headV1TelemetryRealtimeNetworkHistory"];
         patch?: never;
         trace?: never;
     };
@@ -687,7 +639,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * WebSocket: each new live network version, charged per push like a realtime read (headers only, charged like GET)
+         * @description Upgrade to a WebSocket (key in X-Api-Key, or the subprotocol `bwnet.key.<key>` next to `bwnet.v1`). Messages: RealtimeStreamMessage (the 101 response schema here), whose `envelope` is the realtime/network body of that version. Each push is debited at the realtime read price; an organization that cannot pay the next push is closed with 4402. `snapshotId` names the version the client already holds: it is not sent again.
+         */
+        head: operations["headV1TelemetryRealtimeStream"];
         patch?: never;
         trace?: never;
     };
@@ -707,7 +663,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Live task evidence, transfers in progress included; pending_verification apart from verified (headers only, charged like GET)
+         * @description snapshotId pins the live version (from a realtime read) the listing shows; without it the current version is pinned.
+         */
+        head: operations["headV1TelemetryRealtimeTasks"];
         patch?: never;
         trace?: never;
     };
@@ -724,7 +684,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Sell allowance proof of a miner hotkey (published one epoch late, kept 7 days) (headers only, charged like GET) */
+        head: operations["headV1TelemetrySellAllowanceByHotkey"];
         patch?: never;
         trace?: never;
     };
@@ -741,7 +702,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Finished task evidence of published terminal transfers, in publication order (headers only, charged like GET) */
+        head: operations["headV1TelemetryTasks"];
         patch?: never;
         trace?: never;
     };
@@ -1396,6 +1358,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1491,6 +1455,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1559,6 +1525,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1631,6 +1599,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1709,6 +1679,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1787,6 +1759,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1872,6 +1846,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1883,8 +1859,8 @@ export interface operations {
     };
     getAdminOrganizationsByOrganizationIdCreditsLedger: {
         parameters: {
-            query: {
-                limit: number;
+            query?: {
+                limit?: number;
             };
             header?: never;
             path: {
@@ -1960,6 +1936,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2056,6 +2034,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2174,6 +2154,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2256,6 +2238,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2342,6 +2326,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2426,6 +2412,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2514,6 +2502,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2547,6 +2537,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2556,6 +2548,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2603,6 +2597,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2636,6 +2632,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2645,6 +2643,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2692,6 +2692,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2723,6 +2725,36 @@ export interface operations {
                         blockTimeMs: number;
                         epoch: number;
                     };
+                };
+            };
+            /** @description BWN_ERR_CHAIN_REJECTED */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_TIMEOUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2814,7 +2846,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            /** @description BWN_ERR_VALIDATION, BWN_ERR_CHAIN_BAD_AMOUNT */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2834,7 +2866,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            /** @description BWN_ERR_CHAIN_FORBIDDEN */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2846,6 +2878,38 @@ export interface operations {
             };
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_REJECTED */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_TIMEOUT */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2879,6 +2943,56 @@ export interface operations {
                         role: string;
                         uid: number;
                     };
+                };
+            };
+            /** @description BWN_ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_NOT_REGISTERED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_REJECTED */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_TIMEOUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2916,7 +3030,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            /** @description BWN_ERR_VALIDATION, BWN_ERR_CHAIN_BAD_AMOUNT, BWN_ERR_CHAIN_BAD_BLOCK */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2936,8 +3050,28 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            /** @description BWN_ERR_CHAIN_FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_NOT_REGISTERED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_INSUFFICIENT_ALPHA */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2948,6 +3082,38 @@ export interface operations {
             };
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_REJECTED */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_TIMEOUT */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2987,6 +3153,46 @@ export interface operations {
                             weights: number[];
                         }[];
                     };
+                };
+            };
+            /** @description BWN_ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_REJECTED */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_TIMEOUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -3044,6 +3250,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3108,6 +3316,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3180,6 +3390,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3260,6 +3472,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3359,152 +3573,11 @@ export interface operations {
             };
         };
     };
-    getSinkUploadsByUploadId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    putSinkUploadsByUploadId: {
-        parameters: {
-            query: {
-                chunkSize: number;
-                filename: string;
-                size: number;
-            };
-            header?: never;
-            path: {
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    deleteSinkUploadsByUploadId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    getSinkUploadsByUploadIdChunksByIndex: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                index: number;
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The sink's sha256 of one chunk as it holds it */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        bytes: number;
-                        index: number;
-                        sha256: string;
-                    };
-                };
-            };
-        };
-    };
-    putSinkUploadsByUploadIdChunksByIndex: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                index: number;
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    postSinkUploadsByUploadIdComplete: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    parts: {
-                        etag: string;
-                        index: number;
-                    }[];
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getTransfers: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 status?: "pending" | "in_progress" | "completed" | "failed" | "cancelled";
             };
             header?: never;
@@ -3560,6 +3633,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3632,6 +3707,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3714,6 +3791,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3835,6 +3914,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3846,9 +3927,9 @@ export interface operations {
     };
     getTransfersByIdEvents: {
         parameters: {
-            query: {
+            query?: {
                 /** @description The last seq the client holds; 0 for everything */
-                after: number;
+                after?: number;
             };
             header?: never;
             path: {
@@ -3920,6 +4001,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4011,6 +4094,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4105,6 +4190,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4165,6 +4252,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4195,6 +4284,8 @@ export interface operations {
             /** @description Snapshot envelope (seed §2.1) of a free sell allowance audit */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4204,6 +4295,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4231,6 +4324,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4276,6 +4371,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4285,6 +4386,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4342,6 +4445,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4358,6 +4463,104 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryEpochs: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page; the filters must stay the same */
+                cursor?: string;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description Only items observed at or after this time */
+                since?: string;
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+                /** @description Only items observed at or before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4379,6 +4582,12 @@ export interface operations {
             /** @description Snapshot envelope (seed §2.1) of a network summary */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4388,6 +4597,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4445,6 +4656,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4461,6 +4674,96 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryNetwork: {
+        parameters: {
+            query?: {
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Snapshot envelope (seed §2.1) of a network summary */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4490,6 +4793,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4499,6 +4808,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4556,6 +4867,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4572,6 +4885,104 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryNetworkHistory: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page; the filters must stay the same */
+                cursor?: string;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description Only items observed at or after this time */
+                since?: string;
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+                /** @description Only items observed at or before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4601,6 +5012,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4610,6 +5027,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4667,6 +5086,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4683,6 +5104,104 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryRealtimeEpochs: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page; the filters must stay the same */
+                cursor?: string;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description Only items observed at or after this time */
+                since?: string;
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+                /** @description Only items observed at or before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4704,6 +5223,12 @@ export interface operations {
             /** @description Snapshot envelope (seed §2.1) of a live network summary */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4713,6 +5238,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4770,6 +5297,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4786,6 +5315,96 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryRealtimeNetwork: {
+        parameters: {
+            query?: {
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Snapshot envelope (seed §2.1) of a live network summary */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4815,6 +5434,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4824,6 +5449,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4881,6 +5508,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4897,6 +5526,104 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryRealtimeNetworkHistory: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page; the filters must stay the same */
+                cursor?: string;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description Only items observed at or after this time */
+                since?: string;
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+                /** @description Only items observed at or before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4924,6 +5651,10 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5000,6 +5731,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5016,6 +5749,103 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryRealtimeStream: {
+        parameters: {
+            query?: {
+                /** @description The live version the client holds (not resent) */
+                snapshotId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the server then sends RealtimeStreamMessage messages as JSON text frames (docs/api.md#live-interface) */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Upgrade required: a WebSocket route asked for without an upgrade (BWN_ERR_UPGRADE_REQUIRED) */
+            426: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -5048,6 +5878,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5057,6 +5893,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5114,6 +5952,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5130,6 +5970,107 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryRealtimeTasks: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page; the filters must stay the same */
+                cursor?: string;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description An orchestrator or worker id (hotkey) */
+                participantId?: string;
+                /** @description Only items observed at or after this time */
+                since?: string;
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+                transferId?: string;
+                /** @description Only items observed at or before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -5154,6 +6095,12 @@ export interface operations {
             /** @description Snapshot envelope (seed §2.1) of a sell allowance */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5163,6 +6110,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5220,12 +6169,100 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetrySellAllowanceByHotkey: {
+        parameters: {
+            query?: {
+                /** @description Selects a retained epoch proof */
+                epoch?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description SS58 hotkey */
+                hotkey: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Snapshot envelope (seed §2.1) of a sell allowance */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -5258,6 +6295,12 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5267,6 +6310,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5324,6 +6369,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5340,6 +6387,107 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryTasks: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page; the filters must stay the same */
+                cursor?: string;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description An orchestrator or worker id (hotkey) */
+                participantId?: string;
+                /** @description Only items observed at or after this time */
+                since?: string;
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+                transferId?: string;
+                /** @description Only items observed at or before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -74,10 +74,10 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
   const feed = deps.transferEvents
   if (service !== undefined && feed !== undefined) {
     /** Replays the stored events after ?after=, then follows live ones, until the terminal status. */
-    const transferEventsSocket = (socket: WebSocket, req: FastifyRequest<{ Querystring: { after: number } }>): void => {
+    const transferEventsSocket = (socket: WebSocket, req: FastifyRequest<{ Querystring: { after?: number } }>): void => {
       const live = attach(socket, req)
       const record = req.liveTransfer!
-      let last = req.query.after
+      let last = req.query.after ?? 0 // validation fills the default in
       let replaying = true
       const held: TransferEvent[] = []
       const end = (status: string): void => live.close(CLOSE_CODES.normal, `transfer ${status}`)
@@ -124,7 +124,7 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
         summary: 'WebSocket: the transfer\'s events (status and chunk changes) in order, from ?after= on, until its terminal status',
         description: 'Upgrade to a WebSocket (key in Authorization / X-Api-Key, or the subprotocol `bwnet.key.<key>` next to `bwnet.v1`). Messages: TransferEvent (the 101 response schema here; docs/api.md#live-interface). Events after `after` are replayed from the store, then live ones follow without gap or duplicate; the server closes with 1000 after the terminal status, 1013 when the client falls behind. Close codes: docs/errors.md#websocket-close-codes.',
         params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
-        querystring: Type.Object({ after: Type.Integer({ minimum: 0, default: 0, description: 'The last seq the client holds; 0 for everything' }) }),
+        querystring: Type.Object({ after: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'The last seq the client holds; 0 for everything' })) }),
         response: { ...SWITCHING(TransferEvent), ...guardedResponses({}, [404, 426]) }
       },
       wsHandler: transferEventsSocket
