@@ -639,11 +639,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * WebSocket: each new live network version, charged per push like a realtime read (headers only, charged like GET)
-         * @description Upgrade to a WebSocket (key in X-Api-Key, or the subprotocol `bwnet.key.<key>` next to `bwnet.v1`). Messages: RealtimeStreamMessage (the 101 response schema here), whose `envelope` is the realtime/network body of that version. Each push is debited at the realtime read price; an organization that cannot pay the next push is closed with 4402. `snapshotId` names the version the client already holds: it is not sent again.
-         */
-        head: operations["headV1TelemetryRealtimeStream"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -5648,26 +5644,6 @@ export interface operations {
                     "application/json": components["schemas"]["RealtimeStreamMessage"];
                 };
             };
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description Credits this read cost the organization */
-                    "X-Credits-Charged"?: string;
-                    /** @description The organization's balance after the charge */
-                    "X-Credits-Remaining"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
-            304: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
             /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
             400: {
                 headers: {
@@ -5749,103 +5725,6 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
-            };
-        };
-    };
-    headV1TelemetryRealtimeStream: {
-        parameters: {
-            query?: {
-                /** @description The live version the client holds (not resent) */
-                snapshotId?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Switching Protocols: the server then sends RealtimeStreamMessage messages as JSON text frames (docs/api.md#live-interface) */
-            101: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description Credits this read cost the organization */
-                    "X-Credits-Charged"?: string;
-                    /** @description The organization's balance after the charge */
-                    "X-Credits-Remaining"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
-            304: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Upgrade required: a WebSocket route asked for without an upgrade (BWN_ERR_UPGRADE_REQUIRED) */
-            426: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Internal error (BWN_ERR_INTERNAL) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };

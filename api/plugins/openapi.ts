@@ -173,7 +173,8 @@ export default fp(async function openapiPlugin (app: FastifyInstance, opts: Open
       if (config.openapiRequestBody !== undefined) facts.requestBodies.set(key, config.openapiRequestBody)
       if (m !== 'GET') continue
       if (config.read !== undefined) facts.conditional.add(key)
-      if (config.auth?.telemetry !== undefined && (route as { websocket?: boolean }).websocket !== true) facts.paid.add(key)
+      const websocket = config.auth?.websocket === true || (route as { wsHandler?: unknown }).wsHandler !== undefined
+      if (config.auth?.telemetry !== undefined && !websocket) facts.paid.add(key)
     }
   })
   await app.register(swagger, {

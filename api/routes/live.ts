@@ -23,6 +23,10 @@ export const REFUND_MEMO = 'WS /v1/telemetry/realtime/stream: refund of an undel
 /** How often the realtime stream looks for a new live version (ms). */
 export const STREAM_POLL_MS = 500
 
+const paidReadErrors = (): Record<string, unknown> => {
+  const { 200: _ok, 304: _notModified, ...errors } = paidReadResponses({})
+  return errors
+}
 const SWITCHING = (message: TSchema): Record<string, unknown> => ({
   101: { description: `Switching Protocols: the server then sends ${String(message.title)} messages as JSON text frames (docs/api.md#live-interface)`, content: { 'application/json': { schema: message } } }
 })
@@ -184,7 +188,8 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
         summary: 'WebSocket: each new live network version, charged per push like a realtime read',
         description: 'Upgrade to a WebSocket (key in X-Api-Key, or the subprotocol `bwnet.key.<key>` next to `bwnet.v1`). Messages: RealtimeStreamMessage (the 101 response schema here), whose `envelope` is the realtime/network body of that version. Each push is debited at the realtime read price; an organization that cannot pay the next push is closed with 4402. `snapshotId` names the version the client already holds: it is not sent again.',
         querystring: Type.Object({ snapshotId: Type.Optional(Type.String({ maxLength: 128, description: 'The live version the client holds (not resent)' })) }),
-        response: { ...SWITCHING(RealtimeStreamMessage), ...paidReadResponses({}), 426: problemResponse(426) }
+        // A paid read's errors, but never its 200 or 304: without an upgrade the answer is 426.
+        response: { ...SWITCHING(RealtimeStreamMessage), ...paidReadErrors(), 426: problemResponse(426) }
       },
       wsHandler: (socket, req) => { realtimeStreamSocket(socket, req, req.query.snapshotId ?? null) }
     })
