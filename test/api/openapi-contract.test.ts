@@ -47,7 +47,8 @@ async function call (method: string, template: string, c: Call = {}): Promise<Ex
   if (c.body !== undefined) body = c.body as unknown as BodyInit
   const res = await fetch(url, { method, headers, body })
   const text = await res.text()
-  const ex: Exchange = { method, path: template, status: res.status, headers: res.headers, body: text }
+  const request = { query: [...url.searchParams.keys()], headers: Object.keys(headers), ...(body !== undefined ? { contentType: headers['content-type'] } : {}) }
+  const ex: Exchange = { method, path: template, status: res.status, headers: res.headers, body: text, request }
   exchanges.push(ex)
   let json: any = null
   try { json = text ? JSON.parse(text) : null } catch {}
@@ -181,6 +182,10 @@ t.test('the check does fail on a document that disagrees with the server', async
   t.match(strict.check(find('GET', '/chain/registrations/{hotkey}', 404)), [/answered 404/])
   t.match(strict.check(find('GET', '/v1/telemetry/network', 200)), [/sends etag, not declared/])
   t.match(strict.check(find('GET', '/transfers', 200)), [/does not match its schema/])
+  wrong.paths['/transfers'].get.parameters.find((p: { name: string }) => p.name === 'limit').required = true
+  t.match(new OpenApiContract(wrong).check(find('GET', '/transfers', 200)), [/accepted without query parameter limit/, /does not match its schema/])
+  delete wrong.paths['/transfers/{id}/chunks'].post.requestBody
+  t.match(new OpenApiContract(wrong).check(find('POST', '/transfers/{id}/chunks', 201)), [/accepted a application\/octet-stream body, the document declares none/])
   delete wrong.paths['/v1/telemetry/network'].head
   t.match(new OpenApiContract(wrong).check(find('HEAD', '/v1/telemetry/network', 200)), [/not in the document/])
 })

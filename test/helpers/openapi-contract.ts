@@ -1,4 +1,6 @@
-// Checks answers against an OpenAPI 3.1 document, as a validating proxy would: the status is one the
+// Checks exchanges against an OpenAPI 3.1 document, as a validating proxy would. A request the
+// server accepted (status below 400) must be one the document accepts: its required parameters
+// present, a declared body of a declared media type. The answer: the status is one the
 // operation declares, the media type is a declared one (no body where none is declared), the body
 // matches the declared schema (ajv, JSON Schema 2020-12), and the headers of the contract (ETag, the
 // credit headers, Retry-After, Location) are sent only where declared, and valid there.
@@ -17,6 +19,8 @@ export interface Exchange {
   status: number
   headers: Headers
   body: string
+  /** What was sent: query parameter and header names, the body's media type (undefined: no body). */
+  request?: { query: string[], headers: string[], contentType?: string }
 }
 
 type Json = Record<string, any>
@@ -53,7 +57,27 @@ export class OpenApiContract {
     return v
   }
 
-  /** What in this answer the document does not say; empty when they agree. */
+  /** A request the server accepted, against what the document requires of it. */
+  private checkRequest (key: string, op: Json, req: NonNullable<Exchange['request']>): string[] {
+    const problems: string[] = []
+    const sent = { query: new Set(req.query), header: new Set(req.headers.map(h => h.toLowerCase())) }
+    for (const p of (op.parameters ?? []) as Json[]) {
+      if (p.required !== true || (p.in !== 'query' && p.in !== 'header')) continue
+      const names = p.in === 'query' ? sent.query : sent.header
+      if (!names.has(p.in === 'header' ? String(p.name).toLowerCase() : p.name)) problems.push(`${key}: accepted without ${p.in} parameter ${String(p.name)}, which the document requires`)
+    }
+    const body = op.requestBody as Json | undefined
+    if (req.contentType === undefined) {
+      if (body?.required === true) problems.push(`${key}: accepted without a body, which the document requires`)
+    } else if (body === undefined) {
+      problems.push(`${key}: accepted a ${req.contentType} body, the document declares none`)
+    } else if (body.content?.[req.contentType] === undefined) {
+      problems.push(`${key}: accepted a ${req.contentType} body, the document declares ${Object.keys(body.content ?? {}).join(', ')}`)
+    }
+    return problems
+  }
+
+  /** What in this exchange the document does not say; empty when they agree. */
   check (ex: Exchange): string[] {
     const key = `${ex.method.toUpperCase()} ${ex.path}`
     const op = (this.spec.paths as Json)[ex.path]?.[ex.method.toLowerCase()] as Json | undefined
@@ -64,6 +88,7 @@ export class OpenApiContract {
     if (response === undefined) return [`${key}: answered ${status}, the document declares ${Object.keys(declared).join(', ')}`]
     const problems: string[] = []
     const at = `${key} ${status}`
+    if (ex.request !== undefined && ex.status < 400) problems.push(...this.checkRequest(key, op, ex.request))
 
     // Headers: the contract's headers only where declared, and valid; required ones present.
     const headerDecl = new Map(Object.entries((response.headers ?? {}) as Json).map(([name, h]) => [name.toLowerCase(), h as Json]))
