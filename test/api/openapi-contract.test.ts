@@ -5,6 +5,8 @@
 import t from 'tap'
 import { startTestDevnet } from '../helpers/devnet.ts'
 import { OpenApiContract, type Exchange } from '../helpers/openapi-contract.ts'
+import { connectWs } from '../helpers/ws.ts'
+import { eventually } from '../helpers/proc.ts'
 
 // Valid SS58 addresses (the well-known dev accounts Dave and Eve) that the devnet never registers.
 const UNREGISTERED = '5DAAnrj7VHTznn2AWBemMuyBwZWs6FNFjdyVXUeYum3PTXFy'
@@ -55,6 +57,20 @@ async function call (method: string, template: string, c: Call = {}): Promise<Ex
   return { ...ex, json }
 }
 
+/**
+ * Upgrades `GET /template` to a WebSocket and records its 101 with the first message as the body:
+ * the document describes the messages as the 101's application/json content.
+ */
+async function upgrade (template: string, params: Record<string, string>, headers: Record<string, string>): Promise<void> {
+  let path = template
+  for (const [k, v] of Object.entries(params)) path = path.replace(`{${k}}`, encodeURIComponent(v))
+  const socket = await connectWs(new URL(path, base.replace(/^http/, 'ws')), { headers }, ['bwnet.v1'])
+  try {
+    const first = await eventually(async () => socket.messages[0], 10_000, `a message on ${template}`, 20)
+    exchanges.push({ method: 'GET', path: template, status: 101, headers: new Headers({ 'content-type': 'application/json' }), body: JSON.stringify(first), request: { query: [], headers: Object.keys(headers) } })
+  } finally { socket.ws.close() }
+}
+
 const admin: Auth = { bearer: keys.admin }
 const bearer: Auth = { bearer: client }
 const xKey: Auth = { apiKey: client }
@@ -98,6 +114,7 @@ t.test('every operation answers as the document says', async t => {
   await call('GET', '/api/audit/orchestrator/{orchestratorId}/transfers/{transferId}', { auth: admin, params: { orchestratorId: orchestrator.hotkey, transferId: id } })
   await call('GET', '/api/audit/worker/{workerId}/transfers/{transferId}', { auth: admin, params: { workerId: net.file.nodes.find(n => n.role === 'worker')!.hotkey, transferId: id } })
   await call('GET', '/transfers/{id}/events', { auth: bearer, params: { id } }) // no upgrade: 426
+  await upgrade('/transfers/{id}/events', { id }, { authorization: `Bearer ${client}` })
   const second = await call('POST', '/transfers/create', { auth: bearer, json: { sender_hotkey: orchestrator.hotkey, total_size: 10, filename: 'contract-2.bin', tier: 'STANDARD' } })
   await call('DELETE', '/transfers/{id}', { auth: bearer, params: { id: second.json.id } })
 
@@ -124,6 +141,7 @@ t.test('every operation answers as the document says', async t => {
   for (const method of ['GET', 'HEAD']) await call(method, '/v1/telemetry/sell-allowance/{hotkey}', { auth: console_, params: { hotkey: orchestrator.hotkey } })
   await call('GET', '/v1/audit/sell-allowance/{hotkey}', { params: { hotkey: orchestrator.hotkey } })
   await call('GET', '/v1/telemetry/realtime/stream', { auth: console_ }) // no upgrade: 426
+  await upgrade('/v1/telemetry/realtime/stream', {}, { 'x-api-key': keys.console })
 
   // Chain.
   await call('GET', '/chain/head')
@@ -163,6 +181,7 @@ t.test('the document and the server agree on every answer', async t => {
   const operations = contract.operations()
   t.same(operations.filter(op => !exercised.has(op)), [], 'every operation of the document was called')
   t.ok(operations.length >= 50, `${operations.length} operations`)
+  t.same(exchanges.filter(ex => ex.status === 101).map(ex => ex.path).sort(), ['/transfers/{id}/events', '/v1/telemetry/realtime/stream'], 'both sockets opened')
 })
 
 t.test('the node-to-node signed routes are left out of the document, all of them', async t => {
