@@ -1280,7 +1280,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1377,7 +1377,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1471,7 +1471,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1547,7 +1547,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1617,7 +1617,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1697,7 +1697,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1784,7 +1784,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1866,7 +1866,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1954,7 +1954,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2072,7 +2072,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2172,7 +2172,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2262,7 +2262,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2344,7 +2344,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2436,7 +2436,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2530,7 +2530,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -2625,7 +2625,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -2708,7 +2708,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2764,7 +2764,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2828,7 +2828,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2842,7 +2842,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BWN_ERR_VALIDATION, BWN_ERR_CHAIN_BAD_AMOUNT */
+            /** @description BWN_ERR_VALIDATION; BWN_ERR_CHAIN_BAD_AMOUNT */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2862,7 +2862,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description BWN_ERR_CHAIN_FORBIDDEN */
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required; BWN_ERR_CHAIN_FORBIDDEN */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2927,7 +2927,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3012,7 +3012,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3026,7 +3026,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BWN_ERR_VALIDATION, BWN_ERR_CHAIN_BAD_AMOUNT, BWN_ERR_CHAIN_BAD_BLOCK */
+            /** @description BWN_ERR_VALIDATION; BWN_ERR_CHAIN_BAD_AMOUNT; BWN_ERR_CHAIN_BAD_BLOCK */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3046,7 +3046,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description BWN_ERR_CHAIN_FORBIDDEN */
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required; BWN_ERR_CHAIN_FORBIDDEN */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3131,7 +3131,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3202,7 +3202,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3270,7 +3270,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3334,7 +3334,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3488,7 +3488,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3522,7 +3522,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3545,7 +3545,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3582,7 +3582,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3651,7 +3651,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3725,7 +3725,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3819,7 +3819,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3828,7 +3828,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChunkAck"];
                 };
             };
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -4019,7 +4019,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4028,7 +4028,7 @@ export interface operations {
                     "application/json": components["schemas"]["TransferRecord"];
                 };
             };
-            /** @description Default Response */
+            /** @description Accepted */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -4114,7 +4114,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -4206,7 +4206,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4364,7 +4364,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -4485,7 +4485,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -4786,7 +4786,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -4907,7 +4907,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -5005,7 +5005,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -5126,7 +5126,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -5427,7 +5427,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -5548,7 +5548,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -5754,7 +5754,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -5878,7 +5878,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -6171,7 +6171,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */
@@ -6295,7 +6295,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     /** @description The version of the answer; send it back in If-None-Match for a 304 */

@@ -8,6 +8,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { createRequire } from 'node:module'
 import { readFile } from 'node:fs/promises'
+import { STATUS_CODES } from 'node:http'
 import { ProblemSchema } from '../responses.ts'
 
 export const OPENAPI_PATH = '/openapi.json'
@@ -58,6 +59,10 @@ function declareHeaders (op: Json, key: string, facts: RouteFacts): void {
   const add = (status: string, headers: Json): void => {
     const r = op.responses?.[status] as Json | undefined
     if (r !== undefined) r.headers = { ...r.headers, ...headers }
+  }
+  // @fastify/swagger's placeholder for a response schema without a description.
+  for (const [status, r] of Object.entries((op.responses ?? {}) as Json)) {
+    if (r.description === 'Default Response') r.description = STATUS_CODES[Number(status)] ?? 'Response'
   }
   add('429', { 'Retry-After': RETRY_AFTER_HEADER })
   if (facts.conditional.has(key)) { add('200', { ETag: ETAG_HEADER }); add('304', { ETag: ETAG_HEADER }) }

@@ -5,7 +5,7 @@ import type { onRequestHookHandler } from 'fastify'
 import type { TypedApp } from '../typed-app.ts'
 import { ChainHeadWire, WeightsRecordWire, SaleWire, Hotkey } from '../../protocol/index.ts'
 import { ChainError, type Chain, type ChainErrorCode } from '../../actors/chain/ports.ts'
-import { guardedResponses, problemResponse } from '../responses.ts'
+import { GUARDED_ERROR_STATUSES, STATUS_DESCRIPTIONS, problemResponse } from '../responses.ts'
 import {
   ChainNotRegistered, ChainNotValidator, ChainBadWeights, ChainBadBlock, ChainBadAmount, ChainInsufficientAlpha, ChainForbidden,
   ChainUnavailable, ChainTimeout, ChainRejected
@@ -50,18 +50,20 @@ export function chainHttpError (err: unknown): unknown {
 const CHAIN_DOWN: ChainErrorCode[] = ['BWN_ERR_CHAIN_REJECTED', 'BWN_ERR_CHAIN_UNAVAILABLE', 'BWN_ERR_CHAIN_TIMEOUT']
 
 /**
- * A chain route's response map: its success entries, 400 when it validates input, and one problem
- * entry per status of the chain error codes it can raise (derived from HTTP_ERROR), each naming them.
+ * A chain route's response map: its success entries, 400 when it validates input, the key guard's
+ * 401/403/429 when `guarded`, and one problem entry per status of the chain error codes it can raise
+ * (derived from HTTP_ERROR), each entry naming all its causes.
  */
-export function chainResponses (own: Record<number, unknown>, codes: ChainErrorCode[], validates: boolean): Record<number, unknown> {
+export function chainResponses (own: Record<number, unknown>, codes: ChainErrorCode[], validates: boolean, guarded = false): Record<number, unknown> {
   const byStatus = new Map<number, string[]>()
   if (validates) byStatus.set(400, ['BWN_ERR_VALIDATION'])
+  if (guarded) for (const status of GUARDED_ERROR_STATUSES) byStatus.set(status, [STATUS_DESCRIPTIONS[status]!])
   for (const code of [...codes, ...CHAIN_DOWN]) {
     const status = (new HTTP_ERROR[code]('') as Error & { statusCode: number }).statusCode
     byStatus.set(status, [...(byStatus.get(status) ?? []), code])
   }
   const out: Record<number, unknown> = { ...own }
-  for (const [status, names] of [...byStatus].sort((a, b) => a[0] - b[0])) out[status] = problemResponse(status, names.join(', '))
+  for (const [status, names] of [...byStatus].sort((a, b) => a[0] - b[0])) out[status] = problemResponse(status, names.join('; '))
   return out
 }
 
@@ -132,7 +134,7 @@ export default async function chainRoutes (app: TypedApp, opts: ChainRoutesOptio
         stakeRao: Type.Optional(Type.String({ pattern: '^[0-9]{1,39}$', description: 'stake for a validator permit, rao as text' }))
       }, { additionalProperties: false }),
       ...(opts.writeGuard !== undefined
-        ? { security: [{ bearerAuth: [] }, { apiKey: [] }], response: guardedResponses(chainResponses({ 201: Registration }, REGISTRATION_ERRORS, true)) }
+        ? { security: [{ bearerAuth: [] }, { apiKey: [] }], response: chainResponses({ 201: Registration }, REGISTRATION_ERRORS, true, true) }
         : { response: chainResponses({ 201: Registration }, REGISTRATION_ERRORS, true) })
     },
     ...(opts.writeGuard !== undefined ? { preHandler: opts.writeGuard } : {})
@@ -151,7 +153,7 @@ export default async function chainRoutes (app: TypedApp, opts: ChainRoutesOptio
       summary: 'Record an alpha sale by a hotkey (dev chains only; an admin key)',
       body: SaleBody,
       ...(opts.writeGuard !== undefined
-        ? { security: [{ bearerAuth: [] }, { apiKey: [] }], response: guardedResponses(chainResponses({ 201: SaleWire }, SALE_ERRORS, true)) }
+        ? { security: [{ bearerAuth: [] }, { apiKey: [] }], response: chainResponses({ 201: SaleWire }, SALE_ERRORS, true, true) }
         : { response: chainResponses({ 201: SaleWire }, SALE_ERRORS, true) })
     },
     ...(opts.writeGuard !== undefined ? { onRequest: opts.writeGuard } : {})

@@ -83,6 +83,7 @@ t.test('a parameter with a default is optional; every operation with input or a 
         defaulted++
         t.notOk(p.required, `${method} ${path} ${p.in} ${p.name} has a default, so it is optional`)
       }
+      for (const [status, r] of Object.entries(op.responses)) t.not((r as { description?: string }).description, 'Default Response', `${method} ${path} ${status} says what it is`)
       const takesInput = (op.parameters ?? []).length > 0 || op.requestBody !== undefined || (op.security ?? []).length > 0
       if (takesInput) t.ok(Object.keys(op.responses).some(s => s.startsWith('4')), `${method} ${path} documents a 4xx`)
     }
