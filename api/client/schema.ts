@@ -369,60 +369,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/sink/uploads/{uploadId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** GET /sink/uploads/{uploadId} */
-        get: operations["getSinkUploadsByUploadId"];
-        /** PUT /sink/uploads/{uploadId} */
-        put: operations["putSinkUploadsByUploadId"];
-        post?: never;
-        /** DELETE /sink/uploads/{uploadId} */
-        delete: operations["deleteSinkUploadsByUploadId"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sink/uploads/{uploadId}/chunks/{index}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** GET /sink/uploads/{uploadId}/chunks/{index} */
-        get: operations["getSinkUploadsByUploadIdChunksByIndex"];
-        /** PUT /sink/uploads/{uploadId}/chunks/{index} */
-        put: operations["putSinkUploadsByUploadIdChunksByIndex"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sink/uploads/{uploadId}/complete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** POST /sink/uploads/{uploadId}/complete */
-        post: operations["postSinkUploadsByUploadIdComplete"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/transfers": {
         parameters: {
             query?: never;
@@ -582,7 +528,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Published closed-epoch versions (every revision), in publication order; one epoch late, kept 30 days (headers only, charged like GET) */
+        head: operations["headV1TelemetryEpochs"];
         patch?: never;
         trace?: never;
     };
@@ -599,7 +546,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Latest published network summary, or the one named by snapshotId (headers only, charged like GET) */
+        head: operations["headV1TelemetryNetwork"];
         patch?: never;
         trace?: never;
     };
@@ -616,7 +564,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Published network summaries, oldest first (at least one an hour) (headers only, charged like GET) */
+        head: operations["headV1TelemetryNetworkHistory"];
         patch?: never;
         trace?: never;
     };
@@ -633,7 +582,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** The current revision of every retained closed epoch, by epoch; one epoch late, kept 30 days (headers only, charged like GET) */
+        head: operations["headV1TelemetryRealtimeEpochs"];
         patch?: never;
         trace?: never;
     };
@@ -650,7 +600,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Live network summary (transfers in progress included), or the live version named by snapshotId (headers only, charged like GET) */
+        head: operations["headV1TelemetryRealtimeNetwork"];
         patch?: never;
         trace?: never;
     };
@@ -667,7 +618,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Live network summary versions still readable (current and superseded within 10 minutes), oldest first (headers only, charged like GET) */
+        head: operations["headV1TelemetryRealtimeNetworkHistory"];
         patch?: never;
         trace?: never;
     };
@@ -707,7 +659,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Live task evidence, transfers in progress included; pending_verification apart from verified (headers only, charged like GET)
+         * @description snapshotId pins the live version (from a realtime read) the listing shows; without it the current version is pinned.
+         */
+        head: operations["headV1TelemetryRealtimeTasks"];
         patch?: never;
         trace?: never;
     };
@@ -724,7 +680,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Sell allowance proof of a miner hotkey (published one epoch late, kept 7 days) (headers only, charged like GET) */
+        head: operations["headV1TelemetrySellAllowanceByHotkey"];
         patch?: never;
         trace?: never;
     };
@@ -741,7 +698,8 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /** Finished task evidence of published terminal transfers, in publication order (headers only, charged like GET) */
+        head: operations["headV1TelemetryTasks"];
         patch?: never;
         trace?: never;
     };
@@ -1322,7 +1280,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1396,6 +1354,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1417,7 +1377,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1491,6 +1451,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1509,7 +1471,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1559,6 +1521,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1583,7 +1547,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1631,6 +1595,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1651,7 +1617,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1709,6 +1675,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1729,7 +1697,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1787,6 +1755,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1814,7 +1784,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1872,6 +1842,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1883,8 +1855,8 @@ export interface operations {
     };
     getAdminOrganizationsByOrganizationIdCreditsLedger: {
         parameters: {
-            query: {
-                limit: number;
+            query?: {
+                limit?: number;
             };
             header?: never;
             path: {
@@ -1894,7 +1866,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1960,6 +1932,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1980,7 +1954,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2056,6 +2030,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2096,7 +2072,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2174,6 +2150,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2194,7 +2172,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2256,6 +2234,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2282,7 +2262,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2342,6 +2322,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2362,7 +2344,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2426,6 +2408,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2452,7 +2436,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2514,6 +2498,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2544,9 +2530,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2556,6 +2544,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2603,6 +2593,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2633,9 +2625,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2645,6 +2639,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2692,6 +2688,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2710,7 +2708,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2725,6 +2723,36 @@ export interface operations {
                     };
                 };
             };
+            /** @description BWN_ERR_CHAIN_REJECTED */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_TIMEOUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getChainPrism: {
@@ -2736,7 +2764,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2800,7 +2828,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2814,7 +2842,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            /** @description BWN_ERR_VALIDATION; BWN_ERR_CHAIN_BAD_AMOUNT */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2834,7 +2862,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required; BWN_ERR_CHAIN_FORBIDDEN */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2846,6 +2874,38 @@ export interface operations {
             };
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_REJECTED */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_TIMEOUT */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2867,7 +2927,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2879,6 +2939,56 @@ export interface operations {
                         role: string;
                         uid: number;
                     };
+                };
+            };
+            /** @description BWN_ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_NOT_REGISTERED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_REJECTED */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_TIMEOUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -2902,7 +3012,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2916,7 +3026,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            /** @description BWN_ERR_VALIDATION; BWN_ERR_CHAIN_BAD_AMOUNT; BWN_ERR_CHAIN_BAD_BLOCK */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2936,8 +3046,28 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required; BWN_ERR_CHAIN_FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_NOT_REGISTERED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_INSUFFICIENT_ALPHA */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2948,6 +3078,38 @@ export interface operations {
             };
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_REJECTED */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_TIMEOUT */
+            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2969,7 +3131,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2989,6 +3151,46 @@ export interface operations {
                     };
                 };
             };
+            /** @description BWN_ERR_VALIDATION */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_REJECTED */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description BWN_ERR_CHAIN_TIMEOUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getDestinations: {
@@ -3000,7 +3202,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3044,6 +3246,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3066,7 +3270,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3108,6 +3312,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3128,7 +3334,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3180,6 +3386,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3260,6 +3468,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3278,7 +3488,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3312,7 +3522,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3335,7 +3545,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3359,152 +3569,11 @@ export interface operations {
             };
         };
     };
-    getSinkUploadsByUploadId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    putSinkUploadsByUploadId: {
-        parameters: {
-            query: {
-                chunkSize: number;
-                filename: string;
-                size: number;
-            };
-            header?: never;
-            path: {
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    deleteSinkUploadsByUploadId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    getSinkUploadsByUploadIdChunksByIndex: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                index: number;
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The sink's sha256 of one chunk as it holds it */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        bytes: number;
-                        index: number;
-                        sha256: string;
-                    };
-                };
-            };
-        };
-    };
-    putSinkUploadsByUploadIdChunksByIndex: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                index: number;
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    postSinkUploadsByUploadIdComplete: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                uploadId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    parts: {
-                        etag: string;
-                        index: number;
-                    }[];
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getTransfers: {
         parameters: {
-            query: {
-                limit: number;
-                offset: number;
+            query?: {
+                limit?: number;
+                offset?: number;
                 status?: "pending" | "in_progress" | "completed" | "failed" | "cancelled";
             };
             header?: never;
@@ -3513,7 +3582,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3560,6 +3629,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3580,7 +3651,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3632,6 +3703,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3652,7 +3725,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3714,6 +3787,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3744,7 +3819,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3753,7 +3828,7 @@ export interface operations {
                     "application/json": components["schemas"]["ChunkAck"];
                 };
             };
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3835,6 +3910,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3846,9 +3923,9 @@ export interface operations {
     };
     getTransfersByIdEvents: {
         parameters: {
-            query: {
+            query?: {
                 /** @description The last seq the client holds; 0 for everything */
-                after: number;
+                after?: number;
             };
             header?: never;
             path: {
@@ -3920,6 +3997,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3940,7 +4019,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3949,7 +4028,7 @@ export interface operations {
                     "application/json": components["schemas"]["TransferRecord"];
                 };
             };
-            /** @description Default Response */
+            /** @description Accepted */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -4011,6 +4090,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4033,7 +4114,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -4105,6 +4186,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4123,7 +4206,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4165,6 +4248,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4195,6 +4280,8 @@ export interface operations {
             /** @description Snapshot envelope (seed §2.1) of a free sell allowance audit */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4204,6 +4291,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4231,6 +4320,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4273,9 +4364,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4285,6 +4382,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4342,6 +4441,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4358,6 +4459,104 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryEpochs: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page; the filters must stay the same */
+                cursor?: string;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description Only items observed at or after this time */
+                since?: string;
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+                /** @description Only items observed at or before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4379,6 +4578,12 @@ export interface operations {
             /** @description Snapshot envelope (seed §2.1) of a network summary */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4388,6 +4593,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4445,6 +4652,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4461,6 +4670,96 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryNetwork: {
+        parameters: {
+            query?: {
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Snapshot envelope (seed §2.1) of a network summary */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4487,9 +4786,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4499,6 +4804,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4556,6 +4863,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4572,6 +4881,104 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryNetworkHistory: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page; the filters must stay the same */
+                cursor?: string;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description Only items observed at or after this time */
+                since?: string;
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+                /** @description Only items observed at or before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4598,9 +5005,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4610,6 +5023,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4667,6 +5082,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4683,6 +5100,104 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryRealtimeEpochs: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page; the filters must stay the same */
+                cursor?: string;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description Only items observed at or after this time */
+                since?: string;
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+                /** @description Only items observed at or before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4704,6 +5219,12 @@ export interface operations {
             /** @description Snapshot envelope (seed §2.1) of a live network summary */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4713,6 +5234,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4770,6 +5293,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4786,6 +5311,96 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryRealtimeNetwork: {
+        parameters: {
+            query?: {
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Snapshot envelope (seed §2.1) of a live network summary */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4812,9 +5427,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4824,6 +5445,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4881,6 +5504,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4897,6 +5522,104 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryRealtimeNetworkHistory: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page; the filters must stay the same */
+                cursor?: string;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description Only items observed at or after this time */
+                since?: string;
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+                /** @description Only items observed at or before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4920,22 +5643,6 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RealtimeStreamMessage"];
                 };
-            };
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
-            304: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
             400: {
@@ -5000,6 +5707,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5045,9 +5754,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5057,6 +5772,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5114,6 +5831,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5130,6 +5849,107 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryRealtimeTasks: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page; the filters must stay the same */
+                cursor?: string;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description An orchestrator or worker id (hotkey) */
+                participantId?: string;
+                /** @description Only items observed at or after this time */
+                since?: string;
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+                transferId?: string;
+                /** @description Only items observed at or before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -5154,6 +5974,12 @@ export interface operations {
             /** @description Snapshot envelope (seed §2.1) of a sell allowance */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5163,6 +5989,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5220,12 +6048,100 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetrySellAllowanceByHotkey: {
+        parameters: {
+            query?: {
+                /** @description Selects a retained epoch proof */
+                epoch?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description SS58 hotkey */
+                hotkey: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Snapshot envelope (seed §2.1) of a sell allowance */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -5255,9 +6171,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5267,6 +6189,8 @@ export interface operations {
             /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
             304: {
                 headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5324,6 +6248,8 @@ export interface operations {
             /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5340,6 +6266,107 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headV1TelemetryTasks: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page; the filters must stay the same */
+                cursor?: string;
+                /** @description Items per page, 1 to 100 */
+                limit?: number;
+                /** @description An orchestrator or worker id (hotkey) */
+                participantId?: string;
+                /** @description Only items observed at or after this time */
+                since?: string;
+                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
+                snapshotId?: string;
+                transferId?: string;
+                /** @description Only items observed at or before this time */
+                until?: string;
+            };
+            header?: {
+                /** @description An ETag of a payload already held: the answer is then 304, free */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    /** @description Credits this read cost the organization */
+                    "X-Credits-Charged"?: string;
+                    /** @description The organization's balance after the charge */
+                    "X-Credits-Remaining"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
+            304: {
+                headers: {
+                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error (BWN_ERR_INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -8,6 +8,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { createRequire } from 'node:module'
 import { readFile } from 'node:fs/promises'
+import { STATUS_CODES } from 'node:http'
 import { ProblemSchema } from '../responses.ts'
 
 export const OPENAPI_PATH = '/openapi.json'
@@ -32,6 +33,56 @@ declare module 'fastify' {
 }
 
 type Json = Record<string, any>
+type RequestBody = NonNullable<import('fastify').FastifyContextConfig['openapiRequestBody']>
+
+/** What the plugin learns from each route's config (not its schema) for the document. */
+export interface RouteFacts {
+  /** Raw request bodies, by `METHOD /path`. */
+  requestBodies: Map<string, RequestBody>
+  /** Conditional reads (`config.read`): their 200 and 304 carry an ETag. By `GET /path`. */
+  conditional: Set<string>
+  /** Paid reads (`config.auth.telemetry`, not WebSocket): credit headers on 200, and HEAD is served. */
+  paid: Set<string>
+}
+
+export const emptyFacts = (): RouteFacts => ({ requestBodies: new Map(), conditional: new Set(), paid: new Set() })
+
+const ETAG_HEADER = { description: 'The version of the answer; send it back in If-None-Match for a 304', schema: { type: 'string' } }
+const CREDIT_HEADERS = {
+  'X-Credits-Charged': { description: 'Credits this read cost the organization', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  'X-Credits-Remaining': { description: 'The organization\'s balance after the charge', schema: { type: 'string', pattern: '^-?[0-9]+$' } }
+}
+const RETRY_AFTER_HEADER = { description: 'Seconds to wait before trying again', schema: { type: 'string', pattern: '^[0-9]+$' } }
+
+/** Declares the headers the server sends: ETag, the credit headers, Retry-After on every 429. */
+function declareHeaders (op: Json, key: string, facts: RouteFacts): void {
+  const add = (status: string, headers: Json): void => {
+    const r = op.responses?.[status] as Json | undefined
+    if (r !== undefined) r.headers = { ...r.headers, ...headers }
+  }
+  // @fastify/swagger's placeholder for a response schema without a description.
+  for (const [status, r] of Object.entries((op.responses ?? {}) as Json)) {
+    if (r.description === 'Default Response') r.description = STATUS_CODES[Number(status)] ?? 'Response'
+  }
+  add('429', { 'Retry-After': RETRY_AFTER_HEADER })
+  if (facts.conditional.has(key)) { add('200', { ETag: ETAG_HEADER }); add('304', { ETag: ETAG_HEADER }) }
+  if (facts.paid.has(key)) add('200', CREDIT_HEADERS)
+}
+
+/** HEAD of a paid read, as served: the GET's statuses and headers, no body, charged like the GET. */
+function headOf (get: Json, path: string): Json {
+  const responses: Json = {}
+  for (const [status, r] of Object.entries(get.responses as Json)) {
+    const { content: _content, ...rest } = r as Json
+    responses[status] = rest
+  }
+  return {
+    ...get,
+    operationId: operationIdOf('head', path),
+    summary: `${String(get.summary ?? path)} (headers only, charged like GET)`,
+    responses
+  }
+}
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options']
 const COMPONENT_NAME = /^[A-Z][A-Za-z0-9]*$/
 
@@ -72,10 +123,11 @@ function hoistTitled (doc: Json): void {
 
 /**
  * What the generated document needs for linters and client generators: servers, an operationId and a
- * summary on every operation, `security: []` on public ones, declared raw request bodies, and named
- * component schemas for every titled schema.
+ * summary on every operation, `security: []` on public ones, declared raw request bodies, the response
+ * headers the server sends, HEAD on paid reads (served by Fastify beside every GET, and charged), and
+ * named component schemas for every titled schema.
  */
-export function finalizeDocument (source: Json, requestBodies: Map<string, NonNullable<import('fastify').FastifyContextConfig['openapiRequestBody']>>): Json {
+export function finalizeDocument (source: Json, facts: RouteFacts): Json {
   const doc = structuredClone(source) // the generated objects may share schemas with the routes
   doc.servers = [{ url: '/', description: 'The node serving this document (an orchestrator; port 8000 by default)' }]
   for (const [path, item] of Object.entries(doc.paths ?? {}) as Array<[string, Json]>) {
@@ -85,9 +137,12 @@ export function finalizeDocument (source: Json, requestBodies: Map<string, NonNu
       op.operationId ??= operationIdOf(method, path)
       op.summary ??= `${method.toUpperCase()} ${path}`
       op.security ??= []
-      const body = requestBodies.get(`${method.toUpperCase()} ${path}`)
+      const key = `${method.toUpperCase()} ${path}`
+      const body = facts.requestBodies.get(key)
       if (body !== undefined && op.requestBody === undefined) op.requestBody = body
+      declareHeaders(op, key, facts)
     }
+    if (item.get !== undefined && item.head === undefined && facts.paid.has(`GET ${path}`)) item.head = headOf(item.get, path)
   }
   hoistTitled(doc)
   return doc
@@ -114,14 +169,21 @@ const REDOC_HTML = `<!DOCTYPE html>
 
 export default fp(async function openapiPlugin (app: FastifyInstance, opts: OpenApiOptions) {
   app.addSchema(ProblemSchema)
-  const requestBodies = new Map<string, NonNullable<import('fastify').FastifyContextConfig['openapiRequestBody']>>()
+  const facts = emptyFacts()
   app.addHook('onRoute', (route: RouteOptions) => {
-    const body = route.config?.openapiRequestBody
-    if (body === undefined) return
-    for (const m of Array.isArray(route.method) ? route.method : [route.method]) requestBodies.set(`${m} ${openapiPath(route.url)}`, body)
+    const config = route.config
+    if (config === undefined || route.schema?.hide === true) return
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) {
+      const key = `${m} ${openapiPath(route.url)}`
+      if (config.openapiRequestBody !== undefined) facts.requestBodies.set(key, config.openapiRequestBody)
+      if (m !== 'GET') continue
+      if (config.read !== undefined) facts.conditional.add(key)
+      const websocket = config.auth?.websocket === true || (route as { wsHandler?: unknown }).wsHandler !== undefined
+      if (config.auth?.telemetry !== undefined && !websocket) facts.paid.add(key)
+    }
   })
   await app.register(swagger, {
-    transformObject: (documentObject) => finalizeDocument((documentObject as { openapiObject: Json }).openapiObject, requestBodies) as never,
+    transformObject: (documentObject) => finalizeDocument((documentObject as { openapiObject: Json }).openapiObject, facts) as never,
     openapi: {
       openapi: '3.1.0',
       info: {

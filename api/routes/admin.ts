@@ -24,7 +24,8 @@ const GrantBody = Type.Object({
   amount: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
   memo: Type.Optional(Type.String({ maxLength: 256 }))
 }, { additionalProperties: false })
-const LedgerQuery = Type.Object({ limit: Type.Integer({ minimum: 1, maximum: LEDGER_PAGE_MAX, default: 100 }) })
+const LEDGER_PAGE = 100 // entries per ledger read unless ?limit= says otherwise
+const LedgerQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LEDGER_PAGE_MAX, default: LEDGER_PAGE })) })
 const list = <T extends ReturnType<typeof Type.Object>>(item: T) => Type.Object({ items: Type.Array(item) })
 
 export default async function adminRoutes (app: FastifyInstance, opts: { deps: ApiDeps }): Promise<void> {
@@ -132,5 +133,5 @@ export default async function adminRoutes (app: FastifyInstance, opts: { deps: A
 
   app.get<{ Params: Static<typeof OrgParams>, Querystring: Static<typeof LedgerQuery> }>('/organizations/:organizationId/credits/ledger', {
     config, schema: { tags, summary: 'Read the credit ledger, newest first', params: OrgParams, querystring: LedgerQuery, response: guardedResponses({ 200: list(LedgerEntry) }, [404]) }
-  }, async (req) => { ownOrg(req, req.params.organizationId); return { items: await accounts.ledger(req.params.organizationId, { limit: req.query.limit }) } })
+  }, async (req) => { ownOrg(req, req.params.organizationId); return { items: await accounts.ledger(req.params.organizationId, { limit: req.query.limit ?? LEDGER_PAGE }) } })
 }

@@ -5,7 +5,7 @@ import type { onRequestHookHandler } from 'fastify'
 import type { TypedApp } from '../typed-app.ts'
 import { ChainHeadWire, WeightsRecordWire, SaleWire, Hotkey } from '../../protocol/index.ts'
 import { ChainError, type Chain, type ChainErrorCode } from '../../actors/chain/ports.ts'
-import { guardedResponses } from '../responses.ts'
+import { GUARDED_ERROR_STATUSES, STATUS_DESCRIPTIONS, problemResponse } from '../responses.ts'
 import {
   ChainNotRegistered, ChainNotValidator, ChainBadWeights, ChainBadBlock, ChainBadAmount, ChainInsufficientAlpha, ChainForbidden,
   ChainUnavailable, ChainTimeout, ChainRejected
@@ -46,8 +46,33 @@ export function chainHttpError (err: unknown): unknown {
   return err
 }
 
+/** What any chain call can fail with when the chain itself does not answer well (502, 503, 504). */
+const CHAIN_DOWN: ChainErrorCode[] = ['BWN_ERR_CHAIN_REJECTED', 'BWN_ERR_CHAIN_UNAVAILABLE', 'BWN_ERR_CHAIN_TIMEOUT']
+
+/**
+ * A chain route's response map: its success entries, 400 when it validates input, the key guard's
+ * 401/403/429 when `guarded`, and one problem entry per status of the chain error codes it can raise
+ * (derived from HTTP_ERROR), each entry naming all its causes.
+ */
+export function chainResponses (own: Record<number, unknown>, codes: ChainErrorCode[], validates: boolean, guarded = false): Record<number, unknown> {
+  const byStatus = new Map<number, string[]>()
+  if (validates) byStatus.set(400, ['BWN_ERR_VALIDATION'])
+  if (guarded) for (const status of GUARDED_ERROR_STATUSES) byStatus.set(status, [STATUS_DESCRIPTIONS[status]!])
+  for (const code of [...codes, ...CHAIN_DOWN]) {
+    const status = (new HTTP_ERROR[code]('') as Error & { statusCode: number }).statusCode
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code])
+  }
+  const out: Record<number, unknown> = { ...own }
+  for (const [status, names] of [...byStatus].sort((a, b) => a[0] - b[0])) out[status] = problemResponse(status, names.join('; '))
+  return out
+}
+
 const EpochText = Type.String({ pattern: '^[0-9]{1,10}$' })
 const Weights = Type.Object({ epoch: Type.Integer(), headEpoch: Type.Integer(), weights: Type.Array(WeightsRecordWire) })
+const Registration = Type.Object({ hotkey: Type.String(), uid: Type.Integer(), role: Type.String(), registeredAtBlock: Type.Integer() })
+// FORBIDDEN: the node is not on a dev chain; the rest from DevChain.enroll / recordSale.
+const REGISTRATION_ERRORS: ChainErrorCode[] = ['BWN_ERR_CHAIN_FORBIDDEN', 'BWN_ERR_CHAIN_BAD_AMOUNT']
+const SALE_ERRORS: ChainErrorCode[] = ['BWN_ERR_CHAIN_FORBIDDEN', 'BWN_ERR_CHAIN_BAD_AMOUNT', 'BWN_ERR_CHAIN_BAD_BLOCK', 'BWN_ERR_CHAIN_NOT_REGISTERED', 'BWN_ERR_CHAIN_INSUFFICIENT_ALPHA']
 const SaleBody = Type.Object({
   hotkey: Hotkey,
   alphaRao: Type.String({ pattern: '^[1-9][0-9]{0,38}$', description: 'rao (1 α = 10⁹ rao), a positive integer as text' }),
@@ -61,7 +86,7 @@ export default async function chainRoutes (app: TypedApp, opts: ChainRoutesOptio
   }
 
   app.get('/chain/head', {
-    schema: { tags: ['chain'], summary: 'Latest block, its epoch and time, block time and epoch length', response: { 200: ChainHeadWire } }
+    schema: { tags: ['chain'], summary: 'Latest block, its epoch and time, block time and epoch length', response: chainResponses({ 200: ChainHeadWire }, [], false) }
   }, async () => await call(() => chain.head()))
 
   app.get('/chain/weights', {
@@ -69,7 +94,7 @@ export default async function chainRoutes (app: TypedApp, opts: ChainRoutesOptio
       tags: ['chain'],
       summary: 'Weight vectors set by validators for an epoch (default: the latest epoch with vectors)',
       querystring: Type.Object({ epoch: Type.Optional(EpochText) }, { additionalProperties: false }),
-      response: { 200: Weights }
+      response: chainResponses({ 200: Weights }, [], true)
     }
   }, async (req) => await call(async () => {
     const query = req.query
@@ -90,7 +115,7 @@ export default async function chainRoutes (app: TypedApp, opts: ChainRoutesOptio
       tags: ['chain'],
       summary: 'UID, role and registration block of a hotkey (404 BWN_ERR_CHAIN_NOT_REGISTERED when it has none)',
       params: Type.Object({ hotkey: Hotkey }),
-      response: { 200: Type.Object({ hotkey: Type.String(), uid: Type.Integer(), role: Type.String(), registeredAtBlock: Type.Integer() }) }
+      response: chainResponses({ 200: Registration }, ['BWN_ERR_CHAIN_NOT_REGISTERED'], true)
     }
   }, async (req) => await call(async () => {
     const { hotkey } = req.params
@@ -109,8 +134,8 @@ export default async function chainRoutes (app: TypedApp, opts: ChainRoutesOptio
         stakeRao: Type.Optional(Type.String({ pattern: '^[0-9]{1,39}$', description: 'stake for a validator permit, rao as text' }))
       }, { additionalProperties: false }),
       ...(opts.writeGuard !== undefined
-        ? { security: [{ bearerAuth: [] }, { apiKey: [] }], response: guardedResponses({ 201: Type.Object({ hotkey: Type.String(), uid: Type.Integer(), role: Type.String(), registeredAtBlock: Type.Integer() }) }) }
-        : { response: { 201: Type.Object({ hotkey: Type.String(), uid: Type.Integer(), role: Type.String(), registeredAtBlock: Type.Integer() }) } })
+        ? { security: [{ bearerAuth: [] }, { apiKey: [] }], response: chainResponses({ 201: Registration }, REGISTRATION_ERRORS, true, true) }
+        : { response: chainResponses({ 201: Registration }, REGISTRATION_ERRORS, true) })
     },
     ...(opts.writeGuard !== undefined ? { preHandler: opts.writeGuard } : {})
   }, async (req, reply) => {
@@ -128,8 +153,8 @@ export default async function chainRoutes (app: TypedApp, opts: ChainRoutesOptio
       summary: 'Record an alpha sale by a hotkey (dev chains only; an admin key)',
       body: SaleBody,
       ...(opts.writeGuard !== undefined
-        ? { security: [{ bearerAuth: [] }, { apiKey: [] }], response: guardedResponses({ 201: SaleWire }) }
-        : { response: { 201: SaleWire } })
+        ? { security: [{ bearerAuth: [] }, { apiKey: [] }], response: chainResponses({ 201: SaleWire }, SALE_ERRORS, true, true) }
+        : { response: chainResponses({ 201: SaleWire }, SALE_ERRORS, true) })
     },
     ...(opts.writeGuard !== undefined ? { onRequest: opts.writeGuard } : {})
   }, async (req, reply) => {

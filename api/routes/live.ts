@@ -23,6 +23,10 @@ export const REFUND_MEMO = 'WS /v1/telemetry/realtime/stream: refund of an undel
 /** How often the realtime stream looks for a new live version (ms). */
 export const STREAM_POLL_MS = 500
 
+const paidReadErrors = (): Record<string, unknown> => {
+  const { 200: _ok, 304: _notModified, ...errors } = paidReadResponses({})
+  return errors
+}
 const SWITCHING = (message: TSchema): Record<string, unknown> => ({
   101: { description: `Switching Protocols: the server then sends ${String(message.title)} messages as JSON text frames (docs/api.md#live-interface)`, content: { 'application/json': { schema: message } } }
 })
@@ -74,10 +78,10 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
   const feed = deps.transferEvents
   if (service !== undefined && feed !== undefined) {
     /** Replays the stored events after ?after=, then follows live ones, until the terminal status. */
-    const transferEventsSocket = (socket: WebSocket, req: FastifyRequest<{ Querystring: { after: number } }>): void => {
+    const transferEventsSocket = (socket: WebSocket, req: FastifyRequest<{ Querystring: { after?: number } }>): void => {
       const live = attach(socket, req)
       const record = req.liveTransfer!
-      let last = req.query.after
+      let last = req.query.after ?? 0 // validation fills the default in
       let replaying = true
       const held: TransferEvent[] = []
       const end = (status: string): void => live.close(CLOSE_CODES.normal, `transfer ${status}`)
@@ -124,7 +128,7 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
         summary: 'WebSocket: the transfer\'s events (status and chunk changes) in order, from ?after= on, until its terminal status',
         description: 'Upgrade to a WebSocket (key in Authorization / X-Api-Key, or the subprotocol `bwnet.key.<key>` next to `bwnet.v1`). Messages: TransferEvent (the 101 response schema here; docs/api.md#live-interface). Events after `after` are replayed from the store, then live ones follow without gap or duplicate; the server closes with 1000 after the terminal status, 1013 when the client falls behind. Close codes: docs/errors.md#websocket-close-codes.',
         params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
-        querystring: Type.Object({ after: Type.Integer({ minimum: 0, default: 0, description: 'The last seq the client holds; 0 for everything' }) }),
+        querystring: Type.Object({ after: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'The last seq the client holds; 0 for everything' })) }),
         response: { ...SWITCHING(TransferEvent), ...guardedResponses({}, [404, 426]) }
       },
       wsHandler: transferEventsSocket
@@ -184,7 +188,8 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
         summary: 'WebSocket: each new live network version, charged per push like a realtime read',
         description: 'Upgrade to a WebSocket (key in X-Api-Key, or the subprotocol `bwnet.key.<key>` next to `bwnet.v1`). Messages: RealtimeStreamMessage (the 101 response schema here), whose `envelope` is the realtime/network body of that version. Each push is debited at the realtime read price; an organization that cannot pay the next push is closed with 4402. `snapshotId` names the version the client already holds: it is not sent again.',
         querystring: Type.Object({ snapshotId: Type.Optional(Type.String({ maxLength: 128, description: 'The live version the client holds (not resent)' })) }),
-        response: { ...SWITCHING(RealtimeStreamMessage), ...paidReadResponses({}), 426: problemResponse(426) }
+        // A paid read's errors, but never its 200 or 304: without an upgrade the answer is 426.
+        response: { ...SWITCHING(RealtimeStreamMessage), ...paidReadErrors(), 426: problemResponse(426) }
       },
       wsHandler: (socket, req) => { realtimeStreamSocket(socket, req, req.query.snapshotId ?? null) }
     })

@@ -11,6 +11,7 @@ import { TransferRecord, CreateTransferBody, ChunkAck, TiersResponse, TransferSt
 
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 const CLIENT = { auth: { roles: ['client' as const] } }
+const LIST_LIMIT = 50 // transfers per page unless ?limit= says otherwise
 
 /** Header naming the chunk's index (0-based); `?index=` works too. */
 export const CHUNK_INDEX_HEADER = 'x-chunk-index'
@@ -110,14 +111,15 @@ export default async function transferRoutes (app: TypedApp, opts: { deps: ApiDe
     schema: {
       tags: ['transfers'], summary: 'Your transfers, newest first; display names redacted',
       querystring: Type.Object({
-        limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-        offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: LIST_LIMIT })),
+        offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
         status: Type.Optional(TransferStatusSchema)
       }, { additionalProperties: false }),
       response: guardedResponses({ 200: Type.Object({ items: Type.Array(TransferRecord), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() }) })
     }
   }, async (req) => {
-    const q = req.query
+    // Validation fills the defaults in; the fallbacks only satisfy the optional types.
+    const q = { ...req.query, limit: req.query.limit ?? LIST_LIMIT, offset: req.query.offset ?? 0 }
     const { items, total } = await service.list(req.principal!, q)
     return { items, total, limit: q.limit, offset: q.offset }
   })

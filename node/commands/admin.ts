@@ -102,9 +102,9 @@ export function adminCommand (): Command {
   credits.command('balance <organizationId>').description('read the balance')
     .action((id: string, _o, cmd: Command) => callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/credits`))
   credits.command('ledger <organizationId>').description('read the ledger, newest first')
-    .option('--limit <n>', 'entries', '100')
-    .action((id: string, o: { limit: string }, cmd: Command) =>
-      callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/credits/ledger?limit=${encodeURIComponent(o.limit)}`))
+    .option('--limit <n>', 'entries (the API answers 100 by default)')
+    .action((id: string, o: { limit?: string }, cmd: Command) =>
+      callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/credits/ledger${o.limit !== undefined ? `?limit=${encodeURIComponent(o.limit)}` : ''}`))
 
   return admin
 }

@@ -146,7 +146,7 @@ async function verifyKey (api: string, key: string): Promise<void> {
   const client = createApiClient(api, { key })
   let res: Response
   try {
-    res = (await client.GET('/transfers', { params: { query: { limit: 1, offset: 0 } }, signal: AbortSignal.timeout(VERIFY_TIMEOUT_MS) })).response
+    res = (await client.GET('/transfers', { params: { query: { limit: 1 } }, signal: AbortSignal.timeout(VERIFY_TIMEOUT_MS) })).response
   } catch (err) {
     throw new CliError(`cannot reach ${api}: ${(err as Error).message} (use --no-verify to save the profile anyway)`)
   }

@@ -12,6 +12,7 @@ import { liveOpenApi, clientSchemaSource, CLIENT_SCHEMA_FILE } from '../../node/
 
 const REPO = join(import.meta.dirname, '..', '..')
 const REDOCLY = join(REPO, 'node_modules', '.bin', 'redocly')
+const REDOCLY_CONFIG = join(REPO, 'redocly.yaml')
 // Offline: no usage telemetry, no update check.
 const OFFLINE_ENV = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_UPDATE_NOTIFIER: '1', CI: 'true' }
 const METHODS = ['get', 'put', 'post', 'delete', 'patch']
@@ -20,24 +21,32 @@ const spec = await liveOpenApi()
 const dir = await mkdtemp(join(tmpdir(), 'bwnet-lint-'))
 t.teardown(() => rm(dir, { recursive: true, force: true }))
 
-async function lint (doc: unknown): Promise<{ errors: Array<{ ruleId: string, pointer: string }>, warnings: number }> {
+async function lint (doc: unknown): Promise<{ errors: Array<{ ruleId: string, pointer: string }>, warnings: Array<{ ruleId: string, pointer: string }> }> {
   const file = join(dir, `spec-${Math.random().toString(36).slice(2)}.json`)
   await writeFile(file, JSON.stringify(doc))
-  const out = await promisify(execFile)(REDOCLY, ['lint', file, '--format=json'], { env: OFFLINE_ENV, cwd: dir, maxBuffer: 64 * 1024 * 1024 })
+  const out = await promisify(execFile)(REDOCLY, ['lint', file, '--format=json', `--config=${REDOCLY_CONFIG}`], { env: OFFLINE_ENV, cwd: dir, maxBuffer: 64 * 1024 * 1024 })
     .catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' })) // exits 1 when there are errors
   const report = JSON.parse(out.stdout) as { problems: Array<{ severity: string, ruleId: string, location: Array<{ pointer: string }> }> }
   return {
     errors: report.problems.filter(p => p.severity === 'error').map(p => ({ ruleId: p.ruleId, pointer: p.location[0]?.pointer ?? '' })),
-    warnings: report.problems.filter(p => p.severity === 'warn').length
+    warnings: report.problems.filter(p => p.severity === 'warn').map(p => ({ ruleId: p.ruleId, pointer: p.location[0]?.pointer ?? '' }))
   }
 }
 
 const operations = (): Array<{ path: string, method: string, op: any }> => Object.entries(spec.paths as Record<string, any>)
   .flatMap(([path, item]) => METHODS.filter(m => item[m] !== undefined).map(method => ({ path, method, op: item[method] })))
 
-t.test('@redocly/cli lint: 0 errors on the live document', async t => {
-  const { errors } = await lint(spec)
+t.test('@redocly/cli lint: 0 errors and 0 warnings on the live document', async t => {
+  const { errors, warnings } = await lint(spec)
   t.same(errors, [], 'no lint errors')
+  t.same(warnings, [], 'no lint warnings (rules switched off in redocly.yaml say why)')
+})
+
+t.test('the lint does report warnings: an unused component', async t => {
+  const broken = structuredClone(spec)
+  broken.components.schemas.NeverReferenced = { type: 'string' }
+  const { warnings } = await lint(broken)
+  t.same(warnings.map(w => w.ruleId), ['no-unused-components'])
 })
 
 t.test('the lint does fail a broken document', async t => {

@@ -12,7 +12,7 @@ await registerProbes(app)
 await app.ready()
 t.teardown(() => app.close())
 
-type Operation = { responses: Record<string, { content?: Record<string, unknown> }>, security?: unknown[], parameters?: unknown[], requestBody?: unknown }
+type Operation = { responses: Record<string, { content?: Record<string, unknown>, headers?: Record<string, unknown> }>, security?: unknown[], parameters?: Array<{ in: string, name: string, required?: boolean, schema?: { default?: unknown } }>, requestBody?: unknown }
 const res = await app.inject({ url: '/openapi.json' })
 const spec = res.json() as { openapi: string, paths: Record<string, Record<string, Operation>>, components: { securitySchemes: Record<string, unknown> } }
 const jsonEntries = (op: Operation) => Object.values(op.responses).filter(r => r.content?.['application/json'] !== undefined).length
@@ -62,7 +62,9 @@ t.test('every documented route has response schemas; every guarded one its 401/4
       const statuses = Object.keys(op.responses)
       t.ok(statuses.some(s => s.startsWith('2')), `${method} ${path} documents its success`)
       for (const [status, r] of Object.entries(op.responses)) {
-        if (status !== '304') t.ok(r.content !== undefined, `${method} ${path} ${status} has a body schema`)
+        // HEAD answers carry no body, whatever their status.
+        if (method === 'head') t.equal(r.content, undefined, `${method} ${path} ${status} has no body`)
+        else if (status !== '304') t.ok(r.content !== undefined, `${method} ${path} ${status} has a body schema`)
       }
       if (op.security !== undefined && op.security.length > 0) for (const s of ['401', '403', '429']) t.ok(statuses.includes(s), `${method} ${path} documents ${s}`)
       if (path.includes('{')) t.ok((op.parameters ?? []).length > 0, `${method} ${path} documents its path parameters`)
@@ -70,6 +72,43 @@ t.test('every documented route has response schemas; every guarded one its 401/4
     }
   }
   t.ok(operations >= 16)
+})
+
+t.test('a parameter with a default is optional; every operation with input or a key has a 4xx', async t => {
+  let defaulted = 0
+  for (const [path, methods] of Object.entries(spec.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      for (const p of op.parameters ?? []) {
+        if (p.schema?.default === undefined) continue
+        defaulted++
+        t.notOk(p.required, `${method} ${path} ${p.in} ${p.name} has a default, so it is optional`)
+      }
+      for (const [status, r] of Object.entries(op.responses)) t.not((r as { description?: string }).description, 'Default Response', `${method} ${path} ${status} says what it is`)
+      const takesInput = (op.parameters ?? []).length > 0 || op.requestBody !== undefined || (op.security ?? []).length > 0
+      if (takesInput) t.ok(Object.keys(op.responses).some(s => s.startsWith('4')), `${method} ${path} documents a 4xx`)
+    }
+  }
+  t.ok(defaulted > 0, 'some parameters have defaults')
+})
+
+t.test('paid reads document HEAD, ETag and the credit headers; every 429 its Retry-After', async t => {
+  const get = spec.paths[PROBES.telemetry]!.get!
+  const head = spec.paths[PROBES.telemetry]!.head!
+  t.ok(head !== undefined, 'HEAD is documented')
+  t.same(Object.keys(head.responses).sort(), Object.keys(get.responses).sort(), 'the GET\'s statuses')
+  t.same(head.security, get.security)
+  for (const op of [get, head]) {
+    t.same(Object.keys(op.responses['200']!.headers ?? {}).sort(), ['ETag', 'X-Credits-Charged', 'X-Credits-Remaining'])
+    t.same(Object.keys(op.responses['304']!.headers ?? {}), ['ETag'])
+  }
+  t.equal(spec.paths[PROBES.transfer]!.head, undefined, 'no HEAD documented on a free route')
+  t.same(Object.keys(spec.paths[PROBES.transfer]!.get!.responses['200']!.headers ?? {}), [], 'no ETag where none is sent')
+  for (const [path, methods] of Object.entries(spec.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const r429 = op.responses['429']
+      if (r429 !== undefined) t.ok(r429.headers?.['Retry-After'] !== undefined, `${method} ${path} 429 declares Retry-After`)
+    }
+  }
 })
 
 // What a page would load from another host: a file URL (script, style, image, font, data) anywhere

@@ -123,7 +123,10 @@ const ChunkHash = Type.Object({
   sha256: Type.String({ pattern: '^[0-9a-f]{64}$' })
 }, { description: 'The sink\'s sha256 of one chunk as it holds it' })
 
-/** Mount on the receiving node's data server: `app.register(sinkRoutes, { dir, trustedSigners })`. */
+/**
+ * Node-to-node signed URLs, not a client API: every route has `hide: true` and stays out of
+ * /openapi.json, as /sink/names and /data/... do (docs/api.md#internal-signed-routes).
+ * Mount on the receiving node's data server: `app.register(sinkRoutes, { dir, trustedSigners })`. */
 export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function sinkRoutes (app: FastifyInstance, opts: SinkRoutesOptions) {
   const dir = opts.dir
   const partialDir = join(dir, PARTIAL_DIR)
@@ -209,7 +212,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   }
 
   app.put<{ Params: Static<typeof UploadParams>, Querystring: Static<typeof BeginQuery> }>('/sink/uploads/:uploadId', {
-    schema: { params: UploadParams, querystring: BeginQuery }
+    schema: { hide: true, params: UploadParams, querystring: BeginQuery }
   }, async (req, reply) => {
     const { uploadId } = req.params
     const { filename, size, chunkSize } = req.query
@@ -236,7 +239,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   })
 
   app.put<{ Params: Static<typeof ChunkParams> }>('/sink/uploads/:uploadId/chunks/:index', {
-    schema: { params: ChunkParams }
+    schema: { hide: true, params: ChunkParams }
   }, async (req, reply) => {
     const { uploadId, index } = req.params
     const meta = await openMeta(uploadId)
@@ -281,7 +284,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   })
 
   app.post<{ Params: Static<typeof UploadParams>, Body: CompleteBodyT }>('/sink/uploads/:uploadId/complete', {
-    schema: { params: UploadParams, body: CompleteBody }
+    schema: { hide: true, params: UploadParams, body: CompleteBody }
   }, async (req) => {
     const { uploadId } = req.params
     return serialised(uploadId, async () => {
@@ -327,7 +330,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   })
 
   app.delete<{ Params: Static<typeof UploadParams> }>('/sink/uploads/:uploadId', {
-    schema: { params: UploadParams }
+    schema: { hide: true, params: UploadParams }
   }, async (req, reply) => {
     const { uploadId } = req.params
     return serialised(uploadId, async () => {
@@ -350,7 +353,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   // pulling the bytes back over the network. The hash a lone write took while writing (fsynced before it
   // answered) when there is one, otherwise the region as it is on disk now.
   app.get<{ Params: Static<typeof ChunkParams> }>('/sink/uploads/:uploadId/chunks/:index', {
-    schema: { params: ChunkParams, response: { 200: ChunkHash } }
+    schema: { hide: true, params: ChunkParams, response: { 200: ChunkHash } }
   }, async (req) => {
     const { uploadId, index } = req.params
     const meta = await openMeta(uploadId)
@@ -368,7 +371,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   })
 
   app.get<{ Params: Static<typeof UploadParams> }>('/sink/uploads/:uploadId', {
-    schema: { params: UploadParams }
+    schema: { hide: true, params: UploadParams }
   }, async (req, reply) => {
     const meta = await openMeta(req.params.uploadId)
     const range = parseRange(req.headers.range, meta.totalSize)

@@ -73,6 +73,8 @@ t.test('the whole admin flow from the command line', async t => {
   t.equal(read.statusCode, 200)
   t.equal((await bwnet(['admin', ...withKey, 'credits', 'balance', orgId])).json.balance, 9)
   t.match((await bwnet(['admin', ...withKey, 'credits', 'ledger', orgId, '--limit', '1'])).json.items, [{ kind: 'read', amount: -1 }])
+  const ledger = (await bwnet(['admin', ...withKey, 'credits', 'ledger', orgId])).json.items
+  t.match(ledger, [{ kind: 'read', amount: -1 }, { amount: 10 }], 'without --limit the API\'s default page')
 
   const keyId = created.json.apiKey.id as string
   t.equal((await bwnet(['admin', ...withKey, 'key', 'show', keyId])).json.revokedAt, null)
