@@ -3,8 +3,8 @@
 // Two kinds of admin key (docs/security.md): the network operator's (`operator: true`) reaches every
 // organization; any other admin key is an organization admin, confined to its own organization: another
 // organization, its projects, environments and keys answer exactly like missing ones (404), and what
-// only the operator may do (create organizations, grant credits, issue or revoke operator keys) answers
-// 403 BWN_ERR_OPERATOR_ONLY.
+// only the operator may do (create organizations, grant credits, issue or revoke operator keys, choose
+// the plan of a key) answers 403 BWN_ERR_OPERATOR_ONLY.
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ApiDeps } from '../deps.ts'
@@ -99,7 +99,12 @@ export default async function adminRoutes (app: FastifyInstance, opts: { deps: A
   }, async (req, reply) => {
     ownOrg(req, req.params.organizationId)
     if (req.body.operator === true) operatorOnly(req, 'issue operator keys')
-    const created = await accounts.createKey(req.params.organizationId, req.body)
+    // Plans (and the limits they carry) are the operator's to set: an organization admin issues keys
+    // on its own key's plan, never another (a Free admin minting an Enterprise client lifts Free's limits).
+    const p = who(req)
+    if (p.operator !== true && req.body.plan !== undefined && req.body.plan !== p.plan) operatorOnly(req, `issue keys on another plan than its own (${p.plan})`)
+    const plan = req.body.plan ?? (p.operator === true ? 'free' : p.plan)
+    const created = await accounts.createKey(req.params.organizationId, { ...req.body, plan })
     return reply.code(201).header('cache-control', 'no-store').send(created)
   })
 
