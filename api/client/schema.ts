@@ -2086,7 +2086,7 @@ export interface operations {
                     name?: string;
                     /** @description Admin keys only: an operator key reaches every organization. Only an operator key may issue one. */
                     operator?: boolean;
-                    /** @default free */
+                    /** @description Chosen by the operator only; default free. An organization admin issues keys on its own plan (any other: 403 BWN_ERR_OPERATOR_ONLY). */
                     plan?: "free" | "pro" | "enterprise";
                     /** Format: uuid */
                     projectId?: string;
