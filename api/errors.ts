@@ -41,6 +41,7 @@ export const OrganizationNotFound = createError('BWN_ERR_ORGANIZATION_NOT_FOUND'
 export const ProjectNotFound = createError('BWN_ERR_PROJECT_NOT_FOUND', 'No project %s', 404)
 export const EnvironmentNotFound = createError('BWN_ERR_ENVIRONMENT_NOT_FOUND', 'No environment %s', 404)
 export const KeyNotFound = createError('BWN_ERR_API_KEY_NOT_FOUND', 'No API key %s', 404)
+export const HotkeyProofInvalid = createError('BWN_ERR_HOTKEY_PROOF', '%s', 400)
 
 // Transfers and destinations (api/routes/transfers.ts, api/routes/destinations.ts).
 export const TransferNotFound = createError('BWN_ERR_TRANSFER_NOT_FOUND', '%s', 404)

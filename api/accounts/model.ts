@@ -67,7 +67,8 @@ export const NewKey = Type.Object({
   environmentId: Type.Optional(Id),
   name: Type.Optional(Name),
   expiresAt: Type.Optional(Timestamp),
-  hotkey: Type.Optional(Hotkey)
+  hotkey: Type.Optional(Hotkey),
+  hotkeyProof: Type.Optional(Type.String({ pattern: '^(0x)?[0-9a-fA-F]{128}$', description: 'With hotkey: the hotkey\'s sr25519 signature (hex) over the binding (`bwnet keys prove-binding`; docs/api.md#binding-proof)' }))
 }, { additionalProperties: false })
 export type NewKey = Static<typeof NewKey>
 

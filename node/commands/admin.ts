@@ -73,8 +73,9 @@ export function adminCommand (): Command {
     .option('--name <name>', 'a label')
     .option('--expires-at <date-time>', 'expiry, ISO 8601')
     .option('--hotkey <hotkey>', 'bind an orchestrator or worker key to its participant (it then reads only its own audit rows)')
+    .option('--hotkey-proof <hex>', 'with --hotkey: the hotkey\'s consent, from `bwnet keys prove-binding` on the participant\'s side')
     .option('--operator', 'an operator admin key, reaching every organization (needs an operator key)')
-    .action((id: string, o: { role: string, scope?: string[], plan?: string, project?: string, environment?: string, name?: string, expiresAt?: string, hotkey?: string, operator?: boolean }, cmd: Command) =>
+    .action((id: string, o: { role: string, scope?: string[], plan?: string, project?: string, environment?: string, name?: string, expiresAt?: string, hotkey?: string, hotkeyProof?: string, operator?: boolean }, cmd: Command) =>
       callApi(cmd, 'POST', `/organizations/${encodeURIComponent(id)}/keys`, {
         role: o.role,
         ...(o.plan !== undefined ? { plan: o.plan } : {}),
@@ -84,7 +85,8 @@ export function adminCommand (): Command {
         ...(o.environment !== undefined ? { environmentId: o.environment } : {}),
         ...(o.name !== undefined ? { name: o.name } : {}),
         ...(o.expiresAt !== undefined ? { expiresAt: o.expiresAt } : {}),
-        ...(o.hotkey !== undefined ? { hotkey: o.hotkey } : {})
+        ...(o.hotkey !== undefined ? { hotkey: o.hotkey } : {}),
+        ...(o.hotkeyProof !== undefined ? { hotkeyProof: o.hotkeyProof } : {})
       }))
   key.command('list <organizationId>').description('list the keys of an organization (no secrets)')
     .action((id: string, _o, cmd: Command) => callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/keys`))
