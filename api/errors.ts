@@ -33,6 +33,7 @@ export const GrantTooNarrow = createError('BWN_ERR_GRANT_TOO_NARROW', '%s', 403)
 export const OperatorOnly = createError('BWN_ERR_OPERATOR_ONLY', '%s', 403)
 // Credits and limits.
 export const InsufficientCredits = createError('BWN_ERR_INSUFFICIENT_CREDITS', '%s', 402)
+export const BalanceLimit = createError('BWN_ERR_BALANCE_LIMIT', '%s', 409)
 export const RateLimited = createError('BWN_ERR_RATE_LIMITED', '%s', 429)
 export const UpgradeRequired = createError('BWN_ERR_UPGRADE_REQUIRED', '%s', 426)
 // Admin API.
@@ -40,6 +41,7 @@ export const OrganizationNotFound = createError('BWN_ERR_ORGANIZATION_NOT_FOUND'
 export const ProjectNotFound = createError('BWN_ERR_PROJECT_NOT_FOUND', 'No project %s', 404)
 export const EnvironmentNotFound = createError('BWN_ERR_ENVIRONMENT_NOT_FOUND', 'No environment %s', 404)
 export const KeyNotFound = createError('BWN_ERR_API_KEY_NOT_FOUND', 'No API key %s', 404)
+export const HotkeyProofInvalid = createError('BWN_ERR_HOTKEY_PROOF', '%s', 400)
 
 // Transfers and destinations (api/routes/transfers.ts, api/routes/destinations.ts).
 export const TransferNotFound = createError('BWN_ERR_TRANSFER_NOT_FOUND', '%s', 404)

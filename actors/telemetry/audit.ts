@@ -43,6 +43,8 @@ export interface AuditPage { limit: number, offset: number }
 export interface AuditTable { rows: unknown[], total: number }
 export interface AuditResult {
   transferId: string
+  /** The organization that owns the transfer, when this node holds its transfer row; null otherwise. */
+  organizationId: string | null
   participant: { role: 'orchestrator' | 'worker', id: string, hotkey: string }
   tables: Record<string, AuditTable>
 }
@@ -116,6 +118,7 @@ export function storeAuditReader (deps: AuditReaderDeps): AuditReader {
       const mine = (id: string | null | undefined): boolean => all || id === hotkey
       return {
         transferId,
+        organizationId: r.transfer?.org_id ?? null,
         participant: { role: 'orchestrator', id: orchestratorId, hotkey },
         tables: {
           transfer_assignment_plans: paged(r.plans.filter(p => all || p.deliveries.some(d => d.orchestrator_id === hotkey)), page),
@@ -142,6 +145,7 @@ export function storeAuditReader (deps: AuditReaderDeps): AuditReader {
         .filter(x => x !== undefined && (via === undefined || ((x as { orchestrator_id?: string, coordinator_id?: string }).orchestrator_id ?? (x as { coordinator_id?: string }).coordinator_id) === via))
       return {
         transferId,
+        organizationId: r.transfer?.org_id ?? null,
         participant: { role: 'worker', id: workerId, hotkey },
         tables: {
           workers: paged(workerRows, page),

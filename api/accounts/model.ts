@@ -62,12 +62,13 @@ export const NewKey = Type.Object({
   role: Type.Union(KEY_ROLES.map(r => Type.Literal(r))),
   operator: Type.Optional(Type.Boolean({ description: 'Admin keys only: an operator key reaches every organization. Only an operator key may issue one.' })),
   scopes: Type.Optional(Type.Array(Type.Union(SCOPES.map(s => Type.Literal(s))), { uniqueItems: true, maxItems: SCOPES.length })),
-  plan: Type.Optional(Type.Union(PLANS.map(p => Type.Literal(p)), { default: 'free' })),
+  plan: Type.Optional(Type.Union(PLANS.map(p => Type.Literal(p)), { description: 'Chosen by the operator only; default free. An organization admin issues keys on its own plan (any other: 403 BWN_ERR_OPERATOR_ONLY).' })),
   projectId: Type.Optional(Id),
   environmentId: Type.Optional(Id),
   name: Type.Optional(Name),
   expiresAt: Type.Optional(Timestamp),
-  hotkey: Type.Optional(Hotkey)
+  hotkey: Type.Optional(Hotkey),
+  hotkeyProof: Type.Optional(Type.String({ pattern: '^(0x)?[0-9a-fA-F]{128}$', description: 'With hotkey: the hotkey\'s sr25519 signature (hex) over the binding (`bwnet keys prove-binding`; docs/api.md#binding-proof)' }))
 }, { additionalProperties: false })
 export type NewKey = Static<typeof NewKey>
 

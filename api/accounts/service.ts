@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Store, StoreOp } from '../../actors/ports.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
-import { BadRequest, EnvironmentNotFound, InsufficientCredits, KeyNotFound, OrganizationNotFound, ProjectNotFound } from '../errors.ts'
+import { BadRequest, BalanceLimit, EnvironmentNotFound, InsufficientCredits, KeyNotFound, OrganizationNotFound, ProjectNotFound } from '../errors.ts'
 import { generateKey, hashMatches, keyIdOf, visiblePrefix } from './keys.ts'
 import { BINDABLE_ROLES } from './model.ts'
 import type {
@@ -37,6 +37,12 @@ export type PriceName = 'snapshot' | 'realtime' | 'sellAllowance'
 export const LEDGER_PAGE_MAX = 1000 // entries per ledger read
 const SEQ_DIGITS = 12
 const BALANCE_CACHE_MAX = 10_000 // organizations whose balance row is kept in memory
+/**
+ * The largest balance an organization may hold (2^53 − 1 credits): balances, amounts and balanceAfter
+ * are JavaScript numbers, exact only up to here. A grant that would pass it is refused
+ * (409 BWN_ERR_BALANCE_LIMIT) and debits only lower a balance, so every ledger sum stays exact.
+ */
+export const MAX_BALANCE = Number.MAX_SAFE_INTEGER
 /** Charges of paid reads are written at most this long after the first of them was answered (one batch). */
 export const LEDGER_COMMIT_WINDOW_MS = 10
 /**
@@ -337,6 +343,9 @@ export class AccountsService {
     await this.getOrganization(organizationId)
     while (!this.#balances.has(organizationId)) await this.#load(organizationId)
     const row = this.#balances.get(organizationId)!
+    if (amount > MAX_BALANCE - row.balance) {
+      throw Object.assign(new BalanceLimit(`A grant of ${amount} would take the balance (${row.balance}) past the maximum of ${MAX_BALANCE} credits`), { extensions: { balance: row.balance, maxBalance: MAX_BALANCE } })
+    }
     row.balance += amount
     row.seq++
     const commit = this.#collect()

@@ -2059,10 +2059,12 @@ export interface operations {
                     expiresAt?: string;
                     /** @description SS58 hotkey of the participant the key is bound to */
                     hotkey?: string;
+                    /** @description With hotkey: the hotkey's sr25519 signature (hex) over the binding (`bwnet keys prove-binding`; docs/api.md#binding-proof) */
+                    hotkeyProof?: string;
                     name?: string;
                     /** @description Admin keys only: an operator key reaches every organization. Only an operator key may issue one. */
                     operator?: boolean;
-                    /** @default free */
+                    /** @description Chosen by the operator only; default free. An organization admin issues keys on its own plan (any other: 403 BWN_ERR_OPERATOR_ONLY). */
                     plan?: "free" | "pro" | "enterprise";
                     /** Format: uuid */
                     projectId?: string;

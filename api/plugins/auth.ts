@@ -199,7 +199,12 @@ export default fp(async function authPlugin (app: FastifyInstance, opts: { accou
   app.decorateRequest('principal', null)
   app.addHook('onRoute', (route: RouteOptions) => {
     const auth = route.config?.auth
-    if (auth === undefined) return
+    if (auth === undefined) {
+      // A route that documents a key but does not declare `config.auth` would check it (if at all) in a
+      // later hook, after its body is parsed and validated: a keyless bad body would get 400, not 401.
+      if ((route.schema as { security?: unknown[] } | undefined)?.security?.length) throw new TypeError(`${String(route.method)} ${route.url} declares security without config.auth; declare its key in config.auth`)
+      return
+    }
     route.onRequest = append(route.onRequest, authGuard(opts.accounts, auth))
     route.schema = route.schema ?? {}
     ;(route.schema as Record<string, unknown>).security ??= securityOf(auth)

@@ -3,15 +3,16 @@
 // Two kinds of admin key (docs/security.md): the network operator's (`operator: true`) reaches every
 // organization; any other admin key is an organization admin, confined to its own organization: another
 // organization, its projects, environments and keys answer exactly like missing ones (404), and what
-// only the operator may do (create organizations, grant credits, issue or revoke operator keys) answers
-// 403 BWN_ERR_OPERATOR_ONLY.
+// only the operator may do (create organizations, grant credits, issue or revoke operator keys, choose
+// the plan of a key) answers 403 BWN_ERR_OPERATOR_ONLY.
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ApiDeps } from '../deps.ts'
 import type { Principal } from '../accounts/model.ts'
-import { KeyNotFound, OperatorOnly, OrganizationNotFound, ProjectNotFound } from '../errors.ts'
+import { HotkeyProofInvalid, KeyNotFound, OperatorOnly, OrganizationNotFound, ProjectNotFound } from '../errors.ts'
 import { ApiKeyView, Balance, CreatedKey, Environment, Id, KeyId, LedgerEntry, NewKey, Organization, Project } from '../accounts/model.ts'
 import { LEDGER_PAGE_MAX } from '../accounts/service.ts'
+import { bindingProven } from '../accounts/binding.ts'
 import { guardedResponses } from '../responses.ts'
 
 export const ADMIN_PREFIX = '/admin'
@@ -100,7 +101,18 @@ export default async function adminRoutes (app: FastifyInstance, opts: { deps: A
   }, async (req, reply) => {
     ownOrg(req, req.params.organizationId)
     if (req.body.operator === true) operatorOnly(req, 'issue operator keys')
-    const created = await accounts.createKey(req.params.organizationId, req.body)
+    // Plans (and the limits they carry) are the operator's to set: an organization admin issues keys
+    // on its own key's plan, never another (a Free admin minting an Enterprise client lifts Free's limits).
+    const p = who(req)
+    if (p.operator !== true && req.body.plan !== undefined && req.body.plan !== p.plan) operatorOnly(req, `issue keys on another plan than its own (${p.plan})`)
+    const plan = req.body.plan ?? (p.operator === true ? 'free' : p.plan)
+    // A binding to a participant's hotkey needs that hotkey's signature, whoever asks (api/accounts/binding.ts).
+    const { hotkeyProof, ...input } = req.body
+    if (input.hotkey !== undefined && !bindingProven(req.params.organizationId, input.role, input.hotkey, hotkeyProof)) {
+      throw new HotkeyProofInvalid(`Binding a key to ${input.hotkey} needs that hotkey's signature over the binding (hotkeyProof; bwnet keys prove-binding --organization ${req.params.organizationId} --role ${input.role})`)
+    }
+    if (input.hotkey === undefined && hotkeyProof !== undefined) throw new HotkeyProofInvalid('hotkeyProof is given only with hotkey')
+    const created = await accounts.createKey(req.params.organizationId, { ...input, plan })
     return reply.code(201).header('cache-control', 'no-store').send(created)
   })
 

@@ -1,7 +1,8 @@
 // Dashboard audit routes ({dashboard_url}): seed §4.3. Raw rows of one orchestrator or one worker on
 // one transfer, grouped by table, paged per table, redacted (actors/telemetry/audit.ts).
-// Who may call: admin and validator keys (investigation, data verification) read every participant's
-// rows on both routes. Orchestrator and worker keys are bound to their participant's hotkey when
+// Who may call: the operator's admin key and validator keys (investigation, data verification) read
+// every participant's rows on both routes; an organization admin the same, on its own organization's
+// transfers only. Orchestrator and worker keys are bound to their participant's hotkey when
 // issued and read only their own rows: an orchestrator key its own orchestrator rows and the rows of
 // work its workers did through it; a worker key its own worker rows. Anyone else's rows (or any rows,
 // for an unbound key) answer 404, exactly as rows that do not exist. Ids: an orchestrator by node UUID,
@@ -43,6 +44,15 @@ function confinedTo (p: Principal): string | null {
   return p.hotkey ?? '' // an unbound orchestrator or worker key matches no participant
 }
 
+/**
+ * An organization admin (an admin key without `operator`) reads only the rows of its own
+ * organization's transfers; rows of another organization's transfer, or of a transfer whose owner this
+ * node does not hold, answer 404 as missing ones. The operator's admin key and validator keys read all.
+ */
+function otherTenant (p: Principal, r: AuditResult): boolean {
+  return p.role === 'admin' && p.operator !== true && r.organizationId !== p.organizationId
+}
+
 export default async function auditRoutes (app: TypedApp, opts: { deps: ApiDeps }): Promise<void> {
   const reader = opts.deps.audit as AuditReader
   const page = (q: { limit?: number, offset?: number }): { limit: number, offset: number } => ({ limit: q.limit ?? AUDIT_LIMIT_DEFAULT, offset: q.offset ?? 0 })
@@ -64,7 +74,7 @@ export default async function auditRoutes (app: TypedApp, opts: { deps: ApiDeps 
     const p = page(req.query)
     const own = confinedTo(req.principal!)
     const r = await reader.orchestrator(orchestratorId, transferId, p)
-    if (r === null || (own !== null && r.participant.hotkey !== own)) throw new AuditTransferNotFound(`No rows for orchestrator ${orchestratorId} on transfer ${transferId}`)
+    if (r === null || (own !== null && r.participant.hotkey !== own) || otherTenant(req.principal!, r)) throw new AuditTransferNotFound(`No rows for orchestrator ${orchestratorId} on transfer ${transferId}`)
     return body(r, ORCHESTRATOR_TABLES, p.limit, p.offset)
   }
 
@@ -89,7 +99,7 @@ export default async function auditRoutes (app: TypedApp, opts: { deps: ApiDeps 
     const r = own !== null && principal.role === 'orchestrator'
       ? (own === '' ? null : await reader.worker(workerId, transferId, p, own))
       : await reader.worker(workerId, transferId, p)
-    if (r === null || (own !== null && principal.role === 'worker' && r.participant.hotkey !== own)) throw new AuditTransferNotFound(`No rows for worker ${workerId} on transfer ${transferId}`)
+    if (r === null || (own !== null && principal.role === 'worker' && r.participant.hotkey !== own) || otherTenant(principal, r)) throw new AuditTransferNotFound(`No rows for worker ${workerId} on transfer ${transferId}`)
     return body(r, WORKER_TABLES, p.limit, p.offset)
   }
 }

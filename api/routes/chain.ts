@@ -1,11 +1,11 @@
 // Read-only chain routes for operators, plus recording a sale on a dev chain. The node registers this
 // plugin with the Chain it uses (its DevChain, or a RemoteChain to the host) and a guard for writes.
 import { Type } from '@sinclair/typebox'
-import type { onRequestHookHandler } from 'fastify'
 import type { TypedApp } from '../typed-app.ts'
 import { ChainHeadWire, WeightsRecordWire, SaleWire, Hotkey } from '../../protocol/index.ts'
 import { ChainError, type Chain, type ChainErrorCode } from '../../actors/chain/ports.ts'
 import { GUARDED_ERROR_STATUSES, STATUS_DESCRIPTIONS, problemResponse } from '../responses.ts'
+import type { RouteAuth } from '../plugins/auth.ts'
 import {
   ChainNotRegistered, ChainNotValidator, ChainBadWeights, ChainBadBlock, ChainBadAmount, ChainInsufficientAlpha, ChainForbidden,
   ChainUnavailable, ChainTimeout, ChainRejected
@@ -21,10 +21,11 @@ export interface ChainRoutesOptions {
   /** True for a dev chain: enables POST /chain/sales. */
   dev: boolean
   /**
-   * Runs on request for POST /chain/sales, before the body is read or validated (the node passes its
-   * admin guard): a request without a good key is answered 401 whatever its body.
+   * Who may write (POST /chain/registrations, POST /chain/sales): the node passes the operator's admin
+   * key. It becomes the routes' `config.auth`, so the auth plugin checks the key on request, before the
+   * body is read or validated: a request without a good key is answered 401 whatever its body.
    */
-  writeGuard?: onRequestHookHandler
+  writeAuth?: RouteAuth
 }
 
 const HTTP_ERROR: Record<ChainErrorCode, new (message: string) => Error> = {
@@ -81,6 +82,7 @@ const SaleBody = Type.Object({
 
 export default async function chainRoutes (app: TypedApp, opts: ChainRoutesOptions): Promise<void> {
   const { chain } = opts
+  const writeConfig = opts.writeAuth !== undefined ? { config: { auth: opts.writeAuth } } : {}
   const call = async <T> (fn: () => Promise<T>): Promise<T> => {
     try { return await fn() } catch (err) { throw chainHttpError(err) }
   }
@@ -133,11 +135,11 @@ export default async function chainRoutes (app: TypedApp, opts: ChainRoutesOptio
         role: Type.Union([Type.Literal('orchestrator'), Type.Literal('worker'), Type.Literal('validator')]),
         stakeRao: Type.Optional(Type.String({ pattern: '^[0-9]{1,39}$', description: 'stake for a validator permit, rao as text' }))
       }, { additionalProperties: false }),
-      ...(opts.writeGuard !== undefined
+      ...(opts.writeAuth !== undefined
         ? { security: [{ bearerAuth: [] }, { apiKey: [] }], response: chainResponses({ 201: Registration }, REGISTRATION_ERRORS, true, true) }
         : { response: chainResponses({ 201: Registration }, REGISTRATION_ERRORS, true) })
     },
-    ...(opts.writeGuard !== undefined ? { preHandler: opts.writeGuard } : {})
+    ...writeConfig
   }, async (req, reply) => {
     if (!opts.dev || opts.enroll === undefined) throw new ChainForbidden('registrations happen on the chain itself; this node is not on a dev chain')
     const body = req.body
@@ -152,11 +154,11 @@ export default async function chainRoutes (app: TypedApp, opts: ChainRoutesOptio
       tags: ['chain'],
       summary: 'Record an alpha sale by a hotkey (dev chains only; an admin key)',
       body: SaleBody,
-      ...(opts.writeGuard !== undefined
+      ...(opts.writeAuth !== undefined
         ? { security: [{ bearerAuth: [] }, { apiKey: [] }], response: chainResponses({ 201: SaleWire }, SALE_ERRORS, true, true) }
         : { response: chainResponses({ 201: SaleWire }, SALE_ERRORS, true) })
     },
-    ...(opts.writeGuard !== undefined ? { onRequest: opts.writeGuard } : {})
+    ...writeConfig
   }, async (req, reply) => {
     if (!opts.dev) throw new ChainForbidden('sales are recorded on the chain itself; this node is not on a dev chain')
     const body = req.body

@@ -67,24 +67,26 @@ export function adminCommand (): Command {
   key.command('create <organizationId>').description('issue a key; the plain key is printed once')
     .requiredOption('--role <role>', 'client, orchestrator, worker, validator, console or admin')
     .option('--scope <scope>', 'telemetry:read or telemetry:realtime:read (repeatable; console keys)', collectScope)
-    .option('--plan <plan>', 'free, pro or enterprise', 'free')
+    .option('--plan <plan>', 'free, pro or enterprise; only the operator chooses (default: free from the operator, the issuing admin\'s own plan from an organization admin)')
     .option('--project <projectId>', 'grant at project level')
     .option('--environment <environmentId>', 'grant at environment level')
     .option('--name <name>', 'a label')
     .option('--expires-at <date-time>', 'expiry, ISO 8601')
     .option('--hotkey <hotkey>', 'bind an orchestrator or worker key to its participant (it then reads only its own audit rows)')
+    .option('--hotkey-proof <hex>', 'with --hotkey: the hotkey\'s consent, from `bwnet keys prove-binding` on the participant\'s side')
     .option('--operator', 'an operator admin key, reaching every organization (needs an operator key)')
-    .action((id: string, o: { role: string, scope?: string[], plan: string, project?: string, environment?: string, name?: string, expiresAt?: string, hotkey?: string, operator?: boolean }, cmd: Command) =>
+    .action((id: string, o: { role: string, scope?: string[], plan?: string, project?: string, environment?: string, name?: string, expiresAt?: string, hotkey?: string, hotkeyProof?: string, operator?: boolean }, cmd: Command) =>
       callApi(cmd, 'POST', `/organizations/${encodeURIComponent(id)}/keys`, {
         role: o.role,
-        plan: o.plan,
+        ...(o.plan !== undefined ? { plan: o.plan } : {}),
         ...(o.operator === true ? { operator: true } : {}),
         ...(o.scope !== undefined ? { scopes: o.scope } : {}),
         ...(o.project !== undefined ? { projectId: o.project } : {}),
         ...(o.environment !== undefined ? { environmentId: o.environment } : {}),
         ...(o.name !== undefined ? { name: o.name } : {}),
         ...(o.expiresAt !== undefined ? { expiresAt: o.expiresAt } : {}),
-        ...(o.hotkey !== undefined ? { hotkey: o.hotkey } : {})
+        ...(o.hotkey !== undefined ? { hotkey: o.hotkey } : {}),
+        ...(o.hotkeyProof !== undefined ? { hotkeyProof: o.hotkeyProof } : {})
       }))
   key.command('list <organizationId>').description('list the keys of an organization (no secrets)')
     .action((id: string, _o, cmd: Command) => callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/keys`))

@@ -7,6 +7,7 @@ import { Command, Option, InvalidArgumentError } from 'commander'
 import { createHash } from 'node:crypto'
 import { open, readdir, stat, type FileHandle } from 'node:fs/promises'
 import { basename, join, relative, resolve } from 'node:path'
+import { filenameProblem, normalizeFilename } from '../adapters/destinations/filename.ts'
 import PQueue from 'p-queue'
 import { DEFAULT_KEYSTORE, CliError, UsageError, Interrupted } from './common.ts'
 import { TransferApiClient, ApiProblem, type RetryWait } from '../transfers/api-client.ts'
@@ -115,7 +116,16 @@ interface ChunkSource {
 /** Chunk buffers kept for reuse: a put holds at most `--parallel` + 1 chunks (see upload), rarely more than this. */
 const SPARE_CHUNK_BUFFERS = 16
 
+/** The name a put sends: NFC, and refused here with the API's own rule before any request (docs/transfers.md#filenames). */
+export function sendableName (name: string): string {
+  const nfc = normalizeFilename(name)
+  const problem = filenameProblem(nfc)
+  if (problem !== null) throw new CliError(`cannot send as ${JSON.stringify(name)}: the filename ${problem}; pass another with --name`)
+  return nfc
+}
+
 async function fileSource (path: string, filename: string): Promise<ChunkSource> {
+  filename = sendableName(filename)
   const info = await stat(path).catch((err: NodeJS.ErrnoException) => { throw new CliError(`cannot read ${path}: ${err.code ?? err.message}`) })
   if (!info.isFile()) throw new CliError(`${path} is not a regular file`)
   if (info.size === 0) throw new CliError(`${path} is empty; there is nothing to send`)
@@ -143,6 +153,7 @@ async function fileSource (path: string, filename: string): Promise<ChunkSource>
 }
 
 function stdinSource (size: number, filename: string, input: NodeJS.ReadableStream = process.stdin): ChunkSource {
+  filename = sendableName(filename)
   const iterator = (input as AsyncIterable<Buffer>)[Symbol.asyncIterator]()
   let pending: Buffer = Buffer.alloc(0)
   let position = 0

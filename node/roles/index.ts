@@ -28,7 +28,6 @@ import { httpRangeReader } from '../adapters/range-reader.ts'
 import { InflightBudget } from '../adapters/inflight-budget.ts'
 import chainRoutes from '../../api/routes/chain.ts'
 import prismRoutes from '../../api/routes/prism.ts'
-import { authGuard } from '../../api/plugins/auth.ts'
 import { parseTrustedPeers, type PeerAuth } from '../peer-auth.ts'
 import type { RoleContext, RoleHandle } from './types.ts'
 import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics } from '../metrics-ports.ts'
@@ -136,7 +135,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     apiDeps: { transfers: service, transferEvents, destinations, telemetry: telemetry.reader, audit: storeAuditReader({ store, hotkeyOfUid: async (uid) => (await nodeChain.chain.registrations()).find(r => r.uid === uid)?.hotkey ?? null }) },
     routes: async (app, apiDeps) => {
       await app.register(dataRoutes(source))
-      await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, enroll: devChain === undefined ? undefined : async (h, r, stake) => await devChain.enroll(h, r, { stakeRao: stake }), writeGuard: authGuard(apiDeps.accounts, { roles: ['admin'], operator: true }) as never })
+      await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, enroll: devChain === undefined ? undefined : async (h, r, stake) => await devChain.enroll(h, r, { stakeRao: stake }), writeAuth: { roles: ['admin'], operator: true } })
       await app.register(prismRoutes, { latest: intake.latestPrism })
       // The sink accepts only URLs this node signed for its own sink audience at its own authority.
       const sinkAuth = { trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now() }

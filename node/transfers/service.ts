@@ -16,7 +16,7 @@ import {
   TransferNotFound, TransferClosed, ChunkConflict, ChunksMissing, ChunkIndexInvalid, ChunkSizeInvalid, ChunkDigestMismatch, ChunkTooLarge,
   HotkeyInvalid, TierUnknown, SizeInvalid, FilenameInvalid, FilenameTaken, FileTooLarge, TooManyTransfers, Timeout, withExtensions
 } from '../../api/errors.ts'
-import { filenameProblem } from '../adapters/destinations/index.ts'
+import { filenameProblem, normalizeFilename } from '../adapters/destinations/filename.ts'
 import type { DestinationRegistry } from './destinations.ts'
 import { BodyTooLongError, BodyTooShortError, DigestMismatchError, type IngestingBlobStore, type StagedBody } from '../adapters/blob-store.ts'
 
@@ -120,6 +120,8 @@ export class NodeTransferService implements TransferService {
     const sizeProblem = checkTotalSize(body.total_size)
     if (sizeProblem === 'too_large') throw new FileTooLarge(`total_size ${body.total_size} is larger than a transfer can be.`)
     if (sizeProblem !== null) throw new SizeInvalid(`total_size is not valid: ${sizeProblem}.`)
+    // One name per look: the NFC form is what is checked, stored and delivered (docs/transfers.md#filenames).
+    body = { ...body, filename: normalizeFilename(body.filename) }
     const nameProblem = filenameProblem(body.filename)
     if (nameProblem !== null) throw new FilenameInvalid(`filename refused: ${nameProblem}.`)
     const plan = planChunks(body.total_size)

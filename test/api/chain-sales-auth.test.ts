@@ -2,7 +2,6 @@
 // entry declares the security it needs.
 import t from 'tap'
 import chainRoutes from '../../api/routes/chain.ts'
-import { authGuard } from '../../api/plugins/auth.ts'
 import { buildApp } from '../../api/app.ts'
 import { testDeps } from '../helpers/api.ts'
 
@@ -10,7 +9,7 @@ const env = testDeps()
 const app = await buildApp(env.deps)
 const recorded: unknown[] = []
 const chain = { recordSale: async (...args: unknown[]) => { recorded.push(args); return { hotkey: 'x', alphaRao: 1n, block: 0, epoch: 0 } } } as never
-await app.register(chainRoutes, { chain, dev: true, writeGuard: authGuard(env.accounts, { roles: ['admin'], operator: true }) })
+await app.register(chainRoutes, { chain, dev: true, writeAuth: { roles: ['admin'], operator: true } })
 await app.ready()
 t.teardown(() => app.close())
 const org = await env.accounts.createOrganization({ name: 'o' })

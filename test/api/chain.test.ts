@@ -1,6 +1,5 @@
 // The chain routes over a DevChain, through the app's problem+json edge.
 import t from 'tap'
-import { KeyMissing } from '../../api/errors.ts'
 import { MemoryLevel } from 'memory-level'
 import { chainApp } from '../helpers/chain-app.ts'
 import { LevelStore } from '../../actors/store.ts'
@@ -69,7 +68,7 @@ t.test('sales only on a dev chain, behind the write guard; chain outages are 503
   t.equal(res.statusCode, 403)
   t.equal(res.json().code, 'BWN_ERR_CHAIN_FORBIDDEN')
 
-  const guarded = await chainApp(chain, true, async () => { throw new KeyMissing('a key is needed') })
+  const guarded = await chainApp(chain, true, { roles: ['admin'], operator: true })
   t.teardown(() => guarded.close())
   t.equal((await guarded.inject({ method: 'POST', url: '/chain/sales', payload: { hotkey: m, alphaRao: '1' } })).statusCode, 401)
   t.equal((await guarded.inject('/chain/head')).statusCode, 200, 'reads are not guarded')

@@ -111,7 +111,7 @@ export async function telemetryApp (opts: { sources?: boolean, audit?: AuditRead
   const keys = {
     console: await issue({ role: 'console', scopes: ['telemetry:read', 'telemetry:realtime:read'] }),
     snapshotOnly: await issue({ role: 'console', scopes: ['telemetry:read'] }),
-    admin: await issue({ role: 'admin' }),
+    admin: await issue({ role: 'admin', operator: true }),
     orchestrator: await issue({ role: 'orchestrator', hotkey: ORCH_B }),
     worker: await issue({ role: 'worker', hotkey: WORKER_B }),
     client: await issue({ role: 'client' })

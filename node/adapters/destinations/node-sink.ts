@@ -38,6 +38,8 @@ import type { InflightBudget } from '../inflight-budget.ts'
 import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure, boundedBody, errorText, discard } from './errors.ts'
 import { streamHash, HASH_BYTES_PER_STREAM } from '../hash-pool.ts'
 import { PieceWriter } from '../piece-writer.ts'
+import { filenameProblem, normalizeFilename, MAX_FILENAME_BYTES } from './filename.ts'
+export { filenameProblem, normalizeFilename }
 
 /** Largest chunk body the sink accepts. */
 export const DEFAULT_MAX_CHUNK_BYTES = 256 * 1024 * 1024 // 256 MiB
@@ -55,24 +57,9 @@ export const WRITE_BATCH_BYTES = 1024 * 1024
 /** Memory one streaming chunk write or read-back holds at most (a write in flight, what queues behind it and a hash's buffers), reserved from the in-flight budget. */
 export const STREAM_WINDOW_BYTES = 2 * WRITE_BATCH_BYTES + HASH_BYTES_PER_STREAM
 const PARTIAL_DIR = '.partial'
-const MAX_FILENAME_BYTES = 255
 
 export const UPLOAD_ID_PATTERN = '^[A-Za-z0-9_-]{1,128}$'
 const UPLOAD_ID = new RegExp(UPLOAD_ID_PATTERN)
-
-/**
- * Why a filename is refused, or null when it is safe as one directory entry: no separators, no
- * leading dot (hidden files, `.`, `..`, `.partial`), no control characters, at most 255 bytes.
- */
-export function filenameProblem (name: string): string | null {
-  if (name.length === 0) return 'empty'
-  if (Buffer.byteLength(name) > MAX_FILENAME_BYTES) return `longer than ${MAX_FILENAME_BYTES} bytes`
-  if (/[/\\]/.test(name)) return 'contains a path separator'
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(name)) return 'contains a control character'
-  if (name.startsWith('.')) return 'starts with a dot'
-  return null
-}
 
 interface UploadMeta {
   filename: string
@@ -215,7 +202,8 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     schema: { hide: true, params: UploadParams, querystring: BeginQuery }
   }, async (req, reply) => {
     const { uploadId } = req.params
-    const { filename, size, chunkSize } = req.query
+    const { size, chunkSize } = req.query
+    const filename = normalizeFilename(req.query.filename)
     const problem = filenameProblem(filename)
     if (problem) throw new SinkBadFilename(problem)
     return serialised(uploadId, async () => {

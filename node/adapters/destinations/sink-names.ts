@@ -12,9 +12,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import { toProblem, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
 import { SinkBadFilename, SinkConflict } from '../../../api/errors.ts'
 import { verifySinkRequest, type SinkAuthOptions } from './sink-auth.ts'
-import { filenameProblem } from './node-sink.ts'
+import { filenameProblem, normalizeFilename, MAX_FILENAME_BYTES } from './filename.ts'
 
-const MAX_FILENAME_BYTES = 255
 const MAX_NAME_SUFFIX = 1000
 
 /** The name `filename` would get in `dir` now, or null when it and every variant that fits are taken. */
@@ -43,10 +42,11 @@ export const sinkNameRoutes: FastifyPluginAsync<SinkNameRoutesOptions> = async f
   })
   app.addHook('onRequest', async (req) => { verifySinkRequest(req.method, req.url, opts) })
   app.get<{ Querystring: Static<typeof NameQuery> }>('/sink/names', { schema: { hide: true, querystring: NameQuery } }, async (req) => {
-    const problem = filenameProblem(req.query.filename)
+    const filename = normalizeFilename(req.query.filename)
+    const problem = filenameProblem(filename)
     if (problem !== null) throw new SinkBadFilename(problem)
-    const name = await freeNameFor(opts.dir, req.query.filename)
-    if (name === null) throw new SinkConflict(`${req.query.filename} is taken in the sink and no variant of it fits in ${MAX_FILENAME_BYTES} bytes`)
+    const name = await freeNameFor(opts.dir, filename)
+    if (name === null) throw new SinkConflict(`${filename} is taken in the sink and no variant of it fits in ${MAX_FILENAME_BYTES} bytes`)
     return { filename: name }
   })
 }

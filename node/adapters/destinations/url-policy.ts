@@ -15,6 +15,7 @@ import { isIP, BlockList, type LookupFunction } from 'node:net'
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type RequestOptions } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { Agent, buildConnector } from 'undici'
+import ipaddr from 'ipaddr.js'
 import { DestinationPolicyError, AddressRefused } from '../../errors.ts'
 export { DestinationPolicyError, AddressRefused }
 
@@ -45,7 +46,6 @@ const RANGES: Array<[AddressClass, string, number, 'ipv4' | 'ipv6']> = [
   ['reserved', '240.0.0.0', 4, 'ipv4'],
   ['unspecified', '::', 128, 'ipv6'],
   ['loopback', '::1', 128, 'ipv6'],
-  ['reserved', '64:ff9b::', 96, 'ipv6'],
   ['reserved', '100::', 64, 'ipv6'],
   ['reserved', '2001:db8::', 32, 'ipv6'],
   ['private', 'fc00::', 7, 'ipv6'],
@@ -59,23 +59,52 @@ for (const [cls, net, prefix, family] of RANGES) {
   LISTS.set(cls, list)
 }
 
-/** The refused class of an IP address, or null when it is public. */
-export function addressClass (address: string): AddressClass | null {
-  let ip = address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '')
-  let family = isIP(ip)
-  if (family === 0) return 'reserved'
-  if (family === 6) {
-    // IPv4-mapped and IPv4-compatible forms reach IPv4 hosts: judge the IPv4 address.
-    const mapped = /^(?:0{0,4}:){0,5}(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
-    if (mapped !== null) { ip = mapped[1]!; family = 4 } else {
-      const hex = /^(?:0{0,4}:){0,5}ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip)
-      if (hex !== null) {
-        const hi = parseInt(hex[1]!, 16); const lo = parseInt(hex[2]!, 16)
-        ip = `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`; family = 4
-      }
-    }
+/**
+ * The IPv4 addresses an IPv6 address embeds and reaches, by its special range (ipaddr.js `range()`):
+ * IPv4-mapped ::ffff:0:0/96 and SIIT ::ffff:0:0:0/96 (RFC 6145), IPv4-compatible ::/96 (deprecated,
+ * RFC 4291; `::` and `::1` excepted, they are judged as themselves), NAT64 64:ff9b::/96 (RFC 6052),
+ * 6to4 2002::/16 (RFC 3056: bits 16-47) and Teredo 2001::/32 (RFC 4380: the server in bits 32-63, the
+ * client, inverted, in the last 32). Null for an address that embeds none. 'local' for NAT64's
+ * local-use prefix 64:ff9b:1::/48 (RFC 8215), whose embedding depends on the operator's prefix length.
+ */
+export function embeddedIPv4 (address: string): string[] | 'local' | null {
+  if (!ipaddr.IPv6.isValid(address)) return null
+  const v6 = ipaddr.IPv6.parse(address)
+  const p = v6.parts
+  const v4 = (hi: number, lo: number): string => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
+  const range = v6.range()
+  switch (range) {
+    case 'ipv4Mapped': case 'rfc6145': return [v4(p[6]!, p[7]!)]
+    case 'rfc6052': return p[2] === 0 ? [v4(p[6]!, p[7]!)] : 'local'
+    case '6to4': return [v4(p[1]!, p[2]!)]
+    case 'teredo': return [v4(p[2]!, p[3]!), v4(p[6]! ^ 0xffff, p[7]! ^ 0xffff)]
   }
-  for (const [cls, list] of LISTS) if (list.check(ip, family === 4 ? 'ipv4' : 'ipv6')) return cls
+  if (p.slice(0, 6).every(x => x === 0) && !(p[6] === 0 && p[7]! <= 1)) return [v4(p[6]!, p[7]!)]
+  return null
+}
+
+function listedClass (ip: string, family: 'ipv4' | 'ipv6'): AddressClass | null {
+  for (const [cls, list] of LISTS) if (list.check(ip, family)) return cls
+  return null
+}
+
+/**
+ * The refused class of an IP address, or null when it is public. An IPv6 address that embeds IPv4
+ * addresses (embeddedIPv4) is judged by them: it is refused with the class of the first refused one.
+ */
+export function addressClass (address: string): AddressClass | null {
+  const ip = address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '')
+  const family = isIP(ip)
+  if (family === 0) return 'reserved'
+  if (family === 4) return listedClass(ip, 'ipv4')
+  const own = listedClass(ip, 'ipv6')
+  if (own !== null) return own
+  const embedded = embeddedIPv4(ip)
+  if (embedded === 'local') return 'private'
+  for (const v4 of embedded ?? []) {
+    const cls = listedClass(v4, 'ipv4')
+    if (cls !== null) return cls
+  }
   return null
 }
 

@@ -133,7 +133,7 @@ t.test('no secret in any telemetry or audit response of a real coordinator trans
   const org = await env.accounts.createOrganization({ name: 'scan' })
   await env.accounts.grantCredits(org.id, 1_000_000)
   const consoleKey = (await env.accounts.createKey(org.id, { role: 'console', plan: 'enterprise', scopes: ['telemetry:read', 'telemetry:realtime:read'] })).key
-  const adminKey = (await env.accounts.createKey(org.id, { role: 'admin', plan: 'enterprise' })).key
+  const adminKey = (await env.accounts.createKey(org.id, { role: 'admin', operator: true, plan: 'enterprise' })).key
 
   const urls = [
     '/v1/telemetry/network', '/v1/telemetry/realtime/network', '/v1/telemetry/network/history', '/v1/telemetry/realtime/network/history',

@@ -1,0 +1,71 @@
+// Audit rows across tenants: an organization admin reads the rows of its own organization's transfers
+// only; another organization's answer 404 exactly like rows that do not exist (docs/security.md). The
+// operator's admin key still reads every transfer's rows.
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import { buildApp } from '../../../api/app.ts'
+import { storeAuditReader } from '../../../actors/telemetry/audit.ts'
+import { keys as rowKeys } from '../../../actors/transfer/model.ts'
+import { testDeps } from '../../helpers/api.ts'
+import { settled, ORCH, WORKER } from '../../helpers/telemetry.ts'
+
+const env = testDeps()
+const { accounts, store } = env
+env.deps.audit = storeAuditReader({ store })
+const app = await buildApp(env.deps)
+await app.ready()
+t.teardown(() => app.close())
+
+const orgA = await accounts.createOrganization({ name: 'a' })
+const orgB = await accounts.createOrganization({ name: 'b' })
+const adminA = (await accounts.createKey(orgA.id, { role: 'admin' })).key
+const adminB = (await accounts.createKey(orgB.id, { role: 'admin' })).key
+const operator = (await accounts.createKey(orgB.id, { role: 'admin', operator: true })).key
+
+/** A transfer coordinated by ORCH with one settled chunk by WORKER; `org` undefined: no transfer row here. */
+async function transfer (org: string | undefined): Promise<string> {
+  const id = randomUUID()
+  if (org !== undefined) await store.table('transfers').put(id, { id, coordinator_id: ORCH, org_id: org, metadata: { name: 'x' }, upload: null })
+  const { row, attempt } = settled({ transferId: id, orchestrator: ORCH, worker: WORKER, offeredAtMs: 1000, receivedAtMs: 2000 })
+  await store.table('task_attempts').put(rowKeys.row(id, attempt.id), attempt)
+  await store.table('task_results').put(rowKeys.row(id, attempt.id), row)
+  await store.table('tasks').put(rowKeys.row(id, attempt.task_id), { id: attempt.task_id, transfer_id: id, orchestrator_id: ORCH, assigned_worker_id: WORKER })
+  await store.table('transfer_assignment_plans').put(rowKeys.plan(id, 0), { transfer_id: id, wave: 0, deliveries: [{ orchestrator_id: ORCH, chunk_indices: [0] }] })
+  return id
+}
+const ofA = await transfer(orgA.id)
+const noOwnerHere = await transfer(undefined)
+
+const get = async (url: string, key: string) => await app.inject({ method: 'GET', url, headers: { 'x-api-key': key } })
+const routes = (id: string): string[] => [`/api/audit/orchestrator/${ORCH}/transfers/${id}`, `/api/audit/worker/${WORKER}/transfers/${id}`]
+
+t.test("org B's admin gets 404 on org A's rows, on both audit routes, like a missing transfer", async t => {
+  for (const url of routes(ofA)) {
+    const res = await get(url, adminB)
+    t.equal(res.statusCode, 404, url)
+    t.equal(res.json().code, 'BWN_ERR_AUDIT_NOT_FOUND')
+    t.notMatch(res.body, /task_attempts|transfer_assignment_plans/, 'no rows leak')
+    const missing = await get(url.replace(ofA, randomUUID()), adminB)
+    t.equal(missing.statusCode, 404)
+    t.equal(missing.json().code, res.json().code, 'the same answer as a transfer that does not exist')
+  }
+})
+
+t.test("org A's admin reads its own transfer's rows", async t => {
+  for (const url of routes(ofA)) {
+    const res = await get(url, adminA)
+    t.equal(res.statusCode, 200, url)
+    t.equal(res.json().task_attempts.length, 1)
+  }
+})
+
+t.test('rows of a transfer whose owner this node does not hold are not an organization admin\'s', async t => {
+  for (const url of routes(noOwnerHere)) {
+    t.equal((await get(url, adminA)).statusCode, 404, url)
+    t.equal((await get(url, operator)).statusCode, 200, `${url}: the operator reads them`)
+  }
+})
+
+t.test("the operator's admin key reads every organization's rows", async t => {
+  for (const url of routes(ofA)) t.equal((await get(url, operator)).statusCode, 200, url)
+})
