@@ -47,11 +47,12 @@ t.test('no key and a bad request: 401 on every guarded operation, the handler ne
   for (const { method, path } of guarded) {
     // Params filled with values no schema accepts, and a query no schema accepts.
     const url = path.replace(/\{[^}]+\}/g, '%00bad') + '?limit=-5&unknown=1'
-    const bodies = method === 'GET' || method === 'DELETE' ? [undefined] : BAD_BODIES
+    const bodies = method === 'GET' || method === 'DELETE' || method === 'HEAD' ? [undefined] : BAD_BODIES
     for (const payload of bodies) {
       const res = await app.inject({ method: method as 'GET', url, ...(payload !== undefined ? { payload, headers: { 'content-type': 'application/json' } } : {}) })
       t.equal(res.statusCode, 401, `${method} ${path} ${payload ?? ''}`)
-      t.equal(res.json().code, 'BWN_ERR_KEY_MISSING', `${method} ${path}: the missing key is what is reported`)
+      // A HEAD answer has no body: the problem's code is the GET's (checked on the GET of the same path).
+      if (method !== 'HEAD') t.equal(res.json().code, 'BWN_ERR_KEY_MISSING', `${method} ${path}: the missing key is what is reported`)
     }
   }
   t.equal(reached, 0, 'no handler or service was reached')
