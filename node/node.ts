@@ -180,10 +180,11 @@ export class BwnetNode {
     // Registrations decide who is a member and in which role; the announce's own role claim does not.
     this.auth = new PeerAuth({ self: { hotkey: key.address, role: config.role }, clock: this.clock, logger: log, messenger: this.messenger, trusted: parseTrustedPeers(config.trustedPeers) })
     this.messenger.isRegistered = (hotkey) => this.auth.wasRegistered(hotkey)
-    // A worker's attachment rides in its announces from now on, and is presented to the peers it knows.
+    // A worker's attachment rides in its announces: on every connection from now on, and again on the
+    // open ones (a peer met before it was attached holds that announce until the attachment comes).
     this.auth.onOwnAttachment = (a) => {
       announce.attachment = a
-      for (const h of this.messenger.connectedHotkeys()) this.messenger.send(h, 'worker_attachment', { attachment: a })
+      for (const peer of this.messenger.gate.connections()) this.messenger.announceTo(peer, announce)
     }
     if (config.chainHost !== null && config.chainHost !== key.address) {
       this.#authChain = remoteChain({ clock: this.clock, logger: log, messenger: this.messenger }, config.chainHost)

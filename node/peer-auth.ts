@@ -14,7 +14,7 @@
 // orchestrator's issuer (node/attachments.ts) attaches unregistered workers on their first announce.
 import { checkAttachment, type Announce, type Attachment, type AttachmentCheck, type Envelope, type MessageType, type Role, type WorkerAttachment } from '../protocol/index.ts'
 import type { Chain, Standing } from '../actors/chain/index.ts'
-import type { Clock, Logger } from '../actors/ports.ts'
+import type { Clock, Logger, Timer } from '../actors/ports.ts'
 import type { Messenger } from './messenger.ts'
 
 export const STANDING_TTL_MS = 30_000 // a registration or permit change is seen within 30 s
@@ -25,8 +25,8 @@ export const LOOKUP_RETRY_MS = 1_000 // the chain host may not be connected yet
 export const LOOKUP_ATTEMPTS = 15 // then the held messages are dropped
 /**
  * How long the announce of an unregistered hotkey claiming to be a worker, without an attachment, waits
- * for one (a `worker_attachment` on the same connection: a worker meets its peers before its orchestrator
- * has attached it). Then it is refused as any unregistered announce is. Nothing it sent is acted on meanwhile.
+ * for one (the worker's announce again, carrying it, or a `worker_attachment`: a worker meets its peers
+ * before its orchestrator has attached it). Then it is refused as any unregistered announce is. Nothing it sent is acted on meanwhile.
  */
 export const ATTACHMENT_WAIT_MS = 5_000 // 5 s
 
@@ -86,7 +86,7 @@ export class PeerAuth {
   /** Attachments being checked, by worker hotkey: that sender's messages wait for the answer. */
   readonly #presenting = new Map<string, Promise<void>>()
   /** Unattached workers whose announce waits for their attachment: ends the wait. */
-  readonly #awaiting = new Map<string, () => void>()
+  readonly #awaiting = new Map<string, { done: () => void, timer: Timer }>()
   #policy: AttachmentPolicy | null = null
   /** This node's own attachment (a worker), once its orchestrator issued one. */
   own: Attachment | null = null
@@ -119,7 +119,7 @@ export class PeerAuth {
   async present (value: unknown, worker: string): Promise<AttachmentCheck> {
     const pre = checkAttachment(value, { worker, now: this.#clock.now(), issuer: { role: 'orchestrator', uid: 0, source: 'pending' } })
     if (!pre.ok) return pre
-    const issuer = pre.attachment.orchestrator === worker ? null : await this.standing(pre.attachment.orchestrator)
+    const issuer = pre.attachment.orchestrator === worker ? null : await this.#issuerStanding(pre.attachment.orchestrator)
     const check = checkAttachment(value, { worker, now: this.#clock.now(), issuer, revoked: (a) => this.#policy?.isRevoked(a) === true })
     if (!check.ok) return check
     const held = this.#attachments.get(worker)
@@ -151,26 +151,27 @@ export class PeerAuth {
   #announced (msg: Envelope): void {
     if (msg.from === this.#self.hotkey) return
     const body = msg.body as Announce
-    // A worker that holds its attachment hands it to every peer it meets: the peer may have had this
-    // worker's announce from before the attachment was issued, and holds it until the attachment comes.
-    if (this.own !== null && this.own.expiresAt > this.#clock.now()) this.#messenger.send(msg.from, 'worker_attachment', { attachment: this.own })
     if (body.role !== 'worker') return
     const issuing = this.#policy !== null && (body.attachTo === null || body.attachTo === this.#self.hotkey)
     if (body.attachment === undefined && !issuing) {
       this.#hold(msg.from, async () => {
-        if (await this.standing(msg.from) !== null || this.#attachments.has(msg.from)) return
+        // A chain host not reachable yet is no answer: the wait (and the sender's own lookup after it) goes on.
+        const known = await this.standing(msg.from).catch(() => null)
+        if (known !== null || this.#attachments.has(msg.from)) return
         await new Promise<void>(resolve => {
-          const done = (): void => { timer.cancel(); if (this.#awaiting.get(msg.from) === done) this.#awaiting.delete(msg.from); resolve() }
-          const timer = this.#clock.setTimer(ATTACHMENT_WAIT_MS, done)
-          this.#awaiting.get(msg.from)?.()
-          this.#awaiting.set(msg.from, done)
+          const done = (): void => { entry.timer.cancel(); if (this.#awaiting.get(msg.from) === entry) this.#awaiting.delete(msg.from); resolve() }
+          const entry = { done, timer: this.#clock.setTimer(ATTACHMENT_WAIT_MS, done) }
+          this.#awaiting.get(msg.from)?.done()
+          this.#awaiting.set(msg.from, entry)
         })
       })
       return
     }
+    // A worker re-announcing with its new attachment may have an earlier announce waiting for one.
+    const presented = body.attachment !== undefined && this.#awaiting.has(msg.from) ? this.#presentAwaited(body.attachment, msg.from) : null
     this.#hold(msg.from, async () => {
       if (body.attachment !== undefined) {
-        const check = await this.present(body.attachment, msg.from)
+        const check = await (presented ?? this.present(body.attachment, msg.from))
         if (check.ok) return
         this.#refusedAttachment(msg.from, check.reason)
       }
@@ -201,9 +202,27 @@ export class PeerAuth {
     // A worker presenting (or renewing) its own attachment; anyone else's is not its to present.
     if (attachment.worker !== msg.from) { this.#messenger.penalize(msg.from, 'unauthorized', 'worker_attachment of another hotkey'); return }
     // Checked at once, not behind the sender's queue: its announce may be waiting for exactly this.
-    this.present(attachment, msg.from)
+    this.#presentAwaited(attachment, msg.from)
       .then((check) => { if (!check.ok) this.#refusedAttachment(msg.from, check.reason) }, (err: Error) => { this.#log.warn({ peer: msg.from, err: err.message }, 'attachment check failed') })
-      .finally(() => this.#awaiting.get(msg.from)?.())
+  }
+
+  /** Presents an attachment a held announce may be waiting for: the wait lasts as long as the check. */
+  #presentAwaited (attachment: unknown, worker: string): Promise<AttachmentCheck> {
+    const waiting = this.#awaiting.get(worker)
+    waiting?.timer.cancel()
+    return this.present(attachment, worker).finally(() => waiting?.done())
+  }
+
+  /** The issuer's standing, retried while the chain host cannot answer yet (as a sender's lookup is). */
+  async #issuerStanding (hotkey: string): Promise<PeerStanding | null> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.standing(hotkey)
+      } catch (err) {
+        if (attempt >= LOOKUP_ATTEMPTS) throw err
+        await new Promise<void>(resolve => this.#clock.setTimer(LOOKUP_RETRY_MS, resolve))
+      }
+    }
   }
 
   /** The chain registrations are read from (the hosted DevChain, or a RemoteChain to the host). */
