@@ -1,5 +1,6 @@
 // Configuration: flags > environment (BWN_*) > JSON config file > defaults, validated once by one
 // schema. A bad value stops the program with one line naming the setting and where it came from.
+import { DEFAULT_MAX_WORKERS } from './attachments.ts'
 import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox'
@@ -46,7 +47,9 @@ export const NodeSettings = Type.Object({
   resultGapMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, description: 'orchestrators: a worker holding accepted work that makes no progress and sends no result for this long (at least; twice a chunk\'s time at the measured rate when longer) loses it (docs/transfers.md#overseer)' }),
   metricsHost: Type.String({ minLength: 1, description: 'listen address of the health and metrics server' }),
   metricsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'port of the health and metrics server (/healthz, /readyz, /metrics); 0 picks a free one; null: not served' }),
-  trustedPeers: Type.Array(Type.String({ pattern: '^(orchestrator|worker|validator):[1-9A-HJ-NP-Za-km-z]{46,48}$' }), { maxItems: 1024, description: 'test networks only: role:hotkey entries trusted without a chain registration' })
+  trustedPeers: Type.Array(Type.String({ pattern: '^(orchestrator|worker|validator):[1-9A-HJ-NP-Za-km-z]{46,48}$' }), { maxItems: 1024, description: 'test networks only: role:hotkey entries trusted without a chain registration' }),
+  maxWorkers: Type.Integer({ minimum: 0, maximum: 100_000, description: 'orchestrators: workers attached at once by signed attachment on their first contact; 0 attaches none (docs/node.md#attaching-workers)' }),
+  workerAllowlist: Type.Array(Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), { maxItems: 100_000, description: 'orchestrators: the only worker hotkeys attached (empty: any worker, up to --max-workers)' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
 
@@ -78,14 +81,16 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   resultGapMs: { flag: '--result-gap-ms', env: 'BWN_RESULT_GAP_MS' },
   metricsHost: { flag: '--metrics-host', env: 'BWN_METRICS_HOST' },
   metricsPort: { flag: '--metrics-port', env: 'BWN_METRICS_PORT' },
-  trustedPeers: { flag: '--trusted-peers', env: 'BWN_TRUSTED_PEERS' }
+  trustedPeers: { flag: '--trusted-peers', env: 'BWN_TRUSTED_PEERS' },
+  maxWorkers: { flag: '--max-workers', env: 'BWN_MAX_WORKERS' },
+  workerAllowlist: { flag: '--worker-allowlist', env: 'BWN_WORKER_ALLOWLIST' }
 }
 
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, dhtPort: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
   chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, inflightMib: 64, allowPrivateDestinations: false,
-  chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false, resultGapMs: RESULT_GAP_MS, metricsHost: '127.0.0.1', metricsPort: null, trustedPeers: []
+  chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false, resultGapMs: RESULT_GAP_MS, metricsHost: '127.0.0.1', metricsPort: null, trustedPeers: [], maxWorkers: DEFAULT_MAX_WORKERS, workerAllowlist: []
 }
 
 export const DevnetSettings = Type.Object({

@@ -98,8 +98,9 @@ export class Devnet {
       // The orchestrator first: it hosts the dev chain, and workers meet it as soon as they join.
       make(plan[0]!)
       await this.orchestrator.start()
-      // The devnet registers its own nodes on its chain (roles come from registrations, not announces).
-      for (const p of plan.slice(1)) await this.enroll(p.cfg.data, p.cfg.role, p.stakeRao)
+      // The devnet registers its validators on its chain (roles come from registrations, not announces);
+      // workers hold no registration: the orchestrator attaches them on first contact (node/attachments.ts).
+      for (const p of plan.slice(1)) if (p.cfg.role !== 'worker') await this.enroll(p.cfg.data, p.cfg.role, p.stakeRao)
       const rest = plan.slice(1).map(p => ({ name: p.name, cfg: { ...p.cfg, chainHost: this.orchestrator.key.address } }))
       if ((config.threads ?? 1) === 2) {
         await this.#startThread(rest)

@@ -206,6 +206,15 @@ export class Messenger implements Network {
     this.#close(peer, 'refused', banMs, detail, hotkey)
   }
 
+  /** Ends the connection of an admitted peer whose standing was withdrawn (a revoked worker), refusing it for refusedBanMs. */
+  withdraw (hotkey: string, detail: string): void {
+    const peer = this.#peerOfHotkey.get(hotkey)
+    if (peer === undefined || this.#closing.has(peer)) return
+    const banMs = this.gate.limits.refusedBanMs
+    this.#bannedHotkeys.set(hotkey, Math.max(this.#bannedHotkeys.get(hotkey) ?? 0, this.#clock.now() + banMs))
+    this.#close(peer, 'refused', banMs, detail, hotkey)
+  }
+
   hotkeyOf (peer: string): string | undefined { return this.#hotkeyOfPeer.get(peer) }
   peerOf (hotkey: string): string | undefined { return this.#peerOfHotkey.get(hotkey) }
   connectedHotkeys (): string[] { return [...this.#peerOfHotkey.keys()] }

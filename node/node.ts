@@ -89,6 +89,10 @@ export class BwnetNode {
 
   /** The dev chain this node hosts, if any. */
   get devChain (): RoleHandle['devChain'] { return this.#role?.devChain }
+  /** The attachments this orchestrator issued (node/attachments.ts). */
+  get attachments (): RoleHandle['attachments'] { return this.#role?.attachments }
+  /** Revokes a worker's attachment at this orchestrator (refused at once, its session ended). */
+  revokeWorker (worker: string): void { this.#role?.revokeWorker?.(worker) }
 
   /**
    * For a node whose chain lives on another node (`--chain-host`): waits until the chain host answers
@@ -176,6 +180,12 @@ export class BwnetNode {
     // Registrations decide who is a member and in which role; the announce's own role claim does not.
     this.auth = new PeerAuth({ self: { hotkey: key.address, role: config.role }, clock: this.clock, logger: log, messenger: this.messenger, trusted: parseTrustedPeers(config.trustedPeers) })
     this.messenger.isRegistered = (hotkey) => this.auth.wasRegistered(hotkey)
+    // A worker's attachment rides in its announces: on every connection from now on, and again on the
+    // open ones (a peer met before it was attached holds that announce until the attachment comes).
+    this.auth.onOwnAttachment = (a) => {
+      announce.attachment = a
+      for (const peer of this.messenger.gate.connections()) this.messenger.announceTo(peer, announce)
+    }
     if (config.chainHost !== null && config.chainHost !== key.address) {
       this.#authChain = remoteChain({ clock: this.clock, logger: log, messenger: this.messenger }, config.chainHost)
       this.auth.useChain(this.#authChain.chain)

@@ -7,9 +7,14 @@
 // hotkey is admitted (it receives broadcasts); one whose announce comes from an unregistered hotkey is
 // disconnected and banned briefly (Messenger.refuse, node/peer-gate.ts REFUSED_BAN_MS).
 // A test network may list trusted peers (`trustedPeers`) instead of registering them.
-import type { Envelope, MessageType, Role } from '../protocol/index.ts'
+// Workers hold no registration: a worker's standing is an attachment signed by a registered orchestrator
+// (protocol/attachment.ts), presented in its announce or a `worker_attachment` message, or carried by a
+// coordinator's verify request. A hotkey without a registration is a worker while it holds a valid
+// attachment (checked again, issuer's standing included, every STANDING_TTL_MS and at its expiry). An
+// orchestrator's issuer (node/attachments.ts) attaches unregistered workers on their first announce.
+import { checkAttachment, type Announce, type Attachment, type AttachmentCheck, type Envelope, type MessageType, type Role, type WorkerAttachment } from '../protocol/index.ts'
 import type { Chain, Standing } from '../actors/chain/index.ts'
-import type { Clock, Logger } from '../actors/ports.ts'
+import type { Clock, Logger, Timer } from '../actors/ports.ts'
 import type { Messenger } from './messenger.ts'
 
 export const STANDING_TTL_MS = 30_000 // a registration or permit change is seen within 30 s
@@ -18,6 +23,12 @@ const MAX_WAITING_PER_SENDER = 1_024 // messages held while a sender's standing 
 const REFUSAL_LOG_EVERY_MS = 60_000 // one log line per sender and message type per minute (floods are counted, not logged)
 export const LOOKUP_RETRY_MS = 1_000 // the chain host may not be connected yet
 export const LOOKUP_ATTEMPTS = 15 // then the held messages are dropped
+/**
+ * How long the announce of an unregistered hotkey claiming to be a worker, without an attachment, waits
+ * for one (the worker's announce again, carrying it, or a `worker_attachment`: a worker meets its peers
+ * before its orchestrator has attached it). Then it is refused as any unregistered announce is. Nothing it sent is acted on meanwhile.
+ */
+export const ATTACHMENT_WAIT_MS = 5_000 // 5 s
 
 /** What a message needs of its sender. */
 export type Need = 'registered' | 'orchestrator' | 'worker' | 'validator'
@@ -28,7 +39,13 @@ export interface PeerStanding {
   uid: number | null
   stakeRao: bigint
   validatorPermit: boolean
-  source: 'chain' | 'trusted' | 'self'
+  source: 'chain' | 'trusted' | 'self' | 'attachment'
+}
+
+/** An orchestrator's side: attach an unregistered worker on its first announce (null: refused, logged), and its revocations. */
+export interface AttachmentPolicy {
+  issue (worker: string, announce: Announce): Attachment | null
+  isRevoked (a: Attachment): boolean
 }
 
 export type AuthorizedHandler = (msg: Envelope, peer: string, standing: PeerStanding) => void
@@ -64,6 +81,17 @@ export class PeerAuth {
   readonly #waiting = new Map<string, Waiting[]>()
   readonly #refreshing = new Set<string>()
   readonly #loggedAt = new Map<string, number>()
+  /** Verified attachments of unregistered workers, by worker hotkey. */
+  readonly #attachments = new Map<string, Attachment>()
+  /** Attachments being checked, by worker hotkey: that sender's messages wait for the answer. */
+  readonly #presenting = new Map<string, Promise<void>>()
+  /** Unattached workers whose announce waits for their attachment: ends the wait. */
+  readonly #awaiting = new Map<string, { done: () => void, timer: Timer }>()
+  #policy: AttachmentPolicy | null = null
+  /** This node's own attachment (a worker), once its orchestrator issued one. */
+  own: Attachment | null = null
+  /** Called when this worker receives a new attachment from its orchestrator. */
+  onOwnAttachment: (a: Attachment) => void = () => {}
   /** Refused messages by type, for metrics and tests. */
   readonly refused = new Map<string, number>()
 
@@ -73,6 +101,128 @@ export class PeerAuth {
     this.#log = deps.logger.child({ component: 'peer-auth' })
     this.#messenger = deps.messenger
     this.#trusted = deps.trusted ?? new Map()
+    // First of the announce handlers: the attachment is checked before any handler decides on the sender.
+    deps.messenger.on('announce', (msg) => this.#announced(msg))
+    deps.messenger.on('worker_attachment', (msg) => this.#handed(msg))
+  }
+
+  /** This node issues attachments (an orchestrator). */
+  useAttachmentPolicy (policy: AttachmentPolicy): void { this.#policy = policy }
+
+  /** The verified attachment held for `worker`, if any (for verify requests naming it). */
+  attachmentOf (worker: string): Attachment | undefined { return this.#attachments.get(worker) }
+
+  /**
+   * Checks `value` as the attachment of `worker` (signature, times, the issuer's standing now, the
+   * issuer's revocations when this node is the issuer) and, when valid, holds it as the worker's standing.
+   */
+  async present (value: unknown, worker: string): Promise<AttachmentCheck> {
+    const pre = checkAttachment(value, { worker, now: this.#clock.now(), issuer: { role: 'orchestrator', uid: 0, source: 'pending' } })
+    if (!pre.ok) return pre
+    const issuer = pre.attachment.orchestrator === worker ? null : await this.#issuerStanding(pre.attachment.orchestrator)
+    const check = checkAttachment(value, { worker, now: this.#clock.now(), issuer, revoked: (a) => this.#policy?.isRevoked(a) === true })
+    if (!check.ok) return check
+    const held = this.#attachments.get(worker)
+    if (held === undefined || held.expiresAt <= check.attachment.expiresAt) {
+      this.#attachments.set(worker, check.attachment)
+      const cached = this.#cache.get(worker)
+      if (cached !== undefined && (cached.standing === null || cached.standing.source === 'attachment')) this.#cache.delete(worker)
+    }
+    return check
+  }
+
+  /** Forgets a worker's attachment (revoked here): its standing is looked up afresh. */
+  dropAttachment (worker: string): void {
+    this.#attachments.delete(worker)
+    this.#cache.delete(worker)
+  }
+
+  #hold (worker: string, work: () => Promise<void>): void {
+    const prev = this.#presenting.get(worker) ?? Promise.resolve()
+    const p = prev.then(work).catch((err: Error) => { this.#log.warn({ peer: worker, err: err.message }, 'attachment check failed') })
+      .finally(() => { if (this.#presenting.get(worker) === p) this.#presenting.delete(worker) })
+    this.#presenting.set(worker, p)
+  }
+
+  #refusedAttachment (worker: string, reason: string): void {
+    this.#log.warn({ peer: worker, reason, event: 'attachment_refused' }, `worker attachment refused: ${reason}`)
+  }
+
+  #announced (msg: Envelope): void {
+    if (msg.from === this.#self.hotkey) return
+    const body = msg.body as Announce
+    if (body.role !== 'worker') return
+    const issuing = this.#policy !== null && (body.attachTo === null || body.attachTo === this.#self.hotkey)
+    if (body.attachment === undefined && !issuing) {
+      this.#hold(msg.from, async () => {
+        // A chain host not reachable yet is no answer: the wait (and the sender's own lookup after it) goes on.
+        const known = await this.standing(msg.from).catch(() => null)
+        if (known !== null || this.#attachments.has(msg.from)) return
+        await new Promise<void>(resolve => {
+          const done = (): void => { entry.timer.cancel(); if (this.#awaiting.get(msg.from) === entry) this.#awaiting.delete(msg.from); resolve() }
+          const entry = { done, timer: this.#clock.setTimer(ATTACHMENT_WAIT_MS, done) }
+          this.#awaiting.get(msg.from)?.done()
+          this.#awaiting.set(msg.from, entry)
+        })
+      })
+      return
+    }
+    // A worker re-announcing with its new attachment may have an earlier announce waiting for one.
+    const presented = body.attachment !== undefined && this.#awaiting.has(msg.from) ? this.#presentAwaited(body.attachment, msg.from) : null
+    this.#hold(msg.from, async () => {
+      if (body.attachment !== undefined) {
+        const check = await (presented ?? this.present(body.attachment, msg.from))
+        if (check.ok) return
+        this.#refusedAttachment(msg.from, check.reason)
+      }
+      // An orchestrator attaches a worker without a registration on its first contact, within its limits.
+      if (this.#policy === null || body.role !== 'worker' || (body.attachTo !== null && body.attachTo !== this.#self.hotkey)) return
+      if (await this.standing(msg.from) !== null) return
+      const issued = this.#policy.issue(msg.from, body)
+      if (issued === null) return
+      const check = await this.present(issued, msg.from)
+      if (!check.ok) { this.#refusedAttachment(msg.from, check.reason); return }
+      this.#messenger.send(msg.from, 'worker_attachment', { attachment: issued })
+    })
+  }
+
+  #handed (msg: Envelope): void {
+    const { attachment } = msg.body as WorkerAttachment
+    if (attachment.worker === this.#self.hotkey) {
+      // Ours, from the orchestrator that issued it.
+      if (attachment.orchestrator !== msg.from) return
+      this.#hold(this.#self.hotkey, async () => {
+        const check = await this.present(attachment, this.#self.hotkey)
+        if (!check.ok) { this.#refusedAttachment(this.#self.hotkey, check.reason); return }
+        this.own = check.attachment
+        this.onOwnAttachment(check.attachment)
+      })
+      return
+    }
+    // A worker presenting (or renewing) its own attachment; anyone else's is not its to present.
+    if (attachment.worker !== msg.from) { this.#messenger.penalize(msg.from, 'unauthorized', 'worker_attachment of another hotkey'); return }
+    // Checked at once, not behind the sender's queue: its announce may be waiting for exactly this.
+    this.#presentAwaited(attachment, msg.from)
+      .then((check) => { if (!check.ok) this.#refusedAttachment(msg.from, check.reason) }, (err: Error) => { this.#log.warn({ peer: msg.from, err: err.message }, 'attachment check failed') })
+  }
+
+  /** Presents an attachment a held announce may be waiting for: the wait lasts as long as the check. */
+  #presentAwaited (attachment: unknown, worker: string): Promise<AttachmentCheck> {
+    const waiting = this.#awaiting.get(worker)
+    waiting?.timer.cancel()
+    return this.present(attachment, worker).finally(() => waiting?.done())
+  }
+
+  /** The issuer's standing, retried while the chain host cannot answer yet (as a sender's lookup is). */
+  async #issuerStanding (hotkey: string): Promise<PeerStanding | null> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.standing(hotkey)
+      } catch (err) {
+        if (attempt >= LOOKUP_ATTEMPTS) throw err
+        await new Promise<void>(resolve => this.#clock.setTimer(LOOKUP_RETRY_MS, resolve))
+      }
+    }
   }
 
   /** The chain registrations are read from (the hosted DevChain, or a RemoteChain to the host). */
@@ -111,13 +261,34 @@ export class PeerAuth {
   async standing (hotkey: string): Promise<PeerStanding | null> {
     const known = this.cached(hotkey)
     if (known !== undefined) return known
+    if (this.#chain === null && !this.#attachments.has(hotkey)) return null
+    let standing = await this.#chainStanding(hotkey)
+    let until = this.#clock.now() + (standing === null ? UNREGISTERED_TTL_MS : STANDING_TTL_MS)
+    if (standing === null) {
+      const held = this.#attachments.get(hotkey)
+      if (held !== undefined) {
+        // Checked again in full: the issuer may have lost its UID, or revoked it, since.
+        const issuer = held.orchestrator === hotkey ? null : await this.standing(held.orchestrator)
+        const check = checkAttachment(held, { worker: hotkey, now: this.#clock.now(), issuer, revoked: (a) => this.#policy?.isRevoked(a) === true })
+        if (check.ok) {
+          standing = { hotkey, role: 'worker', uid: null, stakeRao: 0n, validatorPermit: false, source: 'attachment' }
+          until = Math.min(this.#clock.now() + STANDING_TTL_MS, held.expiresAt)
+        } else if (this.#attachments.get(hotkey) === held) {
+          this.#attachments.delete(hotkey)
+        }
+      }
+    }
+    this.#cache.set(hotkey, { standing, until })
+    return standing
+  }
+
+  /** The hotkey's registration on the chain (null: none, or no chain). */
+  async #chainStanding (hotkey: string): Promise<PeerStanding | null> {
+    const fixed = this.#fixed(hotkey)
+    if (fixed !== undefined) return fixed
     if (this.#chain === null) return null
     const st: Standing | null = await this.#chain.standing(hotkey)
-    const standing: PeerStanding | null = st === null
-      ? null
-      : { hotkey, role: st.role, uid: st.uid, stakeRao: st.stakeRao, validatorPermit: st.validatorPermit, source: 'chain' }
-    this.#cache.set(hotkey, { standing, until: this.#clock.now() + (standing === null ? UNREGISTERED_TTL_MS : STANDING_TTL_MS) })
-    return standing
+    return st === null ? null : { hotkey, role: st.role, uid: st.uid, stakeRao: st.stakeRao, validatorPermit: st.validatorPermit, source: 'chain' }
   }
 
   /** The role a hotkey had when last looked up (however long ago), or undefined: for disconnect handling. */
@@ -148,14 +319,15 @@ export class PeerAuth {
       if (queue.length < MAX_WAITING_PER_SENDER) queue.push(w)
       return
     }
-    const known = this.cached(from)
+    const known = this.#presenting.has(from) ? undefined : this.cached(from)
     if (known !== undefined) return this.#decide(w, known)
     this.#waiting.set(from, [w])
     this.#lookup(from, 1)
   }
 
   #lookup (from: string, attempt: number): void {
-    this.standing(from).then(
+    const presenting = this.#presenting.get(from)
+    ;(presenting === undefined ? this.standing(from) : presenting.then(() => this.standing(from))).then(
       (s) => { const list = this.#waiting.get(from) ?? []; this.#waiting.delete(from); for (const x of list) this.#decide(x, s) },
       (err: Error & { code?: string }) => {
         if (attempt < LOOKUP_ATTEMPTS) { this.#clock.setTimer(LOOKUP_RETRY_MS, () => this.#lookup(from, attempt + 1)); return }

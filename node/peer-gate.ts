@@ -117,6 +117,9 @@ export class PeerGate {
   /** Admitted connections, for broadcasts. */
   admitted (): IterableIterator<string> { return this.#admitted.values() }
 
+  /** Every open connection the transport reported. */
+  connections (): IterableIterator<string> { return this.#conns.keys() }
+
   /** Connections open and not admitted. */
   pendingCount (): number { return this.#pending(() => true).length }
 

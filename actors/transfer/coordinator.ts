@@ -23,7 +23,7 @@ import { startIo, loadTransfer } from './io.ts'
 import { prefixRange } from '../store.ts'
 import type { WorkerStandingRow } from './worker-standing.ts'
 import { TransferEventLog } from './events.ts'
-import type { TransferEvent } from '../../protocol/index.ts'
+import type { Attachment, TransferEvent } from '../../protocol/index.ts'
 
 export {
   WAVE_TIMEOUT_MS, RESULT_GAP_MS, OVERSEER_TICK_MS, DISPATCH_DEBOUNCE_MS, OFFER_TTL_MS, MAX_ATTEMPTS_PER_TASK, MAX_STALLS_PER_TASK,
@@ -47,6 +47,8 @@ export interface CoordinatorDeps {
   config?: Partial<CoordinatorConfig>
   /** Validators connected now (hotkeys); deliveries are verified by one of them when any is. */
   validators?: () => string[]
+  /** The attachment a worker without registration answers with, for verify requests naming it. */
+  attachmentOf?: (worker: string) => Attachment | undefined
   /** Hook for evidence consumers (validators, telemetry): every settled attempt and transfer change. */
   onEvent?: (event: CoordinatorEvent) => void
   /**

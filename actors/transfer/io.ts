@@ -64,7 +64,8 @@ export function startIo (opts: IoOptions): Io {
           if (driver.readTarget !== undefined) {
             const c = job.check.chunk
             const read = await driver.readTarget(job.check.upload, c.offset, c.length, deps.env.clock.now() + opts.offerTtlMs())
-            deps.net.send(job.validator, 'verify_request', { ...job.request, read })
+            const attachment = deps.attachmentOf?.(job.request.worker)
+            deps.net.send(job.validator, 'verify_request', { ...job.request, read, ...(attachment !== undefined ? { attachment } : {}) })
           } else run(job.check)
         })().catch((err: Error) => { log.warn({ err: err.message }, 'verify request failed; checking directly'); run(job.check) })
         return

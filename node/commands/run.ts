@@ -79,7 +79,8 @@ export function nodeCommand (): Command {
       await node.start()
       // Ready once the chain host knows this node (a validator can be chosen, a worker can attach).
       const registration = await node.awaitChainHost(CHAIN_HOST_WAIT_MS)
-      if (registration === null) logger.warn({ event: 'not_registered', hotkey: node.info().hotkey }, 'this hotkey is not registered on the chain; enroll it (bwnet chain enroll) and peers will accept it')
+      // A worker holds no registration: its orchestrator attaches it (docs/node.md#attaching-workers).
+      if (registration === null && config.role !== 'worker') logger.warn({ event: 'not_registered', hotkey: node.info().hotkey }, 'this hotkey is not registered on the chain; enroll it (bwnet chain enroll) and peers will accept it')
       // The chain host disconnects a peer whose hotkey is not registered (docs/security.md#peers), so an
       // unregistered node mostly sees no answer at all rather than "not registered".
       if (registration === 'unreachable') logger.warn({ event: 'chain_host_unreachable' }, `the chain host did not answer within ${CHAIN_HOST_WAIT_MS / 1000} s; still trying (is this hotkey registered? peers disconnect unregistered hotkeys)`)

@@ -28,6 +28,7 @@ import { httpRangeReader } from '../adapters/range-reader.ts'
 import { InflightBudget } from '../adapters/inflight-budget.ts'
 import chainRoutes from '../../api/routes/chain.ts'
 import prismRoutes from '../../api/routes/prism.ts'
+import { AttachmentIssuer } from '../attachments.ts'
 import { parseTrustedPeers, type PeerAuth } from '../peer-auth.ts'
 import type { RoleContext, RoleHandle } from './types.ts'
 import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics } from '../metrics-ports.ts'
@@ -95,6 +96,16 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const unsubscribeIntake = nodeChain.chain.subscribe({ epochClosed: () => { void intake.refresh() } })
   auth.on('snapshot_published', 'validator', (m, _peer, standing) => { void intake.snapshot(m.from, m.body as SnapshotPublished, standing.stakeRao) })
 
+  // Workers hold no registration: this orchestrator attaches them by signed attachment on first contact.
+  const attachments = new AttachmentIssuer({
+    key, clock, logger: ctx.logger, maxWorkers: ctx.config.maxWorkers,
+    allowlist: ctx.config.workerAllowlist.length > 0 ? new Set(ctx.config.workerAllowlist) : null,
+    deliver: (a) => { void auth.present(a, a.worker); messenger.send(a.worker, 'worker_attachment', { attachment: a }) }
+  })
+  auth.useAttachmentPolicy({
+    issue: (worker) => { const r = attachments.issue(worker); return r.ok ? r.attachment : null },
+    isRevoked: (a) => attachments.isRevoked(a)
+  })
   const router = startRouter(ctx.system, {
     env, self: key.address, net: messenger, store,
     onWorkersChanged: () => tell(ctx.membership.ref, { type: 'publish' })
@@ -118,7 +129,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       if (e.type === 'transfer') service?.onTransferChanged(e.row)
     },
     onTransferEvents: (events) => transferEvents.publish(events),
-    faultPoint: crashPoint(ctx)
+    faultPoint: crashPoint(ctx),
+    attachmentOf: (worker) => auth.attachmentOf(worker)
   })
   service = new NodeTransferService({ store, blobs, clock, coordinator: coordinator.ref, destinations })
   destinations.inUse = (id) => service!.activeForDestination(id)
@@ -128,7 +140,17 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   ctx.transport.serveBulk(async (_peer, signedPath) => {
     try { return await readSignedChunk(source, signedPath) } catch { return null }
   })
-  ctx.onPeerDown((hotkey) => { if (auth.lastKnownRole(hotkey) === 'worker') tell(router.ref, { type: 'detach', worker: hotkey }) })
+  ctx.onPeerDown((hotkey) => {
+    if (auth.lastKnownRole(hotkey) !== 'worker') return
+    tell(router.ref, { type: 'detach', worker: hotkey })
+    attachments.release(hotkey)
+  })
+  const revokeWorker = (worker: string): void => {
+    attachments.revoke(worker)
+    auth.dropAttachment(worker)
+    tell(router.ref, { type: 'detach', worker })
+    messenger.withdraw(worker, 'attachment revoked')
+  }
 
   return {
     devChain,
@@ -147,7 +169,9 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await destinations.ensureDefault(ctx.config.publicUrl ?? url)
     },
     workers: () => router.workers(),
-    stop: async () => { registration.stop(); unsubscribeIntake(); unmeterChain(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
+    attachments,
+    revokeWorker,
+    stop: async () => { attachments.stop(); registration.stop(); unsubscribeIntake(); unmeterChain(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
   }
 }
 
@@ -165,8 +189,7 @@ function crashPoint (ctx: RoleContext): ((point: FaultPoint) => void) | undefine
 async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, clock, key } = ctx
   const env = { clock, logger: ctx.logger }
-  // A worker on a Subtensor subnet checks its own UID once at start (read-only, no block following).
-  if (ctx.config.chain === 'subtensor') await (await openSubtensor({ store: ctx.store, clock, logger: ctx.logger }, ctx.config, key, { follow: false })).stop()
+  // A worker holds no UID: its standing is the attachment its orchestrator signs (node/peer-auth.ts).
   const { auth } = ctx
   const metered = (mover: HttpChunkMover): ChunkMover => ctx.metrics ? meteredMover(mover, ctx.metrics, ctx.logger) : mover
   const worker = startWorker(ctx.system, {
@@ -226,11 +249,13 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
       messenger.penalize(m.from, 'unauthorized', checked.reason)
       return
     }
-    // The worker answers for its delivery with its own registration (its UID carries any penalty).
+    // The worker answers for its delivery with its attachment (any penalty is keyed by its hotkey), or
+    // with its own registration where it has one (its UID then carries the penalty too).
     const body = m.body as VerifyRequest
-    auth.standing(body.worker).then((w) => {
+    const presented = body.attachment === undefined ? Promise.resolve(null) : auth.present(body.attachment, body.worker)
+    presented.then(() => auth.standing(body.worker)).then((w) => {
       if (w === null || w.role !== 'worker') {
-        ctx.logger.warn({ peer: m.from, worker: body.worker, event: 'verify_request_refused' }, 'verify request names an unregistered worker')
+        ctx.logger.warn({ peer: m.from, worker: body.worker, event: 'verify_request_refused' }, 'verify request names a worker without registration or valid attachment')
         return
       }
       tell(verifier.ref, { type: 'request', from: m.from, body, workerUid: w.uid })

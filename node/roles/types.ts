@@ -1,4 +1,5 @@
 // What a role's wiring gets from the node, and what it hands back.
+import type { AttachmentIssuer } from '../attachments.ts'
 import type { FastifyInstance } from 'fastify'
 import type { Role, KeyPair } from '../../protocol/index.ts'
 import type { Clock, Logger, Store } from '../../actors/ports.ts'
@@ -47,5 +48,9 @@ export interface RoleHandle {
   listening?: (url: string) => Promise<void>
   /** The dev chain this node hosts, if any (the devnet registers its own nodes on it). */
   devChain?: DevChain
+  /** The attachments this orchestrator issued (node/attachments.ts). */
+  attachments?: AttachmentIssuer
+  /** Revokes a worker's attachment here: refused at once, its session ended (orchestrators). */
+  revokeWorker?: (worker: string) => void
   stop (): Promise<void>
 }

@@ -3,6 +3,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { Announce, Heartbeat } from './membership.ts'
 import { TaskOfferBatch, TaskOfferMsg, TaskAssigned, TaskResult, TaskProgress, TaskResultAck, TaskCancel, WorkerAttach, WorkerAttached, SessionDisplaced } from './transfer.ts'
 import { ChainRequest, ChainResponse } from './chain.ts'
+import { WorkerAttachment } from './attachment.ts'
 import { VerifyRequest, VerifyVerdict, PrismScores, SnapshotPublished } from './validation.ts'
 
 export const MESSAGES = {
@@ -18,6 +19,7 @@ export const MESSAGES = {
   worker_attach: WorkerAttach,
   worker_attached: WorkerAttached,
   session_displaced: SessionDisplaced,
+  worker_attachment: WorkerAttachment,
   chain_request: ChainRequest,
   chain_response: ChainResponse,
   verify_request: VerifyRequest,
@@ -37,3 +39,4 @@ export * from './membership.ts'
 export * from './transfer.ts'
 export * from './chain.ts'
 export * from './validation.ts'
+export * from './attachment.ts'

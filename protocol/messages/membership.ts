@@ -1,6 +1,7 @@
 // Membership: who is on the network, in which role, with what capacity.
 import { Type, type Static } from '@sinclair/typebox'
 import { Hotkey, Role } from './common.ts'
+import { Attachment } from './attachment.ts'
 
 export const Capacity = Type.Object({
   /** Tasks the node can run at once (workers) or workers it accepts (orchestrators). */
@@ -28,6 +29,8 @@ export const Announce = Type.Object({
   dataUrl: Type.Union([Type.String({ maxLength: 512 }), Type.Null()]),
   /** Orchestrator a worker attaches to (its hotkey), or null. */
   attachTo: Type.Union([Hotkey, Type.Null()]),
+  /** A worker without a chain registration: its orchestrator's signed attachment (protocol/attachment.ts). */
+  attachment: Type.Optional(Attachment),
   /** The sender's Noise public key: the connection this announce arrives on must be authenticated by it. */
   noiseKey: NoiseKeyHex,
   /** The recipient's Noise public key: the announce is for that connection only. */

@@ -5,6 +5,7 @@
 //   validator   --prism_scores-->   everyone    (routing scores after each epoch close)
 import { Type, type Static } from '@sinclair/typebox'
 import { Hotkey, Uuid, Sha256Hex } from './common.ts'
+import { Attachment } from './attachment.ts'
 
 export const ReadTarget = Type.Object({
   method: Type.Literal('GET'),
@@ -31,7 +32,9 @@ export const VerifyRequest = Type.Object({
    * proof that the sender coordinates the attempt and that the orchestrator reported this worker's delivery.
    * Nodes refuse a request without it (node/verify-evidence.ts); the simulator's in-memory network omits it.
    */
-  evidence: Type.Optional(Type.String({ maxLength: 16_384, pattern: '^[A-Za-z0-9+/]*={0,2}$' }))
+  evidence: Type.Optional(Type.String({ maxLength: 16_384, pattern: '^[A-Za-z0-9+/]*={0,2}$' })),
+  /** The worker's attachment, when it holds no chain registration: what it answers for its delivery with. */
+  attachment: Type.Optional(Attachment)
 }, { additionalProperties: false })
 export type VerifyRequest = Static<typeof VerifyRequest>
 

@@ -18,8 +18,11 @@ export interface TestDevnet {
   data: string
   /** A client key of the given plan in the devnet's organization. */
   clientKey (plan?: Plan): Promise<string>
-  /** Starts one more node on the devnet's testnet (a validator staking `stakeRao`, 1000 α by default). */
-  addNode (name: string, cfg: Partial<NodeConfig>, opts?: { stakeRao?: bigint }): Promise<BwnetNode>
+  /**
+   * Starts one more node on the devnet's testnet (a validator staking `stakeRao`, 1000 α by default),
+   * registered on the devnet's chain unless `enroll: false` (a worker that relies on its attachment).
+   */
+  addNode (name: string, cfg: Partial<NodeConfig>, opts?: { stakeRao?: bigint, enroll?: boolean }): Promise<BwnetNode>
   stop (): Promise<void>
 }
 
@@ -52,8 +55,8 @@ export async function startTestDevnet (t: { teardown (fn: () => unknown): void }
     },
     async addNode (name, cfg, addOpts = {}) {
       const base = devnet.nodes[1]!.node.config
-      // Registered by the devnet, as its own nodes are.
-      await devnet.enroll(join(data, name), cfg.role ?? base.role, addOpts.stakeRao)
+      // Registered by the devnet, as its validators are, unless told not to.
+      if (addOpts.enroll !== false) await devnet.enroll(join(data, name), cfg.role ?? base.role, addOpts.stakeRao)
       const node = new BwnetNode({
         config: { ...NODE_DEFAULTS, ...base, data: join(data, name), port: 0, ...cfg } as NodeConfig,
         logger, dht: devnet.testnet.createNode()

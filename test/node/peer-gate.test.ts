@@ -8,7 +8,7 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { cryptoReady, newHotkey, encodeFrame, type KeyPair } from '../../protocol/index.ts'
 import { Messenger } from '../../node/messenger.ts'
-import { PeerAuth } from '../../node/peer-auth.ts'
+import { PeerAuth, ATTACHMENT_WAIT_MS } from '../../node/peer-auth.ts'
 import { PeerGate, ANNOUNCE_DEADLINE_MS, REFUSED_BAN_MS, MAX_PENDING_TOTAL, isLoopback, type GateLimits } from '../../node/peer-gate.ts'
 import type { Chain, Standing } from '../../actors/chain/index.ts'
 import { ManualClock } from '../helpers/clock.ts'
@@ -43,8 +43,8 @@ function node (gate: Partial<GateLimits> = {}) {
     m.peerUp(peer, address)
     return peer
   }
-  const announce = (peer: string, k: KeyPair): void => {
-    m.receive(peer, encodeFrame(k, 'announce', { ...FACTS, role: 'worker', hotkey: k.address, noiseKey: peer, peerNoiseKey: self, nonce: randomBytes(16).toString('hex') }, { ts: clock.now() }))
+  const announce = (peer: string, k: KeyPair, role: 'worker' | 'orchestrator' | 'validator' = 'worker'): void => {
+    m.receive(peer, encodeFrame(k, 'announce', { ...FACTS, role, hotkey: k.address, noiseKey: peer, peerNoiseKey: self, nonce: randomBytes(16).toString('hex') }, { ts: clock.now() }))
   }
   const settle = async (): Promise<void> => { for (let i = 0; i < 10; i++) { await m.settled(); await new Promise(setImmediate) } }
   return { m, clock, closed, sent, open, registered, connect, announce, settle, auth }
@@ -119,6 +119,12 @@ t.test('a refused announce: disconnected at once, banned for REFUSED_BAN_MS, the
   const first = n.connect()
   n.announce(first, sybil)
   await n.settle()
+  // A hotkey claiming to be a worker may still present an attachment (node/peer-auth.ts): its announce
+  // waits ATTACHMENT_WAIT_MS for one, unadmitted and told nothing, then is refused as any other.
+  t.same(n.closed, [], 'held while it may present an attachment')
+  t.notOk(n.m.gate.isAdmitted(first), 'not admitted meanwhile')
+  n.clock.advance(ATTACHMENT_WAIT_MS)
+  await n.settle()
   t.same(n.closed, [{ peer: first, banMs: REFUSED_BAN_MS }], 'closed, refused at the transport for the ban')
   t.equal(n.m.disconnects.get('refused'), 1)
   t.ok(n.m.isBanned(first, sybil.address), 'connection key and hotkey banned')
@@ -140,6 +146,18 @@ t.test('a refused announce: disconnected at once, banned for REFUSED_BAN_MS, the
   await n.settle()
   t.ok(n.m.gate.isAdmitted(third), 'registered now: admitted')
   t.equal(n.closed.length, 2, 'no further disconnect')
+})
+
+t.test('an unregistered announce claiming a role other than worker: disconnected at once', async t => {
+  const n = node()
+  for (const role of ['orchestrator', 'validator'] as const) {
+    const sybil = newHotkey()
+    const peer = n.connect()
+    n.announce(peer, sybil, role)
+    await n.settle()
+    t.same(n.closed.at(-1), { peer, banMs: REFUSED_BAN_MS }, `${role}: closed at its announce`)
+    t.ok(n.m.isBanned(peer, sybil.address))
+  }
 })
 
 t.test('broadcasts reach admitted peers only', async t => {

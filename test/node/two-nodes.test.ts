@@ -51,7 +51,9 @@ t.test('two node processes exchange signed messages; tampered frames are rejecte
   await eventually(async () => connected.includes(orchPeer), 15_000, 'hostile peer to reach the orchestrator')
 
   const now = Date.now()
-  const announce = { role: 'worker' as const, hotkey: mallory.address, software: 'evil/1', capacity: { slots: 1, bandwidthMbps: 1 }, dataUrl: null, attachTo: null, noiseKey: raw.publicKey, peerNoiseKey: orchPeer, nonce: '0'.repeat(32) }
+  // Mallory claims a role only a registration gives: a worker claim is attached on first contact, within
+  // the orchestrator's limits (docs/node.md#attaching-workers; test/node/attachments.test.ts).
+  const announce = { role: 'validator' as const, hotkey: mallory.address, software: 'evil/1', capacity: { slots: 1, bandwidthMbps: 1 }, dataUrl: null, attachTo: null, noiseKey: raw.publicKey, peerNoiseKey: orchPeer, nonce: '0'.repeat(32) }
   const good = encodeFrame(mallory, 'announce', announce, { ts: now })
   const [payload, sig] = unpack<[Uint8Array, Uint8Array]>(good)
   const tampered = Uint8Array.from(payload); tampered[tampered.length - 5] ^= 0xff

@@ -1,0 +1,120 @@
+// The orchestrator's side of worker attachments: it attaches workers automatically on first contact,
+// within the limits its operator sets (`maxWorkers`, an optional allowlist), keeps what it issued,
+// renews each attachment before it expires, and revokes. A revoked worker is refused here at once (the
+// issuer checks its own list on every announce); other peers stop honouring the revoked attachment when
+// it expires, at most ATTACHMENT_TTL_MS later, since it is never renewed (docs/security.md#peers).
+import { ATTACHMENT_RENEW_BEFORE_MS, ATTACHMENT_TTL_MS, signAttachment, type Attachment, type KeyPair } from '../protocol/index.ts'
+import type { Clock, Logger, Timer } from '../actors/ports.ts'
+
+/** Workers an orchestrator attaches by default. */
+export const DEFAULT_MAX_WORKERS = 256
+/** How often issued attachments are looked at for renewal. */
+export const RENEW_CHECK_MS = 30_000 // 30 s
+
+export type AttachRefusal = 'max_workers' | 'not_allowed' | 'revoked'
+export type IssueResult = { ok: true, attachment: Attachment, renewed: boolean } | { ok: false, reason: AttachRefusal }
+
+export interface IssuerOptions {
+  key: KeyPair
+  clock: Clock
+  logger: Logger
+  maxWorkers: number
+  /** Worker hotkeys allowed to attach; null: any. */
+  allowlist?: ReadonlySet<string> | null
+  ttlMs?: number
+  /** Hands a new or renewed attachment to its worker. */
+  deliver: (attachment: Attachment) => void
+}
+
+export class AttachmentIssuer {
+  readonly #o: IssuerOptions
+  readonly #log: Logger
+  /** The current attachment of each attached worker. */
+  readonly #issued = new Map<string, Attachment>()
+  readonly #revokedWorkers = new Set<string>()
+  readonly #revokedSerials = new Set<string>()
+  #timer: Timer | null = null
+
+  constructor (o: IssuerOptions) {
+    this.#o = o
+    this.#log = o.logger.child({ component: 'attachments' })
+  }
+
+  get maxWorkers (): number { return this.#o.maxWorkers }
+
+  /** Workers holding an unexpired attachment from this orchestrator. */
+  count (): number {
+    const now = this.#o.clock.now()
+    let n = 0
+    for (const a of this.#issued.values()) if (a.expiresAt > now) n++
+    return n
+  }
+
+  current (worker: string): Attachment | undefined { return this.#issued.get(worker) }
+
+  /**
+   * An attachment for `worker` on first contact (or a fresh one for a worker already attached): refused
+   * when the worker was revoked, is not on the allowlist, or `maxWorkers` are attached. Refusals are logged.
+   */
+  issue (worker: string): IssueResult {
+    const refuse = (reason: AttachRefusal): IssueResult => {
+      this.#log.warn({ worker, reason, maxWorkers: this.#o.maxWorkers, attached: this.count(), event: 'worker_attach_refused' }, `worker not attached: ${reason}`)
+      return { ok: false, reason }
+    }
+    if (this.#revokedWorkers.has(worker)) return refuse('revoked')
+    const allow = this.#o.allowlist ?? null
+    if (allow !== null && !allow.has(worker)) return refuse('not_allowed')
+    const now = this.#o.clock.now()
+    const prev = this.#issued.get(worker)
+    const live = prev !== undefined && prev.expiresAt > now
+    if (!live && this.count() >= this.#o.maxWorkers) return refuse('max_workers')
+    const attachment = signAttachment(this.#o.key, { worker, issuedAt: now, ...(this.#o.ttlMs !== undefined ? { ttlMs: this.#o.ttlMs } : {}) })
+    this.#issued.set(worker, attachment)
+    if (!live) this.#log.info({ worker, expiresAt: attachment.expiresAt, event: 'worker_attachment_issued' }, 'worker attached by attachment')
+    this.#arm()
+    return { ok: true, attachment, renewed: live }
+  }
+
+  /** Whether this orchestrator revoked `a` (or its worker). Attachments of other issuers are not ours to judge. */
+  isRevoked (a: Attachment): boolean {
+    if (a.orchestrator !== this.#o.key.address) return false
+    return this.#revokedWorkers.has(a.worker) || this.#revokedSerials.has(a.serial)
+  }
+
+  /** Revokes the worker's attachment and refuses it from now on; true when it held one. */
+  revoke (worker: string): boolean {
+    this.#revokedWorkers.add(worker)
+    const a = this.#issued.get(worker)
+    this.#issued.delete(worker)
+    if (a !== undefined) this.#revokedSerials.add(a.serial)
+    this.#log.warn({ worker, event: 'worker_attachment_revoked' }, 'worker attachment revoked')
+    return a !== undefined
+  }
+
+  /** Lifts a revocation (the worker may attach again, within the limits). */
+  reinstate (worker: string): void { this.#revokedWorkers.delete(worker) }
+
+  /** The worker left: its place counts for no one (it attaches again on its next contact). */
+  release (worker: string): void { this.#issued.delete(worker) }
+
+  stop (): void { this.#timer?.cancel(); this.#timer = null }
+
+  #arm (): void {
+    if (this.#timer !== null) return
+    this.#timer = this.#o.clock.setTimer(RENEW_CHECK_MS, () => {
+      this.#timer = null
+      this.#renew()
+      if (this.#issued.size > 0) this.#arm()
+    })
+  }
+
+  #renew (): void {
+    const now = this.#o.clock.now()
+    for (const [worker, a] of this.#issued) {
+      if (a.expiresAt <= now) { this.#issued.delete(worker); continue }
+      if (a.expiresAt - now > Math.min(ATTACHMENT_RENEW_BEFORE_MS, (this.#o.ttlMs ?? ATTACHMENT_TTL_MS) / 2)) continue
+      const r = this.issue(worker)
+      if (r.ok) this.#o.deliver(r.attachment)
+    }
+  }
+}

@@ -1,0 +1,94 @@
+// The orchestrator's issuer (limits, revocation, renewal) and PeerAuth's standing of a worker on its
+// attachment, re-checked against the issuer's standing: on a manual clock, with a chain the test sets.
+import t from 'tap'
+import { pino } from 'pino'
+import { AttachmentIssuer, RENEW_CHECK_MS } from '../../node/attachments.ts'
+import { PeerAuth, STANDING_TTL_MS } from '../../node/peer-auth.ts'
+import { ManualClock } from '../helpers/clock.ts'
+import { cryptoReady, newHotkey, signAttachment, ATTACHMENT_TTL_MS, type Attachment } from '../../protocol/index.ts'
+import type { Chain, Standing } from '../../actors/chain/index.ts'
+import type { Messenger } from '../../node/messenger.ts'
+
+await cryptoReady()
+const logger = pino({ level: 'silent' })
+
+t.test('issuer: max_workers, allowlist, revocation, release and renewal', async t => {
+  const clock = new ManualClock()
+  const key = newHotkey()
+  const delivered: Attachment[] = []
+  const [w1, w2, w3] = [newHotkey().address, newHotkey().address, newHotkey().address]
+  const issuer = new AttachmentIssuer({ key, clock, logger, maxWorkers: 2, deliver: (a) => delivered.push(a) })
+  const a1 = issuer.issue(w1)
+  t.match(a1, { ok: true, renewed: false, attachment: { worker: w1, orchestrator: key.address } })
+  t.match(issuer.issue(w2), { ok: true })
+  t.same(issuer.issue(w3), { ok: false, reason: 'max_workers' }, 'the third is refused')
+  t.match(issuer.issue(w1), { ok: true, renewed: true }, 'an attached worker may be issued again')
+  issuer.release(w2)
+  t.match(issuer.issue(w3), { ok: true }, 'a released place is given to the next')
+  t.equal(issuer.count(), 2)
+
+  const current = issuer.current(w1)!
+  t.notOk(issuer.isRevoked(current))
+  t.equal(issuer.revoke(w1), true)
+  t.ok(issuer.isRevoked(current), 'its attachment is revoked')
+  t.same(issuer.issue(w1), { ok: false, reason: 'revoked' }, 'and it is not attached again')
+  t.notOk(issuer.isRevoked(signAttachment(newHotkey(), { worker: w1, issuedAt: clock.now() })), 'another issuer\'s attachment is not ours to judge')
+  issuer.reinstate(w1)
+  t.notOk(issuer.isRevoked({ ...current, serial: 'a'.repeat(32) }), 'reinstated')
+
+  // Renewal: re-issued and delivered once less than half the lifetime is left.
+  const before = issuer.current(w3)!
+  clock.advance(ATTACHMENT_TTL_MS / 2 - RENEW_CHECK_MS)
+  t.notOk(delivered.some(a => a.worker === w3), 'not renewed early')
+  clock.advance(2 * RENEW_CHECK_MS)
+  const renewed = delivered.find(a => a.worker === w3)
+  t.ok(renewed !== undefined && renewed.expiresAt > before.expiresAt && renewed.serial !== before.serial, 'renewed with a later expiry')
+  issuer.stop()
+
+  const allow = new AttachmentIssuer({ key, clock, logger, maxWorkers: 10, allowlist: new Set([w2]), deliver: () => {} })
+  t.same(allow.issue(w1), { ok: false, reason: 'not_allowed' })
+  t.match(allow.issue(w2), { ok: true })
+  allow.stop()
+})
+
+t.test('a worker\'s standing on its attachment: lost with its issuer\'s UID, never for another hotkey', async t => {
+  const clock = new ManualClock()
+  const orch = newHotkey(); const val = newHotkey(); const worker = newHotkey(); const other = newHotkey()
+  const standings = new Map<string, Standing | null>([
+    [orch.address, { hotkey: orch.address, uid: 4, role: 'orchestrator', registeredAtBlock: 1, stakeRao: 0n, validatorPermit: false }],
+    [val.address, { hotkey: val.address, uid: 5, role: 'validator', registeredAtBlock: 1, stakeRao: 10n ** 12n, validatorPermit: true }]
+  ])
+  const chain = { standing: async (h: string) => standings.get(h) ?? null } as unknown as Chain
+  const auth = new PeerAuth({ self: { hotkey: newHotkey().address, role: 'validator' }, clock, logger, messenger: { on () {} } as unknown as Messenger })
+  auth.useChain(chain)
+  const now = clock.now()
+
+  t.equal(await auth.standing(worker.address), null, 'unattached: no standing')
+  t.match(await auth.present(signAttachment(orch, { worker: worker.address, issuedAt: now }), other.address), { ok: false, reason: 'wrong_worker' }, 'presented for another hotkey')
+  t.match(await auth.present(signAttachment(val, { worker: worker.address, issuedAt: now }), worker.address), { ok: false, reason: 'issuer_not_orchestrator' })
+  t.match(await auth.present(signAttachment(worker, { worker: worker.address, issuedAt: now }), worker.address), { ok: false, reason: 'issuer_unregistered' }, 'self-issued')
+  t.equal(await auth.standing(worker.address), null, 'none of those gave it a standing')
+
+  t.match(await auth.present(signAttachment(orch, { worker: worker.address, issuedAt: now }), worker.address), { ok: true })
+  t.match(await auth.standing(worker.address), { role: 'worker', uid: null, source: 'attachment' }, 'a worker on its attachment')
+  t.equal(await auth.standing(other.address), null, 'another hotkey gains nothing from it')
+
+  // The orchestrator is deregistered: within a standing TTL, its worker loses its standing too.
+  standings.set(orch.address, null)
+  clock.advance(STANDING_TTL_MS + 1)
+  t.equal(await auth.standing(worker.address), null, 'the issuer lost its UID: the attachment vouches for nothing')
+  t.equal(auth.attachmentOf(worker.address), undefined, 'and is dropped')
+})
+
+t.test('a worker\'s standing ends with its attachment\'s expiry', async t => {
+  const clock = new ManualClock()
+  const orch = newHotkey(); const worker = newHotkey()
+  const chain = { standing: async (h: string) => h === orch.address ? { hotkey: h, uid: 4, role: 'orchestrator', registeredAtBlock: 1, stakeRao: 0n, validatorPermit: false } : null } as unknown as Chain
+  const auth = new PeerAuth({ self: { hotkey: newHotkey().address, role: 'orchestrator' }, clock, logger, messenger: { on () {} } as unknown as Messenger })
+  auth.useChain(chain)
+  t.match(await auth.present(signAttachment(orch, { worker: worker.address, issuedAt: clock.now(), ttlMs: 20_000 }), worker.address), { ok: true })
+  t.match(await auth.standing(worker.address), { role: 'worker' })
+  clock.advance(20_000)
+  t.equal(auth.cached(worker.address), undefined, 'cached no longer than the attachment lasts')
+  t.equal(await auth.standing(worker.address), null, 'expired: no standing')
+})
