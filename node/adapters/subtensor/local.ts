@@ -193,6 +193,8 @@ export async function createLocalSubnet (s: LocalSubtensor, plan: SubnetPlan): P
   if (head < 12) await s.newBlocks(12 - head) // the runtime's network rate limit
   must('register network')(await s.submit(api.tx.subtensorModule.registerNetwork(plan.ownerHotkey, 1), s.owner))
   const netuid = Number((await api.query.subtensorModule.totalNetworks()).toString()) - 1
+  // The runtime admits three times its target registrations per interval (target 1 at genesis).
+  must('registrations per interval')(await s.sudo(api.tx.adminUtils.sudoSetTargetRegistrationsPerInterval(netuid, Math.max(1, plan.hotkeys.length))))
   for (const h of plan.hotkeys) must(`burned register ${h}`)(await s.submit(api.tx.subtensorModule.burnedRegister(netuid, h), s.owner))
   must('tempo')(await s.sudo(api.tx.adminUtils.sudoSetTempo(netuid, plan.tempo)))
   must('weights rate limit')(await s.sudo(api.tx.adminUtils.sudoSetWeightsSetRateLimit(netuid, plan.weightsRateLimit ?? 0)))
