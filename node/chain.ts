@@ -46,14 +46,15 @@ export function remoteChain (deps: { clock: Clock, logger: Logger, messenger: Me
 }
 
 /**
- * The subnet on a Subtensor node (`--chain subtensor --chain-url --netuid`). Orchestrators and workers
- * (miners) refuse to start without a UID on the subnet unless `--skip-registration-check` is set.
+ * The subnet on a Subtensor node (`--chain subtensor --chain-url --netuid`). Orchestrators (the subnet's
+ * miners) refuse to start without a UID on the subnet unless `--skip-registration-check` is set;
+ * workers hold no UID (they are attached by an orchestrator) and read the subnet only to know their peers.
  */
 export async function openSubtensor (deps: { store: Store, clock: Clock, logger: Logger }, config: Pick<NodeConfig, 'role' | 'chainUrl' | 'netuid' | 'skipRegistrationCheck'>, key: KeyPair, opts: { follow?: boolean } = {}): Promise<NodeChain> {
   // Loaded on demand: nodes on the dev chain never pay for the polkadot libraries.
   const { SubtensorChain, checkRegistration } = await import('./adapters/subtensor/chain.ts')
   const chain = await SubtensorChain.connect({ url: config.chainUrl!, netuid: config.netuid!, key, store: deps.store, clock: deps.clock, logger: deps.logger, follow: opts.follow })
-  if (config.role !== 'validator' && !config.skipRegistrationCheck) {
+  if (config.role === 'orchestrator' && !config.skipRegistrationCheck) {
     try {
       const uid = await checkRegistration(chain, key.address, config.netuid!)
       deps.logger.info({ event: 'subtensor_registered', uid, netuid: config.netuid }, `hotkey ${key.address} is UID ${uid} on subnet ${config.netuid}`)

@@ -97,7 +97,9 @@ export const DevnetSettings = Type.Object({
   port: Type.Integer({ minimum: 0, maximum: 65535 }),
   data: Type.String({ minLength: 1 }),
   workers: Type.Integer({ minimum: 1, maximum: 64 }),
-  validators: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'validator nodes, staking 1000 α, 900 α, 800 α, … (node/chain.ts devnetValidatorStakeRao)' })),
+  chain: Type.Union([Type.Literal('dev'), Type.Literal('subtensor')], { description: 'dev: the embedded dev chain; subtensor: a local Subtensor chain (chopsticks on the spec in test/fixtures/subtensor) with a subnet of the devnet\'s nodes' }),
+  orchestrators: Type.Union([Type.Integer({ minimum: 1, maximum: 4 }), Type.Null()], { description: 'orchestrator nodes; null: 1 on the dev chain, 2 on subtensor' }),
+  validators: Type.Union([Type.Integer({ minimum: 1, maximum: 10 }), Type.Null()], { description: 'validator nodes, staking 1000 α, 900 α, 800 α, … on the dev chain (node/chain.ts devnetValidatorStakeRao); null: 1 on the dev chain, 2 on subtensor' }),
   logLevel: NodeSettings.properties.logLevel,
   inflightMib: Type.Optional(NodeSettings.properties.inflightMib),
   threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 2, description: '1: every node on the main thread; 2: the orchestrator there, the workers and the validator on a second thread' })),
@@ -109,6 +111,8 @@ export const DEVNET_SETTINGS: Record<keyof DevnetConfig, SettingMeta> = {
   port: { flag: '--port', env: 'BWN_PORT' },
   data: { flag: '--data', env: 'BWN_DATA' },
   workers: { flag: '--workers', env: 'BWN_WORKERS' },
+  chain: { flag: '--chain', env: 'BWN_CHAIN' },
+  orchestrators: { flag: '--orchestrators', env: 'BWN_ORCHESTRATORS' },
   validators: { flag: '--validators', env: 'BWN_VALIDATORS' },
   logLevel: { flag: '--log-level', env: 'LOG_LEVEL' },
   inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' },
@@ -117,7 +121,7 @@ export const DEVNET_SETTINGS: Record<keyof DevnetConfig, SettingMeta> = {
 }
 // Two threads wherever there are two cores to run them: the devnet then moves a file ~25 % faster
 // (docs/benchmarks.md#e2e); on one core a second thread would only add an isolate.
-export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, validators: 1, logLevel: 'info', inflightMib: 64, threads: availableParallelism() >= 2 ? 2 : 1, testFaults: [] }
+export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, chain: 'dev', orchestrators: null, validators: null, logLevel: 'info', inflightMib: 64, threads: availableParallelism() >= 2 ? 2 : 1, testFaults: [] }
 
 const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false })
 

@@ -1,6 +1,8 @@
 // The devnet: a whole network in one process on loopback — a local hyperdht testnet, one
-// orchestrator with the API, N workers and one validator (or several, with unequal stakes:
-// `validators`) — the embedded default `make run` starts.
+// orchestrator with the API (or several: `orchestrators`), N workers and one validator (or several,
+// with unequal stakes: `validators`) — the embedded default `make run` starts. Its chain is the
+// embedded dev chain, or with `chain: 'subtensor'` a local Subtensor chain (chopsticks running the
+// real runtime, node/adapters/subtensor/local.ts) with a subnet the devnet creates for its nodes.
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { pino } from 'pino'
@@ -13,6 +15,7 @@ import { loadOrCreateKeystore } from './keystore.ts'
 import { DEVNET_VALIDATOR_STAKE_RAO, devnetValidatorStakeRao } from './chain.ts'
 import { NODE_DEFAULTS, type DevnetConfig, type NodeConfig } from './config.ts'
 import type { Pino } from './logger.ts'
+import type { LocalSubtensor } from './adapters/subtensor/local.ts'
 
 export const DEVNET_NETWORK_ID = 'devnet'
 const TESTNET_SIZE = 3
@@ -33,9 +36,26 @@ export interface DevnetFile {
   keys: Record<string, string>
   network: string
   bootstrap: string[]
-  /** `id`: the node's stable UUID (protocol/node-id.ts), what audit routes accept besides the hotkey. */
-  nodes: Array<{ role: Role, name: string, hotkey: string, publicKey: string, id: string }>
+  /** The chain the network runs on; with `subtensor` its WebSocket RPC and the subnet's netuid. */
+  chain: 'dev' | 'subtensor'
+  chainUrl: string | null
+  netuid: number | null
+  /**
+   * `id`: the node's stable UUID (protocol/node-id.ts), what audit routes accept besides the hotkey;
+   * `uid`: its UID on the chain, null for workers (they hold an attachment, not a UID); `url`: an
+   * orchestrator's API, else null.
+   */
+  nodes: Array<{ role: Role, name: string, hotkey: string, publicKey: string, id: string, uid: number | null, url: string | null }>
 }
+
+/** A devnet subnet's tempo: an epoch is 11 blocks (33 s at the runtime's 3 s slots). */
+export const DEVNET_SUBNET_TEMPO = 10
+/** TAO each validator of a Subtensor devnet stakes: 1000, 500, 333, … (unequal, so stake weighting shows). */
+export const devnetSubtensorStakeTao = (n: number): bigint => 1_000n / BigInt(n)
+/** TAO (and α) the devnet subnet's pool is seeded with, so stake buys α at about the pool's price. */
+const DEVNET_POOL_RESERVE_TAO = 1_000_000n
+/** TAO each validator's hotkey account holds to pay its weight extrinsics' fees. */
+const DEVNET_FEE_TAO = 1_000n
 
 export interface DevnetHooks {
   /** Keys the devnet bootstraps (admin, client, console) once the orchestrator is up. */
@@ -44,8 +64,9 @@ export interface DevnetHooks {
   lost?: (err: Error) => void
 }
 
-/** The devnet's settings; test faults are optional (none by default). */
-export type DevnetOptions = Omit<DevnetConfig, 'testFaults'> & Partial<Pick<DevnetConfig, 'testFaults'>>
+/** The devnet's settings; test faults (none), chain (dev), orchestrators and validators (by chain) are optional. */
+type Optional = 'testFaults' | 'chain' | 'orchestrators' | 'validators'
+export type DevnetOptions = Omit<DevnetConfig, Optional> & Partial<Pick<DevnetConfig, Optional>>
 
 /**
  * Source that loads devnet-thread in a worker: the compiled module, or in a source checkout the
@@ -68,10 +89,19 @@ export class Devnet {
   #threadExited: Promise<unknown> = Promise.resolve()
   /** The second thread's nodes (threads: 2), known here by what they reported at start. */
   #threadNodes: Array<{ name: string, info: NodeInfo }> = []
+  /** The local Subtensor chain (chain: 'subtensor') and its block timer. */
+  #subtensor: LocalSubtensor | null = null
+  #netuid: number | null = null
+  #blockTimer: NodeJS.Timeout | null = null
+  #building: Promise<unknown> = Promise.resolve()
+  #blocksStopped = false
 
   constructor (readonly config: DevnetOptions, readonly logger: Pino, readonly hooks: DevnetHooks = {}) {}
 
   get orchestrator (): BwnetNode { return this.nodes[0]!.node }
+  get chain (): 'dev' | 'subtensor' { return this.config.chain ?? 'dev' }
+  /** The local Subtensor chain of a `chain: 'subtensor'` devnet, once started. */
+  get subtensor (): LocalSubtensor | null { return this.#subtensor }
 
   async start (): Promise<DevnetFile> {
     const { config } = this
@@ -81,12 +111,17 @@ export class Devnet {
     const base = { ...NODE_DEFAULTS, network: DEVNET_NETWORK_ID, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel, blockTimeMs: DEVNET_BLOCK_TIME_MS, blocksPerEpoch: DEVNET_BLOCKS_PER_EPOCH, verifySampleRate: 1, inflightMib: config.inflightMib ?? NODE_DEFAULTS.inflightMib,
       // Everything in a devnet lives on loopback, its destinations too: the operator's explicit choice.
       allowPrivateDestinations: true, testFaults: config.testFaults ?? [] } as NodeConfig
-    const plan: Array<{ name: string, cfg: NodeConfig, stakeRao?: bigint }> = [
-      { name: 'orchestrator', cfg: { ...base, role: 'orchestrator', port: config.port, data: join(config.data, 'orchestrator') } }
-    ]
+    const subtensor = this.chain === 'subtensor'
+    const orchestrators = config.orchestrators ?? (subtensor ? 2 : 1)
+    const validators = config.validators ?? (subtensor ? 2 : 1)
+    const plan: Array<{ name: string, cfg: NodeConfig, stakeRao?: bigint }> = []
+    // The first orchestrator (and validator) keeps the name and data directory of a devnet with one.
+    for (let i = 1; i <= orchestrators; i++) {
+      const name = i === 1 ? 'orchestrator' : `orchestrator-${i}`
+      plan.push({ name, cfg: { ...base, role: 'orchestrator', port: i === 1 ? config.port : 0, data: join(config.data, name) } })
+    }
     for (let i = 1; i <= config.workers; i++) plan.push({ name: `worker-${i}`, cfg: { ...base, role: 'worker', port: 0, data: join(config.data, `worker-${i}`) } })
-    // The first validator keeps the name (and data directory) of a one-validator devnet.
-    for (let i = 1; i <= (config.validators ?? 1); i++) {
+    for (let i = 1; i <= validators; i++) {
       const name = i === 1 ? 'validator' : `validator-${i}`
       plan.push({ name, cfg: { ...base, role: 'validator', port: 0, data: join(config.data, name) }, stakeRao: devnetValidatorStakeRao(i) })
     }
@@ -95,18 +130,33 @@ export class Devnet {
       this.nodes.push({ name, node: new BwnetNode({ config: cfg, logger: this.logger.child({ node: name }), dht: this.testnet.createNode() }) })
     }
     try {
-      // The orchestrator first: it hosts the dev chain, and workers meet it as soon as they join.
-      make(plan[0]!)
+      if (subtensor) {
+        // The subnet first: every orchestrator and validator holds a UID (validators their stake and
+        // permit) before any node starts; workers hold none.
+        const chain = await this.#startSubtensor(plan)
+        for (const p of plan) Object.assign(p.cfg, chain)
+      }
+      // The orchestrators first: the first hosts the dev chain, and workers meet them as soon as they join.
+      const heads = plan.filter(p => p.cfg.role === 'orchestrator')
+      make(heads[0]!)
       await this.orchestrator.start()
-      // The devnet registers its validators on its chain (roles come from registrations, not announces);
-      // workers hold no registration: the orchestrator attaches them on first contact (node/attachments.ts).
-      for (const p of plan.slice(1)) if (p.cfg.role !== 'worker') await this.enroll(p.cfg.data, p.cfg.role, p.stakeRao)
-      const rest = plan.slice(1).map(p => ({ name: p.name, cfg: { ...p.cfg, chainHost: this.orchestrator.key.address } }))
+      // On the dev chain the devnet registers its other orchestrators and its validators (roles come from
+      // registrations, not announces); workers hold no registration: an orchestrator attaches them on
+      // first contact (node/attachments.ts).
+      const others = plan.filter(p => p !== heads[0])
+      if (!subtensor) for (const p of others) if (p.cfg.role !== 'worker') await this.enroll(p.cfg.data, p.cfg.role, p.stakeRao)
+      const chainHost = subtensor ? null : this.orchestrator.key.address
+      const rest = others.map(p => ({ name: p.name, cfg: { ...p.cfg, chainHost } }))
+      // Further orchestrators serve an API too: they stay on this thread.
+      for (const p of rest.filter(p => p.cfg.role === 'orchestrator')) make(p)
+      await Promise.all(this.nodes.slice(1).map(n => n.node.start()))
+      const rest2 = rest.filter(p => p.cfg.role !== 'orchestrator')
       if ((config.threads ?? 1) === 2) {
-        await this.#startThread(rest)
+        await this.#startThread(rest2)
       } else {
-        for (const p of rest) make(p)
-        await Promise.all(this.nodes.slice(1).map(n => n.node.start()))
+        const from = this.nodes.length
+        for (const p of rest2) make(p)
+        await Promise.all(this.nodes.slice(from).map(n => n.node.start()))
       }
       const baseUrl = this.orchestrator.url!
       const res = await fetch(`${baseUrl}/healthz`)
@@ -122,6 +172,12 @@ export class Devnet {
   }
 
   async #writeFile (baseUrl: string, keys: Record<string, string>, bootstrap: string[]): Promise<void> {
+    const urls = new Map(this.nodes.map(({ node }) => [node.key.address, node.url ?? null]))
+    const nodes = await Promise.all([...this.nodes.map(({ name, node }) => ({ name, info: node.info() })), ...this.#threadNodes].map(async ({ name, info }) => {
+      const uid = info.role === 'worker' ? null : await this.#uidOf(info.hotkey)
+      const url = info.role === 'orchestrator' ? urls.get(info.hotkey) ?? null : null
+      return { role: info.role, name, hotkey: info.hotkey, publicKey: info.publicKey, id: nodeIdOf(info.hotkey), uid, url }
+    }))
     this.file = {
       baseUrl,
       dashboardUrl: baseUrl,
@@ -129,13 +185,85 @@ export class Devnet {
       keys,
       network: DEVNET_NETWORK_ID,
       bootstrap,
-      nodes: [...this.nodes.map(({ name, node }) => ({ name, info: node.info() })), ...this.#threadNodes].map(({ name, info }) => {
-        return { role: info.role, name, hotkey: info.hotkey, publicKey: info.publicKey, id: nodeIdOf(info.hotkey) }
-      })
+      chain: this.chain,
+      chainUrl: this.#subtensor?.url ?? null,
+      netuid: this.#netuid,
+      nodes
     }
     const path = join(this.config.data, 'devnet.json')
     await writeFile(`${path}.tmp`, JSON.stringify(this.file, null, 2) + '\n', { mode: 0o600 })
     await rename(`${path}.tmp`, path)
+  }
+
+  /** A hotkey's UID on the devnet's chain, or null. */
+  async #uidOf (hotkey: string): Promise<number | null> {
+    if (this.#subtensor !== null) {
+      const uid = (await this.#subtensor.api.query.subtensorModule.uids(this.#netuid!, hotkey)).toJSON() as number | null
+      return uid === null ? null : Number(uid)
+    }
+    return await this.orchestrator.devChain?.uidOf(hotkey) ?? null
+  }
+
+  /**
+   * Starts the local Subtensor chain, creates the devnet's subnet (owned by //Alice, whose own address
+   * is the owner hotkey, UID 0: where an epoch without work burns its weight), registers the validators
+   * and orchestrators of `plan`,
+   * stakes the validators (1000 TAO, 500 TAO, …) and waits for their permits; then stamps blocks with
+   * the wall clock and builds one every slot. Returns the chain settings every node runs with.
+   */
+  async #startSubtensor (plan: Array<{ name: string, cfg: NodeConfig }>): Promise<Pick<NodeConfig, 'chain' | 'chainUrl' | 'netuid' | 'blockTimeMs' | 'blocksPerEpoch'>> {
+    // Loaded only here: a devnet on the dev chain never loads chopsticks or the polkadot libraries.
+    const local = await import('./adapters/subtensor/local.ts')
+    const log = this.logger.child({ component: 'chopsticks' })
+    const s = await local.startLocalSubtensor({ onOutput: (line) => { log.debug({ event: 'chopsticks_output' }, line) } })
+    this.#subtensor = s
+    const hotkeyOf = async (data: string): Promise<string> => {
+      await mkdir(data, { recursive: true })
+      return (await loadOrCreateKeystore(join(data, 'hotkey.json'))).key.address
+    }
+    const validators = await Promise.all(plan.filter(p => p.cfg.role === 'validator').map(p => hotkeyOf(p.cfg.data)))
+    const orchestrators = await Promise.all(plan.filter(p => p.cfg.role === 'orchestrator').map(p => hotkeyOf(p.cfg.data)))
+    const stakeTao = Object.fromEntries(validators.map((h, i) => [h, devnetSubtensorStakeTao(i + 1)]))
+    const netuid = await local.createLocalSubnet(s, {
+      ownerHotkey: s.owner.address, hotkeys: [...validators, ...orchestrators], stakeTao, tempo: DEVNET_SUBNET_TEMPO, weightsRateLimit: 0, poolReserve: DEVNET_POOL_RESERVE_TAO
+    })
+    this.#netuid = netuid
+    for (const h of validators) await local.fundAccount(s, h, DEVNET_FEE_TAO)
+    // Permits are handed out at the subnet's epoch run: at most one epoch of blocks away.
+    const q = s.api.query.subtensorModule
+    const permitted = async (): Promise<boolean> => {
+      const permits = (await q.validatorPermit(netuid)).toJSON() as boolean[]
+      for (const h of validators) {
+        const uid = (await q.uids(netuid, h)).toJSON() as number | null
+        if (uid === null || permits[uid] !== true) return false
+      }
+      return true
+    }
+    for (let i = 0; i <= 2 * (DEVNET_SUBNET_TEMPO + 1) && !(await permitted()); i++) await s.newBlocks(1)
+    if (!(await permitted())) throw new Error(`the devnet's validators got no permit on subnet ${netuid}`)
+    // Setup built blocks faster than their slots: from here on, blocks carry the wall clock's time.
+    const slotMs = Number((await s.api.call.auraApi.slotDuration()).toString())
+    await local.setChainTime(s, Date.now() + slotMs)
+    let next = Date.now() + slotMs
+    const tick = (): void => {
+      this.#building = s.newBlocks(1).catch((err: Error) => {
+        if (!this.#blocksStopped) this.logger.warn({ event: 'devnet_block_failed', err: err.message }, 'building a block failed; the next slot tries again')
+      }).finally(() => {
+        if (this.#blocksStopped) return
+        next = Math.max(next + slotMs, Date.now())
+        this.#blockTimer = setTimeout(tick, next - Date.now())
+      })
+    }
+    this.#blockTimer = setTimeout(tick, next - Date.now())
+    this.logger.info({ event: 'devnet_subnet', url: s.url, netuid, validators, orchestrators, slotMs, tempo: DEVNET_SUBNET_TEMPO }, `subnet ${netuid} on a local Subtensor chain at ${s.url}`)
+    return { chain: 'subtensor', chainUrl: s.url, netuid, blockTimeMs: slotMs, blocksPerEpoch: DEVNET_SUBNET_TEMPO + 1 }
+  }
+
+  async #stopSubtensor (): Promise<void> {
+    this.#blocksStopped = true
+    if (this.#blockTimer !== null) clearTimeout(this.#blockTimer)
+    await this.#building
+    await this.#subtensor?.stop()
   }
 
   /** Starts `plans` on the second thread; resolves once every one of them has started. */
@@ -202,6 +330,7 @@ export class Devnet {
       await Promise.allSettled(this.nodes.slice(1).reverse().map(n => n.node.stop()))
       if (this.nodes[0] !== undefined) await this.nodes[0].node.stop()
       await this.testnet?.destroy()
+      await this.#stopSubtensor()
     })()
     return this.#stopping
   }

@@ -14,7 +14,6 @@ const SLEEP = /setTimeout\(\s*(r|res|resolve)\s*,|\bsleep\(|from 'node:timers\/p
 const POLLING: Record<string, string> = {
   'helpers/proc.ts': 'eventually(): polls a condition until its timeout',
   'helpers/rogue.ts': 'until(): woken by events, re-checked at least every 100 ms until its timeout',
-  'helpers/subtensor.ts': 'waits for the chopsticks start line, up to START_TIMEOUT_MS',
   'helpers/flood.ts': 'paces a latency probe during a flood (a load generator, not a wait)',
   'helpers/rogue-flood.ts': 'paces a rogue peer\'s frames (a load generator, not a wait)',
   'net/harness/network.ts': 'eventuallyLab(): polls a condition until its timeout',

@@ -90,11 +90,13 @@ export function nodeCommand (): Command {
 
 export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o) => ({ ...await bootstrapDevnetKeys(o.accounts!) }) }): Command {
   return new Command('devnet')
-    .description('run a whole network on loopback in one process: a DHT testnet, 1 orchestrator, N workers, 1 validator (or more)')
+    .description('run a whole network on loopback in one process: a DHT testnet, 1 orchestrator, N workers, 1 validator (or more), on the dev chain or a local Subtensor subnet')
     .option('--port <n>', `API port (BWN_PORT, default ${DEVNET_DEFAULTS.port})`)
     .option('--data <dir>', `data directory; devnet.json is written there (BWN_DATA, default ${DEVNET_DEFAULTS.data})`)
     .option('--workers <n>', `worker nodes (BWN_WORKERS, default ${DEVNET_DEFAULTS.workers})`)
-    .option('--validators <n>', `validator nodes, 1 to 10, staking 1000 α, 900 α, 800 α, … (BWN_VALIDATORS, default ${DEVNET_DEFAULTS.validators})`)
+    .option('--chain <chain>', 'dev: the embedded dev chain; subtensor: a local Subtensor chain (chopsticks, a development dependency, runs the runtime in test/fixtures/subtensor) with a subnet of the devnet\'s nodes (BWN_CHAIN, default dev)')
+    .option('--orchestrators <n>', 'orchestrator nodes, 1 to 4 (BWN_ORCHESTRATORS, default 1 on the dev chain, 2 on subtensor)')
+    .option('--validators <n>', 'validator nodes, 1 to 10, staking 1000 α, 900 α, 800 α, … on the dev chain, 1000 TAO, 500 TAO, … on subtensor (BWN_VALIDATORS, default 1 on the dev chain, 2 on subtensor)')
     .option('--inflight-mib <n>', `MiB of chunk data each node holds in memory at once (BWN_INFLIGHT_MIB, default ${DEVNET_DEFAULTS.inflightMib})`)
     .option('--threads <n>', `1: every node on one thread; 2: workers and validator on a second thread, so the devnet uses two cores (BWN_DEVNET_THREADS, default 2 on a machine with two or more cores, else 1; here ${DEVNET_DEFAULTS.threads})`)
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)')

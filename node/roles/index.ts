@@ -191,6 +191,9 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   const env = { clock, logger: ctx.logger }
   // A worker holds no UID: its standing is the attachment its orchestrator signs (node/peer-auth.ts).
   const { auth } = ctx
+  // On Subtensor it reads the subnet (without following blocks) to know its peers' registrations.
+  const subnet = ctx.config.chain === 'subtensor' ? await openSubtensor({ store: ctx.store, clock, logger: ctx.logger }, ctx.config, key, { follow: false }) : null
+  if (subnet !== null) auth.useChain(subnet.chain)
   const metered = (mover: HttpChunkMover): ChunkMover => ctx.metrics ? meteredMover(mover, ctx.metrics, ctx.logger) : mover
   const worker = startWorker(ctx.system, {
     env, self: key.address, net: messenger, mover: metered(new HttpChunkMover(ctx.transport, messenger, { allowPrivate: ctx.config.allowPrivateDestinations }, { budget: inflightBudget(ctx) })),
@@ -198,7 +201,7 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   })
   routeInbound(auth, WORKER_INBOUND, { worker: worker.ref })
   ctx.onPeerDown((hotkey) => { if (auth.lastKnownRole(hotkey) === 'orchestrator') tell(worker.ref, { type: 'orchestrator-down', hotkey }) })
-  return { load: () => worker.load(), stop: async () => {} }
+  return { load: () => worker.load(), stop: async () => { await subnet?.stop() } }
 }
 export type { RoleContext, RoleHandle }
 

@@ -108,7 +108,7 @@ t.test('Subtensor adapter on the real runtime', async t => {
     const data = await mkdtemp(join(tmpdir(), 'bwnet-miner-'))
     t.teardown(() => rm(data, { recursive: true, force: true }))
     // An orchestrator (the subnet's miner) needs a UID; a worker needs none (docs/node.md#attaching-workers).
-    const miner = await runCliOnce(['node', '--role', 'orchestrator', '--data', data, '--bootstrap', '127.0.0.1:9', '--dht-host', '127.0.0.1', ...['--chain', 'subtensor'], ...subnet], { LOG_LEVEL: 'warn' })
+    const miner = await runCliOnce(['node', '--role', 'orchestrator', '--port', '0', '--data', data, '--bootstrap', '127.0.0.1:9', '--dht-host', '127.0.0.1', ...['--chain', 'subtensor'], ...subnet], { LOG_LEVEL: 'warn' })
     t.equal(miner.code, 1, 'exits 1')
     t.match(miner.stderr, /has no UID on subnet \d+; register it/, 'and says why')
   })
