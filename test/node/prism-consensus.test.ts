@@ -89,9 +89,15 @@ t.test('a 1 α validator moves neither the served consensus nor the next plan; b
 
   // The same scores from both 1000 α validators, signed and sent by the nodes themselves.
   for (const v of [v1, v2]) t.ok(v.messenger.send(O, 'prism_scores', { epoch: head.epoch, computedAt: Date.now(), scores: steer }), `${v === v1 ? 'validator' : 'validator-2'} sends`)
+  // Waited for by content, not by epoch: when the chain stopped on an epoch's last block, that epoch is
+  // both the current and the last closed one, and the honest vectors already carry its number.
+  const steered = (p: any, v: { key: { address: string } }): boolean => {
+    const vector = vectorOf(p, v.key.address)
+    return vector?.epoch === head.epoch && vector.scores.some((s: any) => s.hotkey === O && s.routingScore === 0) && vector.scores.some((s: any) => s.hotkey === rogue.hotkey)
+  }
   const changed = await eventually(async () => {
     const p = await api('/chain/prism')
-    return [v1, v2].every(v => vectorOf(p, v.key.address)?.epoch === head.epoch) ? p : undefined
+    return [v1, v2].every(v => steered(p, v)) ? p : undefined
   }, 30_000, 'both large validators\' new vectors taken in', 250)
   t.equal(routingOf(changed, O), 0, 'the consensus follows the stake majority: the orchestrator at 0')
   t.equal(routingOf(changed, rogue.hotkey), 1, 'and the hotkey both scored at 1')

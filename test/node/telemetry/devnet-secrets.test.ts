@@ -2,6 +2,7 @@
 // credentials, no telemetry or audit response carries a destination secret, presigned or signed URL,
 // object path, signature or the transfer's display name.
 import t from 'tap'
+import { eventually } from '../../helpers/proc.ts'
 import http from 'node:http'
 import { once } from 'node:events'
 import { startTestDevnet, apiClient, upload, waitForStatus, testBytes } from '../../helpers/devnet.ts'
@@ -56,6 +57,8 @@ t.test('telemetry and audit responses of a devnet transfer hold no private detai
     responses.push({ url, statusCode: res.status, body: await res.text(), headers: Object.fromEntries(res.headers) })
   }
   const consoleKey = { 'x-api-key': net.file.keys.console! }
+  // The sell allowance is published at an epoch close after the transfer: scanned once it is there.
+  await eventually(async () => (await fetch(`${net.file.telemetryUrl}/v1/telemetry/sell-allowance/${orch}`, { headers: consoleKey })).status === 200, 90_000, 'a sell allowance for the orchestrator', 1000)
   for (const url of [
     '/v1/telemetry/network', '/v1/telemetry/realtime/network', '/v1/telemetry/network/history', '/v1/telemetry/realtime/network/history',
     '/v1/telemetry/tasks', `/v1/telemetry/tasks?transferId=${transfer.id}`, '/v1/telemetry/realtime/tasks', `/v1/telemetry/realtime/tasks?transferId=${transfer.id}`,
