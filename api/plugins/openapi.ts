@@ -60,7 +60,7 @@ function declareHeaders (op: Json, key: string, facts: RouteFacts): void {
     const r = op.responses?.[status] as Json | undefined
     if (r !== undefined) r.headers = { ...r.headers, ...headers }
   }
-  // @fastify/swagger's placeholder for a response schema without a description.
+  // @fastify/swagger describes a response schema without a description as 'Default Response': name the status instead.
   for (const [status, r] of Object.entries((op.responses ?? {}) as Json)) {
     if (r.description === 'Default Response') r.description = STATUS_CODES[Number(status)] ?? 'Response'
   }

@@ -1,20 +1,9 @@
 // Issue 10 item 7: an organization admin is confined to its organization; only the operator's admin
 // key (the devnet's `admin`) reaches every organization, creates organizations and grants credits.
 import t from 'tap'
-import { buildApp } from '../../api/app.ts'
-import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
-import { testDeps } from '../helpers/api.ts'
+import { adminApp } from '../helpers/api.ts'
 
-const env = testDeps()
-const devnet = await bootstrapDevnetKeys(env.accounts)
-const app = await buildApp(env.deps)
-await app.ready()
-t.teardown(() => app.close())
-const as = (key: string) => async (method: string, url: string, payload?: object) => {
-  const res = await app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${key}` }, ...(payload ? { payload } : {}) })
-  return { status: res.statusCode, body: res.json() }
-}
-const operator = as(devnet.admin)
+const { as, operator } = await adminApp(t)
 const orgA = (await operator('POST', '/admin/organizations', { name: 'A' })).body
 const orgB = (await operator('POST', '/admin/organizations', { name: 'B' })).body
 const projectA = (await operator('POST', `/admin/organizations/${orgA.id}/projects`, { name: 'pa' })).body

@@ -1,21 +1,10 @@
 // Plans are the operator's to set: an organization admin cannot issue itself (or anyone) a key on a
 // plan other than its own, so it cannot lift its organization's limits; the operator can.
 import t from 'tap'
-import { buildApp } from '../../api/app.ts'
-import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
 import { PLANS } from '../../api/accounts/model.ts'
-import { testDeps } from '../helpers/api.ts'
+import { adminApp } from '../helpers/api.ts'
 
-const env = testDeps()
-const devnet = await bootstrapDevnetKeys(env.accounts)
-const app = await buildApp(env.deps)
-await app.ready()
-t.teardown(() => app.close())
-const as = (key: string) => async (method: string, url: string, payload?: object) => {
-  const res = await app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${key}` }, ...(payload ? { payload } : {}) })
-  return { status: res.statusCode, body: res.json() }
-}
-const operator = as(devnet.admin)
+const { as, operator } = await adminApp(t)
 const orgB = (await operator('POST', '/admin/organizations', { name: 'B' })).body
 const freeAdmin = (await operator('POST', `/admin/organizations/${orgB.id}/keys`, { role: 'admin' })).body
 const proAdmin = (await operator('POST', `/admin/organizations/${orgB.id}/keys`, { role: 'admin', plan: 'pro' })).body

@@ -34,3 +34,22 @@ export function testDeps (opts: { pricing?: AccountsOptions['pricing'], planRequ
   }
   return { deps, accounts, store, logLines, clock }
 }
+
+/**
+ * The API on test deps with the devnet's keys bootstrapped, closed when `t` ends, and `as(key)`: a
+ * caller that sends a bearer key and answers `{ status, body }`; `operator` is the operator's own.
+ */
+export async function adminApp (t: { teardown (fn: () => unknown): void }) {
+  const { buildApp } = await import('../../api/app.ts')
+  const { bootstrapDevnetKeys } = await import('../../api/accounts/devnet.ts')
+  const env = testDeps()
+  const devnet = await bootstrapDevnetKeys(env.accounts)
+  const app = await buildApp(env.deps)
+  await app.ready()
+  t.teardown(() => app.close())
+  const as = (key: string) => async (method: string, url: string, payload?: object): Promise<{ status: number, body: any }> => {
+    const res = await app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${key}` }, ...(payload ? { payload } : {}) })
+    return { status: res.statusCode, body: res.json() }
+  }
+  return { env, devnet, app, as, operator: as(devnet.admin) }
+}
