@@ -28,7 +28,7 @@ export const WAVE_TIMEOUT_MS = 15_000 // an offer no orchestrator routed to a wo
  * result for its stall window: at least this long, or twice the chunk's time at the network's measured
  * rate when that is longer. Judged by progress, never by a fixed rate: a slow, steady worker keeps its work.
  */
-export const RESULT_GAP_MS = 2_000 // a worker's progress reports come every 250 ms while bytes move
+export const RESULT_GAP_MS = 1_000 // a worker's progress reports come every 250 ms while bytes move: four missed
 export const STALL_RATE_FACTOR = 2 // a dead worker's chunk moves within 2 × its time at the measured rate
 export const RATE_SAMPLES = 64 // the measured rate: the median of the last 64 accepted deliveries (bytes / (result − acceptance))
 /** A report is progress when the worker's bytes grew by at least this much, or its chunk is complete. */
@@ -43,7 +43,7 @@ export const OVERSEER_TICK_MS = 250
  * event loop busy) adds at most this much to the stall clocks, since reports that arrived meanwhile may
  * still wait unread. So a loaded orchestrator slows its overseer down instead of taking healthy work back.
  */
-export const MAX_WATCHED_STEP_MS = 1_000
+export const MAX_WATCHED_STEP_MS = 500 // two ticks: less than the stall window's floor
 export const DISPATCH_DEBOUNCE_MS = 20 // chunks landing together go out in one wave
 export const OFFER_TTL_MS = 10 * 60_000 // signed source and target URLs live 10 min
 export const MAX_ATTEMPTS_PER_TASK = 8 // failed attempts of one chunk before the transfer fails

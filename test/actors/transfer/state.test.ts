@@ -116,13 +116,13 @@ t.test('result gap: accepted work with no progress and no result for the stall w
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 2, ONLY_SELF)
   const offers = offersOf(wave)
-  clock.advance(WAVE_TIMEOUT_MS - 1000) // routed late, but routed
+  clock.advance(WAVE_TIMEOUT_MS - 300) // routed late, but routed
   core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
-  clock.advance(1500) // past the wave timeout since dispatch
+  clock.advance(500) // past the wave timeout since dispatch
   t.same(core.tick(clock.now()).ops, [], 'accepted work is not subject to the wave timeout')
   const gap = core.resultGapFor(CHUNK, 0)
   t.equal(gap, RESULT_GAP_MS, 'no delivery measured yet: the floor')
-  clock.advance(gap - 1500 - 1)
+  clock.advance(gap - 500 - 1)
   t.same(core.tick(clock.now()).ops, [], '1 ms before the window nothing moves')
   clock.advance(1)
   const tick = core.tick(clock.now())

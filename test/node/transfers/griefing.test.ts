@@ -113,4 +113,11 @@ t.test('a worker that writes wrong bytes is excluded from offers once it reaches
   t.match(audit.workers.find((w: any) => w.strikes !== undefined), { status: 'excluded', excluded_until: String }, 'the exclusion row is on the worker audit route')
   t.ok(audit.task_results.some((r: any) => r.outcome === 'integrity_mismatch'), 'with its failed deliveries')
   t.same(await prismCharges(net, orch.key.address), { penalties: 0, failed: 0 }, 'the orchestrator\'s PRISM inputs carry none of it')
+  // The score the validator publishes after the lies (an epoch closed since) carries no penalty either.
+  const liedBy = (await (await fetch(`${net.file.baseUrl}/chain/head`)).json() as { epoch: number }).epoch
+  const scored = await eventually(async () => {
+    const p = await (await fetch(`${net.file.baseUrl}/chain/prism`)).json() as any
+    return p.epoch !== null && p.epoch >= liedBy ? p.scores.find((s: any) => s.hotkey === orch.key.address) : undefined
+  }, 60_000, 'PRISM scores published after the lies', 500)
+  t.equal(scored.penaltyMultiplier, 1, 'the orchestrator\'s published PRISM score carries no penalty for its worker\'s lies')
 })
