@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { S3Client, CreateBucketCommand } from '@aws-sdk/client-s3'
+import { S3Client, CreateBucketCommand, GetObjectCommand } from '@aws-sdk/client-s3'
+import { createHash } from 'node:crypto'
 
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '.ci', 's3-radosgw.sh')
 const START_TIMEOUT_MS = 120_000 // the script itself gives up after 60 s per stage
@@ -77,4 +78,34 @@ export async function startS3 (t: Teardownable, bucket = 'bwnet-test'): Promise<
     client.destroy()
   }
   return { ...credentials, bucket, startupMs }
+}
+
+export interface ObjectDigest {
+  size: number
+  sha256: string
+  /** Reads that radosgw cut off and that were resumed with a Range request. */
+  resumed: number
+}
+
+/**
+ * Reads an object and hashes it as it streams. A loaded radosgw sometimes resets a long GET
+ * (ECONNRESET "aborted"); what the test checks is the stored bytes, so a cut read is resumed
+ * from the byte it reached, at most `attempts` times.
+ */
+export async function readObjectDigest (client: S3Client, bucket: string, key: string, attempts = 4): Promise<ObjectDigest> {
+  const hash = createHash('sha256')
+  let offset = 0
+  let resumed = 0
+  for (;;) {
+    try {
+      const obj = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key, ...(offset > 0 ? { Range: `bytes=${offset}-` } : {}) }))
+      for await (const piece of obj.Body as AsyncIterable<Uint8Array>) {
+        hash.update(piece)
+        offset += piece.byteLength
+      }
+      return { size: offset, sha256: hash.digest('hex'), resumed }
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'ECONNRESET' || ++resumed >= attempts) throw err
+    }
+  }
 }
