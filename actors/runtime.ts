@@ -1,8 +1,11 @@
 // A thin facade over nact: the rest of the code never imports nact, so the engine can be swapped.
 //
 // - Supervision is explicit (nact's default stops a crashed actor and drops its later messages):
-//   every actor restarts with fresh state, OTP style, unless it crashed more than `maxRestarts`
-//   times within `withinMs` (counted on the injected clock), when it stops for good.
+//   every actor restarts with fresh state, OTP style. One that crashed more than `maxRestarts` times
+//   within `withinMs` (counted on the injected clock) is not stopped for good, since the fault is
+//   usually outside it (a full disk, a store that fails writes): its restart waits, doubling from
+//   RESTART_BACKOFF_MIN_MS to RESTART_BACKOFF_MAX_MS, while its mailbox holds. `env.health` hears
+//   every crash and the first message handled after it (what /readyz reports).
 // - Request/response carries its own reply object instead of nact's `query`, whose temporary reply
 //   ids are short random numbers that collide under load; timeouts run on the injected clock.
 import nact from 'nact'
@@ -25,12 +28,23 @@ export interface SuperviseOptions {
 
 export const DEFAULT_MAX_RESTARTS = 5
 export const DEFAULT_RESTART_WINDOW_MS = 60_000 // 1 min
+/** First wait before restarting an actor past its restart intensity; doubles per further crash. */
+export const RESTART_BACKOFF_MIN_MS = 1_000 // 1 s
+export const RESTART_BACKOFF_MAX_MS = 30_000 // 30 s
+
+/** Hears actors go down (crash) and come back (a message handled after the crash). */
+export interface ActorHealth {
+  down (actor: string, err: Error | undefined, restartInMs: number): void
+  up (actor: string): void
+}
 
 export interface Env {
   clock: Clock
   logger: Logger
   /** Ids and randomness; the system's source when absent (the simulator always seeds one). */
   random?: Random
+  /** Actor crashes and recoveries (the node's readiness); none in the simulator. */
+  health?: ActorHealth
 }
 
 export function startSystem (): SystemRef {
@@ -65,7 +79,7 @@ export function tell<M> (ref: Ref<M>, msg: M): void {
 
 export type Handler<S, M> = (state: S, msg: M, ctx: ActorContext<M, Ref<any>>) => S | Promise<S>
 
-/** Spawns a stateful actor under `parent` with restart supervision. */
+/** Spawns a stateful actor under `parent` with restart supervision (see the top of this file). */
 export function spawnSupervised<S, M> (
   parent: Ref<any>, name: string, env: Env, init: () => S, handler: Handler<S, M>, opts: SuperviseOptions = {}
 ): Ref<M> {
@@ -73,18 +87,29 @@ export function spawnSupervised<S, M> (
   const withinMs = opts.withinMs ?? DEFAULT_RESTART_WINDOW_MS
   const crashes: number[] = []
   const log = env.logger.child({ actor: name })
-  return nact.spawn(parent, handler as never, name, {
+  let restartAt = 0
+  let down = false
+  const supervised: Handler<S, M> = async (state, msg, ctx) => {
+    const wait = restartAt - env.clock.now()
+    if (wait > 0) await new Promise<void>(resolve => { env.clock.setTimer(wait, resolve) })
+    const next = await handler(state, msg, ctx)
+    if (down) { down = false; env.health?.up(name) }
+    return next
+  }
+  return nact.spawn(parent, supervised as never, name, {
     initialStateFunc: (() => init()) as never,
     onCrash: (msg: unknown, err: Error | undefined, ctx: any) => {
       const now = env.clock.now()
       crashes.push(now)
       while (crashes.length > 0 && crashes[0]! <= now - withinMs) crashes.shift()
       const msgType = typeof msg === 'object' && msg !== null && 'type' in msg ? (msg as { type: unknown }).type : typeof msg
-      if (crashes.length > maxRestarts) {
-        log.error({ err, msgType, restarts: crashes.length }, 'actor crashed too often; stopping it')
-        return ctx.stop
-      }
-      log.warn({ err, msgType, restarts: crashes.length }, 'actor crashed; restarting with fresh state')
+      const over = crashes.length - maxRestarts
+      const backoffMs = over > 0 ? Math.min(RESTART_BACKOFF_MAX_MS, RESTART_BACKOFF_MIN_MS * 2 ** (over - 1)) : 0
+      restartAt = now + backoffMs
+      down = true
+      env.health?.down(name, err, backoffMs)
+      if (backoffMs > 0) log.error({ err, msgType, restarts: crashes.length, backoffMs }, 'actor crashed too often; restarting after a backoff')
+      else log.warn({ err, msgType, restarts: crashes.length }, 'actor crashed; restarting with fresh state')
       return ctx.reset
     }
   }) as unknown as Ref<M>

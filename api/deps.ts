@@ -30,6 +30,8 @@ export interface ApiDeps {
   membership: MembershipView
   /** True once the store is open, the swarm joined and the actor system up. */
   ready (): boolean
+  /** Why the node is not ready now (an actor down, the store failing writes); empty or absent when it is. */
+  notReady? (): string[]
   /** Organizations, API keys and prepaid credits (prices live on the service). */
   accounts: AccountsService
   /** Requests per minute by plan; defaults to Free 60, Pro 300, Enterprise unlimited. */

@@ -8,6 +8,8 @@ export const ValidationFailed = createError('BWN_ERR_VALIDATION', '%s', 400)
 export const Unavailable = createError('BWN_ERR_UNAVAILABLE', '%s', 503)
 export const Timeout = createError('BWN_ERR_TIMEOUT', '%s', 504)
 export const Internal = createError('BWN_ERR_INTERNAL', 'Internal error', 500)
+// The node's data directory is at its free-space watermark or out of space (node/storage.ts).
+export const StorageFull = createError('BWN_ERR_STORAGE_FULL', '%s', 507)
 
 // Signed URLs (protocol/signed-url.ts): the node sink and the chunk data endpoint.
 export const SignedUrlRequired = createError('BWN_ERR_SIGNED_URL_REQUIRED', 'This request needs a signed URL', 403)

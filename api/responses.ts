@@ -34,7 +34,8 @@ export const STATUS_DESCRIPTIONS: Record<number, string> = {
   429: 'Too many requests for the key\'s plan; see Retry-After (BWN_ERR_RATE_LIMITED)',
   426: 'Upgrade required: a WebSocket route asked for without an upgrade (BWN_ERR_UPGRADE_REQUIRED)',
   500: 'Internal error (BWN_ERR_INTERNAL)',
-  503: 'Unavailable (BWN_ERR_UNAVAILABLE)'
+  503: 'Unavailable (BWN_ERR_UNAVAILABLE)',
+  507: 'The node\'s data directory is at its free-space watermark or out of space; final for this request, retry once space is freed (BWN_ERR_STORAGE_FULL)'
 }
 
 /** One error entry: the problem schema, under application/json and application/problem+json. */

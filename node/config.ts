@@ -43,6 +43,7 @@ export const NodeSettings = Type.Object({
   netuid: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'subnet id on Subtensor (with --chain subtensor)' }),
   skipRegistrationCheck: Type.Boolean({ description: 'start an orchestrator or worker whose hotkey has no UID on the subnet (test networks only)' }),
   inflightMib: Type.Integer({ minimum: 1, maximum: 65_536, description: 'MiB of chunk data this node holds in memory at once (streams reserve their window; docs/node.md#memory)' }),
+  minFreeMib: Type.Union([Type.Integer({ minimum: 0, maximum: 1_048_576 }), Type.Null()], { description: 'MiB kept free on the data directory\'s filesystem: new transfers and chunks are refused with 507 past it; null: 5% of the filesystem, at most 1 GiB (docs/node.md#storage)' }),
   allowPrivateDestinations: Type.Boolean({ description: 'let client destinations, worker PUTs and read-backs reach loopback, private, link-local and other non-public addresses (devnet, private networks); docs/security.md' }),
   resultGapMs: Type.Integer({ minimum: 1_000, maximum: 3_600_000, description: 'orchestrators: a worker holding accepted work that makes no progress and sends no result for this long (at least; twice a chunk\'s time at the measured rate when longer) loses it (docs/transfers.md#overseer)' }),
   metricsHost: Type.String({ minLength: 1, description: 'listen address of the health and metrics server' }),
@@ -77,6 +78,7 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   netuid: { flag: '--netuid', env: 'BWN_NETUID' },
   skipRegistrationCheck: { flag: '--skip-registration-check', env: 'BWN_SKIP_REGISTRATION_CHECK' },
   inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' },
+  minFreeMib: { flag: '--min-free-mib', env: 'BWN_MIN_FREE_MIB' },
   allowPrivateDestinations: { flag: '--allow-private-destinations', env: 'BWN_ALLOW_PRIVATE_DESTINATIONS' },
   resultGapMs: { flag: '--result-gap-ms', env: 'BWN_RESULT_GAP_MS' },
   metricsHost: { flag: '--metrics-host', env: 'BWN_METRICS_HOST' },
@@ -89,7 +91,7 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
 export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, dhtPort: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
-  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, inflightMib: 64, allowPrivateDestinations: false,
+  chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, inflightMib: 64, minFreeMib: null, allowPrivateDestinations: false,
   chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false, resultGapMs: RESULT_GAP_MS, metricsHost: '127.0.0.1', metricsPort: null, trustedPeers: [], maxWorkers: DEFAULT_MAX_WORKERS, workerAllowlist: []
 }
 

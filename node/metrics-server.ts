@@ -1,5 +1,6 @@
 // The health and metrics server every role runs (`--metrics-port`): GET /healthz (liveness: the
-// process answers), /readyz (readiness: the node finished starting and is not stopping) and /metrics
+// process answers), /readyz (readiness: started, not stopping, no actor down, the store taking writes;
+// a 503 lists the reasons) and /metrics
 // (Prometheus text). Plain node:http, apart from the API: it serves no user data and needs no key, so
 // keep it on a private address (`--metrics-host`, default 127.0.0.1).
 import { createServer, type Server } from 'node:http'
@@ -10,7 +11,8 @@ export class MetricsServer {
   #server: Server | null = null
   url: string | null = null
 
-  constructor (private readonly metrics: NodeMetrics, private readonly ready: () => boolean) {}
+  /** `notReady`: why the node is not ready now, empty when it is. */
+  constructor (private readonly metrics: NodeMetrics, private readonly notReady: () => string[]) {}
 
   async listen (host: string, port: number): Promise<string> {
     const server = createServer((req, res) => {
@@ -20,7 +22,10 @@ export class MetricsServer {
       }
       if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'text/plain', 'method not allowed\n')
       if (path === '/healthz') return send(200, 'application/json', '{"status":"ok"}\n')
-      if (path === '/readyz') return this.ready() ? send(200, 'application/json', '{"status":"ready"}\n') : send(503, 'application/json', '{"status":"not_ready"}\n')
+      if (path === '/readyz') {
+        const reasons = this.notReady()
+        return reasons.length === 0 ? send(200, 'application/json', '{"status":"ready"}\n') : send(503, 'application/json', JSON.stringify({ status: 'not_ready', reasons }) + '\n')
+      }
       if (path === '/metrics') {
         this.metrics.text().then((text) => send(200, this.metrics.contentType, text), (err: Error) => send(500, 'text/plain', `metrics failed: ${err.message}\n`))
         return

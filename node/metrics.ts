@@ -34,6 +34,7 @@ export class NodeMetrics {
   readonly httpSeconds: Histogram<'method' | 'route' | 'status'>
   /** Connections this node closed, by reason: score, refused, banned, cap_address, cap_pending, announce_timeout. */
   readonly peerDisconnects: Counter<'reason'>
+  readonly actorRestarts: Counter<'actor'>
   #sources: MetricsSources = {}
 
   constructor (readonly role: Role, opts: { defaults?: boolean } = {}) {
@@ -51,6 +52,7 @@ export class NodeMetrics {
     this.chainHead = new Gauge({ name: `${p}chain_head`, help: 'Latest chain block this node saw', registers })
     this.epoch = new Gauge({ name: `${p}epoch`, help: 'Latest chain epoch this node saw', registers })
     this.httpSeconds = new Histogram({ name: `${p}http_request_duration_seconds`, help: 'HTTP requests served, by method, route and status', labelNames: ['method', 'route', 'status'], buckets: HTTP_BUCKETS, registers })
+    this.actorRestarts = new Counter({ name: `${p}actor_restarts_total`, help: 'Actor crashes answered with a restart, by actor', labelNames: ['actor'], registers })
     this.peerDisconnects = new Counter({ name: `${p}peer_disconnects_total`, help: 'Peer connections this node closed, by reason', labelNames: ['reason'], registers })
     const sources = (): MetricsSources => this.#sources
     // eslint-disable-next-line no-new

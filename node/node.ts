@@ -7,9 +7,9 @@ import DHT from 'hyperdht'
 import type { FastifyInstance } from 'fastify'
 import { cryptoReady, toHex, type KeyPair, type Role, type AnnounceFacts, type Announce, type Heartbeat } from '../protocol/index.ts'
 import { LevelStore } from '../actors/store.ts'
-import { startSystem, stopActor, tell, mailboxDepths, type SystemRef } from '../actors/runtime.ts'
+import { startSystem, stopActor, tell, mailboxDepths, type SystemRef, type ActorHealth } from '../actors/runtime.ts'
 import { startMembership, type Membership } from '../actors/membership.ts'
-import type { Clock, Logger } from '../actors/ports.ts'
+import type { Clock, Logger, Store } from '../actors/ports.ts'
 import type { ApiDeps } from '../api/deps.ts'
 import type { AccountsService } from '../api/accounts/service.ts'
 import { FileBlobStore } from './adapters/blob-store.ts'
@@ -23,6 +23,7 @@ import { remoteChain, type NodeChain } from './chain.ts'
 import type { NodeConfig } from './config.ts'
 import { NodeMetrics } from './metrics.ts'
 import { MetricsServer } from './metrics-server.ts'
+import { StorageGuard, guardStore, STORAGE_PROBE_KEY } from './storage.ts'
 import type { Pino } from './logger.ts'
 
 /** Between attempts to reach the chain host while a node waits to be ready. */
@@ -49,7 +50,9 @@ export class BwnetNode {
   readonly clock: Clock
   key!: KeyPair
   db!: Level<string, string>
-  store!: LevelStore
+  store!: Store
+  /** Free space on the data directory as a state (node/storage.ts). */
+  storage!: StorageGuard
   blobs!: FileBlobStore
   messenger!: Messenger
   transport!: SwarmTransport
@@ -72,6 +75,8 @@ export class BwnetNode {
   #dht: DHT | undefined
   #serveHttp: boolean
   #ready = false
+  /** Actors down now (crashed, not yet serving again), with why: /readyz says so. */
+  readonly #down = new Map<string, string>()
   #stopping: Promise<void> | null = null
 
   constructor (opts: NodeOptions) {
@@ -83,6 +88,15 @@ export class BwnetNode {
   }
 
   get ready (): boolean { return this.#ready }
+
+  /** Why this node is not ready now (empty when it is): starting or stopping, an actor down, a store failing writes. */
+  notReady (): string[] {
+    const reasons = this.#ready ? [] : ['starting or stopping']
+    reasons.push(...this.#down.values())
+    const storage = this.storage?.problem()
+    if (storage != null) reasons.push(`storage failing writes: ${storage}`)
+    return reasons
+  }
 
   /** Workers attached to this node (orchestrators). */
   workersAttached (): number { return this.#role?.workers?.() ?? 0 }
@@ -131,13 +145,21 @@ export class BwnetNode {
 
     this.db = new Level<string, string>(join(config.data, 'db'))
     await this.db.open()
-    this.store = new LevelStore(this.db as never)
+    const db = this.db
+    this.storage = new StorageGuard({
+      dir: config.data, node: key.address, logger: log,
+      minFreeBytes: config.minFreeMib === null || config.minFreeMib === undefined ? null : config.minFreeMib * 1024 * 1024,
+      probe: async () => { await db.put(STORAGE_PROBE_KEY, new Date(this.clock.now()).toISOString(), { sync: true }) },
+      reopen: async () => { await db.close(); await db.open() }
+    })
+    await this.storage.open()
+    this.store = guardStore(new LevelStore(this.db as never), this.storage)
     this.blobs = new FileBlobStore(join(config.data, 'blobs'))
     await this.blobs.open()
 
     this.metrics = new NodeMetrics(config.role)
     if (config.metricsPort !== null) {
-      this.#metricsServer = new MetricsServer(this.metrics, () => this.#ready)
+      this.#metricsServer = new MetricsServer(this.metrics, () => this.notReady())
       this.metricsUrl = await this.#metricsServer.listen(config.metricsHost, config.metricsPort)
       log.info({ event: 'metrics_listening', url: this.metricsUrl }, 'health and metrics served')
     }
@@ -159,7 +181,14 @@ export class BwnetNode {
     })
 
     this.system = startSystem()
-    const env = { clock: this.clock, logger: log }
+    const health: ActorHealth = {
+      down: (actor, err, restartInMs) => {
+        this.#down.set(actor, `${actor} down (${err?.message ?? 'crashed'})${restartInMs > 0 ? `, restarting in ${Math.round(restartInMs / 1000)} s` : ''}`)
+        this.metrics.actorRestarts.inc({ actor })
+      },
+      up: (actor) => { this.#down.delete(actor) }
+    }
+    const env = { clock: this.clock, logger: log, health }
     const announce: AnnounceFacts = {
       role: config.role,
       hotkey: key.address,
@@ -195,7 +224,7 @@ export class BwnetNode {
 
     this.#role = await startRole({
       role: config.role, key, config, clock: this.clock, logger: log, system: this.system, store: this.store,
-      blobs: this.blobs, messenger: this.messenger, transport: this.transport, membership: this.membership, auth: this.auth, dataDir: config.data,
+      blobs: this.blobs, storage: this.storage, health, messenger: this.messenger, transport: this.transport, membership: this.membership, auth: this.auth, dataDir: config.data,
       onPeerDown: (fn) => { peerDown.push(fn) }, metrics: this.metrics
     })
     this.metrics.setSources({
@@ -223,6 +252,7 @@ export class BwnetNode {
           }))
         },
         ready: () => this.#ready,
+        notReady: () => this.notReady(),
         ...this.#role.apiDeps
       }
       this.apiDeps = deps
@@ -265,6 +295,7 @@ export class BwnetNode {
       clearTimeout(timer)
     }
     if (this.system !== undefined) stopActor(this.system)
+    this.storage?.close()
     if (this.db !== undefined) await this.db.close()
     await this.#metricsServer?.close()
     this.logger.info({ role: this.config.role, hotkey: this.key?.address, event: 'node_stopped' }, 'node stopped')

@@ -37,7 +37,7 @@ export default async function transferRoutes (app: TypedApp, opts: { deps: ApiDe
     schema: {
       tags: ['transfers'], summary: 'Create a transfer; the chunk plan follows from total_size',
       body: CreateTransferBody,
-      response: guardedResponses({ 201: TransferRecord }, [404, 409, 413])
+      response: guardedResponses({ 201: TransferRecord }, [404, 409, 413, 507])
     }
   }, async (req, reply) => {
     const record = await service.create(req.body, req.principal!)
@@ -59,7 +59,7 @@ export default async function transferRoutes (app: TypedApp, opts: { deps: ApiDe
         [CHUNK_INDEX_HEADER]: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
         [CHUNK_SHA256_HEADER]: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' }))
       }),
-      response: guardedResponses({ 200: ChunkAck, 201: ChunkAck }, [404, 409, 413, 415])
+      response: guardedResponses({ 200: ChunkAck, 201: ChunkAck }, [404, 409, 413, 415, 507])
     }
   }, async (req, reply) => {
     const { id } = req.params
@@ -89,7 +89,7 @@ export default async function transferRoutes (app: TypedApp, opts: { deps: ApiDe
       tags: ['transfers'], summary: 'Finalize: the transfer completes once every chunk is delivered',
       description: 'While chunks are missing the answer is 409 with `missing_chunks` (the first 1000 indices) and `missing_count`.',
       params: IdParams,
-      response: guardedResponses({ 202: TransferRecord, 200: TransferRecord }, [404, 409])
+      response: guardedResponses({ 202: TransferRecord, 200: TransferRecord }, [404, 409, 507])
     }
   }, async (req, reply) => {
     const record = await service.finalize(req.params.id, req.principal!)
@@ -103,7 +103,7 @@ export default async function transferRoutes (app: TypedApp, opts: { deps: ApiDe
 
   app.delete('/transfers/:id', {
     config: CLIENT,
-    schema: { tags: ['transfers'], summary: 'Cancel a transfer (idempotent); no destination write lands after the answer', params: IdParams, response: guardedResponses({ 200: TransferRecord }, [404, 409]) }
+    schema: { tags: ['transfers'], summary: 'Cancel a transfer (idempotent); no destination write lands after the answer', params: IdParams, response: guardedResponses({ 200: TransferRecord }, [404, 409, 507]) }
   }, async (req) => service.cancel(req.params.id, req.principal!))
 
   app.get('/transfers', {

@@ -62,6 +62,7 @@ export function nodeCommand (): Command {
     .option('--netuid <n>', 'subnet id on Subtensor, with --chain subtensor (BWN_NETUID)')
     .option('--skip-registration-check', 'start without a UID on the subnet (test networks; BWN_SKIP_REGISTRATION_CHECK)')
     .option('--inflight-mib <n>', `MiB of chunk data the node holds in memory at once (BWN_INFLIGHT_MIB, default ${NODE_DEFAULTS.inflightMib})`)
+    .option('--min-free-mib <n>', 'MiB kept free on the data directory\'s filesystem; new transfers and chunks get 507 past it (BWN_MIN_FREE_MIB, default 5% of it, at most 1 GiB)')
     .option('--result-gap-ms <n>', `orchestrators: how long (at least) a worker may hold work without progress or a result (BWN_RESULT_GAP_MS, default ${NODE_DEFAULTS.resultGapMs})`)
     .option('--metrics-port <n>', 'serve /healthz, /readyz and /metrics on this port; 0 picks one (BWN_METRICS_PORT, default off)')
     .option('--metrics-host <addr>', `listen address of the metrics server (BWN_METRICS_HOST, default ${NODE_DEFAULTS.metricsHost})`)

@@ -1,4 +1,6 @@
 // What a role's wiring gets from the node, and what it hands back.
+import type { StorageGuard } from '../storage.ts'
+import type { ActorHealth } from '../../actors/runtime.ts'
 import type { AttachmentIssuer } from '../attachments.ts'
 import type { FastifyInstance } from 'fastify'
 import type { Role, KeyPair } from '../../protocol/index.ts'
@@ -23,6 +25,10 @@ export interface RoleContext {
   system: SystemRef
   store: Store
   blobs: IngestingBlobStore
+  /** Free space on the data directory as a state (node/storage.ts). */
+  storage?: StorageGuard
+  /** Hears actor crashes and recoveries (the node's readiness). */
+  health?: ActorHealth
   messenger: Messenger
   transport: SwarmTransport
   membership: Membership

@@ -123,7 +123,8 @@ export class TransferApiClient {
         await this.#wait({ reason: 'rate_limited', ms: retryAfterMs(res.headers.get('retry-after')) ?? RETRY_AFTER_DEFAULT_MS, status: 429, code: body?.code ?? null })
         continue
       }
-      if (res.status >= 500) {
+      // 507: the node's disk is full; repeating the same request cannot pass until someone frees space.
+      if (res.status >= 500 && res.status !== 507) {
         if (++transient > MAX_TRANSIENT_RETRIES) throw new ApiUnavailable(`${call.method} ${url.pathname}: ${res.status} ${body?.code ?? ''} (gave up after ${MAX_TRANSIENT_RETRIES} retries)`)
         this.stats.retries++
         await this.#wait({ reason: 'unavailable', ms: retryAfterMs(res.headers.get('retry-after')) ?? backoffMs(transient), status: res.status, code: body?.code ?? null })

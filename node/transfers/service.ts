@@ -18,6 +18,7 @@ import {
 } from '../../api/errors.ts'
 import { filenameProblem, normalizeFilename } from '../adapters/destinations/filename.ts'
 import type { DestinationRegistry } from './destinations.ts'
+import type { StorageGuard } from '../storage.ts'
 import { BodyTooLongError, BodyTooShortError, DigestMismatchError, type IngestingBlobStore, type StagedBody } from '../adapters/blob-store.ts'
 
 export const ASK_TIMEOUT_MS = 30_000
@@ -41,6 +42,8 @@ export interface TransferServiceDeps {
   clock: Clock
   coordinator: Ref<CoordinatorMsg>
   destinations: DestinationRegistry
+  /** Free space on the data directory: creates and chunk bodies are refused with 507 past the watermark. */
+  storage?: Pick<StorageGuard, 'room' | 'failed' | 'refusal'>
 }
 
 export class NodeTransferService implements TransferService {
@@ -130,6 +133,8 @@ export class NodeTransferService implements TransferService {
     if (destinationId === undefined) throw new TransferClosed('This node has no default destination; pass destination_id.')
     await this.deps.destinations.visible(destinationId, principal)
     await this.#checkName(destinationId, body.filename, body.total_size, plan)
+    // Staging holds every chunk until the transfer ends: refused now if the whole file cannot fit.
+    await this.deps.storage?.room(body.total_size, `a ${body.total_size}-byte transfer`)
     await this.#loadActive()
     const active = this.#active.get(principal.keyId)?.size ?? 0
     if (limits.concurrentTransfers !== null && active >= limits.concurrentTransfers) {
@@ -181,6 +186,7 @@ export class NodeTransferService implements TransferService {
     const tooShort = (got: number): Error => withExtensions(new ChunkSizeInvalid(`Chunk ${index} must be ${expected} bytes; got ${got}.`), { expected_bytes: expected })
     if (opts.contentLength !== null && opts.contentLength > expected) throw tooLarge()
     if (opts.contentLength !== null && opts.contentLength < expected) throw tooShort(opts.contentLength)
+    await this.deps.storage?.room(expected, `chunk ${index} (${expected} bytes)`)
     let staged: StagedBody
     try {
       staged = await this.deps.blobs.ingest(body, { length: expected, sha256: opts.sha256, md5: await this.#needsMd5(row.destination_id) })
@@ -188,6 +194,7 @@ export class NodeTransferService implements TransferService {
       if (err instanceof BodyTooLongError) throw tooLarge()
       if (err instanceof BodyTooShortError) throw tooShort(err.received)
       if (err instanceof DigestMismatchError) throw new ChunkDigestMismatch(`Chunk ${index} hashes to ${err.actual}, not the X-Chunk-SHA256 given.`)
+      if (this.deps.storage?.failed(err) === true) throw this.deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
       throw err
     }
     const digest = staged.sha256
@@ -201,7 +208,12 @@ export class NodeTransferService implements TransferService {
     // in the same step as the rename (no release on the digest runs between) and stays pinned until
     // the coordinator has written the chunk row and its blob reference in one batch.
     let unpin = (): void => {}
-    await staged.commit(async () => { unpin = pinBlob(this.deps.blobs, digest) })
+    try {
+      await staged.commit(async () => { unpin = pinBlob(this.deps.blobs, digest) })
+    } catch (err) {
+      if (this.deps.storage?.failed(err) === true) throw this.deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
+      throw err
+    }
     let out: ChunkRecorded
     try {
       out = await this.#ask<ChunkRecorded>(reply => ({ type: 'chunk', transferId: id, index, sha256: digest, md5: staged.md5 ?? '', length: staged.bytes, reply }))

@@ -25,29 +25,60 @@ t.test('an actor that throws is restarted with fresh state and keeps serving', a
   t.ok(lines.some(l => l.msg.includes('restarting') && l.actor === 'counter'), 'the crash is logged')
 })
 
-t.test('an actor that crashes too often within the window is stopped', async t => {
+t.test('an actor that crashes too often is never stopped: its restart waits, doubling, and health hears it', async t => {
   const system = startSystem()
   t.teardown(() => stopActor(system))
   const clock = new ManualClock()
   const { logger, lines } = capturingLogger()
-  const ref = spawnSupervised<number, Msg>(system, 'fragile', { clock, logger }, () => 0, (state, msg) => {
+  const events: string[] = []
+  const health = { down: (actor: string, _err: unknown, ms: number) => { events.push(`down ${actor} ${ms}`) }, up: (actor: string) => { events.push(`up ${actor}`) } }
+  const ref = spawnSupervised<number, Msg>(system, 'fragile', { clock, logger, health }, () => 0, (state, msg) => {
     if (msg.type === 'boom') throw new Error('boom')
-    if (msg.type === 'get') msg.reply.resolve(state)
+    if (msg.type === 'add') return state + msg.n
+    msg.reply.resolve(state)
     return state
-  }, { maxRestarts: 2, withinMs: 10_000 })
+  }, { maxRestarts: 2, withinMs: 1_000_000 })
+  const get = () => ask<Msg, number>(ref, clock, 60_000, reply => ({ type: 'get', reply }))
+  const settle = async (): Promise<void> => { for (let i = 0; i < 50; i++) await new Promise(resolve => setImmediate(resolve)) }
   for (let i = 0; i < 2; i++) tell(ref, { type: 'boom' })
-  t.equal(await ask<Msg, number>(ref, clock, 1000, reply => ({ type: 'get', reply })), 0, 'two crashes are restarts')
-  clock.advance(20_000) // the window slides: old crashes no longer count
+  t.equal(await get(), 0, 'two crashes are immediate restarts')
+  await settle()
+  t.same(events, ['down fragile 0', 'down fragile 0', 'up fragile'])
+  clock.advance(2_000_000) // the window slides: old crashes no longer count
   tell(ref, { type: 'boom' })
   tell(ref, { type: 'boom' })
-  t.equal(await ask<Msg, number>(ref, clock, 1000, reply => ({ type: 'get', reply })), 0, 'crashes outside the window are forgotten')
+  t.equal(await get(), 0, 'crashes outside the window are forgotten')
+  await settle()
+  events.length = 0
   tell(ref, { type: 'boom' })
-  for (let i = 0; i < 1000 && !lines.some(l => l.msg.includes('stopping')); i++) await new Promise(resolve => setImmediate(resolve))
-  t.ok(lines.some(l => l.msg.includes('stopping')), 'the stop is logged')
-  const pending = ask<Msg, number>(ref, clock, 1000, reply => ({ type: 'get', reply }))
-  for (let i = 0; i < 20; i++) await new Promise(resolve => setImmediate(resolve))
-  clock.advance(1000)
-  await t.rejects(pending, { code: 'BWN_ERR_ACTOR_TIMEOUT' }, 'stopped actor no longer answers')
+  tell(ref, { type: 'add', n: 7 })
+  const held = get()
+  let answered = false
+  void held.then(() => { answered = true })
+  await settle()
+  t.same(events, ['down fragile 1000'], 'past the intensity the restart waits 1 s')
+  t.ok(lines.some(l => l.msg.includes('after a backoff')), 'the backoff is logged')
+  clock.advance(999)
+  await settle()
+  t.equal(answered, false, 'the mailbox holds during the backoff')
+  clock.advance(1)
+  t.equal(await held, 7, 'then the actor serves again, nothing dropped')
+  await settle()
+  t.same(events, ['down fragile 1000', 'up fragile'])
+  tell(ref, { type: 'boom' })
+  const again = get()
+  await settle()
+  t.same(events.at(-1), 'down fragile 2000', 'the next crash in the window waits twice as long')
+  clock.advance(2000)
+  t.equal(await again, 0)
+  for (let i = 0; i < 8; i++) {
+    tell(ref, { type: 'boom' })
+    const p = get()
+    await settle()
+    clock.advance(30_000)
+    await p
+  }
+  t.same(events.filter(e => e.startsWith('down')).at(-1), 'down fragile 30000', 'the wait is capped at 30 s')
 })
 
 t.test('ask times out on the injected clock', async t => {

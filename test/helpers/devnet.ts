@@ -26,8 +26,8 @@ export interface TestDevnet {
   stop (): Promise<void>
 }
 
-export async function startTestDevnet (t: { teardown (fn: () => unknown): void }, opts: { workers?: number, validators?: number, logger?: any } = {}): Promise<TestDevnet> {
-  const data = await mkdtemp(join(tmpdir(), 'bwnet-e2e-'))
+export async function startTestDevnet (t: { teardown (fn: () => unknown): void }, opts: { workers?: number, validators?: number, logger?: any, data?: string } = {}): Promise<TestDevnet> {
+  const data = opts.data ?? await mkdtemp(join(tmpdir(), 'bwnet-e2e-'))
   const logger = opts.logger ?? silentLogger()
   let orgId = ''
   const devnet = new Devnet({ port: 0, data, workers: opts.workers ?? 3, ...(opts.validators !== undefined ? { validators: opts.validators } : {}), logLevel: 'silent' }, logger, {

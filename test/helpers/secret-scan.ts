@@ -21,7 +21,8 @@ export function scanForSecrets (responses: readonly ScannedResponse[], secrets: 
   for (const r of responses) {
     const text = `${r.body}\n${JSON.stringify(r.headers ?? {})}`
     for (const s of secrets) {
-      const at = text.indexOf(s)
+      // A number is found as a number: 7777777 is not a leak inside 7.2817777777777 (a measured rate).
+      const at = /^[0-9]+$/.test(s) ? (new RegExp(`(?<![0-9.])${s}(?![0-9.])`).exec(text)?.index ?? -1) : text.indexOf(s)
       if (s.length > 0 && at >= 0) findings.push({ url: r.url, what: `secret ${JSON.stringify(s)}`, excerpt: text.slice(Math.max(0, at - 60), at + s.length + 60) })
     }
     for (const [what, re] of patterns) {

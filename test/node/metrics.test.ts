@@ -57,13 +57,15 @@ t.test('coordinator events: settled results, interventions, final transfers', as
 })
 
 t.test('the health server: liveness, readiness that follows the node, metrics, nothing else', async t => {
-  let ready = false
-  const server = new MetricsServer(new NodeMetrics('validator'), () => ready)
+  let reasons = ['starting or stopping']
+  const server = new MetricsServer(new NodeMetrics('validator'), () => reasons)
   const url = await server.listen('127.0.0.1', 0)
   t.teardown(() => server.close())
   t.equal((await fetch(`${url}/healthz`)).status, 200)
-  t.equal((await fetch(`${url}/readyz`)).status, 503, 'not ready while starting')
-  ready = true
+  const starting = await fetch(`${url}/readyz`)
+  t.equal(starting.status, 503, 'not ready while starting')
+  t.same(await starting.json(), { status: 'not_ready', reasons: ['starting or stopping'] }, 'the reasons are named')
+  reasons = []
   t.equal((await fetch(`${url}/readyz`)).status, 200)
   const res = await fetch(`${url}/metrics`)
   t.equal(res.status, 200)
