@@ -22,8 +22,17 @@ export const TAO = 1_000_000_000n
 /** Free balance the funded dev accounts get. */
 const DEV_BALANCE = 1_000_000n * TAO
 
+/**
+ * How the chopsticks process runs its CLI (argv[1], so its arguments read as they would from the CLI
+ * itself): it first exits when its stdin ends, i.e. when the process that started it is gone (the kernel
+ * closes a dead process's end of the pipe), so a devnet killed with SIGKILL leaves no chain behind.
+ */
+const EXIT_WITH_PARENT = "process.stdin.on('end',()=>process.exit(0));process.stdin.on('error',()=>process.exit(0));process.stdin.resume();require(process.argv[1])"
+
 export interface LocalSubtensor {
   url: string
+  /** The chopsticks process's id. */
+  pid: number
   api: ApiPromise
   /** The dev coldkey that owns subnets and pays for registrations (//Alice, also made sudo). */
   owner: KeyringPair
@@ -70,9 +79,11 @@ export async function freeLoopbackPort (): Promise<number> {
 export async function startLocalSubtensor (opts: LocalSubtensorOptions = {}): Promise<LocalSubtensor> {
   const port = opts.port !== undefined && opts.port !== 0 ? opts.port : await freeLoopbackPort()
   const spec = opts.spec ?? SUBTENSOR_SPEC
-  // The binary itself (not through npx), so the PID is chopsticks' and killing it stops it.
-  const child: ChildProcess = spawn(process.execPath, [chopsticksBin(), `--genesis=${spec}`, '--host=127.0.0.1', `--port=${port}`, '--build-block-mode=Manual'], {
-    cwd: dirname(spec), stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info' }
+  // The binary itself (not through npx), so the PID is chopsticks' and killing it stops it. Its stdin is
+  // a pipe from this process that nothing writes to: it ends when this process does, however it ends
+  // (SIGKILL too), and then so does chopsticks (EXIT_WITH_PARENT).
+  const child: ChildProcess = spawn(process.execPath, ['-e', EXIT_WITH_PARENT, chopsticksBin(), `--genesis=${spec}`, '--host=127.0.0.1', `--port=${port}`, '--build-block-mode=Manual'], {
+    cwd: dirname(spec), stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info' }
   })
   let output = ''
   let listening: () => void = () => {}
@@ -131,7 +142,7 @@ export async function startLocalSubtensor (opts: LocalSubtensorOptions = {}): Pr
     return await dispatchErrorOf(api, before + 1, hash.toHex())
   }
   return {
-    url: `ws://127.0.0.1:${port}`, api, owner, newBlocks, submit,
+    url: `ws://127.0.0.1:${port}`, pid: child.pid!, api, owner, newBlocks, submit,
     sudo: async (tx) => await submit(api.tx.sudo.sudo(tx), owner),
     stop: async () => { await api.disconnect().catch(() => {}); await stopChild() }
   }
