@@ -1188,6 +1188,8 @@ export interface components {
             sender_hotkey: string;
             started_at: string | null;
             status: "pending" | "in_progress" | "completed" | "failed" | "cancelled";
+            /** @description Once completed at a destination that names the file itself (the node sink): the name it is stored under in your organization's namespace; differs from the requested filename when your organization already held that name (`name-1.ext`, ...). Null before completion, for other destinations, and in lists and dashboards (docs/transfers.md#stored-name) */
+            stored_filename: string | null;
             tier: string;
             total_chunks: number;
             total_size: number;
