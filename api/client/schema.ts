@@ -2061,8 +2061,15 @@ export interface operations {
                     expiresAt?: string;
                     /** @description SS58 hotkey of the participant the key is bound to */
                     hotkey?: string;
-                    /** @description With hotkey: the hotkey's sr25519 signature (hex) over the binding (`bwnet keys prove-binding`; docs/api.md#binding-proof) */
-                    hotkeyProof?: string;
+                    /** @description With hotkey: that hotkey's consent to this very request (`bwnet keys prove-binding`; docs/api.md#binding-proof) */
+                    hotkeyProof?: {
+                        /** @description Unique per proof; a nonce the hotkey used before is refused (BWN_ERR_HOTKEY_PROOF_REPLAYED) */
+                        nonce: string;
+                        /** @description The hotkey's sr25519 signature (hex) over the method, path, body digest, timestamp and nonce (docs/api.md#binding-proof) */
+                        signature: string;
+                        /** @description Milliseconds since the epoch when the hotkey signed; refused further than 5 minutes from the server's clock (BWN_ERR_HOTKEY_PROOF_STALE) */
+                        timestamp: number;
+                    };
                     name?: string;
                     /** @description Admin keys only: an operator key reaches every organization. Only an operator key may issue one. */
                     operator?: boolean;
