@@ -96,7 +96,7 @@ export default async function adminRoutes (app: FastifyInstance, opts: { deps: A
         'Give projectId or environmentId to grant the key at that level (default: organization).',
       params: OrgParams,
       body: NewKey,
-      response: guardedResponses({ 201: CreatedKey }, [404])
+      response: guardedResponses({ 201: CreatedKey }, [404, 409])
     }
   }, async (req, reply) => {
     ownOrg(req, req.params.organizationId)
