@@ -125,6 +125,8 @@ for (const [n, phase] of phases.entries()) {
 
     const first = await startDevnet(t, data, [`crash-${phase.point.replaceAll('_', '-')}`])
     const key = await mintClientKey(first.baseUrl, first.file.keys.admin, 'crash test')
+    // Asked now: each devnet start bootstraps another organization of its own; the key's is the first.
+    const orgId = await devnetOrgId(first.baseUrl, first.file.keys.admin)
     const hotkey = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8')).nodes[0].hotkey
     let api = apiClient(first.baseUrl, key)
     const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: hotkey, total_size: SIZE, filename, tier: 'STANDARD' } })
@@ -140,7 +142,7 @@ for (const [n, phase] of phases.entries()) {
     const done = await waitDone(api, transfer.id)
     t.equal(done.status, 'completed', JSON.stringify(done.error))
     t.match(done.chunks, { received: 3, delivered: 3, total: 3 })
-    await checkSink(t, data, await devnetOrgId(second.baseUrl, second.file.keys.admin), filename, bytes)
+    await checkSink(t, data, orgId, filename, bytes)
     const fin = await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
     t.equal(fin.status, 200, 'finalize of the completed transfer answers 200')
     await second.proc.stop('SIGTERM')
