@@ -153,6 +153,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     if (err.code === 'EEXIST' || err.code === 'ENOTDIR') throw new Error(`the sink directory ${dir} holds a file named ${NAMESPACES_DIR} from before tenant namespaces; move it aside so the namespaces can be created (docs/destinations.md#tenant-namespaces)`)
     throw err
   })
+  await fsyncDir(dir)
   const metas = new Map<string, UploadMeta>()
   const locks = new Map<string, Promise<unknown>>()
   // Per upload: the sha256 of each chunk as written by a write that ran alone (memory only: after a
@@ -341,8 +342,12 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
           await fh.sync()
         } finally { await fh.close() }
         const target = namespaceDir(dir, meta.namespace)
-        // The organization's first file creates its directory: that entry is made durable too.
-        if (meta.namespace !== undefined && await mkdir(target, { recursive: true }) !== undefined) await fsyncDir(join(dir, NAMESPACES_DIR))
+        // The organization's first file creates its directory: that entry is made durable too (also
+        // when an earlier complete() made it and crashed before its fsync).
+        if (meta.namespace !== undefined) {
+          await mkdir(target, { recursive: true })
+          await fsyncDir(join(dir, NAMESPACES_DIR))
+        }
         const finalName = await linkUnderFreeName(dataPath(uploadId), target, meta.filename)
         await fsyncDir(target)
         await saveMeta(uploadId, { ...meta, status: 'completed', finalName })
