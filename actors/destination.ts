@@ -34,6 +34,17 @@ export interface UploadSpec {
   totalSize: number
   chunkSize: number
   totalChunks: number
+  /**
+   * The organization the file belongs to. A node sink keeps each organization's files in a namespace of
+   * their own (docs/destinations.md#tenant-namespaces); other destinations ignore it.
+   */
+  namespace?: string
+}
+
+/** What complete() learnt about the stored object. */
+export interface CompletedUpload {
+  /** The name the destination stored the file under, when it chooses one (a node sink: `name-1.ext` on a clash). */
+  storedName?: string
 }
 
 export interface ChunkCoordinates {
@@ -98,7 +109,7 @@ export interface DestinationDriver {
   /** A task-scoped URL for one chunk attempt, valid until `expiresAt` (ms since the epoch). */
   target (state: UploadState, chunk: ChunkCoordinates, expiresAt: number): Promise<DeliveryTarget>
   /** Assembles the object from one part per chunk, in index order; every chunk must be listed once. */
-  complete (state: UploadState, parts: DeliveredPart[]): Promise<void>
+  complete (state: UploadState, parts: DeliveredPart[]): Promise<CompletedUpload | void>
   /** Discards the upload and everything delivered for it. Idempotent. */
   abort (state: UploadState): Promise<void>
   /** Reads `length` bytes at `offset` of the delivered object (see `readableBeforeComplete`). */

@@ -32,7 +32,7 @@ export type TableName =
   | 'meta' | 'transfers' | 'destinations' | 'transfer_assignment_plans' | 'task_offer_batches' | 'tasks'
   | 'task_attempts' | 'task_results' | 'overseer_interventions' | 'workers' | 'orchestrators' | 'validators'
   | 'verdicts' | 'penalties' | 'epochs' | 'snapshots' | 'accounts' | 'api_keys' | 'credit_ledger'
-  | 'chunks' | 'chain' | 'index' | 'telemetry' | 'transfer_events'
+  | 'chunks' | 'chain' | 'index' | 'telemetry' | 'transfer_events' | 'proof_nonces'
 
 export interface RangeOptions { gt?: string, gte?: string, lt?: string, lte?: string, limit?: number, reverse?: boolean }
 

@@ -44,6 +44,8 @@ export const ProjectNotFound = createError('BWN_ERR_PROJECT_NOT_FOUND', 'No proj
 export const EnvironmentNotFound = createError('BWN_ERR_ENVIRONMENT_NOT_FOUND', 'No environment %s', 404)
 export const KeyNotFound = createError('BWN_ERR_API_KEY_NOT_FOUND', 'No API key %s', 404)
 export const HotkeyProofInvalid = createError('BWN_ERR_HOTKEY_PROOF', '%s', 400)
+export const HotkeyProofStale = createError('BWN_ERR_HOTKEY_PROOF_STALE', '%s', 400)
+export const HotkeyProofReplayed = createError('BWN_ERR_HOTKEY_PROOF_REPLAYED', '%s', 409)
 
 // Transfers and destinations (api/routes/transfers.ts, api/routes/destinations.ts).
 export const TransferNotFound = createError('BWN_ERR_TRANSFER_NOT_FOUND', '%s', 404)

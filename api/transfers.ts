@@ -12,6 +12,11 @@ export const TransferRecord = Type.Object({
   destination_id: Type.String(),
   /** The display name: the filename for the owner's own reads, null in lists and dashboards. */
   transfer_name: Type.Union([Type.String(), Type.Null()]),
+  stored_filename: Type.Union([Type.String(), Type.Null()], {
+    description: 'Once completed at a destination that names the file itself (the node sink): the name it is stored under in your organization\'s ' +
+      'namespace; differs from the requested filename when your organization already held that name (`name-1.ext`, ...). ' +
+      'Null before completion, for other destinations, and in lists and dashboards (docs/transfers.md#stored-name)'
+  }),
   metadata: Type.Object({ name: Type.Optional(Type.String()) }),
   total_size: Type.Integer(),
   chunk_size: Type.Integer(),

@@ -82,7 +82,7 @@ export type CoordinatorMsg =
   | { type: 'planned', transferId: string, candidates: OrchestratorCandidate[] }
   | { type: 'begun', transferId: string, destinationId: string, upload: UploadState | null, error: string | null }
   | { type: 'checked', transferId: string, attemptId: string, ok: boolean, reason: string | null }
-  | { type: 'completed-upload', transferId: string, ok: boolean, retry: boolean, redeliver: number[], error: string | null }
+  | { type: 'completed-upload', transferId: string, ok: boolean, retry: boolean, redeliver: number[], error: string | null, storedName?: string | null }
   | { type: 'complete-retry', transferId: string }
   | { type: 'aborted', transferId: string }
   | { type: 'cleaned', transferId: string }

@@ -78,9 +78,9 @@ export function startIo (opts: IoOptions): Io {
       case 'complete':
         inLane(job.destinationId, async driver => {
           deps.faultPoint?.('before_complete')
-          await driver.complete(job.upload, job.parts)
+          const done = await driver.complete(job.upload, job.parts)
           deps.faultPoint?.('after_complete')
-          tell({ type: 'completed-upload', transferId: job.transferId, ok: true, retry: false, redeliver: [], error: null })
+          tell({ type: 'completed-upload', transferId: job.transferId, ok: true, retry: false, redeliver: [], error: null, storedName: done?.storedName ?? null })
         }, (err: Error & { code?: string, chunks?: number[], retryable?: boolean }) => tell({
           type: 'completed-upload', transferId: job.transferId, ok: false, retry: err.retryable === true,
           redeliver: err.code === 'BWN_ERR_DESTINATION_INCOMPLETE' ? (err.chunks ?? []) : [], error: err.code ?? err.message

@@ -34,6 +34,12 @@ export interface TransferRow {
   started_at: string | null
   finalized_at: string | null
   completed_at: string | null
+  /**
+   * The name the destination stored the file under, once completed, when the destination chooses one
+   * (a node sink: the requested name, or `name-1.ext`, ... when the organization already holds that
+   * name); absent otherwise and on rows completed before it was recorded.
+   */
+  stored_filename?: string
   /** Audience-safe failure: a fixed code and message, never provider or internal detail. */
   /** Why a failed transfer failed (null otherwise). */
   error_code: TransferFailure | null

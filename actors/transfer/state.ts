@@ -703,7 +703,7 @@ export class TransferState {
   }
 
   /** The destination's answer to complete(). */
-  completedUpload (msg: { transferId: string, ok: boolean, retry: boolean, redeliver: number[], error: string | null }, now: number): Step {
+  completedUpload (msg: { transferId: string, ok: boolean, retry: boolean, redeliver: number[], error: string | null, storedName?: string | null }, now: number): Step {
     const step: Step = { ops: [], effects: [] }
     const a = this.#active.get(msg.transferId)
     if (a === undefined || TERMINAL.has(a.row.status)) return step
@@ -712,6 +712,7 @@ export class TransferState {
     if (msg.ok) {
       a.row.status = 'completed'
       a.row.completed_at = isoFromMs(now)
+      if (msg.storedName != null) a.row.stored_filename = msg.storedName
       step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, chunks: a.row.total_chunks, bytes: a.row.total_size, event: 'transfer_completed' }, msg: 'transfer completed' })
       this.#close(a, step, now, { abort: false })
       return step
@@ -922,7 +923,7 @@ export class TransferState {
     if (a.row.upload === null) {
       if (!a.beginning) {
         a.beginning = true
-        step.effects.push({ kind: 'io', job: { type: 'begin', transferId: a.row.id, destinationId: a.row.destination_id, spec: { transferId: a.row.id, filename: a.row.filename, totalSize: a.row.total_size, chunkSize: a.row.chunk_size, totalChunks: a.row.total_chunks } } })
+        step.effects.push({ kind: 'io', job: { type: 'begin', transferId: a.row.id, destinationId: a.row.destination_id, spec: { transferId: a.row.id, filename: a.row.filename, totalSize: a.row.total_size, chunkSize: a.row.chunk_size, totalChunks: a.row.total_chunks, ...(a.row.org_id !== null ? { namespace: a.row.org_id } : {}) } } })
       }
       return
     }

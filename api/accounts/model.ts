@@ -68,7 +68,14 @@ export const NewKey = Type.Object({
   name: Type.Optional(Name),
   expiresAt: Type.Optional(Timestamp),
   hotkey: Type.Optional(Hotkey),
-  hotkeyProof: Type.Optional(Type.String({ pattern: '^(0x)?[0-9a-fA-F]{128}$', description: 'With hotkey: the hotkey\'s sr25519 signature (hex) over the binding (`bwnet keys prove-binding`; docs/api.md#binding-proof)' }))
+  hotkeyProof: Type.Optional(Type.Object({
+    timestamp: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Milliseconds since the epoch when the hotkey signed; refused further than 5 minutes from the server\'s clock (BWN_ERR_HOTKEY_PROOF_STALE)' }),
+    nonce: Type.String({ pattern: '^[A-Za-z0-9_-]{16,64}$', description: 'Unique per proof; a nonce the hotkey used before is refused (BWN_ERR_HOTKEY_PROOF_REPLAYED)' }),
+    signature: Type.String({ pattern: '^(0x)?[0-9a-fA-F]{128}$', description: 'The hotkey\'s sr25519 signature (hex) over the method, path, body digest, timestamp and nonce (docs/api.md#binding-proof)' })
+  }, {
+    additionalProperties: false,
+    description: 'With hotkey: that hotkey\'s consent to this very request (`bwnet keys prove-binding`; docs/api.md#binding-proof)'
+  }))
 }, { additionalProperties: false })
 export type NewKey = Static<typeof NewKey>
 

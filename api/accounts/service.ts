@@ -5,6 +5,8 @@
 //                  and project-env/<project>/<env>
 //   api_keys       key/<keyId> (the row, with sha256 of the key), org-key/<org>/<keyId> (index)
 //   credit_ledger  entry/<org>/<seq> (append-only), balance/<org> (cached sum, same batch as the entries)
+//   proof_nonces   nonce/<hotkey>/<nonce> → { expiresAt } and exp/<expiresAt, 15 digits>/<hotkey>/<nonce>
+//                  (its expiry index): the nonces of hotkey proofs already accepted (binding.ts)
 //
 // Credits (docs/telemetry.md, "Charges and the ledger"): this service is the ledger's only writer (the
 // store is held by one process), so each organization's balance row, once read, lives in memory and
@@ -35,6 +37,8 @@ export const DEFAULT_PRICING: Pricing = { snapshotRead: 1, sellAllowanceRead: 1 
 export type PriceName = 'snapshot' | 'realtime' | 'sellAllowance'
 
 export const LEDGER_PAGE_MAX = 1000 // entries per ledger read
+/** Expired proof nonces forgotten per new claim (bounded work per request). */
+export const PROOF_NONCE_PRUNE = 64
 const SEQ_DIGITS = 12
 const BALANCE_CACHE_MAX = 10_000 // organizations whose balance row is kept in memory
 /**
@@ -116,6 +120,8 @@ export class AccountsService {
   /** Charges waiting for room (the collecting batch is full while another is written). */
   #room: Array<() => void> = []
   #keyGeneration = 0
+  /** Nonce claims run one at a time: check and record are one step for this process (the store's only writer). */
+  #nonceClaims: Promise<unknown> = Promise.resolve()
 
   /** Changes whenever a key is revoked: caches of authenticated keys compare it on every use. */
   get keyGeneration (): number { return this.#keyGeneration }
@@ -273,6 +279,33 @@ export class AccountsService {
     await this.getOrganization(organizationId)
     const ids = await collect(this.#keys, prefixRange(`org-key/${organizationId}/`))
     return Promise.all(ids.map(([k]) => this.getKey(k.slice(k.lastIndexOf('/') + 1))))
+  }
+
+  /**
+   * Records that `hotkey` used `nonce` in a proof, remembered durably until `expiresAt` (ms since the
+   * epoch; after it the proof's timestamp is stale anyway). False when the nonce was used before and is
+   * still remembered: a replay. Nonces past their expiry are forgotten as new ones arrive
+   * (at most PROOF_NONCE_PRUNE per claim).
+   */
+  async claimProofNonce (hotkey: string, nonce: string, expiresAt: number): Promise<boolean> {
+    const claim = this.#nonceClaims.then(async () => {
+      const table = this.#store.table<{ expiresAt: number } | ''>('proof_nonces')
+      const key = `nonce/${hotkey}/${nonce}`
+      if (await table.get(key) !== undefined) return false
+      const ops: StoreOp[] = [
+        { type: 'put', table: 'proof_nonces', key, value: { expiresAt } },
+        { type: 'put', table: 'proof_nonces', key: `exp/${String(expiresAt).padStart(15, '0')}/${hotkey}/${nonce}`, value: '' }
+      ]
+      const now = this.#clock.now()
+      for await (const [k] of table.entries({ gte: 'exp/', lt: `exp/${String(now).padStart(15, '0')}`, limit: PROOF_NONCE_PRUNE })) {
+        const [, , oldHotkey, oldNonce] = k.split('/')
+        ops.push({ type: 'del', table: 'proof_nonces', key: k }, { type: 'del', table: 'proof_nonces', key: `nonce/${oldHotkey}/${oldNonce}` })
+      }
+      await this.#store.batch(ops)
+      return true
+    })
+    this.#nonceClaims = claim.catch(() => {})
+    return await claim
   }
 
   /** Revokes a key; the next request with it is refused. Revoking twice keeps the first time. */

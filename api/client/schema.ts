@@ -1188,6 +1188,8 @@ export interface components {
             sender_hotkey: string;
             started_at: string | null;
             status: "pending" | "in_progress" | "completed" | "failed" | "cancelled";
+            /** @description Once completed at a destination that names the file itself (the node sink): the name it is stored under in your organization's namespace; differs from the requested filename when your organization already held that name (`name-1.ext`, ...). Null before completion, for other destinations, and in lists and dashboards (docs/transfers.md#stored-name) */
+            stored_filename: string | null;
             tier: string;
             total_chunks: number;
             total_size: number;
@@ -2059,8 +2061,15 @@ export interface operations {
                     expiresAt?: string;
                     /** @description SS58 hotkey of the participant the key is bound to */
                     hotkey?: string;
-                    /** @description With hotkey: the hotkey's sr25519 signature (hex) over the binding (`bwnet keys prove-binding`; docs/api.md#binding-proof) */
-                    hotkeyProof?: string;
+                    /** @description With hotkey: that hotkey's consent to this very request (`bwnet keys prove-binding`; docs/api.md#binding-proof) */
+                    hotkeyProof?: {
+                        /** @description Unique per proof; a nonce the hotkey used before is refused (BWN_ERR_HOTKEY_PROOF_REPLAYED) */
+                        nonce: string;
+                        /** @description The hotkey's sr25519 signature (hex) over the method, path, body digest, timestamp and nonce (docs/api.md#binding-proof) */
+                        signature: string;
+                        /** @description Milliseconds since the epoch when the hotkey signed; refused further than 5 minutes from the server's clock (BWN_ERR_HOTKEY_PROOF_STALE) */
+                        timestamp: number;
+                    };
                     name?: string;
                     /** @description Admin keys only: an operator key reaches every organization. Only an operator key may issue one. */
                     operator?: boolean;
@@ -2141,6 +2150,16 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

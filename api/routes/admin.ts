@@ -9,10 +9,10 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ApiDeps } from '../deps.ts'
 import type { Principal } from '../accounts/model.ts'
-import { HotkeyProofInvalid, KeyNotFound, OperatorOnly, OrganizationNotFound, ProjectNotFound } from '../errors.ts'
+import { HotkeyProofInvalid, HotkeyProofReplayed, HotkeyProofStale, KeyNotFound, OperatorOnly, OrganizationNotFound, ProjectNotFound } from '../errors.ts'
 import { ApiKeyView, Balance, CreatedKey, Environment, Id, KeyId, LedgerEntry, NewKey, Organization, Project } from '../accounts/model.ts'
 import { LEDGER_PAGE_MAX } from '../accounts/service.ts'
-import { bindingProven } from '../accounts/binding.ts'
+import { checkProof, PROOF_MAX_SKEW_MS } from '../accounts/binding.ts'
 import { guardedResponses } from '../responses.ts'
 
 export const ADMIN_PREFIX = '/admin'
@@ -96,7 +96,7 @@ export default async function adminRoutes (app: FastifyInstance, opts: { deps: A
         'Give projectId or environmentId to grant the key at that level (default: organization).',
       params: OrgParams,
       body: NewKey,
-      response: guardedResponses({ 201: CreatedKey }, [404])
+      response: guardedResponses({ 201: CreatedKey }, [404, 409])
     }
   }, async (req, reply) => {
     ownOrg(req, req.params.organizationId)
@@ -106,12 +106,22 @@ export default async function adminRoutes (app: FastifyInstance, opts: { deps: A
     const p = who(req)
     if (p.operator !== true && req.body.plan !== undefined && req.body.plan !== p.plan) operatorOnly(req, `issue keys on another plan than its own (${p.plan})`)
     const plan = req.body.plan ?? (p.operator === true ? 'free' : p.plan)
-    // A binding to a participant's hotkey needs that hotkey's signature, whoever asks (api/accounts/binding.ts).
+    // A binding to a participant's hotkey needs that hotkey's signature over this very request, fresh and
+    // used once, whoever asks (api/accounts/binding.ts).
     const { hotkeyProof, ...input } = req.body
-    if (input.hotkey !== undefined && !bindingProven(req.params.organizationId, input.role, input.hotkey, hotkeyProof)) {
-      throw new HotkeyProofInvalid(`Binding a key to ${input.hotkey} needs that hotkey's signature over the binding (hotkeyProof; bwnet keys prove-binding --organization ${req.params.organizationId} --role ${input.role})`)
-    }
     if (input.hotkey === undefined && hotkeyProof !== undefined) throw new HotkeyProofInvalid('hotkeyProof is given only with hotkey')
+    if (input.hotkey !== undefined) {
+      const hint = `bwnet keys prove-binding --organization ${req.params.organizationId} --role ${input.role}`
+      const proof = checkProof(req.method, req.url.split('?')[0]!, req.body, accounts.now())
+      if (!proof.ok && proof.reason === 'stale') {
+        throw new HotkeyProofStale(`The proof's timestamp is more than ${PROOF_MAX_SKEW_MS / 60_000} minutes from this server's clock (${new Date(accounts.now()).toISOString()}); sign again (${hint})`)
+      }
+      if (!proof.ok) throw new HotkeyProofInvalid(`Binding a key to ${input.hotkey} needs that hotkey's signature over this request (hotkeyProof; ${hint}; docs/api.md#binding-proof)`)
+      // Remembered until the proof could no longer be fresh; a restart keeps it (the accounts store).
+      if (!await accounts.claimProofNonce(input.hotkey, hotkeyProof!.nonce, hotkeyProof!.timestamp + PROOF_MAX_SKEW_MS)) {
+        throw new HotkeyProofReplayed(`This proof's nonce was already used by ${input.hotkey}; each request needs a proof of its own (${hint})`)
+      }
+    }
     const created = await accounts.createKey(req.params.organizationId, { ...input, plan })
     return reply.code(201).header('cache-control', 'no-store').send(created)
   })

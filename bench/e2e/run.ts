@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { floodChunk } from '../ingest/flood.ts'
+import { sinkFilePath } from '../../node/adapters/destinations/node-sink.ts'
 
 const MIB = 1024 * 1024
 const MAX_SIZE_MIB = 16 * 1024
@@ -403,9 +404,11 @@ async function main (): Promise<void> {
           per.devnetMainCpu.push((await cpuSecondsOf(devnet.pid!, devnet.pid!) ?? NaN) - (main0 ?? NaN))
           debugThreads('devnet', threads0, await threadCpu(devnet.pid!))
           per.attempts.push(await attemptsOf(file.baseUrl, file.keys.admin, file.nodes.find((n: { role: string }) => n.role === 'orchestrator').hotkey, r.id))
-          const got = await sha256File(join(sink, name))
+          // In the organization's namespace of the sink (docs/destinations.md#tenant-namespaces).
+          const delivered = sinkFilePath(sink, orgs.items[0].id, name)
+          const got = await sha256File(delivered)
           if (got !== sourceSha) throw new Error(`bwnet delivered ${got}, not ${sourceSha}`)
-          await unlink(join(sink, name))
+          await unlink(delivered)
           per.bwnet.push(r.ms); per.bwnetCli.push(r.cliMs); per.bwnetWall.push(r.wallMs); per.cliCpu.push(r.cliCpu); per.cliCpuFromCreate.push(r.cliCpuFromCreate)
         } else if (path === 'bare') {
           const name = `bare-r${round}.bin`

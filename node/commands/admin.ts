@@ -73,10 +73,10 @@ export function adminCommand (): Command {
     .option('--name <name>', 'a label')
     .option('--expires-at <date-time>', 'expiry, ISO 8601')
     .option('--hotkey <hotkey>', 'bind an orchestrator or worker key to its participant (it then reads only its own audit rows)')
-    .option('--hotkey-proof <hex>', 'with --hotkey: the hotkey\'s consent, from `bwnet keys prove-binding` on the participant\'s side')
+    .option('--hotkey-proof <json>', 'the signed request body `bwnet keys prove-binding` printed on the participant\'s side: sent exactly as signed (the other options must agree with it)')
     .option('--operator', 'an operator admin key, reaching every organization (needs an operator key)')
-    .action((id: string, o: { role: string, scope?: string[], plan?: string, project?: string, environment?: string, name?: string, expiresAt?: string, hotkey?: string, hotkeyProof?: string, operator?: boolean }, cmd: Command) =>
-      callApi(cmd, 'POST', `/organizations/${encodeURIComponent(id)}/keys`, {
+    .action((id: string, o: { role: string, scope?: string[], plan?: string, project?: string, environment?: string, name?: string, expiresAt?: string, hotkey?: string, hotkeyProof?: string, operator?: boolean }, cmd: Command) => {
+      const body: Record<string, unknown> = {
         role: o.role,
         ...(o.plan !== undefined ? { plan: o.plan } : {}),
         ...(o.operator === true ? { operator: true } : {}),
@@ -85,9 +85,19 @@ export function adminCommand (): Command {
         ...(o.environment !== undefined ? { environmentId: o.environment } : {}),
         ...(o.name !== undefined ? { name: o.name } : {}),
         ...(o.expiresAt !== undefined ? { expiresAt: o.expiresAt } : {}),
-        ...(o.hotkey !== undefined ? { hotkey: o.hotkey } : {}),
-        ...(o.hotkeyProof !== undefined ? { hotkeyProof: o.hotkeyProof } : {})
-      }))
+        ...(o.hotkey !== undefined ? { hotkey: o.hotkey } : {})
+      }
+      if (o.hotkeyProof === undefined) return callApi(cmd, 'POST', `/organizations/${encodeURIComponent(id)}/keys`, body)
+      // The proof signs the whole body: it is sent as signed, and what the options say must be in it.
+      let signed: Record<string, unknown>
+      try { signed = JSON.parse(o.hotkeyProof) } catch { return cmd.error('error: --hotkey-proof takes the JSON `bwnet keys prove-binding` printed', { exitCode: 2, code: 'bwnet.admin.proof' }) }
+      for (const [field, value] of Object.entries(body)) {
+        if (JSON.stringify(signed[field]) !== JSON.stringify(value)) {
+          return cmd.error(`error: ${field} is ${JSON.stringify(value)} here but ${JSON.stringify(signed[field] ?? null)} in the signed body; the participant signs every field (bwnet keys prove-binding)`, { exitCode: 2, code: 'bwnet.admin.proof' })
+        }
+      }
+      return callApi(cmd, 'POST', `/organizations/${encodeURIComponent(id)}/keys`, signed)
+    })
   key.command('list <organizationId>').description('list the keys of an organization (no secrets)')
     .action((id: string, _o, cmd: Command) => callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/keys`))
   key.command('show <keyId>').description('show a key')

@@ -30,15 +30,26 @@ export function keysCommand (): Command {
       console.log(JSON.stringify({ address: key.address, publicKey: toHex(key.publicKey), keystore: opts.keystore }))
     })
   keys.command('prove-binding')
-    .description('sign, with this hotkey, consent to an orchestrator or worker API key of an organization being bound to it (pass the proof to admin key create --hotkey-proof)')
+    .description('sign, with this hotkey, the request that issues an orchestrator or worker API key of an organization bound to it; ' +
+      'prints the request body to pass to `bwnet admin key create --hotkey-proof` within 5 minutes, once (docs/api.md#binding-proof)')
     .requiredOption('--organization <organizationId>', 'the organization that issues the key')
     .requiredOption('--role <role>', 'orchestrator or worker')
+    .option('--name <name>', 'the key\'s label (signed with the rest)')
+    .option('--expires-at <date-time>', 'the key\'s expiry, ISO 8601 (signed with the rest)')
+    .option('--project <projectId>', 'grant at project level (signed with the rest)')
+    .option('--environment <environmentId>', 'grant at environment level (signed with the rest)')
     .option('--keystore <file>', 'keystore path', process.env.BWN_KEYSTORE ?? DEFAULT_KEYSTORE)
-    .action(async (opts: { organization: string, role: string, keystore: string }) => {
+    .action(async (opts: { organization: string, role: string, name?: string, expiresAt?: string, project?: string, environment?: string, keystore: string }) => {
       if (!['orchestrator', 'worker'].includes(opts.role)) throw new CliError(`--role takes orchestrator or worker, got ${opts.role}`)
       await cryptoReady()
       const key = await readKeystore(opts.keystore)
-      console.log(JSON.stringify({ hotkey: key.address, organizationId: opts.organization, role: opts.role, hotkeyProof: proveBinding(key, opts.organization, opts.role) }))
+      console.log(JSON.stringify(proveBinding(key, opts.organization, {
+        role: opts.role,
+        ...(opts.name !== undefined ? { name: opts.name } : {}),
+        ...(opts.expiresAt !== undefined ? { expiresAt: opts.expiresAt } : {}),
+        ...(opts.project !== undefined ? { projectId: opts.project } : {}),
+        ...(opts.environment !== undefined ? { environmentId: opts.environment } : {})
+      })))
     })
   return keys
 }

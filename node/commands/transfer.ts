@@ -585,6 +585,9 @@ function humanRecord (r: TransferRecord): string {
   const lines = [
     `transfer ${r.id}: ${r.status}${r.error !== null ? ` (${r.error.code}: ${r.error.message})` : ''}`,
     `  name        ${r.transfer_name ?? r.metadata.name ?? '-'}`,
+    // The destination gave it another name (the organization held that one already).
+    // (An API from before the field has none.)
+    ...(typeof r.stored_filename === 'string' && r.stored_filename !== (r.transfer_name ?? r.metadata.name) ? [`  stored as   ${r.stored_filename}`] : []),
     `  size        ${formatBytes(r.total_size)} in ${r.total_chunks} chunks of ${formatBytes(r.chunk_size)}`,
     `  chunks      received ${r.chunks.received}/${r.total_chunks}, delivered ${r.chunks.delivered}/${r.total_chunks}, verified ${r.chunks.verified}`,
     `  destination ${r.destination_id}`,

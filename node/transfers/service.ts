@@ -101,6 +101,7 @@ export class NodeTransferService implements TransferService {
     return {
       id: row.id, status: row.status, tier: row.tier, sender_hotkey: row.sender_hotkey, destination_id: row.destination_id,
       transfer_name: opts.redactName ? null : row.metadata.name,
+      stored_filename: opts.redactName ? null : row.stored_filename ?? null,
       metadata: opts.redactName ? {} : { name: row.metadata.name },
       total_size: row.total_size, chunk_size: row.chunk_size, total_chunks: row.total_chunks,
       chunks: { received: row.chunks_received, delivered: row.chunks_delivered, verified: row.chunks_verified, total: row.total_chunks },
@@ -132,7 +133,7 @@ export class NodeTransferService implements TransferService {
     const destinationId = body.destination_id ?? await this.deps.destinations.defaultId()
     if (destinationId === undefined) throw new TransferClosed('This node has no default destination; pass destination_id.')
     await this.deps.destinations.visible(destinationId, principal)
-    await this.#checkName(destinationId, body.filename, body.total_size, plan)
+    await this.#checkName(destinationId, body.filename, body.total_size, plan, principal.organizationId)
     // Staging holds every chunk until the transfer ends: refused now if the whole file cannot fit.
     await this.deps.storage?.room(body.total_size, `a ${body.total_size}-byte transfer`)
     await this.#loadActive()
@@ -155,14 +156,15 @@ export class NodeTransferService implements TransferService {
   }
 
   /** A name the destination would refuse at completion is refused now, before any byte moves. */
-  async #checkName (destinationId: string, filename: string, totalSize: number, plan: { chunkSize: number, totalChunks: number }): Promise<void> {
+  async #checkName (destinationId: string, filename: string, totalSize: number, plan: { chunkSize: number, totalChunks: number }, namespace: string): Promise<void> {
     const driver = await this.deps.destinations.driverFor(destinationId)
     if (driver.checkName === undefined) return
     try {
-      await driver.checkName({ transferId: '', filename, totalSize, chunkSize: plan.chunkSize, totalChunks: plan.totalChunks })
+      // In the organization's own namespace: another organization's files never change this answer.
+      await driver.checkName({ transferId: '', filename, totalSize, chunkSize: plan.chunkSize, totalChunks: plan.totalChunks, namespace })
     } catch (err) {
       const status = (err as { status?: number }).status
-      if (status === 409) throw new FilenameTaken(`filename ${filename} is taken at the destination and no variant of it fits in 255 bytes; choose another name.`)
+      if (status === 409) throw new FilenameTaken(`filename ${filename} is taken among your organization's files at the destination and no variant of it fits in 255 bytes; choose another name.`)
       if (status === 400) throw new FilenameInvalid(`filename refused by the destination: ${(err as Error).message}`)
       // Unreachable now: the destination may be back by delivery; the name is checked again at completion.
     }

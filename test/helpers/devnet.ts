@@ -9,6 +9,7 @@ import { BwnetNode } from '../../node/node.ts'
 import { NODE_DEFAULTS, type NodeConfig } from '../../node/config.ts'
 import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
 import type { Plan } from '../../api/accounts/model.ts'
+import { sinkFilePath } from '../../node/adapters/destinations/node-sink.ts'
 import { silentLogger } from './logger.ts'
 import { eventually, runCli, type CliProcess } from './proc.ts'
 
@@ -18,6 +19,8 @@ export interface TestDevnet {
   data: string
   /** A client key of the given plan in the devnet's organization. */
   clientKey (plan?: Plan): Promise<string>
+  /** The devnet's organization (the one `clientKey` issues keys in): its files' namespace in the sink. */
+  orgId (): Promise<string>
   /**
    * Starts one more node on the devnet's testnet (a validator staking `stakeRao`, 1000 α by default),
    * registered on the devnet's chain unless `enroll: false` (a worker that relies on its attachment).
@@ -44,15 +47,18 @@ export async function startTestDevnet (t: { teardown (fn: () => unknown): void }
     await rm(data, { recursive: true, force: true })
   }
   t.teardown(stop)
+  const devnetOrg = async (): Promise<string> => {
+    if (!orgId) orgId = (await devnet.orchestrator.accounts!.listOrganizations())[0]!.id
+    return orgId
+  }
   // Every worker attached before the test starts sending work.
   await eventually(async () => (await (await fetch(`${file.baseUrl}/health`)).json() as any).nodes.worker === (opts.workers ?? 3), 15_000, 'workers to join')
   return {
     devnet, file, data, stop,
     async clientKey (plan: Plan = 'enterprise') {
-      const accounts = devnet.orchestrator.accounts!
-      if (!orgId) orgId = (await accounts.listOrganizations())[0]!.id
-      return (await accounts.createKey(orgId, { role: 'client', plan, name: `test ${plan}` })).key
+      return (await devnet.orchestrator.accounts!.createKey(await devnetOrg(), { role: 'client', plan, name: `test ${plan}` })).key
     },
+    orgId: devnetOrg,
     async addNode (name, cfg, addOpts = {}) {
       const base = devnet.nodes[1]!.node.config
       // Registered by the devnet, as its validators are, unless told not to.
@@ -84,10 +90,24 @@ export async function startDevnetProcess (t: { teardown (fn: () => unknown): voi
 /** An enterprise client key (no rate limit in a test's way) in the devnet's organization, minted with its admin key. */
 export async function mintClientKey (baseUrl: string, adminKey: string, name: string): Promise<string> {
   const admin = apiClient(baseUrl, adminKey)
-  const orgs = await admin('/admin/organizations')
-  const created = await admin(`/admin/organizations/${(orgs.body.items ?? orgs.body)[0].id}/keys`, { method: 'POST', json: { role: 'client', plan: 'enterprise', name } })
+  const created = await admin(`/admin/organizations/${await devnetOrgId(baseUrl, adminKey)}/keys`, { method: 'POST', json: { role: 'client', plan: 'enterprise', name } })
   if (created.status !== 201) throw new Error(`client key: ${created.status} ${JSON.stringify(created.body)}`)
   return created.body.key
+}
+
+/** The devnet's organization, asked with its admin key (a devnet in a child process). */
+export async function devnetOrgId (baseUrl: string, adminKey: string): Promise<string> {
+  const orgs = await apiClient(baseUrl, adminKey)('/admin/organizations')
+  return (orgs.body.items ?? orgs.body)[0].id
+}
+
+/**
+ * Where a devnet's orchestrator (data directory `data`, its node under `orchestrator/`) stored a file its
+ * built-in sink delivered for organization `orgId` under `storedName` (the transfer record's
+ * `stored_filename`): the organization's namespace in the sink (node-sink.ts).
+ */
+export function sinkFile (data: string, orgId: string, storedName: string): string {
+  return sinkFilePath(join(data, 'orchestrator', 'sink'), orgId, storedName)
 }
 
 export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')

@@ -4,7 +4,7 @@
 import t from 'tap'
 import { readFile, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startTestDevnet, apiClient, upload, waitForStatus, sha256, testBytes } from '../helpers/devnet.ts'
+import { startTestDevnet, sinkFile, apiClient, upload, waitForStatus, sha256, testBytes } from '../helpers/devnet.ts'
 import { eventually } from '../helpers/proc.ts'
 import { capturingLogger } from '../helpers/logger.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
@@ -30,7 +30,7 @@ t.test('a worker with no chain registration, attached by the orchestrator, moves
   await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
   const done = await waitForStatus(api, transfer.id, ['completed', 'failed'], 90_000)
   t.equal(done.status, 'completed', JSON.stringify(done.error))
-  t.equal(sha256(await readFile(join(net.data, 'orchestrator', 'sink', 'attached.bin'))), sha256(data), 'destination object intact')
+  t.equal(sha256(await readFile(sinkFile(net.data, await net.orgId(), 'attached.bin'))), sha256(data), 'destination object intact')
   const results = (await collect(orch.store.table<any>('task_results'), prefixRange(`${transfer.id}/`))).map(([, r]) => r)
   t.ok(results.length > 0 && results.filter(r => r.outcome === 'accepted').every(r => r.worker_id === free.key.address), 'the unregistered worker delivered every accepted chunk')
 

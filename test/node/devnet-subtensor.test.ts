@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { ApiPromise, WsProvider, Keyring } from '@polkadot/api'
 import DHT from 'hyperdht'
 import { eventually, runCliOnce, type CliProcess } from '../helpers/proc.ts'
-import { startDevnetProcess, sha256 } from '../helpers/devnet.ts'
+import { startDevnetProcess, sinkFile, devnetOrgId, sha256 } from '../helpers/devnet.ts'
 import { capturingLogger } from '../helpers/logger.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
 import { newHotkey, signAttachment, type Attachment, type KeyPair } from '../../protocol/index.ts'
@@ -72,7 +72,7 @@ t.test('devnet --chain subtensor: a subnet on the real runtime moves files, and 
     const run = await runCliOnce(['transfer', 'put', path, '--api', file.baseUrl, '--key', file.keys.client!], { BWN_STATE_DIR: join(dir, 'state'), CI: 'true' })
     t.equal(run.code, 0, `put ${name} exits 0; stderr: ${run.stderr.slice(-2000)}`)
     t.match(JSON.parse(run.stdout.trim().split('\n').at(-1)!), { event: 'transfer_put', status: 'completed', error: null })
-    t.equal(sha256(await readFile(join(data, 'orchestrator', 'sink', name))), sha256(bytes), `${name}: the destination holds the same sha256`)
+    t.equal(sha256(await readFile(sinkFile(data, await devnetOrgId(file.baseUrl, file.keys.admin!), name))), sha256(bytes), `${name}: the destination holds the same sha256`)
   }
   const moved = Date.now()
   t.comment(`three transfers done at ${moved - started} ms`)

@@ -6,7 +6,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Level } from 'level'
 import { eventually, runCliOnce } from '../helpers/proc.ts'
-import { startDevnetProcess } from '../helpers/devnet.ts'
+import { startDevnetProcess, sinkFile, devnetOrgId } from '../helpers/devnet.ts'
 import { nodeIdOf } from '../../protocol/node-id.ts'
 
 const MEMBERSHIP_DEADLINE_MS = 10_000 // every node knows every peer within 10 s of start
@@ -84,7 +84,7 @@ t.test('devnet on two threads (the default on two cores): workers and validator 
   t.equal(run.code, 0, `put exits 0; stderr: ${run.stderr.slice(-2000)}`)
   t.match(JSON.parse(run.stdout.trim().split('\n').at(-1)!), { event: 'transfer_put', status: 'completed', error: null })
   const digest = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
-  t.equal(digest(await readFile(join(data, 'orchestrator', 'sink', 'threads.bin'))), digest(bytes), 'the sink holds the same bytes')
+  t.equal(digest(await readFile(sinkFile(data, await devnetOrgId(file.baseUrl, file.keys.admin!), 'threads.bin'))), digest(bytes), 'the sink holds the same bytes')
 
   // The second thread's log lines come out whole, through the main thread's logger.
   for (const name of ['worker-1', 'worker-2', 'validator']) t.ok(proc.lines.some(l => l.node === name && l.event === 'identity'), `${name} logs reach stdout`)

@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, rm, writeFile, readFile, statfs, open, mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startTestDevnet, apiClient, sendChunks, waitForStatus } from '../helpers/devnet.ts'
+import { startTestDevnet, apiClient, sendChunks, waitForStatus, sinkFile } from '../helpers/devnet.ts'
 import { runCliOnce, eventually } from '../helpers/proc.ts'
 import { parsePrometheus } from '../helpers/prometheus.ts'
 
@@ -41,7 +41,7 @@ t.test('a full disk refuses new data with 507, stops nothing for good, and the n
   const key = await net.clientKey('enterprise')
   const api = apiClient(net.file.baseUrl, key)
   const hotkey = net.file.nodes[0]!.hotkey
-  const sink = join(mnt, 'devnet', 'orchestrator', 'sink')
+  const orgId = await net.orgId()
   const minFree = orchestrator.storage.minFreeBytes
   t.ok(minFree > 0 && minFree <= TMPFS_MIB * MIB * 0.05 + 1, `the watermark is 5% of the filesystem (${(minFree / MIB).toFixed(1)} MiB)`)
 
@@ -109,7 +109,7 @@ t.test('a full disk refuses new data with 507, stops nothing for good, and the n
   const completed: Array<{ name: string, digest: string }> = []
   const intact = async (when: string): Promise<void> => {
     let ok = 0
-    for (const f of completed) if (sha(await readFile(join(sink, f.name))) === f.digest) ok++
+    for (const f of completed) if (sha(await readFile(sinkFile(join(mnt, 'devnet'), orgId, f.name))) === f.digest) ok++
     t.equal(ok, completed.length, `${when}: all ${completed.length} earlier completed files intact`)
   }
   const newFile = async (name: string, bytes: number): Promise<string> => {

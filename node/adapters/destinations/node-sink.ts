@@ -15,9 +15,13 @@
 // answers with the sha256 as ETag: no staging copy, no whole chunk in memory. complete() checks every
 // chunk's sha256 against the ETag the worker reported — from the hash taken while writing when exactly
 // one write of that chunk ran alone since this process started, otherwise by reading the region back —
-// fsyncs, and links the file to `<dir>/<filename>` (a clash gets `-1`, `-2`, ... before the extension;
-// nothing is overwritten). complete() may be called again at any point, also after a crash halfway:
-// a link that already points at the partial file is recognised, so the file never lands twice.
+// fsyncs, and links the file into its organization's namespace, `<dir>/orgs/<organization>/<filename>`
+// (a clash gets `-1`, `-2`, ... before the extension; nothing is overwritten), answering the name it got.
+// Each organization's names are its own: no clash, name check or answer ever involves another
+// organization's files (docs/destinations.md#tenant-namespaces). An upload begun without an
+// organization (one begun before namespaces existed) lands in `<dir>` itself, as every file did then.
+// complete() may be called again at any point, also after a crash halfway: a link that already points at
+// the partial file is recognised, so the file never lands twice.
 import { createHash } from 'node:crypto'
 import { mkdir, open, readFile, rename, rm, link, unlink, stat, type FileHandle } from 'node:fs/promises'
 import { join, extname } from 'node:path'
@@ -26,7 +30,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { signUrl, type KeyPair } from '../../../protocol/index.ts'
 import { verifySinkRequest, SINK_AUDIENCE, type SinkAuthOptions } from './sink-auth.ts'
 import type {
-  DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, ReadBackTarget } from '../../../actors/destination.ts'
+  DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, ReadBackTarget, CompletedUpload } from '../../../actors/destination.ts'
 import { toProblem, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
 import {
   RangeNotSatisfiable, SinkUploadNotFound,
@@ -57,6 +61,26 @@ export const WRITE_BATCH_BYTES = 1024 * 1024
 /** Memory one streaming chunk write or read-back holds at most (a write in flight, what queues behind it and a hash's buffers), reserved from the in-flight budget. */
 export const STREAM_WINDOW_BYTES = 2 * WRITE_BATCH_BYTES + HASH_BYTES_PER_STREAM
 const PARTIAL_DIR = '.partial'
+/** Under the sink directory: one directory per organization, named by its id. */
+export const NAMESPACES_DIR = 'orgs'
+/** An organization id as a namespace: one safe directory entry (organization ids are UUIDs). */
+export const NAMESPACE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$'
+const NAMESPACE = new RegExp(NAMESPACE_PATTERN)
+
+/**
+ * The directory an organization's files land in under a sink directory; `undefined` (an upload begun
+ * before namespaces) is the sink directory itself, the flat layout of earlier versions.
+ */
+export function namespaceDir (sinkDir: string, namespace: string | undefined): string {
+  if (namespace === undefined) return sinkDir
+  if (!NAMESPACE.test(namespace)) throw new RangeError(`namespace ${JSON.stringify(namespace)} is not ${NAMESPACE_PATTERN}`)
+  return join(sinkDir, NAMESPACES_DIR, namespace)
+}
+
+/** Where a file an organization was delivered under `storedName` is, in a sink directory. */
+export function sinkFilePath (sinkDir: string, namespace: string | undefined, storedName: string): string {
+  return join(namespaceDir(sinkDir, namespace), storedName)
+}
 
 export const UPLOAD_ID_PATTERN = '^[A-Za-z0-9_-]{1,128}$'
 const UPLOAD_ID = new RegExp(UPLOAD_ID_PATTERN)
@@ -66,7 +90,9 @@ interface UploadMeta {
   totalSize: number
   chunkSize: number
   status: 'open' | 'completed'
-  /** Name under `dir` once completed. */
+  /** The organization whose namespace the file lands in; absent for an upload begun before namespaces (flat). */
+  namespace?: string
+  /** Name in the namespace's directory once completed. */
   finalName?: string
 }
 
@@ -97,6 +123,8 @@ const UploadParams = Type.Object({ uploadId: Type.String({ pattern: UPLOAD_ID_PA
 const ChunkParams = Type.Object({ uploadId: Type.String({ pattern: UPLOAD_ID_PATTERN }), index: Type.Integer({ minimum: 0 }) })
 const BeginQuery = Type.Object({
   filename: Type.String({ minLength: 1, maxLength: 1024 }),
+  /** The organization the file belongs to: it lands in that organization's namespace. */
+  org: Type.Optional(Type.String({ pattern: NAMESPACE_PATTERN })),
   size: Type.Integer({ minimum: 1 }),
   chunkSize: Type.Integer({ minimum: 1 })
 }, { additionalProperties: true })
@@ -120,6 +148,12 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   const now = opts.now ?? Date.now
   const maxChunkBytes = opts.maxChunkBytes ?? DEFAULT_MAX_CHUNK_BYTES
   await mkdir(partialDir, { recursive: true })
+  await mkdir(join(dir, NAMESPACES_DIR), { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+    // A file called `orgs` delivered before namespaces existed (flat layout) stands where they go.
+    if (err.code === 'EEXIST' || err.code === 'ENOTDIR') throw new Error(`the sink directory ${dir} holds a file named ${NAMESPACES_DIR} from before tenant namespaces; move it aside so the namespaces can be created (docs/destinations.md#tenant-namespaces)`)
+    throw err
+  })
+  await fsyncDir(dir)
   const metas = new Map<string, UploadMeta>()
   const locks = new Map<string, Promise<unknown>>()
   // Per upload: the sha256 of each chunk as written by a write that ran alone (memory only: after a
@@ -202,14 +236,16 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     schema: { hide: true, params: UploadParams, querystring: BeginQuery }
   }, async (req, reply) => {
     const { uploadId } = req.params
-    const { size, chunkSize } = req.query
+    const { size, chunkSize, org } = req.query
     const filename = normalizeFilename(req.query.filename)
     const problem = filenameProblem(filename)
     if (problem) throw new SinkBadFilename(problem)
     return serialised(uploadId, async () => {
       const existing = await loadMeta(uploadId)
       if (existing) {
-        if (existing.filename !== filename || existing.totalSize !== size || existing.chunkSize !== chunkSize) {
+        // An upload begun before namespaces has none: a repeated begin of it stays in the flat layout.
+        const sameNamespace = existing.namespace === undefined || existing.namespace === org
+        if (existing.filename !== filename || existing.totalSize !== size || existing.chunkSize !== chunkSize || !sameNamespace) {
           throw new SinkConflict(`upload ${uploadId} exists with other parameters`)
         }
         return reply.code(200).send({ uploadId, status: existing.status })
@@ -221,7 +257,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
         await fh.truncate(size)
         await fh.sync()
       } finally { await fh.close() }
-      await saveMeta(uploadId, { filename, totalSize: size, chunkSize, status: 'open' })
+      await saveMeta(uploadId, { filename, totalSize: size, chunkSize, status: 'open', ...(org !== undefined ? { namespace: org } : {}) })
       return reply.code(201).send({ uploadId, status: 'open' })
     })
   })
@@ -305,13 +341,20 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
           }
           await fh.sync()
         } finally { await fh.close() }
-        const finalName = await linkUnderFreeName(dataPath(uploadId), dir, meta.filename)
-        await fsyncDir(dir)
+        const target = namespaceDir(dir, meta.namespace)
+        // The organization's first file creates its directory: that entry is made durable too (also
+        // when an earlier complete() made it and crashed before its fsync).
+        if (meta.namespace !== undefined) {
+          await mkdir(target, { recursive: true })
+          await fsyncDir(join(dir, NAMESPACES_DIR))
+        }
+        const finalName = await linkUnderFreeName(dataPath(uploadId), target, meta.filename)
+        await fsyncDir(target)
         await saveMeta(uploadId, { ...meta, status: 'completed', finalName })
         await unlink(dataPath(uploadId))
         await fsyncDir(partialDir)
         writtenSha.delete(uploadId)
-        req.log.info({ uploadId, finalName }, 'sink upload completed')
+        req.log.info({ uploadId, namespace: meta.namespace, finalName }, 'sink upload completed')
         return { uploadId, filename: finalName }
       } finally { closing.delete(uploadId) }
     })
@@ -351,7 +394,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     if (written !== undefined) return { index, bytes: length, sha256: written }
     const release = await opts.budget?.acquire(STREAM_WINDOW_BYTES)
     try {
-      const fh = meta.status === 'completed' ? await open(join(dir, meta.finalName!), 'r') : await openData(uploadId, 'r')
+      const fh = meta.status === 'completed' ? await open(sinkFilePath(dir, meta.namespace, meta.finalName!), 'r') : await openData(uploadId, 'r')
       try {
         return { index, bytes: length, sha256: await hashRegion(fh, index * meta.chunkSize, length) }
       } finally { await fh.close() }
@@ -363,7 +406,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   }, async (req, reply) => {
     const meta = await openMeta(req.params.uploadId)
     const range = parseRange(req.headers.range, meta.totalSize)
-    const fh = meta.status === 'completed' ? await open(join(dir, meta.finalName!), 'r') : await openData(req.params.uploadId, 'r')
+    const fh = meta.status === 'completed' ? await open(sinkFilePath(dir, meta.namespace, meta.finalName!), 'r') : await openData(req.params.uploadId, 'r')
     let sending = false
     try {
       const { size } = await fh.stat()
@@ -448,6 +491,9 @@ async function hashRegion (fh: FileHandle, offset: number, length: number): Prom
   } finally { hash.abort() }
 }
 
+/** The `org` query parameter that puts an upload in its organization's namespace (none for an upload without one). */
+const namespaceQuery = (upload: UploadSpec): Record<string, string> => upload.namespace !== undefined ? { org: upload.namespace } : {}
+
 const normaliseEtag = (etag: string): string => etag.replace(/^W\//, '').replace(/"/g, '').toLowerCase()
 
 /** Hard-links `source` as `name` in `dir`, or `stem-1.ext`, `stem-2.ext`, ...: link() never overwrites. */
@@ -466,7 +512,7 @@ async function linkUnderFreeName (source: string, dir: string, name: string): Pr
       if (await sameFile(source, join(dir, candidate))) return candidate
     }
   }
-  throw new SinkConflict(`no free name for ${name} in the sink directory`)
+  throw new SinkConflict(`no free name for ${name} in the sink`)
 }
 
 async function sameFile (a: string, b: string): Promise<boolean> {
@@ -502,17 +548,20 @@ export class NodeSinkDriver implements DestinationDriver {
     this.#fetch = options.fetch ?? fetch
   }
 
-  /** Asks the sink which name the file would get (sink-names.ts); a 409 there means none fits. */
+  /** Asks the sink which name the file would get in its organization's namespace (sink-names.ts); a 409 there means none fits. */
   async checkName (upload: UploadSpec): Promise<void> {
-    await discard(await this.#call('checkName', 'GET', `/sink/names?${new URLSearchParams({ filename: upload.filename })}`))
+    await discard(await this.#call('checkName', 'GET', `/sink/names?${new URLSearchParams({ filename: upload.filename, ...namespaceQuery(upload) })}`))
   }
 
   async begin (upload: UploadSpec): Promise<UploadState> {
     // One upload per transfer: a repeated begin (coordinator restarted before saving the state) is idempotent.
     const uploadId = UPLOAD_ID.test(upload.transferId) ? upload.transferId : createHash('sha256').update(upload.transferId).digest('hex')
-    const query = new URLSearchParams({ filename: upload.filename, size: String(upload.totalSize), chunkSize: String(upload.chunkSize) })
+    const query = new URLSearchParams({ filename: upload.filename, size: String(upload.totalSize), chunkSize: String(upload.chunkSize), ...namespaceQuery(upload) })
     await discard(await this.#call('begin', 'PUT', `/sink/uploads/${uploadId}?${query}`))
-    return { kind: 'node', uploadId, filename: upload.filename, totalSize: upload.totalSize, chunkSize: upload.chunkSize, totalChunks: upload.totalChunks }
+    return {
+      kind: 'node', uploadId, filename: upload.filename, totalSize: upload.totalSize, chunkSize: upload.chunkSize, totalChunks: upload.totalChunks,
+      ...(upload.namespace !== undefined ? { namespace: upload.namespace } : {})
+    }
   }
 
   async target (state: UploadState, chunk: ChunkCoordinates, expiresAt: number): Promise<DeliveryTarget> {
@@ -524,14 +573,20 @@ export class NodeSinkDriver implements DestinationDriver {
     return { method: 'PUT', url, headers: { 'content-type': 'application/octet-stream' }, expiresAt }
   }
 
-  async complete (state: UploadState, parts: DeliveredPart[]): Promise<void> {
+  /** Completes the upload; the answer names the file as the sink stored it (a clash in the namespace adds `-1`, ...). */
+  async complete (state: UploadState, parts: DeliveredPart[]): Promise<CompletedUpload> {
     const uploadId = this.#uploadId(state)
     const ordered = partsInOrder(parts, stateInteger(state, 'totalChunks'))
     const body = { parts: ordered.map(p => {
       if (!p.etag) throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', `chunk ${p.index} has no ETag`)
       return { index: p.index, etag: p.etag }
     }) }
-    await discard(await this.#call('complete', 'POST', `/sink/uploads/${uploadId}/complete`, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }))
+    const res = await this.#call('complete', 'POST', `/sink/uploads/${uploadId}/complete`, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    const text = (await boundedBody(res, CONTROL_ANSWER_BYTES, 'sink complete')).toString('utf8')
+    let answer: { filename?: unknown } | null = null
+    try { answer = JSON.parse(text) } catch {}
+    // Completed either way; a sink that names no file leaves the stored name unknown.
+    return typeof answer?.filename === 'string' && filenameProblem(answer.filename) === null ? { storedName: answer.filename } : {}
   }
 
   async abort (state: UploadState): Promise<void> {

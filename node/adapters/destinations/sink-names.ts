@@ -1,8 +1,11 @@
-// The name a finished file will get in a node sink, asked before any byte moves: a transfer whose
+// The name a finished file will get in a node sink, in its organization's namespace, asked before any
+// byte moves: a transfer whose
 // filename has no free name in the sink (it is taken and no `name-N.ext` variant fits in 255 bytes) is
 // refused when it is created, not after its delivery. Same signed-URL rule as every sink route
 // (sink-auth.ts); the naming rule is node-sink.ts's (`name`, then `name-1.ext`, `name-2.ext`, …).
-//   GET /sink/names?filename=…  → 200 { filename: <the name it would get now> } | 409 | 400
+//   GET /sink/names?filename=…&org=…  → 200 { filename: <the name it would get now> } | 409 | 400
+// Only the organization's own directory is looked at: the answer is the same whatever other
+// organizations hold (docs/destinations.md#tenant-namespaces).
 // This is a check, not a reservation: a name taken between create and complete still gets the next
 // free variant at complete.
 import { stat } from 'node:fs/promises'
@@ -13,6 +16,7 @@ import { toProblem, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
 import { SinkBadFilename, SinkConflict } from '../../../api/errors.ts'
 import { verifySinkRequest, type SinkAuthOptions } from './sink-auth.ts'
 import { filenameProblem, normalizeFilename, MAX_FILENAME_BYTES } from './filename.ts'
+import { namespaceDir, NAMESPACE_PATTERN } from './node-sink.ts'
 
 const MAX_NAME_SUFFIX = 1000
 
@@ -33,7 +37,10 @@ export async function freeNameFor (dir: string, filename: string): Promise<strin
 
 export interface SinkNameRoutesOptions extends SinkAuthOptions { dir: string }
 
-const NameQuery = Type.Object({ filename: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: true })
+const NameQuery = Type.Object({
+  filename: Type.String({ minLength: 1, maxLength: 1024 }),
+  org: Type.Optional(Type.String({ pattern: NAMESPACE_PATTERN }))
+}, { additionalProperties: true })
 
 export const sinkNameRoutes: FastifyPluginAsync<SinkNameRoutesOptions> = async function sinkNameRoutes (app, opts) {
   app.setErrorHandler((err: FastifyError, req, reply) => {
@@ -45,7 +52,7 @@ export const sinkNameRoutes: FastifyPluginAsync<SinkNameRoutesOptions> = async f
     const filename = normalizeFilename(req.query.filename)
     const problem = filenameProblem(filename)
     if (problem !== null) throw new SinkBadFilename(problem)
-    const name = await freeNameFor(opts.dir, filename)
+    const name = await freeNameFor(namespaceDir(opts.dir, req.query.org), filename)
     if (name === null) throw new SinkConflict(`${filename} is taken in the sink and no variant of it fits in ${MAX_FILENAME_BYTES} bytes`)
     return { filename: name }
   })

@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { REPO, runCli, runCliOnce } from '../../helpers/proc.ts'
-import { startTestDevnet, sha256, testBytes } from '../../helpers/devnet.ts'
+import { startTestDevnet, sinkFile, sha256, testBytes } from '../../helpers/devnet.ts'
 
 const KIB = 1024
 const MIB = 1024 * KIB
@@ -64,7 +64,7 @@ t.test('the profile workflow against a devnet', { timeout: 600_000 }, async t =>
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const key = await dn.clientKey('enterprise')
   const secret = key.slice(22)
-  const sink = join(dn.data, 'orchestrator', 'sink')
+  const orgId = await dn.orgId()
   // Nothing from the developer's own environment: a private config file, no BWN_API/BWN_KEY.
   const env = { BWN_CONFIG: join(dir, 'config.json'), BWN_STATE_DIR: join(dir, 'state'), BWN_KEYSTORE: join(dir, 'no-keystore.json'), BWN_API: '', BWN_KEY: '', BWN_PROFILE: '', CI: 'true', BWN_PROGRESS_INTERVAL_MS: '200' }
   const last = (stdout: string): any => JSON.parse(stdout.trim().split('\n').at(-1)!)
@@ -122,7 +122,7 @@ t.test('the profile workflow against a devnet', { timeout: 600_000 }, async t =>
     t.match(run.stderr(), /^FILE +SIZE +TRANSFER +STATUS +TIME$/m, 'the summary table')
     t.equal(run.stderr().split('\n').filter(l => / completed +[0-9]/.test(l)).length, 5, 'one completed row per file')
     t.match(run.stderr(), /^files: \d\/5 done \| upload: \d+\/6 chunks/m, 'progress counts files and chunks')
-    for (const [name, bytes] of files) t.equal(sha256(await readFile(join(sink, name.split('/').at(-1)!))), sha256(bytes), `${name} delivered byte for byte`)
+    for (const [name, bytes] of files) t.equal(sha256(await readFile(sinkFile(dn.data, orgId, name.split('/').at(-1)!))), sha256(bytes), `${name} delivered byte for byte`)
   })
 
   let pendingId = ''
@@ -185,7 +185,7 @@ t.test('the profile workflow against a devnet', { timeout: 600_000 }, async t =>
     const summary = last(resumed.stdout)
     t.match(summary, { status: 'completed', resumed: true })
     t.ok(summary.chunks_skipped >= 1 && summary.chunks_skipped + summary.chunks_uploaded === 3, `only the missing chunks were sent (${summary.chunks_skipped} skipped)`)
-    t.equal(sha256(await readFile(join(sink, 'interrupted.bin'))), sha256(bytes))
+    t.equal(sha256(await readFile(sinkFile(dn.data, orgId, 'interrupted.bin'))), sha256(bytes))
   })
 
   await t.test('on a terminal: a redrawn bar with bytes, rate and ETA, then one human line', async t => {

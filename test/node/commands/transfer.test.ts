@@ -11,6 +11,7 @@ import { bootstrapDevnetKeys } from '../../../api/accounts/devnet.ts'
 import { statePathFor } from '../../../node/transfers/upload-state.ts'
 import { runCliOnce } from '../../helpers/proc.ts'
 import { silentLogger } from '../../helpers/logger.ts'
+import { sinkFile } from '../../helpers/devnet.ts'
 
 const MIB = 1024 * 1024
 const FILE_BYTES = 40 * MIB // three chunks: 16 + 16 + 8 MiB
@@ -29,7 +30,7 @@ t.test('transfer put and status against a devnet', async t => {
   t.teardown(() => devnet.stop())
   const file = await devnet.start()
   const env = { BWN_API: file.baseUrl, BWN_KEY: file.keys.client!, BWN_STATE_DIR: stateDir, CI: 'true', BWN_KEYSTORE: join(dir, 'no-keystore.json') }
-  const sink = join(data, 'orchestrator', 'sink')
+  const orgId = (await devnet.orchestrator.accounts!.listOrganizations())[0]!.id
   const api = async (path: string): Promise<any> => (await fetch(`${file.baseUrl}${path}`, { headers: { authorization: `Bearer ${file.keys.client}` } })).json()
   const summaryOf = (stdout: string): any => JSON.parse(stdout.trim().split('\n').at(-1)!)
 
@@ -44,7 +45,7 @@ t.test('transfer put and status against a devnet', async t => {
     const summary = summaryOf(run.stdout)
     t.match(summary, { event: 'transfer_put', transfer_id: id, status: 'completed', resumed: false, chunks_total: 3, chunks_uploaded: 3, chunks_created: 3, chunks_duplicate: 0, bytes_uploaded: FILE_BYTES, error: null })
     t.match(run.stderr, /upload: \d+\/3 chunks/, 'plain progress lines without a TTY')
-    t.equal(sha256(await readFile(join(sink, 'whole.bin'))), sha256(bytes), 'the sink holds the same bytes')
+    t.equal(sha256(await readFile(sinkFile(data, orgId, 'whole.bin'))), sha256(bytes), 'the sink holds the same bytes')
 
     const status = await runCliOnce(['transfer', 'status', id], env)
     t.equal(status.code, 0, status.stderr)
@@ -78,7 +79,7 @@ t.test('transfer put and status against a devnet', async t => {
     // Only chunks 1 and 2 were posted, and both were new to the API (a resend of 0 would be a duplicate).
     t.match(summaryOf(second.stdout), { status: 'completed', resumed: true, chunks_uploaded: 2, chunks_created: 2, chunks_duplicate: 0, chunks_skipped: 1, bytes_uploaded: 24 * MIB })
     t.match(await api(`/transfers/${id}`), { status: 'completed', chunks: { received: 3, delivered: 3 } })
-    t.equal(sha256(await readFile(join(sink, 'resumed.bin'))), sha256(bytes), 'the sink holds the same bytes')
+    t.equal(sha256(await readFile(sinkFile(data, orgId, 'resumed.bin'))), sha256(bytes), 'the sink holds the same bytes')
   })
 
   await t.test('a state file naming a transfer the API does not know starts a new transfer', async t => {

@@ -7,7 +7,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startTestDevnet, apiClient, upload, waitForStatus, sha256, testBytes } from '../../helpers/devnet.ts'
+import { startTestDevnet, sinkFile, apiClient, upload, waitForStatus, sha256, testBytes } from '../../helpers/devnet.ts'
 import { eventually } from '../../helpers/proc.ts'
 
 const SIZE = 3 * 1024 * 1024 + 17
@@ -60,5 +60,5 @@ t.test('a worker PUT captured by a tenant\'s http destination does not verify at
   t.ok([200, 202].includes(fin.status), `finalize ${fin.status}`)
   const done = await waitForStatus(apiA, transferA.id, ['completed', 'failed'], 60_000)
   t.equal(done.status, 'completed', JSON.stringify(done.error))
-  t.equal(sha256(await readFile(join(net.data, 'orchestrator', 'sink', 'victim.bin'))), sha256(dataA), 'A\'s file holds A\'s bytes')
+  t.equal(sha256(await readFile(sinkFile(net.data, await net.orgId(), 'victim.bin'))), sha256(dataA), 'A\'s file holds A\'s bytes')
 })

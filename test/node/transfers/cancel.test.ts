@@ -1,14 +1,16 @@
 // Acceptance: cancel mid-way — no destination writes after the cancel returns; cancel is idempotent.
 import t from 'tap'
 import { readdir, stat } from 'node:fs/promises'
-import { join } from 'node:path'
-import { startTestDevnet, apiClient, sendChunks, testBytes } from '../../helpers/devnet.ts'
+import { dirname, join } from 'node:path'
+import { startTestDevnet, sinkFile, apiClient, sendChunks, testBytes } from '../../helpers/devnet.ts'
 import { eventually } from '../../helpers/proc.ts'
 
 t.test('cancel mid-way: the upload is aborted before the answer and nothing lands after it', async t => {
   const net = await startTestDevnet(t, { workers: 2 })
   const api = apiClient(net.file.baseUrl, await net.clientKey('enterprise'))
   const sink = join(net.data, 'orchestrator', 'sink')
+  // Where the file would land: the organization's namespace, made by its first completed file.
+  const orgDir = dirname(sinkFile(net.data, await net.orgId(), 'cancelled.bin'))
   const data = testBytes(192 * 1024 * 1024, 9)
   const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: net.file.nodes[0]!.hotkey, total_size: data.byteLength, filename: 'cancelled.bin', tier: 'STANDARD' } })
   const transfer = created.body
@@ -31,15 +33,15 @@ t.test('cancel mid-way: the upload is aborted before the answer and nothing land
   // has reported, in a heartbeat received after the cancel returned, that it holds no task any more
   // (the cancel reaches a worker after every offer sent before it): by then each one has dropped or
   // finished whatever it held, so any late write has been tried.
-  const sinkMtime = (await stat(sink)).mtimeMs
+  const namespacesMtime = (await stat(dirname(orgDir))).mtimeMs
   const orchestrator = net.devnet.orchestrator
   await eventually(async () => {
     const workers = (await orchestrator.membership.view()).peers.filter(p => p.role === 'worker')
     return workers.length === 2 && workers.every(p => p.lastSeenAt > cancelReturnedAt && p.load === 0)
   }, 30_000, 'every worker to report an empty load after the cancel', 100)
   t.same(await partials(), [], 'no partial upload reappears')
-  t.notOk((await readdir(sink)).includes('cancelled.bin'), 'no object is written')
-  t.equal((await stat(sink)).mtimeMs, sinkMtime, 'the sink directory did not change after the cancel')
+  t.same(await readdir(orgDir).catch(() => []), [], 'no object is written')
+  t.equal((await stat(dirname(orgDir))).mtimeMs, namespacesMtime, 'the namespaces did not change after the cancel')
 
   const again = await api(`/transfers/${transfer.id}`, { method: 'DELETE' })
   t.equal(again.status, 200, 'cancel is idempotent')

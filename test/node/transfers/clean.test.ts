@@ -4,7 +4,7 @@
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startTestDevnet, apiClient, sendChunks, waitForStatus, sha256, testBytes } from '../../helpers/devnet.ts'
+import { startTestDevnet, sinkFile, apiClient, sendChunks, waitForStatus, sha256, testBytes } from '../../helpers/devnet.ts'
 import { eventually } from '../../helpers/proc.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 
@@ -23,7 +23,7 @@ t.test('a clean multi-chunk transfer: pipelined, zero recovery attempts, identic
   t.equal((await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })).status, 202)
   const done = await waitForStatus(api, transfer.id, ['completed', 'failed'], 180_000)
   t.equal(done.status, 'completed', JSON.stringify(done.error))
-  t.equal(sha256(await readFile(join(net.data, 'orchestrator', 'sink', 'clean.bin'))), sha256(data), 'identical sha256')
+  t.equal(sha256(await readFile(sinkFile(net.data, await net.orgId(), 'clean.bin'))), sha256(data), 'identical sha256')
 
   const store = net.devnet.orchestrator.store
   const rows = async (table: string): Promise<any[]> => (await collect(store.table<any>(table as never), prefixRange(`${transfer.id}/`))).map(([, r]) => r)

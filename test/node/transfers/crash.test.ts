@@ -15,9 +15,9 @@ interface Test {
 import { once } from 'node:events'
 import { readFile, readdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, dirname } from 'node:path'
 import { eventually } from '../../helpers/proc.ts'
-import { apiClient, sha256, testBytes, startDevnetProcess, mintClientKey, type Api, type DevnetProcess } from '../../helpers/devnet.ts'
+import { apiClient, sha256, testBytes, startDevnetProcess, mintClientKey, devnetOrgId, sinkFile, type Api, type DevnetProcess } from '../../helpers/devnet.ts'
 
 // Five phases, each two devnet starts: more than the default per-file budget on a loaded machine.
 t.setTimeout(20 * 60_000)
@@ -58,10 +58,12 @@ async function waitDone (api: Api, id: string): Promise<any> {
   }, DONE_TIMEOUT_MS, `transfer ${id} to finish`, 500)
 }
 
-async function checkSink (t: Test, data: string, filename: string, bytes: Uint8Array): Promise<void> {
+async function checkSink (t: Test, data: string, orgId: string, filename: string, bytes: Uint8Array): Promise<void> {
   const sink = join(data, 'orchestrator', 'sink')
-  t.equal(sha256(await readFile(join(sink, filename))), sha256(bytes), 'identical sha256 at the destination')
-  t.same((await readdir(sink)).filter(f => !f.startsWith('.')), [filename], 'one object, no second copy under another name')
+  const stored = sinkFile(data, orgId, filename)
+  t.equal(sha256(await readFile(stored)), sha256(bytes), 'identical sha256 at the destination')
+  t.same(await readdir(dirname(stored)), [filename], 'one object, no second copy under another name')
+  t.same((await readdir(sink)).filter(f => !f.startsWith('.')), ['orgs'], 'nothing outside the organizations\' namespaces')
   // The sink keeps a completed upload's small metadata record (so a repeated complete is answered), no data.
   t.same((await readdir(join(sink, '.partial'))).filter(f => !f.endsWith('.json')), [], 'no partial data left in the sink')
 }
@@ -123,6 +125,8 @@ for (const [n, phase] of phases.entries()) {
 
     const first = await startDevnet(t, data, [`crash-${phase.point.replaceAll('_', '-')}`])
     const key = await mintClientKey(first.baseUrl, first.file.keys.admin, 'crash test')
+    // Asked now: each devnet start bootstraps another organization of its own; the key's is the first.
+    const orgId = await devnetOrgId(first.baseUrl, first.file.keys.admin)
     const hotkey = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8')).nodes[0].hotkey
     let api = apiClient(first.baseUrl, key)
     const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: hotkey, total_size: SIZE, filename, tier: 'STANDARD' } })
@@ -138,7 +142,7 @@ for (const [n, phase] of phases.entries()) {
     const done = await waitDone(api, transfer.id)
     t.equal(done.status, 'completed', JSON.stringify(done.error))
     t.match(done.chunks, { received: 3, delivered: 3, total: 3 })
-    await checkSink(t, data, filename, bytes)
+    await checkSink(t, data, orgId, filename, bytes)
     const fin = await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
     t.equal(fin.status, 200, 'finalize of the completed transfer answers 200')
     await second.proc.stop('SIGTERM')

@@ -18,7 +18,7 @@ const AT = '2026-11-23T12:00:00.000Z'
 
 function recordAt (delivered: number, status: TransferRecord['status'] = 'in_progress'): TransferRecord {
   return {
-    id: ID, status, tier: 'STANDARD', sender_hotkey: '5Sender', destination_id: 'd', transfer_name: 'f', metadata: { name: 'f' }, total_size: 4, chunk_size: 1, total_chunks: 4,
+    id: ID, status, tier: 'STANDARD', sender_hotkey: '5Sender', destination_id: 'd', transfer_name: 'f', stored_filename: null, metadata: { name: 'f' }, total_size: 4, chunk_size: 1, total_chunks: 4,
     chunks: { received: 4, delivered, verified: delivered, total: 4 }, bytes: { received: 4, delivered, total: 4 },
     finalize_requested: true, created_at: AT, updated_at: `2026-11-23T12:00:0${delivered}.000Z`, started_at: AT, finalized_at: AT,
     completed_at: status === 'completed' ? AT : null, error: null

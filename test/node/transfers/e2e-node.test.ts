@@ -2,7 +2,7 @@
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startTestDevnet, apiClient, upload, waitForStatus, sha256, testBytes } from '../../helpers/devnet.ts'
+import { startTestDevnet, sinkFile, apiClient, upload, waitForStatus, sha256, testBytes } from '../../helpers/devnet.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 
 const SIZE = 256 * 1024 * 1024
@@ -18,7 +18,7 @@ t.test('256 MiB to the node destination, byte for byte, moved in parallel over H
   const done = await waitForStatus(api, transfer.id, ['completed', 'failed'], 120_000)
   t.equal(done.status, 'completed', JSON.stringify(done.error))
   t.same(done.chunks, { received: 16, delivered: 16, verified: 16, total: 16 }, 'every chunk verified by the devnet validator')
-  const written = await readFile(join(net.data, 'orchestrator', 'sink', 'big.bin'))
+  const written = await readFile(sinkFile(net.data, await net.orgId(), 'big.bin'))
   t.equal(written.byteLength, SIZE)
   t.equal(sha256(written), sha256(data), 'identical sha256')
 

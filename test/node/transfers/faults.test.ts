@@ -3,7 +3,7 @@
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startTestDevnet, apiClient, upload, sendChunks, waitForStatus, sha256, testBytes } from '../../helpers/devnet.ts'
+import { startTestDevnet, sinkFile, apiClient, upload, sendChunks, waitForStatus, sha256, testBytes } from '../../helpers/devnet.ts'
 import { runCli, eventually } from '../../helpers/proc.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 
@@ -55,7 +55,7 @@ t.test('a worker killed mid-transfer: the transfer completes and an intervention
   await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
   const done = await waitForStatus(api, transfer.id, ['completed', 'failed'], 90_000)
   t.equal(done.status, 'completed', JSON.stringify(done.error))
-  t.equal(sha256(await readFile(join(net.data, 'orchestrator', 'sink', 'killed.bin'))), sha256(data), 'destination object intact')
+  t.equal(sha256(await readFile(sinkFile(net.data, await net.orgId(), 'killed.bin'))), sha256(data), 'destination object intact')
   const interventions = (await collect(orch.store.table<any>('overseer_interventions'), prefixRange(`${transfer.id}/`))).map(([, r]) => r)
   const moved = interventions.filter(r => r.previous_worker_id === victimKey)
   t.ok(moved.length >= 1, `${moved.length} intervention rows for the killed worker`)
@@ -77,7 +77,7 @@ t.test('a corrupting worker never produces a wrong destination object', async t 
   await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
   const done = await waitForStatus(api, transfer.id, ['completed', 'failed'], 90_000)
   t.equal(done.status, 'completed', JSON.stringify(done.error))
-  t.equal(sha256(await readFile(join(net.data, 'orchestrator', 'sink', 'corrupt.bin'))), sha256(data), 'the object is right, whatever the liar wrote')
+  t.equal(sha256(await readFile(sinkFile(net.data, await net.orgId(), 'corrupt.bin'))), sha256(data), 'the object is right, whatever the liar wrote')
 
   const results = (await collect(orch.store.table<any>('task_results'), prefixRange(`${transfer.id}/`))).map(([, r]) => r)
   const caught = results.filter(r => r.worker_id === liar.key.address)

@@ -1,19 +1,21 @@
 // Issue 10 item 9: a filename that could never be linked in the sink (taken, and too long for a
 // `-1` variant) is refused when the transfer is created, not after its delivery.
 import t from 'tap'
-import { writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
-import { startTestDevnet, apiClient } from '../../helpers/devnet.ts'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { startTestDevnet, apiClient, sinkFile } from '../../helpers/devnet.ts'
 
 t.test('taken names are checked at create', async t => {
   const net = await startTestDevnet(t, { workers: 1 })
   const api = apiClient(net.file.baseUrl, await net.clientKey('enterprise'))
   const hotkey = net.file.nodes[0]!.hotkey
-  const sink = join(net.data, 'orchestrator', 'sink')
+  const orgId = await net.orgId()
   const long = `${'n'.repeat(250)}.bin` // 254 bytes: "-1" would make 256
   const medium = `${'m'.repeat(200)}.bin`
-  await writeFile(join(sink, long), 'already here')
-  await writeFile(join(sink, medium), 'already here')
+  // Files the organization already holds in its namespace of the sink.
+  await mkdir(dirname(sinkFile(net.data, orgId, long)), { recursive: true })
+  await writeFile(sinkFile(net.data, orgId, long), 'already here')
+  await writeFile(sinkFile(net.data, orgId, medium), 'already here')
   const create = (filename: string) => api('/transfers/create', { method: 'POST', json: { sender_hotkey: hotkey, total_size: 1000, filename, tier: 'STANDARD' } })
   const taken = await create(long)
   t.equal(taken.status, 409, 'a 254-byte name already in the sink')

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import ts from 'typescript'
 import { generate } from 'openapi-typescript-codegen'
-import { startTestDevnet, sha256, testBytes } from '../../helpers/devnet.ts'
+import { startTestDevnet, sinkFile, sha256, testBytes } from '../../helpers/devnet.ts'
 import { eventually } from '../../helpers/proc.ts'
 
 t.test('a client from a second generator compiles and runs a transfer against the devnet', async t => {
@@ -50,7 +50,7 @@ t.test('a client from a second generator compiles and runs a transfer against th
     return ['completed', 'failed'].includes(r.status) ? r : undefined
   }, 60_000, 'the transfer to end', 200)
   t.equal(done.status, 'completed')
-  t.equal(sha256(await readFile(join(net.data, 'orchestrator', 'sink', 'generated.bin'))), sha256(data), 'the destination holds the exact bytes')
+  t.equal(sha256(await readFile(sinkFile(net.data, await net.orgId(), 'generated.bin'))), sha256(data), 'the destination holds the exact bytes')
 
   // The document's statuses reach the generated client too: an unknown transfer is its ApiError, a 404
   // with the problem's code.

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startTestDevnet, apiClient, upload, waitForStatus, sha256, testBytes, type TestDevnet, type Api } from '../../helpers/devnet.ts'
+import { startTestDevnet, sinkFile, apiClient, upload, waitForStatus, sha256, testBytes, type TestDevnet, type Api } from '../../helpers/devnet.ts'
 import { eventually } from '../../helpers/proc.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 import type { TableName } from '../../../actors/ports.ts'
@@ -27,7 +27,7 @@ async function timedTransfer (t: { equal (a: unknown, b: unknown, msg: string): 
   const done = await waitForStatus(api, transfer.id, ['completed', 'failed'], 120_000)
   const ms = Date.now() - t0
   t.equal(done.status, 'completed', `${filename} completed`)
-  t.equal(sha256(await readFile(join(net.data, 'orchestrator', 'sink', filename))), sha256(data), `${filename}: the destination holds the exact bytes`)
+  t.equal(sha256(await readFile(sinkFile(net.data, await net.orgId(), filename))), sha256(data), `${filename}: the destination holds the exact bytes`)
   return { id: transfer.id, ms }
 }
 

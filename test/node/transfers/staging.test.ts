@@ -6,7 +6,7 @@ import t from 'tap'
 import { eventually } from '../../helpers/proc.ts'
 import { readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startTestDevnet, apiClient, waitForStatus, sha256, testBytes, type Api } from '../../helpers/devnet.ts'
+import { startTestDevnet, sinkFile, apiClient, waitForStatus, sha256, testBytes, type Api } from '../../helpers/devnet.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 
 const MIB = 1024 * 1024
@@ -89,7 +89,7 @@ t.test('a staged blob damaged on disk is healed by the next upload of the same b
   t.ok([200, 202].includes((await api(`/transfers/${b.id}/finalize`, { method: 'POST' })).status))
   const done = await waitForStatus(api, b.id, ['completed', 'failed'], 120_000)
   t.equal(done.status, 'completed', JSON.stringify(done.error))
-  t.equal(sha256(await readFile(join(net.data, 'orchestrator', 'sink', 'b.bin'))), digest, 'identical sha256 at the destination')
+  t.equal(sha256(await readFile(sinkFile(net.data, await net.orgId(), 'b.bin'))), digest, 'identical sha256 at the destination')
   t.ok((await readFile(path).then(() => true, () => false)), 'A still references the blob, so it stays')
   t.equal((await api(`/transfers/${a.id}`, { method: 'DELETE' })).status, 200)
   t.same(await eventually(async () => { const f = await blobFiles(blobs); return f.length === 0 ? f : false }, 30_000, 'blob released').catch(async () => await blobFiles(blobs)), [], 'deleted with the last reference')

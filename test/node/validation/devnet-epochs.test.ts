@@ -6,7 +6,7 @@
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startTestDevnet, apiClient, upload, waitForStatus, sha256, testBytes } from '../../helpers/devnet.ts'
+import { startTestDevnet, sinkFile, apiClient, upload, waitForStatus, sha256, testBytes } from '../../helpers/devnet.ts'
 import { eventually } from '../../helpers/proc.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 import { listEpochSnapshots, epochSummaryRecord, weightsProof } from '../../../actors/validator/snapshots.ts'
@@ -56,7 +56,7 @@ t.test('a corrupting worker is caught by verification and penalized itself; its 
   await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
   const done = await waitForStatus(api, transfer.id, ['completed', 'failed'], 120_000)
   t.equal(done.status, 'completed', JSON.stringify(done.error))
-  t.equal(sha256(await readFile(join(net.data, 'orchestrator', 'sink', 'caught.bin'))), sha256(data), 'the transfer completed correctly')
+  t.equal(sha256(await readFile(sinkFile(net.data, await net.orgId(), 'caught.bin'))), sha256(data), 'the transfer completed correctly')
 
   const results = (await collect(a.store.table<any>('task_results'), prefixRange(`${transfer.id}/`))).map(([, r]) => r)
   t.ok(results.some(r => r.worker_id === liar.key.address && r.outcome === 'integrity_mismatch'), 'the liar\'s delivery was caught')

@@ -7,7 +7,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cryptoReady, newHotkey, signUrl, authorityOf } from '../../../../protocol/index.ts'
-import { sinkRoutes, NodeSinkDriver } from '../../../../node/adapters/destinations/node-sink.ts'
+import { sinkRoutes, NodeSinkDriver, namespaceDir } from '../../../../node/adapters/destinations/node-sink.ts'
 import { sinkNameRoutes } from '../../../../node/adapters/destinations/sink-names.ts'
 import { filenameProblem, normalizeFilename } from '../../../../node/adapters/destinations/filename.ts'
 import { sendableName } from '../../../../node/commands/transfer.ts'
@@ -64,14 +64,16 @@ t.test('the sink: NFC and NFD are one name; U+202E is refused with a 400 problem
   baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
   t.teardown(() => app.close())
   const driver = new NodeSinkDriver({ baseUrl, key: coordinator })
+  const org = '6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b' // every file of one organization, in its namespace
+  const orgDir = namespaceDir(dir, org)
   const signed = (method: string, path: string): string => signUrl({ method, url: new URL(path, baseUrl), audience: 'bwnet-sink', expiresAt: Date.now() + 60_000, key: coordinator })
   const nameFor = async (filename: string) => {
-    const res = await fetch(signed('GET', `/sink/names?${new URLSearchParams({ filename })}`))
+    const res = await fetch(signed('GET', `/sink/names?${new URLSearchParams({ filename, org })}`))
     return { status: res.status, type: res.headers.get('content-type'), body: await res.json() as { filename?: string, code?: string, detail?: string } }
   }
   const deliver = async (transferId: string, filename: string): Promise<void> => {
     const body = Buffer.from('hello')
-    const state = await driver.begin({ transferId, filename, totalSize: body.length, chunkSize: body.length, totalChunks: 1 })
+    const state = await driver.begin({ transferId, filename, totalSize: body.length, chunkSize: body.length, totalChunks: 1, namespace: org })
     const target = await driver.target(state, { index: 0, offset: 0, length: body.length, attemptSlot: 0 }, Date.now() + 60_000)
     const put = await fetch(target.url, { method: 'PUT', headers: target.headers, body: new Uint8Array(body) })
     await driver.complete(state, [{ index: 0, attemptSlot: 0, etag: put.headers.get('etag') }])
@@ -80,11 +82,11 @@ t.test('the sink: NFC and NFD are one name; U+202E is refused with a 400 problem
   const first = await nameFor(NFD)
   t.equal(first.body.filename, NFC, `the name asked in NFD is answered in NFC: ${JSON.stringify(first)}`)
   await deliver('t-nfd', NFD)
-  t.same(await readdir(dir).then(l => l.filter(n => !n.startsWith('.'))), [NFC], 'the NFD name landed as its NFC form')
+  t.same(await readdir(orgDir), [NFC], 'the NFD name landed as its NFC form')
   t.equal((await nameFor(NFC)).body.filename, 'caf\u00e9-1.txt', 'the NFC spelling sees the name as taken')
   t.equal((await nameFor(NFD)).body.filename, 'caf\u00e9-1.txt', 'so does the NFD spelling')
   await deliver('t-nfc', NFC)
-  const names = (await readdir(dir)).filter(n => !n.startsWith('.')).sort()
+  const names = (await readdir(orgDir)).sort()
   t.same(names, ['caf\u00e9-1.txt', NFC], 'two files, no look-alike twin')
   t.notOk(names.includes(NFD))
 
