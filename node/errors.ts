@@ -2,8 +2,7 @@
 // `code` documented in docs/errors.md (a test checks every code thrown anywhere). The errors of the
 // actors' ports (chain, destinations, chunk moves, asks) live in actors/errors.ts; the HTTP API's in
 // api/errors.ts. Branch on `code`, never on the message.
-import type { AddressClass } from './adapters/destinations/url-policy.ts'
-import type { PutSummary } from './commands/transfer.ts'
+import type { PutSummary } from './transfers/put-summary.ts'
 
 // Configuration, keys and the command line.
 export class ConfigError extends Error {
@@ -92,6 +91,9 @@ export class BodyTooShortError extends Error {
 }
 
 // Destination policy.
+/** What kind of address a destination policy refuses (url-policy.ts classifies). */
+export type AddressClass = 'loopback' | 'private' | 'link_local' | 'multicast' | 'unspecified' | 'reserved'
+
 /** A destination URL or header the policy refuses; `reason` is stable. */
 export class DestinationPolicyError extends Error {
   constructor (readonly kind: 'url' | 'header', readonly reason: string, message: string) { super(message) }
