@@ -38,6 +38,18 @@ export class ApiProblem extends Error {
 /** A request that kept failing transiently until the retry budget ran out. */
 export class ApiUnavailable extends Error {
   readonly code = 'BWN_ERR_CLI_API_UNAVAILABLE'
+  constructor (detail: string) { super(`BWN_ERR_CLI_API_UNAVAILABLE: ${detail}`) }
+}
+
+/**
+ * Nothing answers at the API's address (connection refused, no such host, no route) and nothing has
+ * answered there in this run: waiting will not make it appear, so the command stops at once.
+ */
+export class ApiUnreachable extends Error {
+  readonly code = 'BWN_ERR_CLI_API_UNREACHABLE'
+  constructor (readonly address: string, readonly reason: string) {
+    super(`BWN_ERR_CLI_API_UNREACHABLE: cannot reach the API at ${address} (${reason}); is it running? The address comes from --api, BWN_API or the profile (bwnet login)`)
+  }
 }
 
 /** `put` stopped on an error after the transfer id was printed: the error and the summary so far. */

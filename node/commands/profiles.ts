@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { DEFAULT_API } from './http-call.ts'
 import { CliError, UsageError, Interrupted } from './common.ts'
 import { createApiClient } from '../../api/client/index.ts'
+import { hostPort, networkCode } from '../transfers/reach.ts'
 
 export const CONFIG_VERSION = 1
 export const DEFAULT_PROFILE = 'default'
@@ -148,7 +149,7 @@ async function verifyKey (api: string, key: string): Promise<void> {
   try {
     res = (await client.GET('/transfers', { params: { query: { limit: 1 } }, signal: AbortSignal.timeout(VERIFY_TIMEOUT_MS) })).response
   } catch (err) {
-    throw new CliError(`cannot reach ${api}: ${(err as Error).message} (use --no-verify to save the profile anyway)`)
+    throw new CliError(`BWN_ERR_CLI_API_UNREACHABLE: cannot reach the API at ${hostPort(api)} (${networkCode(err) ?? (err as Error).message}); use --no-verify to save the profile anyway`)
   }
   if (res.status === 401 || res.status === 403) throw new CliError(`the API at ${api} refused the key (${res.status}); nothing was saved`)
   if (!res.ok && res.status !== 429) throw new CliError(`the API at ${api} answered ${res.status}; nothing was saved (use --no-verify to save anyway)`)
