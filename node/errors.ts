@@ -23,6 +23,17 @@ export class UsageError extends Error {
   readonly code = 'BWN_ERR_USAGE'
 }
 
+/** Stdin ended before the --size it was declared with: the stdin put's transfer is cancelled. */
+export class InputShort extends Error {
+  readonly code = 'BWN_ERR_CLI_INPUT_SHORT'
+}
+
+/** A local file differs from what a transfer holds (`bwnet transfer verify`). */
+export class VerifyMismatch extends Error {
+  readonly code = 'BWN_ERR_CLI_VERIFY_MISMATCH'
+  constructor (detail: string) { super(`BWN_ERR_CLI_VERIFY_MISMATCH: ${detail}`) }
+}
+
 /** Stopped by Ctrl-C (SIGINT): exit 130. */
 export class Interrupted extends Error {
   readonly code = 'BWN_ERR_INTERRUPTED'

@@ -18,5 +18,9 @@ export interface PutSummary {
   upload_ms: number
   elapsed_ms: number
   state_file: string | null
+  /** The whole file's sha256 (hex); null for a stdin put that did not send every byte. */
+  sha256: string | null
+  /** The name (or relative path) the transfer was created with. */
+  filename: string
   error: { code: string, message: string } | null
 }

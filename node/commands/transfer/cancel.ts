@@ -3,12 +3,12 @@ import { Command } from 'commander'
 import { TransferApiClient, ApiProblem } from '../../transfers/api-client.ts'
 import { CliError } from '../common.ts'
 import { addClientOptions, resolveCredentials, type ClientFlags } from '../profiles.ts'
-import { asNotFound, resolveId } from './shared.ts'
+import { asNotFound, machineOutput, resolveId } from './shared.ts'
 
 export function cancelCommand (): Command {
   return addClientOptions(new Command('cancel').argument('<id...>'))
     .description('cancel transfers (ids or unique prefixes): nothing more is delivered; frees a slot of your plan')
-    .option('--json', 'one JSON line per transfer')
+    .option('--json', 'one JSON line per transfer (the default when stdout is not a terminal)')
     .action(async (ids: string[], opts: ClientFlags & { json?: boolean }) => {
       const creds = await resolveCredentials(opts)
       const client = new TransferApiClient(creds.api, creds.key)
@@ -17,7 +17,7 @@ export function cancelCommand (): Command {
       for (const given of ids) {
         try {
           const record = await client.cancel(await resolveId(client, given))
-          process.stdout.write(opts.json === true ? JSON.stringify(record) + '\n' : `${record.id} ${record.status}\n`)
+          process.stdout.write(machineOutput(opts) ? JSON.stringify(record) + '\n' : `${record.id} ${record.status}\n`)
         } catch (err) {
           const e = asNotFound(err, given)
           if (!(e instanceof ApiProblem) || ids.length === 1) throw e

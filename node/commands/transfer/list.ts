@@ -4,14 +4,14 @@ import { TransferApiClient } from '../../transfers/api-client.ts'
 import { formatBytes } from '../../transfers/progress.ts'
 import { addClientOptions, resolveCredentials, type ClientFlags } from '../profiles.ts'
 import type { TransferRecord } from '../../../api/transfers.ts'
-import { LIST_PAGE, positiveInt, table, type Status } from './shared.ts'
+import { LIST_PAGE, positiveInt, table, machineOutput, type Status } from './shared.ts'
 
 export function listCommand (): Command {
   return addClientOptions(new Command('list'))
     .description('your transfers, newest first')
     .addOption(new Option('--status <status>', 'only transfers in this status').choices(['pending', 'in_progress', 'completed', 'failed', 'cancelled']))
     .option('--limit <n>', 'at most this many (1..1000)', positiveInt(1000), 50)
-    .option('--json', 'one JSON line: {items, total}')
+    .option('--json', 'one JSON line: {items, total} (the default when stdout is not a terminal)')
     .action(async (opts: ClientFlags & { status?: Status, limit: number, json?: boolean }) => {
       const creds = await resolveCredentials(opts)
       const client = new TransferApiClient(creds.api, creds.key, { onWait: w => { if (w.reason === 'rate_limited') process.stderr.write(`rate limited, resuming in ${Math.ceil(w.ms / 1000)} s\n`) } })
@@ -23,7 +23,7 @@ export function listCommand (): Command {
         total = page.total
         if (page.items.length === 0 || items.length >= total) break
       }
-      if (opts.json === true) { process.stdout.write(JSON.stringify({ items, total }) + '\n'); return }
+      if (machineOutput(opts)) { process.stdout.write(JSON.stringify({ items, total }) + '\n'); return }
       if (items.length === 0) { process.stderr.write(`no transfers${opts.status !== undefined ? ` in status ${opts.status}` : ''}\n`); return }
       process.stdout.write(table([['ID', 'STATUS', 'SIZE', 'DELIVERED', 'CREATED'], ...items.map(r => [
         r.id, r.status, formatBytes(r.total_size), `${r.chunks.delivered}/${r.total_chunks}`, r.created_at

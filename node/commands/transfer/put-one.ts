@@ -1,11 +1,13 @@
 // One file (or stdin) as one transfer: create or resume it, upload the missing chunks in parallel,
 // finalize, and (unless --no-wait) follow the delivery to its end. The summary it returns is the put's
 // JSON line; after the transfer id is known an error is a GaveUp carrying the summary so far.
-import { createHash } from 'node:crypto'
+import { createHash, type Hash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import PQueue from 'p-queue'
 import { DEFAULT_KEYSTORE, CliError, Interrupted } from '../common.ts'
+import { InputShort } from '../../errors.ts'
 import { TransferApiClient, ApiProblem, type RetryWait } from '../../transfers/api-client.ts'
 import { readState, stateMatches, StateWriter, STATE_VERSION, type UploadState } from '../../transfers/upload-state.ts'
 import { ProgressReporter, progressMode, newTotals, type Totals } from '../../transfers/progress.ts'
@@ -36,6 +38,12 @@ export interface PutOptions extends ClientFlags {
   state?: string
   waitTimeoutS: number
   maxChunks?: number
+  dryRun?: boolean
+  verbose?: boolean
+  quiet?: boolean
+  include?: string[]
+  exclude?: string[]
+  config?: string
 }
 
 /** --hotkey, else the keystore's address (BWN_KEYSTORE or .bwnet/hotkey.json), else a fresh one. */
@@ -63,7 +71,7 @@ export interface Session {
 
 export function newSession (creds: Credentials, opts: PutOptions, signal: AbortSignal): Session {
   const totals = newTotals()
-  const reporter = new ProgressReporter(totals, { mode: progressMode(opts.progress) })
+  const reporter = new ProgressReporter(totals, { mode: opts.quiet === true ? 'off' : progressMode(opts.progress) })
   const client = new TransferApiClient(creds.api, creds.key, { signal, onWait: (w: RetryWait) => reporter.waiting(w) })
   return { creds, client, signal, totals, reporter, bucket: opts.bwlimit !== undefined ? new TokenBucket(opts.bwlimit) : null, source: deliverySourceFor(client, creds.key) }
 }
@@ -118,7 +126,18 @@ export async function putOne (src: ChunkSource, opts: PutOptions, s: Session, ho
   const summary: PutSummary = {
     event: 'transfer_put', transfer_id: record.id, status: record.status, resumed, chunks_total: record.total_chunks,
     chunks_uploaded: 0, chunks_created: 0, chunks_duplicate: 0, chunks_skipped: 0, bytes_uploaded: 0,
-    retries: 0, rate_limited: 0, upload_ms: 0, elapsed_ms: 0, state_file: statePath, error: null
+    retries: 0, rate_limited: 0, upload_ms: 0, elapsed_ms: 0, state_file: statePath, sha256: null, filename: src.filename, error: null
+  }
+  // The whole file's sha256: hashed from the chunks as they are read in order on a fresh put; a
+  // resumed or re-sent one reads the file once more at the end (wholeHash below).
+  const whole: { hash: Hash, next: number } = { hash: createHash('sha256'), next: 0 }
+  const feedWhole = (index: number, bytes: Buffer): void => { if (index === whole.next) { whole.hash.update(bytes); whole.next++ } }
+  const wholeHash = async (): Promise<string | null> => {
+    if (whole.next === record!.total_chunks) return whole.hash.digest('hex')
+    if (src.path === null) return null
+    const h = createHash('sha256')
+    for await (const part of createReadStream(src.path)) h.update(part as Buffer)
+    return h.digest('hex')
   }
   const finish = (status: PutSummary['status']): PutSummary => {
     summary.status = status
@@ -137,7 +156,11 @@ export async function putOne (src: ChunkSource, opts: PutOptions, s: Session, ho
   const deliveryTotalsAdded = { done: false }
   hooks.onPlanned?.()
   const trackDelivery = (r: TransferRecord): void => {
-    if (!deliveryTotalsAdded.done) { t.deliver.chunksTotal += r.total_chunks; t.deliver.bytesTotal += r.total_size; deliveryTotalsAdded.done = true }
+    if (!deliveryTotalsAdded.done) {
+      t.deliver.chunksTotal += r.total_chunks; t.deliver.bytesTotal += r.total_size; deliveryTotalsAdded.done = true
+      // Delivered before this run (a resume): done, but not part of this run's rate.
+      if (resumed) t.deliver.bytesSkipped += r.bytes.delivered
+    }
     t.deliver.chunksDone += r.chunks.delivered - deliveredChunks; deliveredChunks = r.chunks.delivered
     t.deliver.bytesDone += r.bytes.delivered - deliveredBytes; deliveredBytes = r.bytes.delivered
     t.deliver.verified += r.chunks.verified - verified; verified = r.chunks.verified
@@ -146,8 +169,9 @@ export async function putOne (src: ChunkSource, opts: PutOptions, s: Session, ho
   try {
     if (record.status === 'completed') {
       summary.chunks_skipped = record.total_chunks
-      t.upload.chunksDone += record.total_chunks; t.upload.bytesDone += src.size
+      t.upload.chunksDone += record.total_chunks; t.upload.bytesDone += src.size; t.upload.bytesSkipped += src.size
       trackDelivery(record)
+      summary.sha256 = await wholeHash()
       return finish('completed')
     }
     const id = record.id
@@ -181,6 +205,7 @@ export async function putOne (src: ChunkSource, opts: PutOptions, s: Session, ho
           await queue.onEmpty()
           if (failure !== null || s.signal.aborted) break
           const bytes = await src.read(index * record!.chunk_size, chunkLength(index))
+          feedWhole(index, bytes)
           void queue.add(() => send(index, bytes)).catch((err: unknown) => { failure ??= err; queue.clear() })
         }
       } catch (err) {
@@ -196,7 +221,7 @@ export async function putOne (src: ChunkSource, opts: PutOptions, s: Session, ho
     if (!record.finalize_requested) {
       let missing = [...Array(record.total_chunks).keys()].filter(i => !writer.acked.has(i))
       summary.chunks_skipped = record.total_chunks - missing.length
-      for (let i = 0; i < record.total_chunks; i++) if (writer.acked.has(i)) { t.upload.chunksDone++; t.upload.bytesDone += chunkLength(i) }
+      for (let i = 0; i < record.total_chunks; i++) if (writer.acked.has(i)) { t.upload.chunksDone++; t.upload.bytesDone += chunkLength(i); t.upload.bytesSkipped += chunkLength(i) }
       if (opts.maxChunks !== undefined && missing.length > opts.maxChunks) {
         // Test and debugging aid: send only the first N missing chunks, then stop as an interrupt would.
         await upload(missing.slice(0, opts.maxChunks))
@@ -211,14 +236,15 @@ export async function putOne (src: ChunkSource, opts: PutOptions, s: Session, ho
           // The state file can claim more than the API holds (e.g. a state copied from elsewhere).
           if (!(err instanceof ApiProblem && err.code === 'BWN_ERR_CHUNKS_MISSING') || round >= MAX_FINALIZE_ROUNDS || src.path === null) throw err
           missing = (err.body.missing_chunks as number[] | undefined) ?? []
-          for (const i of missing) if (writer.acked.delete(i)) { t.upload.chunksDone--; t.upload.bytesDone -= chunkLength(i) }
+          for (const i of missing) if (writer.acked.delete(i)) { t.upload.chunksDone--; t.upload.bytesDone -= chunkLength(i); t.upload.bytesSkipped = Math.max(0, t.upload.bytesSkipped - chunkLength(i)) }
           await flush()
         }
       }
     } else {
       summary.chunks_skipped = record.total_chunks
-      t.upload.chunksDone += record.total_chunks; t.upload.bytesDone += src.size
+      t.upload.chunksDone += record.total_chunks; t.upload.bytesDone += src.size; t.upload.bytesSkipped += src.size
     }
+    summary.sha256 = await wholeHash()
     await src.close()
     if (!opts.wait) return finish(record.status)
 
@@ -232,6 +258,11 @@ export async function putOne (src: ChunkSource, opts: PutOptions, s: Session, ho
     return finish(record.status)
   } catch (err) {
     if (err instanceof Interrupted) throw new GaveUp(err, finish('interrupted'))
+    if (err instanceof InputShort) {
+      // A stdin upload cannot be resumed: cancel it now rather than leave it pending, holding a slot.
+      const cancelled = await client.cancel(record.id).catch(() => null)
+      if (cancelled !== null) { err.message += `; transfer ${record.id} cancelled`; return Promise.reject(new GaveUp(err, finish(cancelled.status))) }
+    }
     throw new GaveUp(err, finish(summary.status))
   } finally {
     await src.close()

@@ -3,7 +3,9 @@
 // messages go to stderr. Usage, resume, exit codes and the state file: docs/cli.md.
 import { Command, Option } from 'commander'
 import { readdir, stat } from 'node:fs/promises'
-import { basename, join, relative } from 'node:path'
+import { Writable } from 'node:stream'
+import { basename, delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path'
+import picomatch from 'picomatch'
 import PQueue from 'p-queue'
 import { CliError, UsageError, Interrupted } from '../common.ts'
 import { statePathFor } from '../../transfers/upload-state.ts'
@@ -11,17 +13,38 @@ import { formatBytes, formatDuration } from '../../transfers/progress.ts'
 import { addClientOptions, resolveCredentials } from '../profiles.ts'
 import type { PutSummary } from '../../transfers/put-summary.ts'
 import { GaveUp, TransferEnded } from '../../errors.ts'
-import { fileSource, stdinSource } from './source.ts'
+import { fileSource, stdinSource, sendableName } from './source.ts'
 import { newSession, putOne, type PutOptions, type Session } from './put-one.ts'
 import {
   DEFAULT_PARALLEL, MAX_PARALLEL, DEFAULT_TRANSFERS, MAX_TRANSFERS, DEFAULT_TIER, DEFAULT_WAIT_TIMEOUT_S, EXIT_STOPPED_EARLY,
-  positiveInt, rateArg, machineOutput, humanResult, table
+  positiveInt, rateArg, machineOutput, humanResult, table, collect
 } from './shared.ts'
 
 const MAX_DIRECTORY_FILES = 100_000
 
+/**
+ * How this CLI was started, as a shell would run it again from the same directory: `bwnet` when that
+ * is what ran (a bin on PATH), `npm run bwnet --` under npm, else node with its flags and the script
+ * (`node --import tsx node/cli.ts`, `node dist/node/cli.js`). Printed commands start with it, so they
+ * run as printed from a checkout too (docs/cli.md#printed-commands).
+ */
+export function invocation (env: NodeJS.ProcessEnv = process.env, argv1: string = process.argv[1] ?? 'bwnet', execArgv: string[] = process.execArgv, cwd: string = process.cwd()): string {
+  if (env.npm_lifecycle_event === 'bwnet' && env.npm_command === 'run-script') return 'npm run bwnet --'
+  const onPath = (env.PATH ?? '').split(delimiter).filter(d => d !== '')
+  if (basename(argv1) === 'bwnet' && onPath.includes(dirname(argv1))) return 'bwnet'
+  const shown = (p: string): string => { const r = relative(cwd, p); return r !== '' && !r.startsWith('..') && !isAbsolute(r) ? r : p }
+  // The TypeScript loader is given by URL in some launches; by name it reads the same and stays short.
+  const flags = execArgv.map(a => /\/node_modules\/tsx\//.test(a) ? 'tsx' : a.replace(/^(--import=).*\/node_modules\/tsx\/.*$/, '$1tsx'))
+  if (basename(argv1) === 'bwnet') return quoteArg(argv1)
+  return ['node', ...flags, shown(argv1)].map(quoteArg).join(' ')
+}
+
+function quoteArg (a: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(a) ? a : `'${a.replace(/'/g, '\'\\\'\'')}'`
+}
+
 /** The command that resumes this one: the same arguments, without a key given on the command line. */
-export function resumeCommand (argv: string[] = process.argv.slice(2)): string {
+export function resumeCommand (argv: string[] = process.argv.slice(2), start: string = invocation()): string {
   const out: string[] = []
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -29,8 +52,7 @@ export function resumeCommand (argv: string[] = process.argv.slice(2)): string {
     if (a.startsWith('--key=')) continue
     out.push(a)
   }
-  const quote = (a: string): string => /^[A-Za-z0-9_./:=@%+,-]+$/.test(a) ? a : `'${a.replace(/'/g, '\'\\\'\'')}'`
-  return ['bwnet', ...out.map(quote)].join(' ')
+  return [start, ...out.map(quoteArg)].join(' ')
 }
 
 /** Ctrl-C: the first aborts the put (it then prints how to resume and exits 130); a second exits at once. */
@@ -44,29 +66,50 @@ function interruptOnSigint (): { signal: AbortSignal, release: () => void } {
   return { signal: controller.signal, release: () => { process.off('SIGINT', onSigint) } }
 }
 
+export interface WalkedFile { path: string, rel: string, size: number }
+export interface Walk {
+  /** Regular files to send, sorted, `rel` relative to the directory with '/' between segments. */
+  files: WalkedFile[]
+  /** Empty files: a transfer holds at least one byte; reported, not sent. */
+  empty: string[]
+  /** Hidden entries (a leading dot) and what lies below them: names destinations refuse. */
+  hidden: string[]
+  /** Symbolic links, sockets, devices: not followed, not sent. */
+  special: string[]
+  /** Files --include/--exclude left out. */
+  excluded: number
+}
+
 /**
- * Every regular, non-empty file under `dir` (following no symlinks), sorted, with paths relative to
- * it. Hidden entries (a leading dot) are skipped: destinations refuse such names.
+ * Every file under `dir` (following no symlinks), sorted, with paths relative to it: the ones to send,
+ * and every one left out with why. --include keeps only the paths matching one of its globs (when given),
+ * --exclude then drops those matching one of its; globs match the relative path (`**` crosses '/',
+ * a glob without '/' matches the base name at any depth, as rsync and rclone do).
  */
-async function walk (dir: string, recursive: boolean): Promise<{ files: Array<{ path: string, rel: string, size: number }>, skipped: number }> {
-  const out: Array<{ path: string, rel: string, size: number }> = []
-  let skipped = 0
+export async function walk (dir: string, filters: { include?: string[], exclude?: string[] } = {}): Promise<Walk> {
+  const out: Walk = { files: [], empty: [], hidden: [], special: [], excluded: 0 }
+  const glob = (patterns: string[] | undefined): ((rel: string) => boolean) | null =>
+    patterns !== undefined && patterns.length > 0 ? picomatch(patterns, { basename: true, dot: false }) : null
+  const include = glob(filters.include)
+  const exclude = glob(filters.exclude)
   const visit = async (d: string): Promise<void> => {
     const entries = await readdir(d, { withFileTypes: true })
     entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
     for (const e of entries) {
-      if (e.name.startsWith('.')) { skipped++; continue }
       const p = join(d, e.name)
-      if (e.isDirectory()) { if (recursive) await visit(p); continue }
-      if (!e.isFile()) continue
+      const rel = relative(dir, p).split(sep).join('/')
+      if (e.name.startsWith('.')) { out.hidden.push(e.isDirectory() ? `${rel}/` : rel); continue }
+      if (e.isDirectory()) { await visit(p); continue }
+      if (!e.isFile()) { out.special.push(rel); continue }
+      if ((include !== null && !include(rel)) || (exclude !== null && exclude(rel))) { out.excluded++; continue }
       const size = (await stat(p)).size
-      if (size === 0) { skipped++; continue }
-      out.push({ path: p, rel: relative(dir, p), size })
-      if (out.length > MAX_DIRECTORY_FILES) throw new UsageError(`${dir} holds more than ${MAX_DIRECTORY_FILES} files`)
+      if (size === 0) { out.empty.push(rel); continue }
+      out.files.push({ path: p, rel, size })
+      if (out.files.length > MAX_DIRECTORY_FILES) throw new UsageError(`${dir} holds more than ${MAX_DIRECTORY_FILES} files`)
     }
   }
   await visit(dir)
-  return { files: out, skipped }
+  return out
 }
 
 async function putAction (source: string, opts: PutOptions): Promise<void> {
@@ -79,22 +122,43 @@ async function putAction (source: string, opts: PutOptions): Promise<void> {
   if (!isStdin && opts.size !== undefined) throw new UsageError('--size is for a put from stdin (-)')
   if (isDir && opts.recursive !== true) throw new UsageError(`${source} is a directory: pass --recursive (-r) to send every file in it`)
   if (isDir && opts.state !== undefined) throw new UsageError('--state names one file\'s state; a directory put keeps one per file')
+  if (!isDir && (opts.include !== undefined || opts.exclude !== undefined)) throw new UsageError('--include and --exclude choose files of a directory put (-r)')
   if (opts.destination !== undefined && opts.dest !== undefined && opts.destination !== opts.dest) throw new UsageError('--destination and --dest disagree')
+  if (opts.verbose === true && opts.quiet === true) throw new UsageError('-v and -q disagree')
 
   const { signal, release } = interruptOnSigint()
   const session = newSession(creds, opts, signal)
   const machine = machineOutput(opts)
   try {
     if (isDir) await putDirectory(source, opts, session, machine)
-    else await putSingle(source, isStdin, opts, session, machine)
+    else await putSingle(source, isStdin, opts, session, machine, info?.size ?? null)
   } finally {
     session.reporter.stop()
     release()
   }
 }
 
-async function putSingle (source: string, isStdin: boolean, opts: PutOptions, s: Session, machine: boolean): Promise<void> {
-  const src = isStdin ? stdinSource(opts.size!, opts.name ?? 'stdin') : await fileSource(source, opts.name ?? basename(source))
+/** Text for people (stderr): nothing under -q, the details only under -v. */
+function say (opts: PutOptions, s: Session, text: string, level: 'info' | 'verbose' = 'info'): void {
+  if (opts.quiet === true || (level === 'verbose' && opts.verbose !== true)) return
+  s.reporter.message(text)
+}
+
+async function putSingle (source: string, isStdin: boolean, opts: PutOptions, s: Session, machine: boolean, size: number | null): Promise<void> {
+  const name = opts.name ?? (isStdin ? 'stdin' : basename(source))
+  if (size === 0) {
+    // A transfer holds at least one byte: an empty file is reported, not sent, and not an error.
+    if (machine) process.stdout.write(JSON.stringify({ event: 'transfer_skip', file: source, reason: 'empty' }) + '\n')
+    say(opts, s, `skipped ${source}: empty (a transfer holds at least one byte; nothing was sent)`)
+    return
+  }
+  if (opts.dryRun === true) {
+    const sendAs = sendableName(name)
+    if (machine) process.stdout.write(JSON.stringify({ event: 'transfer_dry_run', api: s.creds.api, files: [{ file: isStdin ? '-' : source, name: sendAs, size: isStdin ? opts.size! : size }] }) + '\n')
+    else process.stdout.write(`would send ${isStdin ? 'stdin' : source} as ${sendAs} (${formatBytes(isStdin ? opts.size! : size!)}) to ${s.creds.api}\n(dry run: nothing was sent)\n`)
+    return
+  }
+  const src = isStdin ? stdinSource(opts.size!, name) : await fileSource(source, name)
   const statePath = isStdin ? null : (opts.state ?? statePathFor(source))
   let summary: PutSummary
   s.reporter.start()
@@ -104,7 +168,7 @@ async function putSingle (source: string, isStdin: boolean, opts: PutOptions, s:
       onId: (id, resumed) => {
         // First line of stdout: scripts read the id from here while the upload runs.
         if (machine) process.stdout.write(`${id}\n`)
-        s.reporter.message(`${resumed ? 'resuming' : 'sending'} ${isStdin ? 'stdin' : source} as transfer ${id} (${formatBytes(src.size)})`)
+        say(opts, s, `${resumed ? 'resuming' : 'sending'} ${isStdin ? 'stdin' : source} as transfer ${id} (${formatBytes(src.size)})`)
       },
       onPlanned: () => s.reporter.tick()
     })
@@ -116,7 +180,7 @@ async function putSingle (source: string, isStdin: boolean, opts: PutOptions, s:
     if (err.cause instanceof Interrupted) {
       const sent = `${err.summary.chunks_skipped + err.summary.chunks_uploaded}/${err.summary.chunks_total} chunks uploaded`
       const how = isStdin
-        ? `a stdin upload cannot resume; free its slot with: bwnet transfer cancel ${err.summary.transfer_id}`
+        ? `a stdin upload cannot resume; free its slot with: ${invocation()} transfer cancel ${err.summary.transfer_id}`
         : `resume with: ${resumeCommand()}`
       process.stderr.write(`interrupted: transfer ${err.summary.transfer_id}, ${sent}; ${how}\n`)
       throw new Interrupted('')
@@ -125,7 +189,7 @@ async function putSingle (source: string, isStdin: boolean, opts: PutOptions, s:
   }
   s.reporter.stop()
   if (machine) process.stdout.write(JSON.stringify(summary) + '\n')
-  else process.stdout.write(humanResult(summary, isStdin ? 'stdin' : source) + '\n')
+  else if (opts.quiet !== true) process.stdout.write(humanResult(summary, isStdin ? 'stdin' : source) + '\n')
   if (summary.status === 'stopped') { process.exitCode = EXIT_STOPPED_EARLY; return }
   if (summary.error !== null) throw new TransferEnded(summary.error.code, `transfer ${summary.transfer_id} ${summary.status}: ${summary.error.message}`)
 }
@@ -133,52 +197,85 @@ async function putSingle (source: string, isStdin: boolean, opts: PutOptions, s:
 interface FileResult { file: string, size: number, summary: PutSummary | null, error: { code: string, message: string } | null }
 
 async function putDirectory (dir: string, opts: PutOptions, s: Session, machine: boolean): Promise<void> {
-  const { files, skipped } = await walk(dir, true)
-  if (files.length === 0) throw new CliError(`${dir} holds no non-empty files`)
+  const walked = await walk(dir, opts)
+  const { files } = walked
+  const leftOut = [
+    ...walked.empty.map(f => `${f} (empty)`), ...walked.hidden.map(f => `${f} (hidden)`), ...walked.special.map(f => `${f} (not a regular file)`)
+  ]
+  const notes = [
+    walked.empty.length > 0 ? `${walked.empty.length} empty` : '', walked.hidden.length > 0 ? `${walked.hidden.length} hidden` : '',
+    walked.special.length > 0 ? `${walked.special.length} not regular` : '', walked.excluded > 0 ? `${walked.excluded} excluded by --include/--exclude` : ''
+  ].filter(n => n !== '')
+  // Each file keeps its path below the directory: a.txt, sub/deeper/b.txt (docs/cli.md#directories).
+  const names = files.map(f => { try { return { name: sendableName(f.rel, 'rename it or leave it out with --exclude'), error: null } } catch (err) { return { name: f.rel, error: err as Error } } })
+  const total = formatBytes(files.reduce((a, f) => a + f.size, 0))
+  if (opts.dryRun === true) {
+    if (machine) {
+      process.stdout.write(JSON.stringify({
+        event: 'transfer_dry_run', api: s.creds.api, source: dir,
+        files: files.map((f, i) => ({ file: f.rel, name: names[i]!.name, size: f.size, error: names[i]!.error?.message ?? null })),
+        left_out: { empty: walked.empty, hidden: walked.hidden, special: walked.special, excluded: walked.excluded }
+      }) + '\n')
+    } else {
+      process.stdout.write(table([['FILE', 'SIZE', 'SENT AS'], ...files.map((f, i) => [f.rel, formatBytes(f.size), names[i]!.error !== null ? `refused: ${names[i]!.error!.message}` : names[i]!.name])]))
+      for (const l of leftOut) process.stdout.write(`left out: ${l}\n`)
+      process.stdout.write(`would send ${files.length} files (${total}) to ${s.creds.api}${notes.length > 0 ? `; left out: ${notes.join(', ')}` : ''}\n(dry run: nothing was sent)\n`)
+    }
+    return
+  }
+  if (files.length === 0) throw new CliError(`${dir} holds no file to send${notes.length > 0 ? ` (left out: ${notes.join(', ')})` : ''}`)
   s.totals.files = { done: 0, failed: 0, total: files.length }
-  s.reporter.message(`sending ${files.length} files (${formatBytes(files.reduce((a, f) => a + f.size, 0))}) from ${dir}, ${opts.transfers} at a time${skipped > 0 ? `; skipping ${skipped} empty or hidden` : ''}`)
+  say(opts, s, `sending ${files.length} files (${total}) from ${dir}, ${opts.transfers} at a time${notes.length > 0 ? `; leaving out ${notes.join(', ')}${opts.verbose === true ? '' : ' (-v lists them)'}` : ''}`)
+  for (const l of leftOut) say(opts, s, `left out: ${l}`, 'verbose')
   s.reporter.start()
   const results: FileResult[] = files.map(f => ({ file: f.rel, size: f.size, summary: null, error: null }))
   const queue = new PQueue({ concurrency: opts.transfers })
+  let fatal: unknown = null
   for (const [i, f] of files.entries()) {
     void queue.add(async () => {
-      if (s.signal.aborted) return
+      if (s.signal.aborted || fatal !== null) return
       try {
-        // Destinations hold flat names: a file is sent under its base name (a taken name gets -1, -2…).
-        const src = await fileSource(f.path, basename(f.path))
+        if (names[i]!.error !== null) throw names[i]!.error
+        const src = await fileSource(f.path, names[i]!.name, 'rename it or leave it out with --exclude')
         const summary = await putOne(src, opts, s, { statePath: statePathFor(f.path) })
         results[i]!.summary = summary
         results[i]!.error = summary.error
         if (summary.error !== null) s.totals.files!.failed++
         else s.totals.files!.done++
+        say(opts, s, `${f.rel}: ${summary.status} ${summary.transfer_id} as ${summary.filename}, sha256 ${summary.sha256 ?? '-'}`, 'verbose')
       } catch (err) {
+        // Nothing listens at the API: every other file would fail the same way.
+        if ((err as { code?: string }).code === 'BWN_ERR_CLI_API_UNREACHABLE') { fatal ??= err; queue.clear(); return }
         const gave = err instanceof GaveUp ? err : null
         results[i]!.summary = gave?.summary ?? null
         if (gave?.cause instanceof Interrupted) return
         results[i]!.error = gave !== null ? { code: gave.code, message: gave.detail } : { code: (err as { code?: string }).code ?? 'BWN_ERR_CLI', message: (err as Error).message }
         s.totals.files!.failed++
-        s.reporter.message(`${f.rel}: ${results[i]!.error!.code}: ${results[i]!.error!.message}`)
+        say(opts, s, `${f.rel}: ${results[i]!.error!.code}: ${results[i]!.error!.message}`)
       }
     })
   }
   await queue.onIdle()
   s.reporter.stop()
+  if (fatal !== null) throw fatal
   const interrupted = s.signal.aborted
   const failed = results.filter(r => r.error !== null).length
   const completed = results.filter(r => r.error === null && r.summary !== null && r.summary.status !== 'interrupted').length
-  const rows = [['FILE', 'SIZE', 'TRANSFER', 'STATUS', 'TIME'], ...results.map(r => [
+  const rows = [['FILE', 'SIZE', 'TRANSFER', 'STATUS', 'TIME', 'SHA256'], ...results.map(r => [
     r.file, formatBytes(r.size), r.summary?.transfer_id ?? '-',
     r.error !== null ? `${r.summary?.status ?? 'failed'} (${r.error.code})` : r.summary?.status ?? 'not started',
-    r.summary !== null ? formatDuration(r.summary.elapsed_ms) : '-'
-  ])]
-  const text = table(rows) + `${completed} of ${files.length} files ${opts.wait ? 'completed' : 'finalized'}${failed > 0 ? `, ${failed} failed` : ''}${interrupted ? ', interrupted' : ''}\n`
+    r.summary !== null ? formatDuration(r.summary.elapsed_ms) : '-',
+    r.summary?.sha256 ?? '-'
+  ]), ...walked.empty.map(f => [f, '0 B', '-', 'skipped (empty)', '-', '-'])]
+  const text = table(rows) + `${completed} of ${files.length} files ${opts.wait ? 'completed' : 'finalized'}${failed > 0 ? `, ${failed} failed` : ''}${interrupted ? ', interrupted' : ''}${notes.length > 0 ? `; left out: ${notes.join(', ')}` : ''}\n`
   if (machine) {
-    process.stderr.write(text)
+    if (opts.quiet !== true) process.stderr.write(text)
     process.stdout.write(JSON.stringify({
       event: 'transfer_put_batch', source: dir, files_total: files.length, files_done: completed, files_failed: failed, interrupted,
-      files: results.map(r => ({ file: r.file, size: r.size, transfer_id: r.summary?.transfer_id ?? null, status: r.summary?.status ?? null, error: r.error, summary: r.summary }))
+      files: results.map(r => ({ file: r.file, size: r.size, transfer_id: r.summary?.transfer_id ?? null, status: r.summary?.status ?? null, error: r.error, summary: r.summary })),
+      left_out: { empty: walked.empty, hidden: walked.hidden, special: walked.special, excluded: walked.excluded }
     }) + '\n')
-  } else {
+  } else if (opts.quiet !== true) {
     process.stdout.write(text)
   }
   if (interrupted) {
@@ -200,7 +297,12 @@ export function putCommand (): Command {
     .option('--transfers <n>', `files in flight for a directory (1..${MAX_TRANSFERS})`, positiveInt(MAX_TRANSFERS), DEFAULT_TRANSFERS)
     .option('--bwlimit <rate>', 'upload bandwidth limit in bytes/s, over all files: 512K, 10M, 1.5G', rateArg)
     .option('--size <bytes>', 'size of the data on stdin (SOURCE is -)', positiveInt(Number.MAX_SAFE_INTEGER))
-    .option('--name <filename>', 'file name to send (default: the base name; "stdin" for -)')
+    .option('--name <name>', 'name to send: a filename or a relative path (default: the base name; "stdin" for -)')
+    .option('--include <glob>', 'directory put: send only files whose relative path matches (repeatable; a glob without / matches the base name)', collect)
+    .option('--exclude <glob>', 'directory put: leave out files whose relative path matches (repeatable; applied after --include)', collect)
+    .option('--dry-run', 'show what would be sent (names, sizes, what is left out) and send nothing: no request to the API')
+    .option('-v, --verbose', 'more detail on stderr: each file as it ends, every file left out')
+    .option('-q, --quiet', 'nothing on stderr but errors; no progress, no human summary (machine output is unchanged)')
     .option('--no-wait', 'return once finalized instead of waiting for delivery')
     .option('--no-progress', 'no progress bar or progress lines')
     .option('--json', 'machine output: the id first, one JSON summary line last (the default when stdout is not a terminal)')

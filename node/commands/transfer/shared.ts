@@ -29,6 +29,11 @@ export function positiveInt (max: number, min = 1) {
   }
 }
 
+/** A repeatable option's values, in order. */
+export function collect (value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value]
+}
+
 export function rateArg (value: string): number {
   const rate = parseRate(value)
   if (rate === null) throw new InvalidArgumentError('a rate in bytes per second, e.g. 512K, 10M, 1.5G')
@@ -40,7 +45,7 @@ export const machineOutput = (opts: { json?: boolean }): boolean => opts.json ==
 export function humanResult (s: PutSummary, label: string): string {
   const secs = s.elapsed_ms / 1000
   const rate = s.upload_ms > 0 ? `, upload ${formatBytes(s.bytes_uploaded / (s.upload_ms / 1000))}/s` : ''
-  return `${s.status} ${s.transfer_id} ${label}: ${s.chunks_total} chunks (${s.chunks_uploaded} sent, ${s.chunks_skipped} already there) in ${formatDuration(secs * 1000)}${rate}${s.rate_limited > 0 ? `, rate limited ${s.rate_limited}×` : ''}`
+  return `${s.status} ${s.transfer_id} ${label}${s.filename !== label && !label.endsWith(`/${s.filename}`) ? ` as ${s.filename}` : ''}: ${s.chunks_total} chunks (${s.chunks_uploaded} sent, ${s.chunks_skipped} already there) in ${formatDuration(secs * 1000)}${rate}${s.rate_limited > 0 ? `, rate limited ${s.rate_limited}×` : ''}${s.sha256 !== null ? `\nsha256 ${s.sha256}` : ''}`
 }
 
 export function table (rows: string[][]): string {

@@ -1,7 +1,8 @@
 // What a put reads chunks from: a file (any order) or stdin (in order, once); and the name it sends.
 import { open, stat, type FileHandle } from 'node:fs/promises'
-import { filenameProblem, normalizeFilename } from '../../adapters/destinations/filename.ts'
 import { CliError } from '../common.ts'
+import { InputShort } from '../../errors.ts'
+import { pathProblem, normalizeFilename } from '../../adapters/destinations/filename.ts'
 
 /** What a put reads chunks from: a file (any order) or stdin (in order, once). */
 export interface ChunkSource {
@@ -18,16 +19,19 @@ export interface ChunkSource {
 /** Chunk buffers kept for reuse: a put holds at most `--parallel` + 1 chunks (see upload), rarely more than this. */
 const SPARE_CHUNK_BUFFERS = 16
 
-/** The name a put sends: NFC, and refused here with the API's own rule before any request (docs/transfers.md#filenames). */
-export function sendableName (name: string): string {
+/**
+ * The name a put sends: NFC, a filename or a relative path (`sub/b.txt`), refused here with the API's
+ * own rule before any request (docs/transfers.md#filenames).
+ */
+export function sendableName (name: string, hint = 'pass another with --name'): string {
   const nfc = normalizeFilename(name)
-  const problem = filenameProblem(nfc)
-  if (problem !== null) throw new CliError(`cannot send as ${JSON.stringify(name)}: the filename ${problem}; pass another with --name`)
+  const problem = pathProblem(nfc)
+  if (problem !== null) throw new CliError(`cannot send as ${JSON.stringify(name)}: the name ${problem}; ${hint}`)
   return nfc
 }
 
-export async function fileSource (path: string, filename: string): Promise<ChunkSource> {
-  filename = sendableName(filename)
+export async function fileSource (path: string, filename: string, hint?: string): Promise<ChunkSource> {
+  filename = sendableName(filename, hint)
   const info = await stat(path).catch((err: NodeJS.ErrnoException) => { throw new CliError(`cannot read ${path}: ${err.code ?? err.message}`) })
   if (!info.isFile()) throw new CliError(`${path} is not a regular file`)
   if (info.size === 0) throw new CliError(`${path} is empty; there is nothing to send`)
@@ -68,7 +72,7 @@ export function stdinSource (size: number, filename: string, input: NodeJS.Reada
       while (have < length) {
         if (pending.length === 0) {
           const next = await iterator.next()
-          if (next.done === true) throw new CliError(`stdin ended after ${position + have} bytes; --size said ${size}`)
+          if (next.done === true) throw new InputShort(`stdin ended after ${position + have} bytes; --size said ${size}`)
           pending = Buffer.isBuffer(next.value) ? next.value : Buffer.from(next.value as string)
         }
         const take = Math.min(length - have, pending.length)
