@@ -88,8 +88,14 @@ export interface Walk {
  */
 export async function walk (dir: string, filters: { include?: string[], exclude?: string[] } = {}): Promise<Walk> {
   const out: Walk = { files: [], empty: [], hidden: [], special: [], excluded: 0 }
-  const glob = (patterns: string[] | undefined): ((rel: string) => boolean) | null =>
-    patterns !== undefined && patterns.length > 0 ? picomatch(patterns, { basename: true, dot: false }) : null
+  const glob = (patterns: string[] | undefined): ((rel: string) => boolean) | null => {
+    if (patterns === undefined || patterns.length === 0) return null
+    const byPath = patterns.filter(p => p.includes('/'))
+    const byBase = patterns.filter(p => !p.includes('/'))
+    const path = byPath.length > 0 ? picomatch(byPath) : null
+    const base = byBase.length > 0 ? picomatch(byBase) : null
+    return (rel: string) => (path !== null && path(rel)) || (base !== null && base(rel.slice(rel.lastIndexOf('/') + 1)))
+  }
   const include = glob(filters.include)
   const exclude = glob(filters.exclude)
   const visit = async (d: string): Promise<void> => {

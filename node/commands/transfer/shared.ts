@@ -9,7 +9,7 @@ import type { TransferRecord } from '../../../api/transfers.ts'
 
 export const DEFAULT_PARALLEL = 4 // chunk uploads in flight, per file
 export const MAX_PARALLEL = 64
-export const DEFAULT_TRANSFERS = 2 // files in flight in a directory put
+export const DEFAULT_TRANSFERS = 4 // files in flight in a directory put (as rclone)
 export const MAX_TRANSFERS = 16
 export const DEFAULT_TIER = 'STANDARD'
 export const DEFAULT_WAIT_TIMEOUT_S = 24 * 3600 // 1 day: how long `put` waits for completion
