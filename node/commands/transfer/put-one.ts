@@ -18,6 +18,7 @@ import type { TransferRecord } from '../../../api/transfers.ts'
 import type { PutSummary } from '../../transfers/put-summary.ts'
 import { GaveUp } from '../../errors.ts'
 import type { ChunkSource } from './source.ts'
+import { invocation } from './invocation.ts'
 
 const MAX_FINALIZE_ROUNDS = 3 // finalize → 409 missing → upload them → finalize again
 
@@ -252,7 +253,7 @@ export async function putOne (src: ChunkSource, opts: PutOptions, s: Session, ho
     if (t.files === null) s.reporter.phase('deliver')
     const deadline = Date.now() + opts.waitTimeoutS * 1000
     record = await s.source.follow(record, trackDelivery, { signal: s.signal, deadline })
-    if (!TERMINAL.has(record.status)) throw new CliError(`transfer ${id} is still ${record.status} after ${opts.waitTimeoutS} s; run \`bwnet transfer status ${id}\` later`)
+    if (!TERMINAL.has(record.status)) throw new CliError(`transfer ${id} is still ${record.status} after ${opts.waitTimeoutS} s; run \`${invocation()} transfer status ${id}\` later`)
     if (record.error !== null) summary.error = record.error
     else if (record.status !== 'completed') summary.error = { code: 'BWN_ERR_TRANSFER_CLOSED', message: `the transfer was ${record.status}` }
     return finish(record.status)

@@ -3,8 +3,7 @@
 // messages go to stderr. Usage, resume, exit codes and the state file: docs/cli.md.
 import { Command, Option } from 'commander'
 import { readdir, stat } from 'node:fs/promises'
-import { Writable } from 'node:stream'
-import { basename, delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path'
+import { basename, join, relative, sep } from 'node:path'
 import picomatch from 'picomatch'
 import PQueue from 'p-queue'
 import { CliError, UsageError, Interrupted } from '../common.ts'
@@ -14,6 +13,8 @@ import { addClientOptions, resolveCredentials } from '../profiles.ts'
 import type { PutSummary } from '../../transfers/put-summary.ts'
 import { GaveUp, TransferEnded } from '../../errors.ts'
 import { fileSource, stdinSource, sendableName } from './source.ts'
+import { invocation, resumeCommand } from './invocation.ts'
+export { invocation, resumeCommand }
 import { newSession, putOne, type PutOptions, type Session } from './put-one.ts'
 import {
   DEFAULT_PARALLEL, MAX_PARALLEL, DEFAULT_TRANSFERS, MAX_TRANSFERS, DEFAULT_TIER, DEFAULT_WAIT_TIMEOUT_S, EXIT_STOPPED_EARLY,
@@ -21,39 +22,6 @@ import {
 } from './shared.ts'
 
 const MAX_DIRECTORY_FILES = 100_000
-
-/**
- * How this CLI was started, as a shell would run it again from the same directory: `bwnet` when that
- * is what ran (a bin on PATH), `npm run bwnet --` under npm, else node with its flags and the script
- * (`node --import tsx node/cli.ts`, `node dist/node/cli.js`). Printed commands start with it, so they
- * run as printed from a checkout too (docs/cli.md#printed-commands).
- */
-export function invocation (env: NodeJS.ProcessEnv = process.env, argv1: string = process.argv[1] ?? 'bwnet', execArgv: string[] = process.execArgv, cwd: string = process.cwd()): string {
-  if (env.npm_lifecycle_event === 'bwnet' && env.npm_command === 'run-script') return 'npm run bwnet --'
-  const onPath = (env.PATH ?? '').split(delimiter).filter(d => d !== '')
-  if (basename(argv1) === 'bwnet' && onPath.includes(dirname(argv1))) return 'bwnet'
-  const shown = (p: string): string => { const r = relative(cwd, p); return r !== '' && !r.startsWith('..') && !isAbsolute(r) ? r : p }
-  // The TypeScript loader is given by URL in some launches; by name it reads the same and stays short.
-  const flags = execArgv.map(a => /\/node_modules\/tsx\//.test(a) ? 'tsx' : a.replace(/^(--import=).*\/node_modules\/tsx\/.*$/, '$1tsx'))
-  if (basename(argv1) === 'bwnet') return quoteArg(argv1)
-  return ['node', ...flags, shown(argv1)].map(quoteArg).join(' ')
-}
-
-function quoteArg (a: string): string {
-  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(a) ? a : `'${a.replace(/'/g, '\'\\\'\'')}'`
-}
-
-/** The command that resumes this one: the same arguments, without a key given on the command line. */
-export function resumeCommand (argv: string[] = process.argv.slice(2), start: string = invocation()): string {
-  const out: string[] = []
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!
-    if (a === '--key') { i++; continue }
-    if (a.startsWith('--key=')) continue
-    out.push(a)
-  }
-  return [start, ...out.map(quoteArg)].join(' ')
-}
 
 /** Ctrl-C: the first aborts the put (it then prints how to resume and exits 130); a second exits at once. */
 function interruptOnSigint (): { signal: AbortSignal, release: () => void } {

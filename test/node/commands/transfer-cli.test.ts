@@ -121,7 +121,7 @@ t.test('exit codes: 0 done, 1 failed or API error, 2 bad usage, 130 interrupted'
     ['--parallel 0', ['transfer', 'put', file, '--parallel', '0'], env, 2, /--parallel.*an integer 1\.\.64/],
     ['--bwlimit junk', ['transfer', 'put', file, '--bwlimit', 'fast'], env, 2, /a rate in bytes per second/],
     ['unknown option', ['transfer', 'put', file, '--bogus'], env, 2, /unknown option '--bogus'/],
-    ['missing key', ['transfer', 'put', file], { ...base, BWN_API: api.url, BWN_KEY: '' }, 2, /an API key is needed: run `bwnet login/],
+    ['missing key', ['transfer', 'put', file], { ...base, BWN_API: api.url, BWN_KEY: '' }, 2, /an API key is needed: run `node --import tsx node\/cli\.ts login --api URL`/],
     ['unknown profile', ['transfer', 'list', '--profile', 'nope'], base, 2, /no profile "nope"/],
     ['directory without -r', ['transfer', 'put', join(dir, 'd')], env, 2, /is a directory: pass --recursive/],
     ['stdin without --size', ['transfer', 'put', '-'], env, 2, /needs --size/],
