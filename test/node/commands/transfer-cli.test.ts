@@ -150,7 +150,7 @@ t.test('exit codes: 0 done, 1 failed or API error, 2 bad usage, 130 interrupted'
   await run.waitFor(l => UUID_RE.test(String(l.msg)), 60_000, 'the transfer id')
   const { code } = await run.stop('SIGINT')
   t.equal(code, 130, 'interrupted exits 130')
-  t.match(run.stderr(), new RegExp(`interrupted: transfer ${ID}, 0/1 chunks uploaded; resume with: bwnet transfer put ${big.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --no-progress\\n`))
+  t.match(run.stderr(), new RegExp(`interrupted: transfer ${ID}, 0/1 chunks uploaded; resume with: node --import tsx node/cli.ts transfer put ${big.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --no-progress\\n`))
   t.match(run.lines.at(-1), { event: 'transfer_put', status: 'interrupted', error: { code: 'BWN_ERR_INTERRUPTED' } }, 'the JSON summary says interrupted')
 })
 
