@@ -36,7 +36,7 @@ export type TransferRecord = Static<typeof TransferRecord>
 export const CreateTransferBody = Type.Object({
   sender_hotkey: Type.String({ minLength: 1, maxLength: 64, description: 'SS58 hotkey of the sender; the checksum is verified' }),
   total_size: Type.Integer({ minimum: 1, description: 'bytes' }),
-  filename: Type.String({ minLength: 1, maxLength: 255 }),
+  filename: Type.String({ minLength: 1, maxLength: 1024, description: 'a file name, or a relative path of names joined by "/" (sub/b.txt); NFC, no hidden, empty, "." or ".." segments' }),
   tier: Type.String({ minLength: 1, maxLength: 32, description: 'see GET /transfers/tiers' }),
   destination_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'default: the node\'s default destination' }))
 }, { additionalProperties: false })
@@ -51,6 +51,20 @@ export const ChunkAck = Type.Object({
   chunks_received: Type.Integer()
 })
 export type ChunkAck = Static<typeof ChunkAck>
+
+/** The chunks the API holds for a transfer: what `bwnet transfer verify` compares a local file with. */
+export const TransferChunks = Type.Object({
+  transfer_id: Type.String({ format: 'uuid' }),
+  chunk_size: Type.Integer(),
+  total_chunks: Type.Integer(),
+  items: Type.Array(Type.Object({
+    index: Type.Integer(),
+    bytes: Type.Integer(),
+    sha256: Type.String({ description: 'hex sha256 of the chunk as received (and as delivered: the network checks each delivery against it)' }),
+    state: Type.Union(['staged', 'delivering', 'delivered', 'verified'].map(s => Type.Literal(s)))
+  }), { description: 'received chunks in index order; a missing index was not received' })
+})
+export type TransferChunks = Static<typeof TransferChunks>
 
 export const Tier = Type.Object({ name: Type.String(), description: Type.String(), min_chunk_size: Type.Integer(), max_chunks: Type.Integer() })
 export const PlanLimits = Type.Object({
@@ -124,6 +138,8 @@ export interface TransferService {
   get (id: string, principal: Principal): Promise<TransferRecord>
   cancel (id: string, principal: Principal): Promise<TransferRecord>
   list (principal: Principal, query: ListQuery): Promise<{ items: TransferRecord[], total: number }>
+  /** The received chunks' hashes, in index order. */
+  chunks (id: string, principal: Principal): Promise<TransferChunks>
   tiers (principal: Principal | null): TiersResponse
   /** Largest chunk body the chunk route accepts. */
   readonly maxChunkBytes: number

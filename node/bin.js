@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 // `bwnet --version` answers from package.json without loading the program (the node's SOFTWARE
 // string carries the same version; test/node/packaging.test.ts keeps them equal).
 const args = process.argv.slice(2)
-if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V' || args[0] === '-v')) {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
   process.stdout.write(`${pkg.version}\n`)
   process.exit(0)

@@ -2,8 +2,7 @@
 // `code` documented in docs/errors.md (a test checks every code thrown anywhere). The errors of the
 // actors' ports (chain, destinations, chunk moves, asks) live in actors/errors.ts; the HTTP API's in
 // api/errors.ts. Branch on `code`, never on the message.
-import type { AddressClass } from './adapters/destinations/url-policy.ts'
-import type { PutSummary } from './commands/transfer.ts'
+import type { PutSummary } from './transfers/put-summary.ts'
 
 // Configuration, keys and the command line.
 export class ConfigError extends Error {
@@ -24,6 +23,17 @@ export class UsageError extends Error {
   readonly code = 'BWN_ERR_USAGE'
 }
 
+/** Stdin ended before the --size it was declared with: the stdin put's transfer is cancelled. */
+export class InputShort extends Error {
+  readonly code = 'BWN_ERR_CLI_INPUT_SHORT'
+}
+
+/** A local file differs from what a transfer holds (`bwnet transfer verify`). */
+export class VerifyMismatch extends Error {
+  readonly code = 'BWN_ERR_CLI_VERIFY_MISMATCH'
+  constructor (detail: string) { super(`BWN_ERR_CLI_VERIFY_MISMATCH: ${detail}`) }
+}
+
 /** Stopped by Ctrl-C (SIGINT): exit 130. */
 export class Interrupted extends Error {
   readonly code = 'BWN_ERR_INTERRUPTED'
@@ -39,6 +49,18 @@ export class ApiProblem extends Error {
 /** A request that kept failing transiently until the retry budget ran out. */
 export class ApiUnavailable extends Error {
   readonly code = 'BWN_ERR_CLI_API_UNAVAILABLE'
+  constructor (detail: string) { super(`BWN_ERR_CLI_API_UNAVAILABLE: ${detail}`) }
+}
+
+/**
+ * Nothing answers at the API's address (connection refused, no such host, no route) and nothing has
+ * answered there in this run: waiting will not make it appear, so the command stops at once.
+ */
+export class ApiUnreachable extends Error {
+  readonly code = 'BWN_ERR_CLI_API_UNREACHABLE'
+  constructor (readonly address: string, readonly reason: string) {
+    super(`BWN_ERR_CLI_API_UNREACHABLE: cannot reach the API at ${address} (${reason}); is it running? The address comes from --api, BWN_API or the profile (bwnet login)`)
+  }
 }
 
 /** `put` stopped on an error after the transfer id was printed: the error and the summary so far. */
@@ -92,6 +114,9 @@ export class BodyTooShortError extends Error {
 }
 
 // Destination policy.
+/** What kind of address a destination policy refuses (url-policy.ts classifies). */
+export type AddressClass = 'loopback' | 'private' | 'link_local' | 'multicast' | 'unspecified' | 'reserved'
+
 /** A destination URL or header the policy refuses; `reason` is stable. */
 export class DestinationPolicyError extends Error {
   constructor (readonly kind: 'url' | 'header', readonly reason: string, message: string) { super(message) }

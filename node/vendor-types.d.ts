@@ -62,3 +62,8 @@ declare module 'compact-encoding' {
   const c: { raw: unknown, buffer: unknown, uint: unknown, string: unknown, json: unknown, [k: string]: any }
   export default c
 }
+// picomatch (globs for `bwnet transfer put --include/--exclude`): the one call bwnet makes.
+declare module 'picomatch' {
+  export interface PicomatchOptions { basename?: boolean, dot?: boolean, nocase?: boolean }
+  export default function picomatch (glob: string | string[], options?: PicomatchOptions): (path: string) => boolean
+}

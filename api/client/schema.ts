@@ -411,7 +411,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The sha256 of every received chunk (to check a local file against a transfer) */
+        get: operations["getTransfersByIdChunks"];
         put?: never;
         /**
          * Submit one chunk as raw bytes; acknowledged once durable
@@ -770,6 +771,7 @@ export interface components {
         CreateTransferBody: {
             /** @description default: the node's default destination */
             destination_id?: string;
+            /** @description a file name, or a relative path of names joined by "/" (sub/b.txt); NFC, no hidden, empty, "." or ".." segments */
             filename: string;
             /** @description SS58 hotkey of the sender; the checksum is verified */
             sender_hotkey: string;
@@ -3797,6 +3799,93 @@ export interface operations {
             };
             /** @description Conflict with the current state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTransfersByIdChunks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chunk_size: number;
+                        /** @description received chunks in index order; a missing index was not received */
+                        items: {
+                            bytes: number;
+                            index: number;
+                            /** @description hex sha256 of the chunk as received (and as delivered: the network checks each delivery against it) */
+                            sha256: string;
+                            state: "staged" | "delivering" | "delivered" | "verified";
+                        }[];
+                        total_chunks: number;
+                        /** Format: uuid */
+                        transfer_id: string;
+                    };
+                };
+            };
+            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -7,7 +7,7 @@ import type { Socket } from 'node:net'
 import type { ApiDeps } from '../deps.ts'
 import { guardedResponses } from '../responses.ts'
 import { ChunkIndexInvalid, BadRequest } from '../errors.ts'
-import { TransferRecord, CreateTransferBody, ChunkAck, TiersResponse, TransferStatusSchema, type TransferService } from '../transfers.ts'
+import { TransferRecord, CreateTransferBody, ChunkAck, TiersResponse, TransferStatusSchema, TransferChunks, type TransferService } from '../transfers.ts'
 
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 const CLIENT = { auth: { roles: ['client' as const] } }
@@ -100,6 +100,14 @@ export default async function transferRoutes (app: TypedApp, opts: { deps: ApiDe
     config: CLIENT,
     schema: { tags: ['transfers'], summary: 'Transfer status', params: IdParams, response: guardedResponses({ 200: TransferRecord }, [404]) }
   }, async (req) => service.get(req.params.id, req.principal!))
+
+  app.get('/transfers/:id/chunks', {
+    config: CLIENT,
+    schema: {
+      tags: ['transfers'], summary: 'The sha256 of every received chunk (to check a local file against a transfer)',
+      params: IdParams, response: guardedResponses({ 200: TransferChunks }, [404])
+    }
+  }, async (req) => service.chunks(req.params.id, req.principal!))
 
   app.delete('/transfers/:id', {
     config: CLIENT,

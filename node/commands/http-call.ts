@@ -1,6 +1,7 @@
 // One HTTP call of a CLI command to a node's API: JSON on stdout; an API error prints its problem
 // (code, detail, field errors) on stderr and exits 1; an unreachable node exits 1 too.
 import type { Command } from 'commander'
+import { hostPort, networkCode } from '../transfers/reach.ts'
 
 export const DEFAULT_API = 'http://127.0.0.1:8000'
 export const REQUEST_TIMEOUT_MS = 15_000 // 15 s
@@ -18,7 +19,7 @@ export async function printApiCall (cmd: Command, what: string, url: URL, method
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
     })
   } catch (err) {
-    return cmd.error(`error: cannot reach ${url.origin}: ${(err as Error).message}`, { exitCode: 1, code: `bwnet.${what}.unreachable` })
+    return cmd.error(`error: BWN_ERR_CLI_API_UNREACHABLE: cannot reach the API at ${hostPort(url)} (${networkCode(err) ?? (err as Error).message})`, { exitCode: 1, code: `bwnet.${what}.unreachable` })
   }
   const text = await res.text()
   if (!res.ok) {

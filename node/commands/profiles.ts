@@ -10,6 +10,8 @@ import { randomBytes } from 'node:crypto'
 import { DEFAULT_API } from './http-call.ts'
 import { CliError, UsageError, Interrupted } from './common.ts'
 import { createApiClient } from '../../api/client/index.ts'
+import { hostPort, networkCode } from '../transfers/reach.ts'
+import { invocation } from './transfer/invocation.ts'
 
 export const CONFIG_VERSION = 1
 export const DEFAULT_PROFILE = 'default'
@@ -80,7 +82,7 @@ export async function resolveCredentials (flags: ClientFlags, env: NodeJS.Proces
   const config = await readConfig(path)
   const name = checkProfileName(flags.profile ?? (env.BWN_PROFILE !== undefined && env.BWN_PROFILE !== '' ? env.BWN_PROFILE : undefined) ?? config.default_profile ?? DEFAULT_PROFILE)
   const profile = config.profiles[name]
-  if (explicit && profile === undefined) throw new UsageError(`no profile "${name}" in ${path}; run \`bwnet login --profile ${name} --api URL\``)
+  if (explicit && profile === undefined) throw new UsageError(`no profile "${name}" in ${path}; run \`${invocation()} login --profile ${name} --api URL\``)
   // An explicit --profile beats the environment; otherwise BWN_API/BWN_KEY beat the default profile.
   const pick = (flag: string | undefined, fromEnv: string | undefined, fromProfile: string | undefined): [string | undefined, string] =>
     flag !== undefined && flag !== ''
@@ -88,7 +90,7 @@ export async function resolveCredentials (flags: ClientFlags, env: NodeJS.Proces
       : explicit ? [fromProfile ?? fromEnv, fromProfile !== undefined ? 'profile' : 'env'] : [fromEnv ?? fromProfile, fromEnv !== undefined ? 'env' : 'profile']
   const [api, apiFrom] = pick(flags.api, envApi, profile?.api)
   const [key, keyFrom] = pick(flags.key, envKey, profile?.key)
-  if (key === undefined) throw new UsageError('an API key is needed: run `bwnet login --api URL` once (or set BWN_KEY, or pass --key)')
+  if (key === undefined) throw new UsageError(`an API key is needed: run \`${invocation()} login --api URL\` once (or set BWN_KEY, or pass --key)`)
   const label = apiFrom === 'flag' ? '--api' : apiFrom === 'env' ? 'BWN_API' : `profile ${name}: api`
   return { api: normaliseApi(api ?? DEFAULT_API, label), key, profile: keyFrom === 'profile' ? name : null }
 }
@@ -148,7 +150,7 @@ async function verifyKey (api: string, key: string): Promise<void> {
   try {
     res = (await client.GET('/transfers', { params: { query: { limit: 1 } }, signal: AbortSignal.timeout(VERIFY_TIMEOUT_MS) })).response
   } catch (err) {
-    throw new CliError(`cannot reach ${api}: ${(err as Error).message} (use --no-verify to save the profile anyway)`)
+    throw new CliError(`BWN_ERR_CLI_API_UNREACHABLE: cannot reach the API at ${hostPort(api)} (${networkCode(err) ?? (err as Error).message}); use --no-verify to save the profile anyway`)
   }
   if (res.status === 401 || res.status === 403) throw new CliError(`the API at ${api} refused the key (${res.status}); nothing was saved`)
   if (!res.ok && res.status !== 429) throw new CliError(`the API at ${api} answered ${res.status}; nothing was saved (use --no-verify to save anyway)`)

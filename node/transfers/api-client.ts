@@ -1,13 +1,18 @@
 // The transfer API as a sender uses it, through the typed client (api/client): every request retried on 429 (after
 // Retry-After), on 5xx and on network errors with capped exponential backoff, a bounded number of times.
+// Only faults that can pass are retried: a connection refused, a name that does not resolve or no route
+// to the host before the API has answered once in this run means nothing is there, and the call fails
+// at once with BWN_ERR_CLI_API_UNREACHABLE naming host:port (once the API has answered, the same errors
+// are a restart in progress and are retried).
 // Other 4xx answers become an ApiProblem carrying the problem's stable `code`. Every wait is announced
 // (onWait) so the CLI can say "rate limited, resuming in N s" instead of stalling silently, and every
 // request and wait stops at once when the client's signal aborts (Ctrl-C).
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { TransferRecord, ChunkAck } from '../../api/transfers.ts'
+import type { TransferRecord, ChunkAck, TransferChunks } from '../../api/transfers.ts'
 import { createApiClient, type ApiClient } from '../../api/client/index.ts'
-import { ApiProblem, ApiUnavailable } from '../errors.ts'
-export { ApiProblem, ApiUnavailable }
+import { ApiProblem, ApiUnavailable, ApiUnreachable } from '../errors.ts'
+export { ApiProblem, ApiUnavailable, ApiUnreachable }
+import { hostPort, networkCode, nothingThere } from './reach.ts'
 
 export const CONTROL_TIMEOUT_MS = 30_000 // 30 s for create, finalize, status
 export const CHUNK_TIMEOUT_MS = 300_000 // 5 min for one chunk body (up to 1 GiB on a slow link)
@@ -82,6 +87,8 @@ export class TransferApiClient {
   readonly client: ApiClient
 
   readonly #opts: TransferApiClientOptions
+  /** Whether the API has answered (any status) in this client's life. */
+  #reached = false
 
   constructor (readonly api: string, key: string, opts: TransferApiClientOptions = {}) {
     this.client = createApiClient(this.api.endsWith('/') ? this.api.slice(0, -1) : this.api, { key })
@@ -107,14 +114,17 @@ export class TransferApiClient {
         sent = await call.send({ signal: stop !== undefined ? AbortSignal.any([stop, timeout]) : timeout })
       } catch (err) {
         if (isAborted(stop)) throw stop!.reason
-        // Connection refused/reset, DNS, timeout: the request may or may not have landed; every call
-        // here is safe to repeat (chunk uploads are idempotent by content).
-        if (++transient > MAX_TRANSIENT_RETRIES) throw new ApiUnavailable(`${call.method} ${url.pathname}: ${(err as Error).message} (gave up after ${MAX_TRANSIENT_RETRIES} retries)`)
+        // Nothing listening and never has in this run: no wait makes it appear.
+        if (!this.#reached && nothingThere(err)) throw new ApiUnreachable(hostPort(url), networkCode(err)!)
+        // Connection reset, a timeout, a restart in progress: the request may or may not have landed;
+        // every call here is safe to repeat (chunk uploads are idempotent by content).
+        if (++transient > MAX_TRANSIENT_RETRIES) throw new ApiUnavailable(`${call.method} ${hostPort(url)}${url.pathname}: ${networkCode(err) ?? (err as Error).message} (gave up after ${MAX_TRANSIENT_RETRIES} retries)`)
         this.stats.retries++
         await this.#wait({ reason: 'unavailable', ms: backoffMs(transient), status: null, code: null })
         continue
       }
       const res = sent.response
+      this.#reached = true
       let body: any = res.ok ? (sent.data ?? null) : (sent.error ?? null)
       if (typeof body === 'string') body = body === '' ? null : { detail: body }
       if (res.status === 429) {
@@ -125,7 +135,7 @@ export class TransferApiClient {
       }
       // 507: the node's disk is full; repeating the same request cannot pass until someone frees space.
       if (res.status >= 500 && res.status !== 507) {
-        if (++transient > MAX_TRANSIENT_RETRIES) throw new ApiUnavailable(`${call.method} ${url.pathname}: ${res.status} ${body?.code ?? ''} (gave up after ${MAX_TRANSIENT_RETRIES} retries)`)
+        if (++transient > MAX_TRANSIENT_RETRIES) throw new ApiUnavailable(`${call.method} ${hostPort(url)}${url.pathname}: ${res.status} ${body?.code ?? ''} (gave up after ${MAX_TRANSIENT_RETRIES} retries)`)
         this.stats.retries++
         await this.#wait({ reason: 'unavailable', ms: retryAfterMs(res.headers.get('retry-after')) ?? backoffMs(transient), status: res.status, code: body?.code ?? null })
         continue
@@ -146,6 +156,11 @@ export class TransferApiClient {
   /** Your transfers, newest first (one page). */
   async list (query: { limit: number, offset: number, status?: TransferRecord['status'] }): Promise<{ items: TransferRecord[], total: number }> {
     return (await this.#request({ method: 'GET', path: '/transfers', send: (init) => this.client.GET('/transfers', { params: { query: query as never }, ...init }) })).body as { items: TransferRecord[], total: number }
+  }
+
+  /** GET /transfers/{id}/chunks: the received chunks' sha256, in index order. */
+  async chunks (id: string): Promise<TransferChunks> {
+    return (await this.#request({ method: 'GET', path: `/transfers/${encodeURIComponent(id)}/chunks`, send: (init) => this.client.GET('/transfers/{id}/chunks', { params: { path: { id } }, ...init }) })).body as TransferChunks
   }
 
   /** DELETE /transfers/{id}: cancels (idempotent); 409 when it already ended otherwise. */

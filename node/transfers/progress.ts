@@ -10,7 +10,11 @@ export const PLAIN_REFRESH_MS = 2_000
 const RATE_WINDOW_MS = 10_000 // rate = bytes over the last 10 s
 const BAR_WIDTH = 20
 
-export interface PhaseCounters { chunksDone: number, chunksTotal: number, bytesDone: number, bytesTotal: number }
+/**
+ * `bytesDone` counts what is there (shown as done); `bytesSkipped` the part of it that was there before
+ * this run (a resume's chunks already held, a delivery already made): the rate leaves it out.
+ */
+export interface PhaseCounters { chunksDone: number, chunksTotal: number, bytesDone: number, bytesTotal: number, bytesSkipped: number }
 
 /** What a put has done so far; the put mutates it, the reporter reads it. */
 export interface Totals {
@@ -24,8 +28,8 @@ export interface Totals {
 export function newTotals (): Totals {
   return {
     phase: 'upload',
-    upload: { chunksDone: 0, chunksTotal: 0, bytesDone: 0, bytesTotal: 0 },
-    deliver: { chunksDone: 0, chunksTotal: 0, bytesDone: 0, bytesTotal: 0, verified: 0 },
+    upload: { chunksDone: 0, chunksTotal: 0, bytesDone: 0, bytesTotal: 0, bytesSkipped: 0 },
+    deliver: { chunksDone: 0, chunksTotal: 0, bytesDone: 0, bytesTotal: 0, bytesSkipped: 0, verified: 0 },
     files: null
   }
 }
@@ -108,8 +112,9 @@ export class ProgressReporter {
   tick (): void {
     if (this.#mode === 'off') return
     const now = this.#now()
-    this.#rates.upload.sample(now, this.totals.upload.bytesDone)
-    this.#rates.deliver.sample(now, this.totals.deliver.bytesDone)
+    // Moved in this run only: bytes already there (a resume) are done, not sent at some rate.
+    this.#rates.upload.sample(now, this.totals.upload.bytesDone - this.totals.upload.bytesSkipped)
+    this.#rates.deliver.sample(now, this.totals.deliver.bytesDone - this.totals.deliver.bytesSkipped)
     if (this.#wait !== null && now >= this.#wait.until) this.#wait = null
     if (!this.#planned() && this.#wait === null) return
     const line = this.line(now)

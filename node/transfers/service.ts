@@ -11,12 +11,13 @@ import { pinBlob, releaseBlobRef } from '../../actors/transfer/blob-refs.ts'
 import { checkHotkey } from '../../protocol/index.ts'
 import type { Principal, Plan } from '../../api/accounts/model.ts'
 import { PLAN_REQUESTS_PER_MINUTE } from '../../api/accounts/model.ts'
-import type { TransferService, TransferRecord, CreateTransferBody, ChunkAck, ChunkBodyOptions, TiersResponse, ListQuery } from '../../api/transfers.ts'
+import type { TransferService, TransferRecord, TransferChunks, CreateTransferBody, ChunkAck, ChunkBodyOptions, TiersResponse, ListQuery } from '../../api/transfers.ts'
+import { prefixRange } from '../../actors/store.ts'
 import {
   TransferNotFound, TransferClosed, ChunkConflict, ChunksMissing, ChunkIndexInvalid, ChunkSizeInvalid, ChunkDigestMismatch, ChunkTooLarge,
   HotkeyInvalid, TierUnknown, SizeInvalid, FilenameInvalid, FilenameTaken, FileTooLarge, TooManyTransfers, Timeout, withExtensions
 } from '../../api/errors.ts'
-import { filenameProblem, normalizeFilename } from '../adapters/destinations/filename.ts'
+import { pathProblem, normalizeFilename } from '../adapters/destinations/filename.ts'
 import type { DestinationRegistry } from './destinations.ts'
 import type { StorageGuard } from '../storage.ts'
 import { BodyTooLongError, BodyTooShortError, DigestMismatchError, type IngestingBlobStore, type StagedBody } from '../adapters/blob-store.ts'
@@ -126,7 +127,8 @@ export class NodeTransferService implements TransferService {
     if (sizeProblem !== null) throw new SizeInvalid(`total_size is not valid: ${sizeProblem}.`)
     // One name per look: the NFC form is what is checked, stored and delivered (docs/transfers.md#filenames).
     body = { ...body, filename: normalizeFilename(body.filename) }
-    const nameProblem = filenameProblem(body.filename)
+    // A name or a relative path of names (`sub/b.txt`): docs/transfers.md#filenames.
+    const nameProblem = pathProblem(body.filename)
     if (nameProblem !== null) throw new FilenameInvalid(`filename refused: ${nameProblem}.`)
     const plan = planChunks(body.total_size)
     if (plan.chunkSize > MAX_CHUNK_BODY_BYTES) throw new FileTooLarge(`a ${body.total_size}-byte file needs chunks larger than this node accepts (${MAX_CHUNK_BODY_BYTES} bytes).`)
@@ -252,6 +254,16 @@ export class NodeTransferService implements TransferService {
 
   async get (id: string, principal: Principal): Promise<TransferRecord> {
     return this.toRecord(await this.#owned(id, principal), { redactName: false })
+  }
+
+  async chunks (id: string, principal: Principal): Promise<TransferChunks> {
+    const row = await this.#owned(id, principal)
+    const items: TransferChunks['items'] = []
+    for await (const [, c] of this.deps.store.table<ChunkRow>('chunks').entries(prefixRange(keys.prefix(id)))) {
+      items.push({ index: c.chunk_index, bytes: c.length, sha256: c.sha256, state: c.state })
+    }
+    items.sort((a, b) => a.index - b.index)
+    return { transfer_id: id, chunk_size: row.chunk_size, total_chunks: row.total_chunks, items }
   }
 
   async cancel (id: string, principal: Principal): Promise<TransferRecord> {

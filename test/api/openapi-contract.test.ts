@@ -108,6 +108,8 @@ t.test('every operation answers as the document says', async t => {
   t.equal((await call('POST', '/transfers/{id}/chunks', { auth: bearer, params: { id }, headers: { 'content-type': 'application/octet-stream', 'x-chunk-index': '0' }, body: data })).status, 201)
   await call('POST', '/transfers/{id}/finalize', { auth: bearer, params: { id } })
   await call('GET', '/transfers/{id}', { auth: bearer, params: { id } })
+  const held = await call('GET', '/transfers/{id}/chunks', { auth: bearer, params: { id } })
+  t.match(held.json, { transfer_id: id, total_chunks: 1, items: [{ index: 0, bytes: data.byteLength }] }, 'the received chunk and its sha256')
   const list = await call('GET', '/transfers', { auth: bearer })
   t.equal(list.status, 200, 'the list without ?limit= or ?offset=')
   t.match(list.json, { limit: 50, offset: 0 }, 'the server fills in the defaults the document names')

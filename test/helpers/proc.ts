@@ -1,6 +1,6 @@
 // Runs the real `bwnet` CLI as a child process and reads its JSON log lines.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { join } from 'node:path'
+import { delimiter, dirname, join } from 'node:path'
 import { once } from 'node:events'
 
 export const REPO = join(import.meta.dirname, '..', '..')
@@ -93,4 +93,15 @@ export async function eventually<T> (fn: () => Promise<T | undefined | false>, t
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`)
     await new Promise(resolve => setTimeout(resolve, intervalMs))
   }
+}
+
+/** Runs a command line as a user would paste it (`sh -c`, in the checkout, `node` on PATH); stdout and stderr. */
+export async function runShell (command: string, env: Record<string, string> = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const path = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`
+  const child = spawn('sh', ['-c', command], { cwd: REPO, env: { ...process.env, ...env, PATH: path }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''; let stderr = ''
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => { stdout += d })
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+  const [code] = await once(child, 'exit') as [number | null]
+  return { code, stdout, stderr }
 }

@@ -10,6 +10,10 @@
 // display as nothing. docs/transfers.md#filenames.
 
 export const MAX_FILENAME_BYTES = 255
+/** A transfer's name may be a relative path (`sub/deeper/b.txt`): at most this many bytes in all… */
+export const MAX_PATH_BYTES = 1024
+/** …and this many segments. */
+export const MAX_PATH_SEGMENTS = 32
 
 // Each class, with the words a refusal uses; the first that matches is reported.
 const REFUSED: Array<[RegExp, string]> = [
@@ -46,4 +50,33 @@ export function filenameProblem (name: string): string | null {
   if (/[/\\]/.test(name)) return 'contains a path separator'
   if (name.startsWith('.')) return 'starts with a dot'
   return null
+}
+
+/**
+ * Why a transfer's name is refused, or null when it is safe: one filename, or a relative path of
+ * filenames joined by '/' (`sub/deeper/b.txt`, how `bwnet transfer put -r` keeps a tree). Every segment
+ * passes filenameProblem, so none is empty (no leading, trailing or doubled '/': nothing absolute),
+ * none is '.', '..' or hidden, none holds a '\\'; at most MAX_PATH_SEGMENTS segments and
+ * MAX_PATH_BYTES bytes. A destination stores it below its own root, never outside it.
+ */
+export function pathProblem (name: string): string | null {
+  if (name.length === 0) return 'empty'
+  if (name !== name.normalize('NFC')) return 'is not in Unicode NFC'
+  if (Buffer.byteLength(name) > MAX_PATH_BYTES) return `longer than ${MAX_PATH_BYTES} bytes`
+  if (name.startsWith('/')) return 'is an absolute path (relative paths only)'
+  const segments = name.split('/')
+  if (segments.length > MAX_PATH_SEGMENTS) return `has more than ${MAX_PATH_SEGMENTS} path segments`
+  for (const [i, segment] of segments.entries()) {
+    if (segment === '') return `has an empty path segment (segment ${i + 1})`
+    if (segment === '..' || segment === '.') return `has a '${segment}' path segment`
+    const problem = filenameProblem(segment)
+    if (problem !== null) return segments.length === 1 ? problem : `has a segment that ${problem.replace(/^(contains|starts|is|longer)/, m => m === 'longer' ? 'is longer' : m)} (segment ${i + 1})`
+  }
+  return null
+}
+
+/** A checked relative path's directory part ('' for a bare name) and its last segment. */
+export function splitPath (name: string): { dir: string, base: string } {
+  const i = name.lastIndexOf('/')
+  return i < 0 ? { dir: '', base: name } : { dir: name.slice(0, i), base: name.slice(i + 1) }
 }

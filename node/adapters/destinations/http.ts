@@ -64,7 +64,8 @@ export class HttpDriver implements DestinationDriver {
     if (upload.totalSize < 1) throw new DestinationError('BWN_ERR_DESTINATION_REFUSED', 'an http destination needs at least one byte')
     const url = this.#config.url
       .replaceAll('{transferId}', encodeURIComponent(upload.transferId))
-      .replaceAll('{filename}', encodeURIComponent(upload.filename))
+      // A relative path keeps its '/' between percent-encoded segments (docs/transfers.md#filenames).
+      .replaceAll('{filename}', upload.filename.split('/').map(encodeURIComponent).join('/'))
     return { kind: 'http', url, transferId: upload.transferId, totalSize: upload.totalSize, chunkSize: upload.chunkSize, totalChunks: upload.totalChunks }
   }
 

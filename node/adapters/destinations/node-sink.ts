@@ -42,7 +42,7 @@ import type { InflightBudget } from '../inflight-budget.ts'
 import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure, boundedBody, errorText, discard } from './errors.ts'
 import { streamHash, HASH_BYTES_PER_STREAM } from '../hash-pool.ts'
 import { PieceWriter } from '../piece-writer.ts'
-import { filenameProblem, normalizeFilename, MAX_FILENAME_BYTES } from './filename.ts'
+import { filenameProblem, pathProblem, splitPath, normalizeFilename, MAX_FILENAME_BYTES } from './filename.ts'
 export { filenameProblem, normalizeFilename }
 
 /** Largest chunk body the sink accepts. */
@@ -238,7 +238,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     const { uploadId } = req.params
     const { size, chunkSize, org } = req.query
     const filename = normalizeFilename(req.query.filename)
-    const problem = filenameProblem(filename)
+    const problem = pathProblem(filename)
     if (problem) throw new SinkBadFilename(problem)
     return serialised(uploadId, async () => {
       const existing = await loadMeta(uploadId)
@@ -497,19 +497,35 @@ const namespaceQuery = (upload: UploadSpec): Record<string, string> => upload.na
 const normaliseEtag = (etag: string): string => etag.replace(/^W\//, '').replace(/"/g, '').toLowerCase()
 
 /** Hard-links `source` as `name` in `dir`, or `stem-1.ext`, `stem-2.ext`, ...: link() never overwrites. */
+/**
+ * Links the finished file under `name` in `dir` (a relative path's directories are made first), or the
+ * first free `-N` variant of its last segment; answers the relative path it got.
+ */
 async function linkUnderFreeName (source: string, dir: string, name: string): Promise<string> {
-  const ext = extname(name)
-  const stem = ext ? name.slice(0, -ext.length) : name
+  const { dir: sub, base } = splitPath(name)
+  const parent = sub === '' ? dir : join(dir, sub)
+  if (sub !== '') {
+    // The path was checked (pathProblem): no segment is '..', '.', hidden or empty, so it stays below dir.
+    await mkdir(parent, { recursive: true }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EEXIST' || err.code === 'ENOTDIR') throw new SinkConflict(`${sub} is a file in the sink directory, not a directory`)
+      throw err
+    })
+    for (let d = sub; d !== ''; d = splitPath(d).dir) await fsyncDir(join(dir, d))
+  }
+  const ext = extname(base)
+  const stem = ext ? base.slice(0, -ext.length) : base
   for (let n = 0; n <= MAX_NAME_SUFFIX; n++) {
-    const candidate = n === 0 ? name : `${stem}-${n}${ext}`
+    const candidate = n === 0 ? base : `${stem}-${n}${ext}`
     if (Buffer.byteLength(candidate) > MAX_FILENAME_BYTES) break
+    const rel = sub === '' ? candidate : `${sub}/${candidate}`
     try {
-      await link(source, join(dir, candidate))
-      return candidate
+      await link(source, join(parent, candidate))
+      if (sub !== '') await fsyncDir(parent)
+      return rel
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
       // Linked already, by a complete() that crashed before it could record the name: that is the file.
-      if (await sameFile(source, join(dir, candidate))) return candidate
+      if (await sameFile(source, join(parent, candidate))) return rel
     }
   }
   throw new SinkConflict(`no free name for ${name} in the sink`)

@@ -15,20 +15,27 @@ import { Type, type Static } from '@sinclair/typebox'
 import { toProblem, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
 import { SinkBadFilename, SinkConflict } from '../../../api/errors.ts'
 import { verifySinkRequest, type SinkAuthOptions } from './sink-auth.ts'
-import { filenameProblem, normalizeFilename, MAX_FILENAME_BYTES } from './filename.ts'
+import { pathProblem, splitPath, normalizeFilename, MAX_FILENAME_BYTES } from './filename.ts'
 import { namespaceDir, NAMESPACE_PATTERN } from './node-sink.ts'
 
 const MAX_NAME_SUFFIX = 1000
 
-/** The name `filename` would get in `dir` now, or null when it and every variant that fits are taken. */
+/**
+ * The name `filename` (a name or a relative path) would get in `dir` now, or null when it and every
+ * variant of its last segment that fits are taken, or a directory on its path is a file.
+ */
 export async function freeNameFor (dir: string, filename: string): Promise<string | null> {
-  const ext = extname(filename)
-  const stem = ext ? filename.slice(0, -ext.length) : filename
+  const { dir: sub, base } = splitPath(filename)
+  const ext = extname(base)
+  const stem = ext ? base.slice(0, -ext.length) : base
   for (let n = 0; n <= MAX_NAME_SUFFIX; n++) {
-    const candidate = n === 0 ? filename : `${stem}-${n}${ext}`
+    const candidate = n === 0 ? base : `${stem}-${n}${ext}`
     if (Buffer.byteLength(candidate) > MAX_FILENAME_BYTES) return null
-    try { await stat(join(dir, candidate)) } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return candidate
+    const rel = sub === '' ? candidate : `${sub}/${candidate}`
+    try { await stat(join(dir, rel)) } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code === 'ENOENT') return rel
+      if (code === 'ENOTDIR') return null
       throw err
     }
   }
@@ -50,7 +57,7 @@ export const sinkNameRoutes: FastifyPluginAsync<SinkNameRoutesOptions> = async f
   app.addHook('onRequest', async (req) => { verifySinkRequest(req.method, req.url, opts) })
   app.get<{ Querystring: Static<typeof NameQuery> }>('/sink/names', { schema: { hide: true, querystring: NameQuery } }, async (req) => {
     const filename = normalizeFilename(req.query.filename)
-    const problem = filenameProblem(filename)
+    const problem = pathProblem(filename)
     if (problem !== null) throw new SinkBadFilename(problem)
     const name = await freeNameFor(namespaceDir(opts.dir, req.query.org), filename)
     if (name === null) throw new SinkConflict(`${filename} is taken in the sink and no variant of it fits in ${MAX_FILENAME_BYTES} bytes`)

@@ -16,7 +16,7 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type Re
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { Agent, buildConnector } from 'undici'
 import ipaddr from 'ipaddr.js'
-import { DestinationPolicyError, AddressRefused } from '../../errors.ts'
+import { DestinationPolicyError, AddressRefused, type AddressClass } from '../../errors.ts'
 export { DestinationPolicyError, AddressRefused }
 
 export interface AddressPolicy {
@@ -27,7 +27,7 @@ export interface AddressPolicy {
 export const PUBLIC_ONLY: AddressPolicy = { allowPrivate: false }
 
 /** Why an address is refused; a stable reason, also in the problem's `reason` member. */
-export type AddressClass = 'loopback' | 'private' | 'link_local' | 'multicast' | 'unspecified' | 'reserved'
+export type { AddressClass }
 
 const RANGES: Array<[AddressClass, string, number, 'ipv4' | 'ipv6']> = [
   ['unspecified', '0.0.0.0', 8, 'ipv4'],

@@ -85,7 +85,8 @@ t.test('profiles: login reads the key from stdin, stores it 0600, and commands f
   t.match(JSON.parse(await readFile(cfg, 'utf8')), { version: 1, default_profile: 'default', profiles: { default: { api: api.url, key: KEY } } })
   const listed = await runCliOnce(['transfer', 'list'], env)
   t.equal(listed.code, 0, listed.stderr)
-  t.match(listed.stdout, new RegExp(`^ID +STATUS.*\\n${ID} +pending`), 'list finds the profile without --api or --key')
+  // Piped: JSON, as every transfer command when stdout is not a terminal.
+  t.match(JSON.parse(listed.stdout), { items: [{ id: ID, status: 'pending' }], total: 1 }, 'list finds the profile without --api or --key')
 
   const empty = await runCliOnce(['login', '--profile', 'other', '--api', api.url], env, { input: '' })
   t.equal(empty.code, 2, 'no key on stdin is a usage error')
@@ -120,7 +121,7 @@ t.test('exit codes: 0 done, 1 failed or API error, 2 bad usage, 130 interrupted'
     ['--parallel 0', ['transfer', 'put', file, '--parallel', '0'], env, 2, /--parallel.*an integer 1\.\.64/],
     ['--bwlimit junk', ['transfer', 'put', file, '--bwlimit', 'fast'], env, 2, /a rate in bytes per second/],
     ['unknown option', ['transfer', 'put', file, '--bogus'], env, 2, /unknown option '--bogus'/],
-    ['missing key', ['transfer', 'put', file], { ...base, BWN_API: api.url, BWN_KEY: '' }, 2, /an API key is needed: run `bwnet login/],
+    ['missing key', ['transfer', 'put', file], { ...base, BWN_API: api.url, BWN_KEY: '' }, 2, /an API key is needed: run `node --import tsx node\/cli\.ts login --api URL`/],
     ['unknown profile', ['transfer', 'list', '--profile', 'nope'], base, 2, /no profile "nope"/],
     ['directory without -r', ['transfer', 'put', join(dir, 'd')], env, 2, /is a directory: pass --recursive/],
     ['stdin without --size', ['transfer', 'put', '-'], env, 2, /needs --size/],
@@ -149,7 +150,7 @@ t.test('exit codes: 0 done, 1 failed or API error, 2 bad usage, 130 interrupted'
   await run.waitFor(l => UUID_RE.test(String(l.msg)), 60_000, 'the transfer id')
   const { code } = await run.stop('SIGINT')
   t.equal(code, 130, 'interrupted exits 130')
-  t.match(run.stderr(), new RegExp(`interrupted: transfer ${ID}, 0/1 chunks uploaded; resume with: bwnet transfer put ${big.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --no-progress\\n`))
+  t.match(run.stderr(), new RegExp(`interrupted: transfer ${ID}, 0/1 chunks uploaded; resume with: node --import tsx node/cli.ts transfer put ${big.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --no-progress\\n`))
   t.match(run.lines.at(-1), { event: 'transfer_put', status: 'interrupted', error: { code: 'BWN_ERR_INTERRUPTED' } }, 'the JSON summary says interrupted')
 })
 
@@ -168,7 +169,7 @@ t.test('a 429 is shown as "rate limited, resuming in N s", then the put goes on'
 })
 
 t.test('the resume command never carries a key; rates parse; the bucket paces', async t => {
-  t.equal(resumeCommand(['transfer', 'put', '/a b/c', '--key', 'bwn_x', '--parallel', '2', '--key=bwn_y']), 'bwnet transfer put \'/a b/c\' --parallel 2')
+  t.equal(resumeCommand(['transfer', 'put', '/a b/c', '--key', 'bwn_x', '--parallel', '2', '--key=bwn_y'], 'bwnet'), 'bwnet transfer put \'/a b/c\' --parallel 2')
   t.equal(parseRate('10M'), 10 * 1024 * 1024)
   t.equal(parseRate('512K'), 512 * 1024)
   t.equal(parseRate('1.5GiB/s'), 1.5 * 1024 ** 3)

@@ -50,3 +50,33 @@ t.test('a chunk upload rides out 429, 503 and a dropped connection, then a 409 i
   t.ok(err instanceof ApiProblem)
   t.match(err, { status: 409, code: 'BWN_ERR_CHUNK_CONFLICT', body: { chunk_index: 7 } })
 })
+
+t.test('nothing listening: fails at once before the first answer, retried after it (a restart)', async t => {
+  const answer = (_req: unknown, res: import('node:http').ServerResponse): void => { res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"x"}') }
+  let server = createServer(answer)
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const port = (server.address() as AddressInfo).port
+  server.close(); await once(server, 'close')
+
+  const cold = new TransferApiClient(`http://127.0.0.1:${port}`, 'k')
+  const t0 = performance.now()
+  await t.rejects(cold.get('x'), { code: 'BWN_ERR_CLI_API_UNREACHABLE', address: `127.0.0.1:${port}`, message: /cannot reach the API at 127\.0\.0\.1:\d+ \(ECONNREFUSED\)/ })
+  const ms = performance.now() - t0
+  t.equal(cold.stats.retries, 0, 'no retry: nothing was ever there')
+  // In process (no CLI start-up): the refusal takes milliseconds; 2 s is issue 33's bound.
+  t.ok(ms < 2000, `failed in ${Math.round(ms)} ms`)
+
+  // The API answered once, then went away: the same refusal is a restart, waited for.
+  server = createServer(answer)
+  server.listen(port, '127.0.0.1')
+  await once(server, 'listening')
+  const warm = new TransferApiClient(`http://127.0.0.1:${port}`, 'k', {
+    onWait: () => { if (!server.listening) { server = createServer(answer); server.listen(port, '127.0.0.1') } }
+  })
+  t.match(await warm.get('x'), { id: 'x' })
+  server.close(); await once(server, 'close')
+  t.match(await warm.get('x'), { id: 'x' }, 'answered once the server was back')
+  t.ok(warm.stats.retries >= 1, `retried ${warm.stats.retries}×`)
+  server.close()
+})

@@ -61,7 +61,7 @@ const chunkOf = (i: number): Buffer => source.subarray(i * CHUNK, Math.min(TOTAL
 
 t.test('ranged PUTs by workers, complete, read back, abort', async t => {
   const state = await driver.begin({ transferId: 't 1', filename: 'a/b.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: 3 })
-  t.equal(state.url, `${base}/files/t%201/a%2Fb.bin`, '{transferId} and {filename} are percent-encoded')
+  t.equal(state.url, `${base}/files/t%201/a/b.bin`, '{transferId} and {filename} are percent-encoded; a relative path keeps its \'/\' between segments')
   const parts = []
   for (const i of [2, 0, 1]) {
     const target = await driver.target(state, { index: i, offset: i * CHUNK, length: chunkOf(i).length, attemptSlot: 0 }, Date.now() + 60_000)
