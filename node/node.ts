@@ -25,6 +25,12 @@ import { NodeMetrics } from './metrics.ts'
 import { MetricsServer } from './metrics-server.ts'
 import type { Pino } from './logger.ts'
 
+/** A data directory whose database another process holds open. */
+export class DataDirInUse extends Error {
+  readonly code = 'BWN_ERR_DATA_IN_USE'
+  constructor (readonly data: string, message = `the database in ${data} is in use by another process (a node or devnet running on this data directory): stop it, or give this one another --data (BWN_DATA)`) { super(message) }
+}
+
 /** Between attempts to reach the chain host while a node waits to be ready. */
 export const CHAIN_HOST_RETRY_MS = 500
 
@@ -41,7 +47,7 @@ export interface NodeOptions {
   serveHttp?: boolean
 }
 
-export interface NodeInfo { role: Role, hotkey: string, publicKey: string, swarmKey: string, url: string | null }
+export interface NodeInfo { role: Role, hotkey: string, publicKey: string, swarmKey: string, url: string | null, metricsUrl: string | null }
 
 export class BwnetNode {
   readonly config: NodeConfig
@@ -117,7 +123,7 @@ export class BwnetNode {
   }
 
   info (): NodeInfo {
-    return { role: this.config.role, hotkey: this.key.address, publicKey: toHex(this.key.publicKey), swarmKey: this.transport.publicKey, url: this.url }
+    return { role: this.config.role, hotkey: this.key.address, publicKey: toHex(this.key.publicKey), swarmKey: this.transport.publicKey, url: this.url, metricsUrl: this.metricsUrl }
   }
 
   async start (): Promise<this> {
@@ -130,7 +136,13 @@ export class BwnetNode {
     log.info({ event: 'identity', created, data: config.data }, created ? 'new identity created' : 'identity loaded')
 
     this.db = new Level<string, string>(join(config.data, 'db'))
-    await this.db.open()
+    try {
+      await this.db.open()
+    } catch (err) {
+      // LevelDB's lock: another process (a node or devnet on the same data directory) holds the database.
+      if ((err as { cause?: { code?: string } }).cause?.code === 'LEVEL_LOCKED') throw new DataDirInUse(config.data)
+      throw err
+    }
     this.store = new LevelStore(this.db as never)
     this.blobs = new FileBlobStore(join(config.data, 'blobs'))
     await this.blobs.open()
