@@ -10,7 +10,8 @@ import type { DevnetThreadData, DevnetThreadMessage } from './devnet-thread.ts'
 import { mkdir, writeFile, rename, readFile, rm } from 'node:fs/promises'
 import createTestnet, { type Testnet } from 'hyperdht/testnet.js'
 import { nodeIdOf, type Role } from '../protocol/index.ts'
-import { BwnetNode, DataDirInUse, type NodeInfo } from './node.ts'
+import { BwnetNode, type NodeInfo } from './node.ts'
+import { DataDirInUse, PortInUse } from './errors.ts'
 import { loadOrCreateKeystore } from './keystore.ts'
 import { DEVNET_VALIDATOR_STAKE_RAO, devnetValidatorStakeRao } from './chain.ts'
 import { NODE_DEFAULTS, type DevnetConfig, type NodeConfig } from './config.ts'
@@ -80,13 +81,7 @@ export async function claimDevnetData (data: string): Promise<void> {
   await writeFile(path, `${process.pid}\n`)
 }
 
-/** The address the API could not listen on: taken by another process. */
-export class PortInUse extends Error {
-  readonly code = 'BWN_ERR_PORT_IN_USE'
-  constructor (readonly port: number) {
-    super(`port ${port} on 127.0.0.1 is taken (another devnet or program listens there): start the devnet on another port with --port N or BWN_PORT=N (0 picks a free one)`)
-  }
-}
+
 
 /** A devnet subnet's tempo: an epoch is 11 blocks (33 s at the runtime's 3 s slots). */
 export const DEVNET_SUBNET_TEMPO = 10

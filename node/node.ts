@@ -24,12 +24,7 @@ import type { NodeConfig } from './config.ts'
 import { NodeMetrics } from './metrics.ts'
 import { MetricsServer } from './metrics-server.ts'
 import type { Pino } from './logger.ts'
-
-/** A data directory whose database another process holds open. */
-export class DataDirInUse extends Error {
-  readonly code = 'BWN_ERR_DATA_IN_USE'
-  constructor (readonly data: string, message = `the database in ${data} is in use by another process (a node or devnet running on this data directory): stop it, or give this one another --data (BWN_DATA)`) { super(message) }
-}
+import { DataDirInUse } from './errors.ts'
 
 /** Between attempts to reach the chain host while a node waits to be ready. */
 export const CHAIN_HOST_RETRY_MS = 500
