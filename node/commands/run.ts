@@ -92,7 +92,10 @@ export function nodeCommand (): Command {
 /** How to run this CLI again from the current directory: the compiled one by its path, else through npm. */
 function cliInvocation (): string {
   const entry = process.argv[1] ?? ''
-  if (entry.endsWith('.js') && entry.includes(`${sep}dist${sep}`)) return `node ${relative(process.cwd(), entry) || entry}`
+  const inside = !relative(process.cwd(), entry).startsWith('..')
+  // An installed `bwnet` (its bin.js outside this directory) is on the PATH.
+  if (entry.endsWith(`${sep}bin.js`) && !inside) return 'bwnet'
+  if (entry.endsWith('.js') && entry.includes(`${sep}dist${sep}`)) return `node ${relative(process.cwd(), entry)}`
   return 'npm run bwnet --'
 }
 
