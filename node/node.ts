@@ -180,7 +180,10 @@ export class BwnetNode {
     this.messenger.attach(this.transport, {
       onConnect: (peer) => this.messenger.announceTo(peer, announce),
       onDisconnect: (hotkey) => {
-        if (hotkey === undefined) return
+        // While stopping, the role and membership have already stopped (reverse order of start): the
+        // connections the transport closes then are no news to act on, and an actor that still took
+        // them would write to a store about to close.
+        if (hotkey === undefined || this.#stopping !== null) return
         for (const fn of peerDown) { try { fn(hotkey) } catch (err) { log.error({ err }, 'peer-down handler failed') } }
       }
     })

@@ -102,6 +102,7 @@ t.test('the devnet in a terminal', { skip: hasTmux || process.env.CI === 'true' 
   await tmux('send-keys', '-t', 'first', 'C-c')
   const exit = await eventually(async () => await exited('first'), 20_000, 'the devnet to stop')
   t.equal(exit.code, 0, 'Ctrl-C stops it cleanly')
+  t.notMatch((await rows('first')).join('\n'), /WARN|ERROR|FATAL/, 'a quiet stop: no warning while the nodes shut down')
   await t.rejects(stat(join(data, 'devnet.pid')), 'the pid file is gone with it')
   await tmux('kill-session', '-t', 'first')
   const again = await start('again')
