@@ -22,16 +22,17 @@ build: dist/node/cli.js
 run: build
 	node dist/node/cli.js devnet
 
-# The s3 destination tests need a real S3 server: Ceph's radosgw on loopback (.ci/s3-radosgw.sh).
-TEST_SYSTEM_PACKAGES = radosgw ceph-mon ceph-osd
+# The s3 destination tests need a real S3 server: Ceph's radosgw on loopback (.ci/s3-radosgw.sh); the
+# operators' tools test scrapes a devnet with Debian's prometheus; the devnet's terminal test runs in tmux.
+TEST_SYSTEM_PACKAGES = radosgw ceph-mon ceph-osd prometheus tmux
 
 test-deps:
-	@if command -v radosgw >/dev/null 2>&1; then :; \
+	@if command -v radosgw >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 && command -v tmux >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "installing $(TEST_SYSTEM_PACKAGES) for the s3 destination tests"; \
+	  echo "installing $(TEST_SYSTEM_PACKAGES) for the s3 destination, prometheus and terminal tests"; \
 	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(TEST_SYSTEM_PACKAGES); \
 	else \
-	  echo "make test needs radosgw for the s3 destination tests; install it once with:" >&2; \
+	  echo "make test needs radosgw, prometheus and tmux (s3 destination, prometheus and terminal tests); install them once with:" >&2; \
 	  echo "  sudo apt-get install -y --no-install-recommends $(TEST_SYSTEM_PACKAGES)" >&2; \
 	  exit 1; \
 	fi

@@ -123,7 +123,8 @@ export const DEVNET_SETTINGS: Record<keyof DevnetConfig, SettingMeta> = {
 }
 // Two threads wherever there are two cores to run them: the devnet then moves a file ~25 % faster
 // (docs/benchmarks.md#e2e); on one core a second thread would only add an isolate.
-export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, chain: 'dev', orchestrators: null, validators: null, logLevel: 'info', inflightMib: 64, threads: availableParallelism() >= 2 ? 2 : 1, testFaults: [] }
+// The devnet's terminal shows warnings and its banner; its whole log (info) is in DATA/devnet.log.
+export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, chain: 'dev', orchestrators: null, validators: null, logLevel: 'warn', inflightMib: 64, threads: availableParallelism() >= 2 ? 2 : 1, testFaults: [] }
 
 const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false })
 

@@ -3,14 +3,16 @@
 // with unequal stakes: `validators`) — the embedded default `make run` starts. Its chain is the
 // embedded dev chain, or with `chain: 'subtensor'` a local Subtensor chain (chopsticks running the
 // real runtime, node/adapters/subtensor/local.ts) with a subnet the devnet creates for its nodes.
+import { namespaceDir } from './adapters/destinations/node-sink.ts'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { pino } from 'pino'
 import type { DevnetThreadData, DevnetThreadMessage } from './devnet-thread.ts'
-import { mkdir, writeFile, rename } from 'node:fs/promises'
+import { mkdir, writeFile, rename, readFile, rm } from 'node:fs/promises'
 import createTestnet, { type Testnet } from 'hyperdht/testnet.js'
 import { nodeIdOf, type Role } from '../protocol/index.ts'
 import { BwnetNode, type NodeInfo } from './node.ts'
+import { DataDirInUse, PortInUse } from './errors.ts'
 import { loadOrCreateKeystore } from './keystore.ts'
 import { DEVNET_VALIDATOR_STAKE_RAO, devnetValidatorStakeRao } from './chain.ts'
 import { NODE_DEFAULTS, type DevnetConfig, type NodeConfig } from './config.ts'
@@ -43,10 +45,44 @@ export interface DevnetFile {
   /**
    * `id`: the node's stable UUID (protocol/node-id.ts), what audit routes accept besides the hotkey;
    * `uid`: its UID on the chain, null for workers (they hold an attachment, not a UID); `url`: an
-   * orchestrator's API, else null.
+   * orchestrator's API, else null; `metricsUrl`: the node's Prometheus endpoint (`…/metrics`).
    */
-  nodes: Array<{ role: Role, name: string, hotkey: string, publicKey: string, id: string, uid: number | null, url: string | null }>
+  nodes: Array<{ role: Role, name: string, hotkey: string, publicKey: string, id: string, uid: number | null, url: string | null, metricsUrl: string | null }>
+  /** The devnet's process, and where its log file and the orchestrator's sink (delivered files) are. */
+  pid: number
+  logFile: string
+  sinkDir: string
 }
+
+/** Beside devnet.json in the data directory: the pid of the devnet running on it (removed when it stops). */
+export const DEVNET_PID_FILE = 'devnet.pid'
+/** The devnet's log file in the data directory (the previous run's is kept as devnet.log.1). */
+export const DEVNET_LOG_FILE = 'devnet.log'
+
+/** A process with this pid is running (signal 0 checks without sending anything). */
+function alive (pid: number): boolean {
+  try { process.kill(pid, 0); return true } catch (err) { return (err as { code?: string }).code === 'EPERM' }
+}
+
+/**
+ * Claims `data` for this process: refuses with a message naming the devnet running on it (its pid and
+ * API, from its pid file and devnet.json) when there is one, otherwise writes this process's pid file.
+ * A pid file left by a devnet that is gone (killed, crashed) is taken over. The databases' own locks
+ * still refuse anything else that holds them (a `bwnet node` on the same directory).
+ */
+export async function claimDevnetData (data: string): Promise<void> {
+  await mkdir(data, { recursive: true })
+  const path = join(data, DEVNET_PID_FILE)
+  const pid = Number((await readFile(path, 'utf8').catch(() => '')).trim())
+  if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+    const file = await readFile(join(data, 'devnet.json'), 'utf8').then(t => JSON.parse(t) as Partial<DevnetFile>, () => null)
+    const api = file?.pid === pid && typeof file.baseUrl === 'string' ? `, API ${file.baseUrl}` : ''
+    throw new DataDirInUse(data, `the data directory ${data} is in use by a running devnet (pid ${pid}${api}): stop it (Ctrl-C where it runs, or kill ${pid}) or start this one with another --data (BWN_DATA)`)
+  }
+  await writeFile(path, `${process.pid}\n`)
+}
+
+
 
 /** A devnet subnet's tempo: an epoch is 11 blocks (33 s at the runtime's 3 s slots). */
 export const DEVNET_SUBNET_TEMPO = 10
@@ -58,8 +94,11 @@ const DEVNET_POOL_RESERVE_TAO = 1_000_000n
 const DEVNET_FEE_TAO = 1_000n
 
 export interface DevnetHooks {
-  /** Keys the devnet bootstraps (admin, client, console) once the orchestrator is up. */
-  bootstrapKeys?: (orchestrator: BwnetNode) => Promise<Record<string, string>>
+  /**
+   * Keys the devnet bootstraps (admin, client, clientFree, console) once the orchestrator is up;
+   * `previous`: the keys of the devnet.json an earlier run on the same data directory wrote, to keep.
+   */
+  bootstrapKeys?: (orchestrator: BwnetNode, previous: Record<string, string>) => Promise<Record<string, string>>
   /** Called when the second thread (threads: 2) ends without being stopped: its nodes are gone. */
   lost?: (err: Error) => void
 }
@@ -95,6 +134,7 @@ export class Devnet {
   #blockTimer: NodeJS.Timeout | null = null
   #building: Promise<unknown> = Promise.resolve()
   #blocksStopped = false
+  #claimed = false
 
   constructor (readonly config: DevnetOptions, readonly logger: Pino, readonly hooks: DevnetHooks = {}) {}
 
@@ -105,12 +145,16 @@ export class Devnet {
 
   async start (): Promise<DevnetFile> {
     const { config } = this
-    await mkdir(config.data, { recursive: true })
+    await claimDevnetData(config.data)
+    this.#claimed = true
+    const previous = await readFile(join(config.data, 'devnet.json'), 'utf8').then(t => (JSON.parse(t) as Partial<DevnetFile>).keys ?? {}, () => ({}))
     this.testnet = await createTestnet(TESTNET_SIZE, { host: '127.0.0.1' })
     const bootstrap = this.testnet.bootstrap.map(b => `${b.host}:${b.port}`)
     const base = { ...NODE_DEFAULTS, network: DEVNET_NETWORK_ID, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel, blockTimeMs: DEVNET_BLOCK_TIME_MS, blocksPerEpoch: DEVNET_BLOCKS_PER_EPOCH, verifySampleRate: 1, inflightMib: config.inflightMib ?? NODE_DEFAULTS.inflightMib,
       // Everything in a devnet lives on loopback, its destinations too: the operator's explicit choice.
-      allowPrivateDestinations: true, testFaults: config.testFaults ?? [] } as NodeConfig
+      allowPrivateDestinations: true, testFaults: config.testFaults ?? [],
+      // Every node serves /healthz, /readyz and /metrics on a free loopback port (devnet.json nodes[].metricsUrl).
+      metricsHost: '127.0.0.1', metricsPort: 0 } as NodeConfig
     const subtensor = this.chain === 'subtensor'
     const orchestrators = config.orchestrators ?? (subtensor ? 2 : 1)
     const validators = config.validators ?? (subtensor ? 2 : 1)
@@ -139,7 +183,9 @@ export class Devnet {
       // The orchestrators first: the first hosts the dev chain, and workers meet them as soon as they join.
       const heads = plan.filter(p => p.cfg.role === 'orchestrator')
       make(heads[0]!)
-      await this.orchestrator.start()
+      await this.orchestrator.start().catch((err: Error & { code?: string }) => {
+        throw err.code === 'EADDRINUSE' && config.port !== 0 ? new PortInUse(config.port) : err
+      })
       // On the dev chain the devnet registers its other orchestrators and its validators (roles come from
       // registrations, not announces); workers hold no registration: an orchestrator attaches them on
       // first contact (node/attachments.ts).
@@ -161,7 +207,7 @@ export class Devnet {
       const baseUrl = this.orchestrator.url!
       const res = await fetch(`${baseUrl}/healthz`)
       if (!res.ok) throw new Error(`devnet API answered ${res.status} on /healthz`)
-      const keys = this.hooks.bootstrapKeys ? await this.hooks.bootstrapKeys(this.orchestrator) : {}
+      const keys = this.hooks.bootstrapKeys ? await this.hooks.bootstrapKeys(this.orchestrator, previous) : {}
       await this.#writeFile(baseUrl, keys, bootstrap)
     } catch (err) {
       await this.stop()
@@ -176,8 +222,12 @@ export class Devnet {
     const nodes = await Promise.all([...this.nodes.map(({ name, node }) => ({ name, info: node.info() })), ...this.#threadNodes].map(async ({ name, info }) => {
       const uid = info.role === 'worker' ? null : await this.#uidOf(info.hotkey)
       const url = info.role === 'orchestrator' ? urls.get(info.hotkey) ?? null : null
-      return { role: info.role, name, hotkey: info.hotkey, publicKey: info.publicKey, id: nodeIdOf(info.hotkey), uid, url }
+      const metricsUrl = info.metricsUrl === null ? null : `${info.metricsUrl}/metrics`
+      return { role: info.role, name, hotkey: info.hotkey, publicKey: info.publicKey, id: nodeIdOf(info.hotkey), uid, url, metricsUrl }
     }))
+    // Delivered files land in the organization's namespace of the orchestrator's sink (docs/destinations.md#tenant-namespaces).
+    const org = (await this.orchestrator.accounts?.listOrganizations())?.[0]
+    const sinkRoot = join(this.config.data, 'orchestrator', 'sink')
     this.file = {
       baseUrl,
       dashboardUrl: baseUrl,
@@ -188,7 +238,10 @@ export class Devnet {
       chain: this.chain,
       chainUrl: this.#subtensor?.url ?? null,
       netuid: this.#netuid,
-      nodes
+      nodes,
+      pid: process.pid,
+      logFile: join(this.config.data, DEVNET_LOG_FILE),
+      sinkDir: org !== undefined ? namespaceDir(sinkRoot, org.id) : sinkRoot
     }
     const path = join(this.config.data, 'devnet.json')
     await writeFile(`${path}.tmp`, JSON.stringify(this.file, null, 2) + '\n', { mode: 0o600 })
@@ -268,7 +321,9 @@ export class Devnet {
 
   /** Starts `plans` on the second thread; resolves once every one of them has started. */
   async #startThread (plans: Array<{ name: string, cfg: NodeConfig }>): Promise<void> {
-    const data: DevnetThreadData = { plans, bootstrap: this.testnet.bootstrap, logLevel: this.config.logLevel }
+    // The thread logs at this logger's level: what its destination may write somewhere (the devnet's log
+    // file takes info even while the terminal shows only warnings).
+    const data: DevnetThreadData = { plans, bootstrap: this.testnet.bootstrap, logLevel: this.logger.level }
     const thread = new Worker(threadEntry(), { eval: true, name: 'bwnet-devnet-nodes', workerData: data, resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MIB } })
     this.#thread = thread
     this.#threadExited = new Promise(resolve => thread.once('exit', resolve))
@@ -331,6 +386,7 @@ export class Devnet {
       if (this.nodes[0] !== undefined) await this.nodes[0].node.stop()
       await this.testnet?.destroy()
       await this.#stopSubtensor()
+      if (this.#claimed) await rm(join(this.config.data, DEVNET_PID_FILE), { force: true })
     })()
     return this.#stopping
   }

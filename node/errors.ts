@@ -13,6 +13,20 @@ export class KeystoreError extends Error {
   readonly code = 'BWN_ERR_KEYSTORE'
 }
 
+/** A data directory another process holds: its database is locked, or a running devnet's pid file names it. */
+export class DataDirInUse extends Error {
+  readonly code = 'BWN_ERR_DATA_IN_USE'
+  constructor (readonly data: string, message = `the database in ${data} is in use by another process (a node or devnet running on this data directory): stop it, or give this one another --data (BWN_DATA)`) { super(message) }
+}
+
+/** The devnet's API port is taken by another program. */
+export class PortInUse extends Error {
+  readonly code = 'BWN_ERR_PORT_IN_USE'
+  constructor (readonly port: number) {
+    super(`port ${port} on 127.0.0.1 is taken (another devnet or program listens there): start the devnet on another port with --port N or BWN_PORT=N (0 picks a free one)`)
+  }
+}
+
 /** An error the CLI prints as one line and exits non-zero for. */
 export class CliError extends Error {
   readonly code = 'BWN_ERR_CLI'

@@ -25,6 +25,7 @@ import { NodeMetrics } from './metrics.ts'
 import { MetricsServer } from './metrics-server.ts'
 import { StorageGuard, guardStore, STORAGE_PROBE_KEY } from './storage.ts'
 import type { Pino } from './logger.ts'
+import { DataDirInUse } from './errors.ts'
 
 /** Between attempts to reach the chain host while a node waits to be ready. */
 export const CHAIN_HOST_RETRY_MS = 500
@@ -42,7 +43,7 @@ export interface NodeOptions {
   serveHttp?: boolean
 }
 
-export interface NodeInfo { role: Role, hotkey: string, publicKey: string, swarmKey: string, url: string | null }
+export interface NodeInfo { role: Role, hotkey: string, publicKey: string, swarmKey: string, url: string | null, metricsUrl: string | null }
 
 export class BwnetNode {
   readonly config: NodeConfig
@@ -131,7 +132,7 @@ export class BwnetNode {
   }
 
   info (): NodeInfo {
-    return { role: this.config.role, hotkey: this.key.address, publicKey: toHex(this.key.publicKey), swarmKey: this.transport.publicKey, url: this.url }
+    return { role: this.config.role, hotkey: this.key.address, publicKey: toHex(this.key.publicKey), swarmKey: this.transport.publicKey, url: this.url, metricsUrl: this.metricsUrl }
   }
 
   async start (): Promise<this> {
@@ -144,7 +145,13 @@ export class BwnetNode {
     log.info({ event: 'identity', created, data: config.data }, created ? 'new identity created' : 'identity loaded')
 
     this.db = new Level<string, string>(join(config.data, 'db'))
-    await this.db.open()
+    try {
+      await this.db.open()
+    } catch (err) {
+      // LevelDB's lock: another process (a node or devnet on the same data directory) holds the database.
+      if ((err as { cause?: { code?: string } }).cause?.code === 'LEVEL_LOCKED') throw new DataDirInUse(config.data)
+      throw err
+    }
     const db = this.db
     this.storage = new StorageGuard({
       dir: config.data, node: key.address, logger: log,
@@ -202,7 +209,10 @@ export class BwnetNode {
     this.messenger.attach(this.transport, {
       onConnect: (peer) => this.messenger.announceTo(peer, announce),
       onDisconnect: (hotkey) => {
-        if (hotkey === undefined) return
+        // While stopping, the role and membership have already stopped (reverse order of start): the
+        // connections the transport closes then are no news to act on, and an actor that still took
+        // them would write to a store about to close.
+        if (hotkey === undefined || this.#stopping !== null) return
         for (const fn of peerDown) { try { fn(hotkey) } catch (err) { log.error({ err }, 'peer-down handler failed') } }
       }
     })

@@ -168,7 +168,8 @@ export class PeerAuth {
       return
     }
     // A worker re-announcing with its new attachment may have an earlier announce waiting for one.
-    const presented = body.attachment !== undefined && this.#awaiting.has(msg.from) ? this.#presentAwaited(body.attachment, msg.from) : null
+    // Checked at once when an earlier announce is held (waiting, or still reading the sender's standing).
+    const presented = body.attachment !== undefined && (this.#awaiting.has(msg.from) || this.#presenting.has(msg.from)) ? this.#presentAwaited(body.attachment, msg.from) : null
     this.#hold(msg.from, async () => {
       if (body.attachment !== undefined) {
         const check = await (presented ?? this.present(body.attachment, msg.from))
@@ -208,9 +209,9 @@ export class PeerAuth {
 
   /** Presents an attachment a held announce may be waiting for: the wait lasts as long as the check. */
   #presentAwaited (attachment: unknown, worker: string): Promise<AttachmentCheck> {
-    const waiting = this.#awaiting.get(worker)
-    waiting?.timer.cancel()
-    return this.present(attachment, worker).finally(() => waiting?.done())
+    this.#awaiting.get(worker)?.timer.cancel()
+    // The held announce may start its wait only while this check runs: whichever wait is held then ends.
+    return this.present(attachment, worker).finally(() => this.#awaiting.get(worker)?.done())
   }
 
   /** The issuer's standing, retried while the chain host cannot answer yet (as a sender's lookup is). */
@@ -325,9 +326,17 @@ export class PeerAuth {
     this.#lookup(from, 1)
   }
 
+  /**
+   * Resolves once no attachment of `from` is being checked: a worker's announce held for an attachment
+   * may be followed by the announce that carries it, checked after the first (#hold chains them); the
+   * sender's standing is read after the last of them, not the one that was running when it was asked.
+   */
+  async #presented (from: string): Promise<void> {
+    for (let p = this.#presenting.get(from); p !== undefined; p = this.#presenting.get(from)) await p
+  }
+
   #lookup (from: string, attempt: number): void {
-    const presenting = this.#presenting.get(from)
-    ;(presenting === undefined ? this.standing(from) : presenting.then(() => this.standing(from))).then(
+    ;(this.#presenting.has(from) ? this.#presented(from).then(() => this.standing(from)) : this.standing(from)).then(
       (s) => { const list = this.#waiting.get(from) ?? []; this.#waiting.delete(from); for (const x of list) this.#decide(x, s) },
       (err: Error & { code?: string }) => {
         if (attempt < LOOKUP_ATTEMPTS) { this.#clock.setTimer(LOOKUP_RETRY_MS, () => this.#lookup(from, attempt + 1)); return }

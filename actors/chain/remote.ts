@@ -14,6 +14,10 @@ import type { Role } from '../../protocol/index.ts'
 export const CHAIN_REQUEST_TIMEOUT_MS = 10_000 // 10 s
 /** Closed epochs a polling client reports at most after falling behind (older ones are skipped). */
 export const MAX_CATCH_UP_EPOCHS = 50
+/** While the host's head cannot be read (a node subscribes while it is still connecting), `subscribe` asks again this often. */
+export const HEAD_RETRY_MS = 1_000
+/** A head still unreadable after this long is worth a warning: a node that has just started needs a moment to reach its host. */
+export const HEAD_WARN_AFTER_MS = 30_000
 
 /** Where inbound messages are delivered (node/messenger.ts `Messenger.on`). */
 export interface Inbox {
@@ -108,6 +112,9 @@ export class RemoteChain implements Chain {
   readonly #listeners = new Set<ChainListener>()
   readonly #log: Logger | undefined
   #poller: Timer | null = null
+  /** Reading the head to learn the block time (`subscribe`), and the timer of the next try. */
+  #starting = false
+  #retry: Timer | null = null
   #polling = false
   #lastHead: ChainHead | null = null
   #closed = false
@@ -198,15 +205,44 @@ export class RemoteChain implements Chain {
    */
   subscribe (listener: ChainListener): Unsubscribe {
     this.#listeners.add(listener)
-    if (this.#poller === null && !this.#closed) {
-      const start = (ms: number): void => { this.#poller = this.#opts.clock.every(ms, () => { void this.poll() }) }
-      if (this.#opts.pollMs !== undefined) start(this.#opts.pollMs)
-      else this.head().then(h => { if (this.#poller === null && !this.#closed && this.#listeners.size > 0) start(h.blockTimeMs) }, err => this.#log?.warn({ err }, 'chain head unavailable'))
+    if (this.#poller === null && !this.#starting && !this.#closed) {
+      if (this.#opts.pollMs !== undefined) this.#startPolling(this.#opts.pollMs)
+      else this.#pollAtBlockTime(this.#opts.clock.now())
     }
     return () => {
       this.#listeners.delete(listener)
-      if (this.#listeners.size === 0) { this.#poller?.cancel(); this.#poller = null }
+      if (this.#listeners.size === 0) this.#stopPolling()
     }
+  }
+
+  #startPolling (ms: number): void { this.#poller = this.#opts.clock.every(ms, () => { void this.poll() }) }
+
+  #stopPolling (): void {
+    this.#poller?.cancel()
+    this.#poller = null
+    this.#retry?.cancel()
+    this.#retry = null
+    this.#starting = false
+  }
+
+  /**
+   * Polls at the host's block time, read from its head. A node subscribes while it starts, usually
+   * before its connection to the host is up: the head is asked for again every HEAD_RETRY_MS, quietly
+   * at first, with one warning once it has been unreadable for HEAD_WARN_AFTER_MS.
+   */
+  #pollAtBlockTime (since: number, warned = false): void {
+    this.#starting = true
+    this.head().then((h) => {
+      if (!this.#starting) return
+      this.#starting = false
+      if (this.#poller === null && !this.#closed && this.#listeners.size > 0) this.#startPolling(h.blockTimeMs)
+    }, (err: Error) => {
+      if (!this.#starting || this.#closed || this.#listeners.size === 0) { this.#starting = false; return }
+      const late = this.#opts.clock.now() - since >= HEAD_WARN_AFTER_MS
+      if (late && !warned) this.#log?.warn({ err: err.message, event: 'chain_head_unavailable', sinceMs: this.#opts.clock.now() - since }, 'chain head still unavailable; asking again every second')
+      else this.#log?.debug({ err: err.message, event: 'chain_head_unavailable' }, 'chain head not readable yet; asking again')
+      this.#retry = this.#opts.clock.setTimer(HEAD_RETRY_MS, () => { this.#retry = null; if (this.#starting) this.#pollAtBlockTime(since, warned || late) })
+    })
   }
 
   /** One poll of the head (the subscription's timer calls it; exposed for tests and the simulator). */
@@ -238,8 +274,7 @@ export class RemoteChain implements Chain {
   /** Stops polling and fails every request in flight. */
   close (): void {
     this.#closed = true
-    this.#poller?.cancel()
-    this.#poller = null
+    this.#stopPolling()
     for (const [id, p] of this.#pending) {
       p.timer.cancel()
       p.reject(new ChainError('BWN_ERR_CHAIN_UNAVAILABLE', 'chain client closed'))

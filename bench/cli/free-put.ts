@@ -83,7 +83,7 @@ try {
   const org = (await accounts.listOrganizations())[0]!
   const enterprise = (await accounts.createKey(org.id, { role: 'client', plan: 'enterprise', name: 'bench enterprise' })).key
   const config = join(dir, 'config.json')
-  await writeFile(config, JSON.stringify({ version: 1, profiles: { enterprise: { api: devfile.baseUrl, key: enterprise }, free: { api: devfile.baseUrl, key: devfile.keys.client } } }), { mode: 0o600 })
+  await writeFile(config, JSON.stringify({ version: 1, profiles: { enterprise: { api: devfile.baseUrl, key: enterprise }, free: { api: devfile.baseUrl, key: devfile.keys.clientFree } } }), { mode: 0o600 })
   const file = join(dir, 'big.bin')
   const fh = await open(file, 'w')
   const block = Buffer.alloc(MIB)
@@ -93,7 +93,7 @@ try {
   await mkdir(join(dir, 's1')); await mkdir(join(dir, 's2'))
   const baseline = await put('enterprise', file, { ...base, BWN_STATE_DIR: join(dir, 's1') })
   if (args['spend-budget'] === true) {
-    for (let i = 0; i < 70; i++) if ((await fetch(`${devfile.baseUrl}/transfers/tiers`, { headers: { authorization: `Bearer ${devfile.keys.client}` } })).status === 429) break
+    for (let i = 0; i < 70; i++) if ((await fetch(`${devfile.baseUrl}/transfers/tiers`, { headers: { authorization: `Bearer ${devfile.keys.clientFree}` } })).status === 429) break
   }
   const free = await put('free', file, { ...base, BWN_STATE_DIR: join(dir, 's2') })
   const result = {

@@ -1,9 +1,10 @@
 // `bwnet node` and `bwnet devnet`: long-running commands with graceful shutdown on SIGINT/SIGTERM.
 import { Command } from 'commander'
 import { BwnetNode } from '../node.ts'
-import { Devnet, type DevnetHooks } from '../devnet.ts'
+import { isAbsolute, join, relative, sep } from 'node:path'
+import { Devnet, claimDevnetData, DEVNET_LOG_FILE, type DevnetFile, type DevnetHooks } from '../devnet.ts'
 import { resolveConfig, NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, DevnetSettings, DEVNET_SETTINGS, DEVNET_DEFAULTS } from '../config.ts'
-import { createLogger } from '../logger.ts'
+import { createLogger, createDevnetLogger } from '../logger.ts'
 import { tuneHeapForDataPlane } from '../heap.ts'
 import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
 import { hashPool } from '../adapters/hash-pool.ts'
@@ -89,7 +90,42 @@ export function nodeCommand (): Command {
     })
 }
 
-export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o) => ({ ...await bootstrapDevnetKeys(o.accounts!) }) }): Command {
+/** How to run this CLI again from the current directory: the compiled one by its path, else through npm. */
+function cliInvocation (): string {
+  const entry = process.argv[1] ?? ''
+  const inside = !relative(process.cwd(), entry).startsWith('..')
+  // An installed `bwnet` (its bin.js outside this directory) is on the PATH.
+  if (entry.endsWith(`${sep}bin.js`) && !inside) return 'bwnet'
+  if (entry.endsWith('.js') && entry.includes(`${sep}dist${sep}`)) return `node ${relative(process.cwd(), entry)}`
+  return 'npm run bwnet --'
+}
+
+/**
+ * What `bwnet devnet` prints once it is up (to stderr, whatever the log level): where everything is and
+ * one command to try, runnable as printed from the checkout it was started in.
+ */
+export function devnetBanner (file: DevnetFile, config: { data: string, logLevel: string }): string {
+  const counts = new Map<string, number>()
+  for (const n of file.nodes) counts.set(n.role, (counts.get(n.role) ?? 0) + 1)
+  const nodes = [...counts].map(([role, n]) => `${n} ${role}${n > 1 ? 's' : ''}`).join(', ')
+  const json = join(config.data, 'devnet.json')
+  const required = isAbsolute(json) ? json : `./${json}`
+  const metrics = file.nodes.find(n => n.role === 'orchestrator')?.metricsUrl ?? 'not served'
+  return [
+    `bwnet devnet up: ${nodes} on the ${file.chain} chain`,
+    `  API        ${file.baseUrl}`,
+    `  dashboard  ${file.dashboardUrl}/`,
+    `  docs       ${file.baseUrl}/docs`,
+    `  metrics    ${metrics} (every node's: nodes[].metricsUrl in devnet.json)`,
+    `  keys       ${json} (keys.client: no request limit; keys.clientFree: the Free plan's limits)`,
+    `  delivered  ${file.sinkDir}`,
+    `  logs       ${file.logFile} (this terminal: ${config.logLevel} and above; --log-level info shows more)`,
+    `  try        ${cliInvocation()} transfer put README.md --api ${file.baseUrl} --key "$(node -p "require('${required}').keys.client")"`,
+    'Ctrl-C stops it; a restart on the same --data keeps the keys and the data.'
+  ].join('\n') + '\n'
+}
+
+export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o, previous) => ({ ...await bootstrapDevnetKeys(o.accounts!, previous) }) }): Command {
   return new Command('devnet')
     .description('run a whole network on loopback in one process: a DHT testnet, 1 orchestrator, N workers, 1 validator (or more), on the dev chain or a local Subtensor subnet')
     .option('--port <n>', `API port (BWN_PORT, default ${DEVNET_DEFAULTS.port})`)
@@ -100,18 +136,28 @@ export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o) =
     .option('--validators <n>', 'validator nodes, 1 to 10, staking 1000 α, 900 α, 800 α, … on the dev chain, 1000 TAO, 500 TAO, … on subtensor (BWN_VALIDATORS, default 1 on the dev chain, 2 on subtensor)')
     .option('--inflight-mib <n>', `MiB of chunk data each node holds in memory at once (BWN_INFLIGHT_MIB, default ${DEVNET_DEFAULTS.inflightMib})`)
     .option('--threads <n>', `1: every node on one thread; 2: workers and validator on a second thread, so the devnet uses two cores (BWN_DEVNET_THREADS, default 2 on a machine with two or more cores, else 1; here ${DEVNET_DEFAULTS.threads})`)
-    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)')
+    .option('--log-level <level>', `what the terminal shows: fatal|error|warn|info|debug|trace|silent (LOG_LEVEL, default ${DEVNET_DEFAULTS.logLevel}); the whole log, info and above, is in DATA/${DEVNET_LOG_FILE}`)
     .option('--test-faults <list>', 'test-only fault switches for every node, as for `bwnet node` (BWN_TEST_FAULTS)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(DevnetSettings, DEVNET_SETTINGS, DEVNET_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })
       tuneHeapForDataPlane()
       hashPool() // BWN_HASH_THREADS checked now, not at the first chunk
-      const logger = createLogger({ level: config.logLevel })
+      // The data directory first: a second devnet on it says who holds it before touching its log file.
+      await claimDevnetData(config.data)
+      const { logger, flush } = await createDevnetLogger({ file: join(config.data, DEVNET_LOG_FILE), terminalLevel: config.logLevel })
+      process.once('exit', flush)
       // A devnet that lost its second thread has no workers left: stop it all and exit 1.
       const devnet: Devnet = new Devnet(config, logger, { ...hooks, lost: () => { void devnet.stop().finally(() => process.exit(1)) } })
       onShutdown(() => devnet.stop(), logger)
-      const file = await devnet.start()
-      process.stderr.write(`devnet up: API ${file.baseUrl} — ${config.data}/devnet.json — Ctrl-C to stop\n`)
+      const file = await devnet.start().catch((err: Error & { code?: string }) => {
+        // A taken port or data directory is said on the terminal in one line (below, by the CLI): the
+        // log file gets it too; anything unexpected is logged with its stack.
+        if (err.code === 'BWN_ERR_PORT_IN_USE' || err.code === 'BWN_ERR_DATA_IN_USE') logger.info({ event: 'devnet_failed', code: err.code }, err.message)
+        else logger.error({ err, event: 'devnet_failed' }, 'devnet did not start')
+        flush()
+        throw err
+      })
+      process.stderr.write(devnetBanner(file, config))
     })
 }

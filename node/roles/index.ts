@@ -238,7 +238,8 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   // PRISM readiness transitions: every membership change of a registered orchestrator (link up with its
   // announce, workers attached per heartbeat, link down), stamped when this node saw it.
   const readinessChanged = (h: string): void => { tell(verifier.ref, { type: 'readiness', hotkey: h, atMs: clock.now(), ...readinessOf(h) }) }
-  auth.on('announce', 'orchestrator', (m) => { readinessChanged(m.from) })
+  // Every registered peer announces itself (workers too): only an orchestrator's announce changes readiness.
+  auth.on('announce', 'registered', (m, _peer, s) => { if (s.role === 'orchestrator') readinessChanged(m.from) })
   auth.on('heartbeat', 'registered', (m, _peer, s) => {
     if (s.role !== 'orchestrator') return
     workersOf.set(m.from, (m.body as { workers: number }).workers)

@@ -34,10 +34,7 @@ export async function startTestDevnet (t: { teardown (fn: () => unknown): void }
   const logger = opts.logger ?? silentLogger()
   let orgId = ''
   const devnet = new Devnet({ port: 0, data, workers: opts.workers ?? 3, ...(opts.validators !== undefined ? { validators: opts.validators } : {}), logLevel: 'silent' }, logger, {
-    bootstrapKeys: async (o) => {
-      const keys = await bootstrapDevnetKeys(o.accounts!)
-      return { ...keys }
-    }
+    bootstrapKeys: async (o, previous) => ({ ...await bootstrapDevnetKeys(o.accounts!, previous) })
   })
   const file = await devnet.start()
   const extra: BwnetNode[] = []

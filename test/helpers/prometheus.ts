@@ -1,6 +1,12 @@
 // A strict reader of the Prometheus text exposition format (0.0.4): every line must be a comment
 // (`# HELP name text`, `# TYPE name counter|gauge|histogram|summary|untyped`) or a sample
 // `name{label="value",…} value`; anything else throws, so a test that parses /metrics checks its format.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { writeFile, mkdir } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+
 export interface Sample { name: string, labels: Record<string, string>, value: number }
 export interface Exposition { samples: Sample[], types: Map<string, string> }
 
@@ -48,4 +54,69 @@ export function sample (e: Exposition, name: string, labels: Record<string, stri
   const found = e.samples.filter(s => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
   if (found.length > 1) throw new Error(`${found.length} samples of ${name} match ${JSON.stringify(labels)}`)
   return found[0]?.value
+}
+
+const PROMQL_WORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'inf', 'nan'])
+
+/**
+ * The metric names a PromQL expression reads: its identifiers that are neither functions nor
+ * aggregations (followed by `(`), keywords, label names (in `{…}`, `by (…)`, `without (…)`, `on (…)`,
+ * `ignoring (…)`, `group_left (…)`), strings, durations (`[5m]`) nor Grafana variables (`$x`).
+ */
+export function promqlMetricNames (expr: string): string[] {
+  const stripped = expr
+    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ')
+    .replace(/\$\{?\w+\}?/g, ' ')
+  const names = new Set<string>()
+  for (const m of stripped.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)) {
+    const name = m[0]
+    const before = stripped[m.index - 1] ?? ''
+    if (/[0-9.]/.test(before)) continue // a number's exponent or unit (1e3, 0.5)
+    if (/^\s*\(/.test(stripped.slice(m.index + name.length))) continue // a function or aggregation
+    if (PROMQL_WORDS.has(name.toLowerCase())) continue
+    names.add(name)
+  }
+  return [...names]
+}
+
+/** Debian's `prometheus` on loopback, scraping `targets` every second; storage in `dir`. */
+export interface PrometheusServer { url: string, query (expr: string): Promise<Array<{ metric: Record<string, string>, value: [number, string] }>>, stop (): Promise<void> }
+
+export async function startPrometheus (dir: string, targets: Array<{ url: string, labels: Record<string, string> }>): Promise<PrometheusServer> {
+  const port = await new Promise<number>((resolve, reject) => {
+    const s = createServer().once('error', reject).listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)) })
+  })
+  // One job; a static target per node, labelled with its name. YAML is a superset of JSON.
+  const config = {
+    global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+    scrape_configs: [{
+      job_name: 'bwnet',
+      static_configs: targets.map(t => { const u = new URL(t.url); return { targets: [u.host], labels: t.labels } }),
+      metrics_path: new URL(targets[0]!.url).pathname
+    }]
+  }
+  await mkdir(join(dir, 'data'), { recursive: true })
+  await writeFile(join(dir, 'prometheus.yml'), JSON.stringify(config, null, 2))
+  const child = spawn('prometheus', [
+    `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`,
+    `--web.listen-address=127.0.0.1:${port}`, '--storage.tsdb.retention.time=1h', '--log.level=warn'
+  ], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr = (stderr + d).slice(-4000) })
+  const exited = once(child, 'exit')
+  const url = `http://127.0.0.1:${port}`
+  const stop = async (): Promise<void> => { if (child.exitCode === null && child.signalCode === null) { child.kill('SIGTERM'); await exited } }
+  return {
+    url,
+    stop,
+    async query (expr) {
+      const res = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`)
+      const body = await res.json() as { status: string, error?: string, data?: { resultType: string, result: any[] } }
+      if (body.status !== 'success') throw new Error(`prometheus query ${expr}: ${body.error ?? res.status}; stderr: ${stderr}`)
+      return body.data!.result
+    }
+  }
 }

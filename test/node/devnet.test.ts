@@ -19,7 +19,7 @@ t.test('devnet on one thread: up, every node known by role, graceful stop, resta
   const { proc: first, file } = await startDevnetProcess(t, data, { workers: 3, args: ['--threads', '1'], startTimeoutMs: 60_000, waitForWorkers: false }) // membership has its own deadline below
   t.match(file, { baseUrl: /^http:\/\/127\.0\.0\.1:\d+$/, dashboardUrl: String, telemetryUrl: String, keys: Object })
   t.same(file.nodes.map((n: any) => n.role).sort(), ['orchestrator', 'validator', 'worker', 'worker', 'worker'])
-  for (const n of file.nodes) t.match(n, { hotkey: /^5[1-9A-HJ-NP-Za-km-z]{47}$/, publicKey: /^[0-9a-f]{64}$/, id: nodeIdOf(n.hotkey) })
+  for (const n of file.nodes) t.match(n, { hotkey: /^5[1-9A-HJ-NP-Za-km-z]{47}$/, publicKey: /^[0-9a-f]{64}$/, id: nodeIdOf(n.hotkey), metricsUrl: /^http:\/\/127\.0\.0\.1:\d+\/metrics$/ })
 
   const health = await eventually(async () => {
     const res = await fetch(`${file.baseUrl}/health`)
@@ -58,6 +58,7 @@ t.test('devnet on one thread: up, every node known by role, graceful stop, resta
 
   const { proc: second, file: again } = await startDevnetProcess(t, data, { workers: 3, args: ['--threads', '1'], startTimeoutMs: 60_000, waitForWorkers: false })
   t.same(again.nodes.map((n: any) => n.hotkey), hotkeys, 'identities reused')
+  t.same(again.keys, file.keys, 'keys reused: one organization, the same keys')
   t.equal(second.lines.filter(l => l.event === 'identity' && l.created === false).length, 5)
   const restarted = await second.stop('SIGTERM')
   t.equal(restarted.code, 0)

@@ -70,7 +70,7 @@ t.test('npm pack → global install into an empty prefix → bwnet --version and
   const up = new Promise<string>((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       stderr += d
-      const m = /devnet up: API (\S+)/.exec(stderr)
+      const m = /devnet up: .*\n +API +(\S+)\n/.exec(stderr)
       if (m !== null) resolve(m[1]!)
     })
     child.once('exit', (code) => reject(new Error(`devnet exited ${code}: ${stderr}`)))

@@ -3,7 +3,8 @@
 // refresh. On a manual clock, with a chain whose answers the test sets and whose lookups it counts.
 import t from 'tap'
 import { pino } from 'pino'
-import { PeerAuth, STANDING_TTL_MS } from '../../node/peer-auth.ts'
+import { PeerAuth, STANDING_TTL_MS, ATTACHMENT_WAIT_MS } from '../../node/peer-auth.ts'
+import { cryptoReady, newHotkey, signAttachment } from '../../protocol/index.ts'
 import { ManualClock } from '../helpers/clock.ts'
 import type { Chain, Standing } from '../../actors/chain/index.ts'
 import type { Messenger } from '../../node/messenger.ts'
@@ -56,4 +57,45 @@ t.test('a failed refresh keeps the last known standing', async t => {
   t.equal(s.auth.allows(VALIDATOR, 'validator'), true)
   await settle()
   t.equal(s.auth.allows(VALIDATOR, 'validator'), true, 'still the last known standing')
+})
+
+t.test('a worker announce held while its standing is read is decided after the re-announce that carries its attachment', async t => {
+  await cryptoReady()
+  const clock = new ManualClock()
+  const orchestrator = newHotkey()
+  const worker = newHotkey().address
+  let openWorkerLookup!: () => void
+  const workerLookup = new Promise<void>(resolve => { openWorkerLookup = resolve })
+  // The chain knows the orchestrator; the worker holds no registration, and its first lookup is slow (as a
+  // node's first requests to its chain host are while the connection comes up).
+  const chain = {
+    standing: async (h: string) => {
+      if (h === orchestrator.address) return { hotkey: h, uid: 1, role: 'orchestrator', registeredAtBlock: 1, stakeRao: 0n, validatorPermit: false }
+      await workerLookup
+      return null
+    }
+  } as unknown as Chain
+  const handlers = new Map<string, Array<(msg: any, peer: string) => void>>()
+  const refused: string[] = []
+  const messenger = {
+    on (type: string, h: (msg: any, peer: string) => void) { handlers.set(type, [...handlers.get(type) ?? [], h]) },
+    admit () {}, refuse (from: string) { refused.push(from) }, penalize () {}, send () { return true }
+  } as unknown as Messenger
+  const auth = new PeerAuth({ self: { hotkey: newHotkey().address, role: 'worker' }, clock, logger: pino({ level: 'silent' }), messenger })
+  auth.useChain(chain)
+  const delivered: string[] = []
+  auth.on('announce', 'registered', (msg) => { delivered.push(msg.from) })
+  const announce = (body: Record<string, unknown>): void => {
+    for (const h of handlers.get('announce') ?? []) h({ type: 'announce', from: worker, body: { role: 'worker', hotkey: worker, attachTo: null, ...body } }, 'peer')
+  }
+  announce({}) // before the worker was attached
+  await settle()
+  announce({ attachment: signAttachment(orchestrator, { worker, issuedAt: clock.now() }) }) // attached: it announces again
+  await settle()
+  openWorkerLookup()
+  await settle()
+  clock.advance(ATTACHMENT_WAIT_MS) // however long the first announce waited for its attachment
+  await settle()
+  t.same(refused, [], 'the worker is not refused')
+  t.same(delivered, [worker, worker], 'both announces delivered')
 })

@@ -5,10 +5,10 @@ import { MemoryLevel } from 'memory-level'
 import { cryptoReady, CHAIN_PAGE_ITEMS } from '../../../protocol/index.ts'
 import { LevelStore } from '../../../actors/store.ts'
 import { DevChain } from '../../../actors/chain/dev-chain.ts'
-import { RemoteChain, serveChain } from '../../../actors/chain/remote.ts'
+import { RemoteChain, serveChain, HEAD_RETRY_MS, HEAD_WARN_AFTER_MS } from '../../../actors/chain/remote.ts'
 import { ChainError, type EpochClose } from '../../../actors/chain/ports.ts'
 import { ManualClock } from '../../helpers/clock.ts'
-import { silentLogger } from '../../helpers/logger.ts'
+import { silentLogger, capturingLogger } from '../../helpers/logger.ts'
 import { linkedMessengers } from '../../helpers/linked-messengers.ts'
 
 const BLOCK_MS = 1_000
@@ -111,5 +111,52 @@ t.test('a silent host times out on the clock; no connection fails at once', asyn
   t.equal(await pending, 'BWN_ERR_CHAIN_TIMEOUT')
   link.cut()
   t.equal(await codeOf(remote.head()), 'BWN_ERR_CHAIN_UNAVAILABLE')
+  remote.close()
+})
+
+t.test('a subscription made before the host answers polls once it does, without a warning', async t => {
+  await cryptoReady()
+  const clock = new ManualClock()
+  const link = linkedMessengers(clock, { a: 'orchestrator', b: 'validator' })
+  await link.settle()
+  const chain = await DevChain.open({ clock, store: new LevelStore(new MemoryLevel() as never), logger: silentLogger(), blockTimeMs: BLOCK_MS, blocksPerEpoch: EPOCH_BLOCKS, emissionPerEpochRao: 1_000n })
+  const { logger, lines } = capturingLogger('warn')
+  const remote = new RemoteChain({ net: link.b, inbox: link.b, host: link.keyA.address, clock, logger, timeoutMs: 5_000 })
+  // As a node subscribes while it starts: its host does not answer yet (here: not serving the chain).
+  const blocks: number[] = []
+  const off = remote.subscribe({ block: h => blocks.push(h.block) })
+  await link.settle()
+  clock.advance(5_000) // the first head request times out
+  await link.settle()
+  t.same(blocks, [], 'nothing while the host is silent')
+  serveChain(chain, link.a, link.a, { logger: silentLogger() })
+  chain.start()
+  for (let i = 0; i < 6; i++) {
+    clock.advance(Math.max(HEAD_RETRY_MS, BLOCK_MS))
+    await chain.settled()
+    await link.settle()
+  }
+  t.ok(blocks.length >= 2, `block events once the host answers (${blocks.length})`)
+  t.same(lines, [], 'no warning while the connection comes up')
+  off()
+  await chain.stop()
+  remote.close()
+})
+
+t.test('a head unreadable for long is warned about once', async t => {
+  await cryptoReady()
+  const clock = new ManualClock()
+  const link = linkedMessengers(clock, { a: 'orchestrator', b: 'validator' })
+  await link.settle()
+  link.cut()
+  const { logger, lines } = capturingLogger('warn')
+  const remote = new RemoteChain({ net: link.b, inbox: link.b, host: link.keyA.address, clock, logger, timeoutMs: 5_000 })
+  const off = remote.subscribe({})
+  for (let ms = 0; ms <= 2 * HEAD_WARN_AFTER_MS; ms += HEAD_RETRY_MS) {
+    clock.advance(HEAD_RETRY_MS)
+    await new Promise(resolve => setImmediate(resolve))
+  }
+  t.equal(lines.filter(l => l.event === 'chain_head_unavailable').length, 1, 'one warning')
+  off()
   remote.close()
 })

@@ -78,15 +78,39 @@ t.test('prices: realtime is twice the snapshot read; bad prices are refused', as
   t.throws(() => new AccountsService({ store, pricing: { snapshotRead: 0.5 } }), TypeError)
 })
 
-t.test('bootstrapDevnetKeys: admin, Free client, console with both scopes and credits', async t => {
+t.test('bootstrapDevnetKeys: admin, an Enterprise and a Free client, console with both scopes and credits', async t => {
   const { accounts } = testDeps()
   const keys = await bootstrapDevnetKeys(accounts)
   const who = async (key: string) => { const r = await accounts.authenticate(key); if (!r.ok) throw new Error(r.reason); return r.principal }
-  t.match(await who(keys.admin), { role: 'admin', grant: 'organization' })
-  t.match(await who(keys.client), { role: 'client', plan: 'free' })
+  t.match(await who(keys.admin), { role: 'admin', grant: 'organization', operator: true })
+  t.match(await who(keys.client), { role: 'client', plan: 'enterprise' })
+  t.match(await who(keys.clientFree), { role: 'client', plan: 'free' })
   const c = await who(keys.console)
   t.match(c, { role: 'console', grant: 'organization', scopes: ['telemetry:read', 'telemetry:realtime:read'] })
   t.equal((await accounts.balance(c.organizationId)).balance, DEVNET_CREDITS)
+})
+
+t.test('bootstrapDevnetKeys again on the same store: one organization, the same keys; what is gone or revoked is issued anew', async t => {
+  const { accounts } = testDeps()
+  const first = await bootstrapDevnetKeys(accounts)
+  const org = (await accounts.listOrganizations())[0]!
+  await accounts.debit(org.id, 5, { keyId: 'k', memo: 'spent' })
+  const again = await bootstrapDevnetKeys(accounts, first)
+  t.same(again, first, 'the same keys')
+  t.equal((await accounts.listOrganizations()).length, 1, 'one organization')
+  t.equal((await accounts.balance(org.id)).balance, DEVNET_CREDITS - 5, 'no second grant')
+  // An older devnet.json: its client was the Free one; its console key was revoked since.
+  const consoleId = (await accounts.authenticate(first.console) as { principal: { keyId: string } }).principal.keyId
+  await accounts.revokeKey(consoleId)
+  const older = await bootstrapDevnetKeys(accounts, { admin: first.admin, client: first.clientFree, console: first.console })
+  t.equal(older.admin, first.admin)
+  t.equal(older.clientFree, first.clientFree, 'the Free client is kept under its own name')
+  t.not(older.client, first.clientFree, 'an Enterprise client is issued')
+  t.not(older.console, first.console, 'the revoked console key is replaced')
+  t.match(await accounts.authenticate(older.client), { ok: true, principal: { plan: 'enterprise', organizationId: org.id } })
+  t.equal((await accounts.listOrganizations()).length, 1, 'still one organization')
+  t.equal((await bootstrapDevnetKeys(accounts, { client: 'bwn_0123456789abcdef_not-a-key' })).admin === first.admin, false, 'without the keys: new ones, in the same organization')
+  t.equal((await accounts.listOrganizations()).length, 1)
 })
 
 t.test('a ledger write that fails leaves the balance where the store has it (the in-memory row is not ahead)', async t => {

@@ -202,7 +202,7 @@ t.test('the profile workflow against a devnet', { timeout: 600_000 }, async t =>
   })
 
   await t.test('a Free key past its budget shows a countdown on every refresh, never a silent stall', async t => {
-    const free = dn.file.keys.client! // the devnet's client key is on the Free plan: 60 requests a minute
+    const free = dn.file.keys.clientFree! // the devnet's Free-plan client key: 60 requests a minute
     const login = await runCliOnce(['login', '--profile', 'free', '--api', dn.file.baseUrl], env, { input: free })
     t.equal(login.code, 0, login.stderr)
     // Spend the rest of this minute's budget (bounded: the limit is 60).

@@ -39,7 +39,7 @@ t.test('a devnet\'s logs after real traffic hold no key and no URL signature', a
   const signed = requestLines.filter(l => l.includes('X-Bwn-Signature=[redacted]'))
   t.ok(signed.length >= 3, `signed data, sink and read-back requests were logged (${signed.length}), their signatures redacted`)
   t.ok(requestLines.some(l => l.includes('api_key=[redacted]')), 'the ?api_key= request was logged, its key redacted')
-  const secrets = [key, net.file.keys.admin, net.file.keys.client, net.file.keys.console].map(k => k.slice('bwn_'.length + 17))
+  const secrets = [key, net.file.keys.admin, net.file.keys.client, net.file.keys.clientFree, net.file.keys.console].map(k => k.slice('bwn_'.length + 17))
   const findings = scanForSecrets(lines.map(l => ({ url: 'log', statusCode: 0, body: l })), secrets, [
     ['a URL signature', /X-(Bwn|Amz)-Signature=(?!\[redacted\])/i],
     ['a key-shaped value', /bwn_[0-9a-f]{16}_(?!\[redacted\])[A-Za-z0-9_-]{8,}/]

@@ -1,0 +1,117 @@
+// `bwnet devnet` as a person sees it in a terminal: run in a tmux pane (a real terminal: pretty logs,
+// colours, line wrapping), read back with capture-pane. A quiet start (a banner with the URLs, no
+// warnings, at most 25 lines in the first 10 s), the printed first command runs as printed, a restart
+// on the same --data keeps the keys, a second devnet on the same data names the first, a taken port
+// names --port.
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { eventually, runCliOnce, REPO } from '../helpers/proc.ts'
+
+const run = promisify(execFile)
+const START_MS = 90_000 // a loaded machine starts the devnet (through tsx) in well under this
+const FIRST_WINDOW_MS = 10_000 // the first 10 s of output, measured from the command's start
+const MAX_LINES = 25
+
+const hasTmux = await run('tmux', ['-V']).then(() => true, () => false)
+
+// Skipped only off CI on a machine without tmux; CI installs it (.ci/run), so there it fails instead.
+t.test('the devnet in a terminal', { skip: hasTmux || process.env.CI === 'true' ? false : 'tmux is not installed (apt-get install tmux; .ci/run installs it)' }, async t => {
+  t.ok(hasTmux, 'tmux is installed')
+  if (!hasTmux) return
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-terminal-'))
+  const data = join(dir, 'devnet')
+  const socket = `bwnet-test-${process.pid}`
+  const tmux = async (...args: string[]): Promise<string> => (await run('tmux', ['-L', socket, ...args])).stdout
+  t.teardown(async () => {
+    await tmux('kill-server').catch(() => {})
+    await rm(dir, { recursive: true, force: true })
+  })
+  /** Every row the pane shows or scrolled away, as a person would count them (trailing blank rows dropped). */
+  const rows = async (target: string): Promise<string[]> => {
+    const text = await tmux('capture-pane', '-p', '-S', '-', '-E', '-', '-t', target)
+    const lines = text.split('\n')
+    while (lines.length > 0 && lines[lines.length - 1]!.trim() === '') lines.pop()
+    return lines
+  }
+  // What a person types: the devnet from the checkout, no LOG_LEVEL or LOG_FORMAT of the test's own. Panes
+  // stay open after their command ends (remain-on-exit), so its last words and exit status can be read.
+  const devnet = `cd ${REPO} && exec env -u LOG_LEVEL -u LOG_FORMAT -u BWN_PORT -u BWN_DATA node --import tsx node/cli.ts devnet --port 0 --data ${data}`
+  await tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'keep', 'exec cat')
+  await tmux('set-option', '-g', 'remain-on-exit', 'on')
+  /** The exit status of a pane's command once it has ended. */
+  const exited = async (target: string): Promise<{ code: number } | undefined> => {
+    const [dead, status] = (await tmux('display-message', '-p', '-t', target, '#{pane_dead} #{pane_dead_status}')).trim().split(' ')
+    return dead === '1' ? { code: Number(status) } : undefined
+  }
+  const start = async (name: string): Promise<{ started: number, banner: string[] }> => {
+    const started = Date.now()
+    await tmux('new-session', '-d', '-s', name, '-x', '200', '-y', '50', devnet)
+    const banner = await eventually(async () => {
+      const r = await rows(name)
+      return r.some(l => l.startsWith('Ctrl-C stops it')) ? r : undefined
+    }, START_MS, 'the banner')
+    return { started, banner }
+  }
+
+  const first = await start('first')
+  // Rows in the first 10 s (or more, where a loaded machine took longer to print the banner).
+  let atWindow: string[] = []
+  await eventually(async () => {
+    atWindow = await rows('first')
+    return Date.now() - first.started >= FIRST_WINDOW_MS
+  }, FIRST_WINDOW_MS + 5_000, 'the first 10 s', 250)
+  const file = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
+  const text = atWindow.join('\n')
+  t.ok(atWindow.length <= MAX_LINES, `${atWindow.length} rows in the first ${Math.round((Date.now() - first.started) / 1000)} s (at most ${MAX_LINES}):\n${text}`)
+  t.notMatch(text, /WARN|ERROR|FATAL|Error:|"level":[456]0/, 'no warning or error on a healthy start')
+  for (const [what, url] of [['API', file.baseUrl], ['dashboard', `${file.dashboardUrl}/`], ['docs', `${file.baseUrl}/docs`], ['metrics', file.nodes[0].metricsUrl]]) {
+    t.match(text, new RegExp(`^ +${what} +${url.replace(/[.?*+^$()[\]{}|\\/]/g, '\\$&')}`, 'm'), `${what} URL printed`)
+  }
+  t.match(text, new RegExp(`keys +${join(data, 'devnet.json')}`), 'where the keys are')
+  t.match(text, new RegExp(`delivered +${file.sinkDir}`), 'where delivered files land')
+  t.match(text, new RegExp(`logs +${join(data, 'devnet.log')}`), 'where the log is')
+  const log = (await readFile(join(data, 'devnet.log'), 'utf8')).trim().split('\n').map(l => JSON.parse(l) as { level: number, msg: string })
+  t.ok(log.some(l => l.msg === 'devnet ready'), `the whole log is in devnet.log (${log.length} lines)`)
+  t.same(log.filter(l => l.level >= 40).map(l => l.msg), [], 'no warning in the log file either')
+  t.equal(file.pid, Number((await readFile(join(data, 'devnet.pid'), 'utf8')).trim()), 'the pid file names the devnet')
+
+  // The first command, exactly as printed, run from the checkout in a terminal of its own.
+  const tryLine = atWindow.find(l => /^ +try +/.test(l))!.replace(/^ +try +/, '')
+  t.match(tryLine, /transfer put README\.md --api http:\/\/127\.0\.0\.1:\d+ --key "\$\(node -p .*keys\.client.*\)"$/, 'one first command')
+  await tmux('new-session', '-d', '-s', 'try', '-x', '200', '-y', '50', `cd ${REPO} && export BWN_STATE_DIR=${join(dir, 'state')} && ${tryLine}`)
+  const tried = await eventually(async () => await exited('try'), START_MS, 'the printed command to finish')
+  t.equal(tried.code, 0, `the printed command runs as printed:\n${(await rows('try')).slice(-15).join('\n')}`)
+  t.same((await readFile(join(file.sinkDir, 'README.md'))).equals(await readFile(join(REPO, 'README.md'))), true, 'README.md delivered where the banner says')
+
+  // A second devnet on the same data names the first; one on the first's port names --port.
+  const second = await runCliOnce(['devnet', '--port', '0', '--data', data], { LOG_LEVEL: 'warn' })
+  t.equal(second.code, 1, 'a second devnet on the same data exits 1')
+  t.match(second.stderr, new RegExp(`in use by a running devnet \\(pid ${file.pid}, API ${file.baseUrl.replace(/[.]/g, '\\.')}\\)`), `names the first: ${second.stderr.trim()}`)
+  t.ok(second.stderr.trim().split('\n').length <= 2, 'in a line or two')
+  const port = new URL(file.baseUrl).port
+  const taken = await runCliOnce(['devnet', '--port', port, '--data', join(dir, 'other')], { LOG_LEVEL: 'warn' })
+  t.equal(taken.code, 1, 'a taken port exits 1')
+  t.match(taken.stderr, new RegExp(`port ${port} .*taken.*--port.*BWN_PORT`), `names --port: ${taken.stderr.trim()}`)
+  t.ok(taken.stderr.trim().split('\n').length <= 2, 'in a line or two')
+
+  // Ctrl-C, then the same command again: the same keys, organization and data.
+  await tmux('send-keys', '-t', 'first', 'C-c')
+  const exit = await eventually(async () => await exited('first'), 20_000, 'the devnet to stop')
+  t.equal(exit.code, 0, 'Ctrl-C stops it cleanly')
+  t.notMatch((await rows('first')).join('\n'), /WARN|ERROR|FATAL/, 'a quiet stop: no warning while the nodes shut down')
+  await t.rejects(stat(join(data, 'devnet.pid')), 'the pid file is gone with it')
+  await tmux('kill-session', '-t', 'first')
+  const again = await start('again')
+  const file2 = JSON.parse(await readFile(join(data, 'devnet.json'), 'utf8'))
+  t.same(file2.keys, file.keys, 'a restart on the same --data keeps every key')
+  t.same(Object.keys(file.keys).sort(), ['admin', 'client', 'clientFree', 'console'])
+  const orgs = await (await fetch(`${file2.baseUrl}/admin/organizations`, { headers: { authorization: `Bearer ${file2.keys.admin}` } })).json() as { items: unknown[] }
+  t.equal(orgs.items.length, 1, 'one organization')
+  t.notMatch(again.banner.join('\n'), /WARN|ERROR|FATAL/, 'a quiet restart too')
+  await tmux('send-keys', '-t', 'again', 'C-c')
+  t.equal((await eventually(async () => await exited('again'), 20_000, 'the restarted devnet to stop')).code, 0)
+})
