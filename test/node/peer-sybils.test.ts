@@ -5,6 +5,7 @@
 // window holding several heartbeat intervals and an epoch close, while an honest worker on the same
 // nodes receives them. Meanwhile a newly registered worker joins, attaches and moves a transfer.
 import t from 'tap'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { startTestDevnet, apiClient, upload, waitForStatus, testBytes } from '../helpers/devnet.ts'
 import { eventually } from '../helpers/proc.ts'
 import { Rogue } from '../helpers/rogue.ts'
@@ -25,6 +26,11 @@ t.test('50 unregistered peers: each disconnected after its refused announce and 
   watcher.messenger.on('*', (msg) => { if (msg.from !== watcher.key.address) control.set(msg.type, (control.get(msg.type) ?? 0) + 1) })
   const epochsClosed = async (): Promise<number> => (await orch.metrics.epochsClosed.get()).values[0]?.value ?? 0
 
+  // The deadline is the node's; what a busy machine adds is measured: the longest this process's event
+  // loop (the orchestrator's and the Sybils') was held up while the test ran.
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 })
+  loopDelay.enable()
+  t.teardown(() => loopDelay.disable())
   const rogues = await Promise.all(Array.from({ length: SYBILS }, async () => Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID, undefined, { server: false, autoAnnounce: 'validator' })))
   t.teardown(() => Promise.allSettled(rogues.map(r => r.stop())))
   // While they hammer, a newly registered worker joins.
@@ -65,7 +71,8 @@ t.test('50 unregistered peers: each disconnected after its refused announce and 
   }
   t.comment(`${SYBILS} Sybils, ${cycles} connections refused by the devnet's ${honestKeys.size} nodes; slowest disconnect ${slowest} ms after the announce`)
   t.ok(rogues.every(r => (r.downAt.get(O)?.length ?? 0) >= 1), 'every Sybil was disconnected by the orchestrator')
-  t.ok(slowest < REFUSAL_DEADLINE_MS, `every refused connection ended within ${REFUSAL_DEADLINE_MS} ms of its announce (slowest ${slowest} ms)`)
+  const heldUpMs = Math.round(loopDelay.max / 1e6)
+  t.ok(slowest < REFUSAL_DEADLINE_MS + heldUpMs, `every refused connection ended within ${REFUSAL_DEADLINE_MS} ms of its announce, plus the ${heldUpMs} ms the event loop was held up (slowest ${slowest} ms)`)
   t.same(Object.fromEntries(received), {}, 'no Sybil received anything but announces: no heartbeat, snapshot, scores')
   const honestHotkeys = new Set([...honest, worker2].map(n => n.key.address))
   t.ok(rogues.every(r => r.captured.every(c => c.msg.type === 'announce' && honestHotkeys.has(c.msg.from))), 'the only frames were the honest nodes\' own announces')
