@@ -359,7 +359,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: store open, swarm joined, actors up */
+        /**
+         * Readiness: store open and taking writes, swarm joined, actors up
+         * @description A 503 names every reason in `reasons` (starting or stopping, an actor down and restarting, the store failing writes for space).
+         */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
@@ -3580,7 +3583,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not ready yet, or shutting down */
+            /** @description Not ready: starting, stopping, an actor down, or the store failing writes */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3819,6 +3822,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The node's data directory is at its free-space watermark or out of space; final for this request, retry once space is freed (BWN_ERR_STORAGE_FULL) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getTransfersByIdChunks: {
@@ -4029,6 +4042,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The node's data directory is at its free-space watermark or out of space; final for this request, retry once space is freed (BWN_ERR_STORAGE_FULL) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     getTransfersByIdEvents: {
@@ -4209,6 +4232,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The node's data directory is at its free-space watermark or out of space; final for this request, retry once space is freed (BWN_ERR_STORAGE_FULL) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     postTransfersCreate: {
@@ -4298,6 +4331,16 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The node's data directory is at its free-space watermark or out of space; final for this request, retry once space is freed (BWN_ERR_STORAGE_FULL) */
+            507: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
