@@ -2,7 +2,9 @@
 // installed by .ci/run) against a devnet. Log in with the devnet's keys, see the network numbers,
 // start a transfer from the test and watch its progress bar reach 100 % without a reload (the
 // WebSocket), open its audit rows. No request leaves the host (and the browser cannot resolve any
-// other host), the page logs no console error, and screenshots are saved to test/artifacts/.
+// other host), the page logs no console error, and screenshots are saved to test/artifacts/. The list
+// shows size, rate and ETA; the charts' x axes have integer UID/epoch ticks and orchestrator labels;
+// /docs and /redoc render with no console error (Content-Security-Policy violations included).
 import t from 'tap'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -85,11 +87,13 @@ t.test('dashboard: login, network numbers, live transfer progress to 100 %, audi
   const row = `#transfer-rows tr[data-transfer-id="${id}"]`
   await page.waitForSelector(row, { timeout: WAIT })
   const seen = new Set<string>()
+  const moving: Array<{ pct: number, rate: string, eta: string }> = [] // samples between 0 and 100 %
   const watching = (async () => {
     for (let i = 0; i < 2_000; i++) { // bounded: sampled until 100 %
-      const pct = await page.getAttribute(row, 'data-pct')
-      if (pct !== null) seen.add(pct)
-      if (pct === '100') return
+      const r = await page.$eval(row, tr => ({ pct: tr.getAttribute('data-pct'), rate: tr.querySelector('.rate')!.textContent!, eta: tr.querySelector('.eta')!.textContent! })).catch(() => null)
+      if (r?.pct != null) seen.add(r.pct)
+      if (r?.pct != null && Number(r.pct) > 0 && Number(r.pct) < 100) moving.push({ pct: Number(r.pct), rate: r.rate, eta: r.eta })
+      if (r?.pct === '100') return
       await page.waitForTimeout(50)
     }
   })()
@@ -102,6 +106,17 @@ t.test('dashboard: login, network numbers, live transfer progress to 100 %, audi
   t.equal(await page.evaluate(() => (window as unknown as { marker?: number }).marker), 42, 'without a reload')
   t.ok(seen.size >= 2, `progress seen moving: ${[...seen].join(', ')} %`)
   t.notMatch(await page.textContent('#transfer-rows') ?? '', /browser-secret-name/, 'the list shows no display name')
+
+  // Size, rate and time left in the list.
+  t.same(await page.$$eval('#transfers thead th', ths => ths.map(th => th.textContent)).then(h => h.slice(3, 6)), ['Size', 'Rate', 'ETA'], 'size, rate and ETA columns')
+  t.equal(await page.textContent(`${row} .size`), '40.0 MiB', 'the size column')
+  await page.waitForFunction((sel) => /^\d+(\.\d)? (B|KiB|MiB|GiB)\/s$/.test(document.querySelector(sel)!.textContent!), `${row} .rate`, { timeout: WAIT })
+  t.match(await page.textContent(`${row} .rate`), /^\d+(\.\d)? (B|KiB|MiB|GiB)\/s$/, 'a completed transfer shows its average rate')
+  t.equal(await page.textContent(`${row} .eta`), 'done')
+  t.match(await page.textContent(`${row} .created`), /^\d+ (s|min) ago$/, 'created, as a relative time')
+  if (moving.length > 0) {
+    t.ok(moving.some(m => /^\d+(\.\d)? (B|KiB|MiB|GiB)\/s$/.test(m.rate) && /^\d+ s$|^\d+ min \d+ s$/.test(m.eta)), `a moving transfer shows a rate and an ETA: ${JSON.stringify(moving.slice(0, 3))}`)
+  } else t.comment('no sample caught between 0 and 100 %: the moving rate and ETA were not observed')
   await page.screenshot({ path: join(ARTIFACTS, 'dashboard-transfer-100.png'), fullPage: true })
 
   // Drill-down: the owner's read (with its name) and the audit rows, by table, with paging.
@@ -127,9 +142,40 @@ t.test('dashboard: login, network numbers, live transfer progress to 100 %, audi
   }
   await page.screenshot({ path: join(ARTIFACTS, 'dashboard-epochs.png'), fullPage: true })
 
+  // The x axes' tick labels as drawn (uPlot draws them on a canvas; the page keeps them in data-x-ticks).
+  const ticks = async (chart: string): Promise<string[]> => JSON.parse(await (await page.waitForFunction((id) => document.getElementById(id)!.dataset.xTicks, chart, { timeout: WAIT })).jsonValue() as string)
+  for (const chart of ['chart-weights', 'chart-epochs']) {
+    const labels = (await ticks(chart)).filter(l => l !== '')
+    t.ok(labels.length > 0, `${chart}: ticks drawn (${labels.join(' ')})`)
+    t.ok(labels.every(l => /^\d+$/.test(l)), `${chart}: every tick an integer`)
+  }
+  const prism = await (await fetch(`${net.file.baseUrl}/chain/prism`)).json() as { scores: Array<{ hotkey: string }> }
+  const orchestrators = await ticks('chart-prism')
+  t.equal(orchestrators.length, prism.scores.length, 'one PRISM tick per orchestrator')
+  t.ok(orchestrators.every((l, i) => l.startsWith(prism.scores[i]!.hotkey.slice(0, 5)) && l.endsWith(prism.scores[i]!.hotkey.slice(-4))), `orchestrators labelled by hotkey: ${orchestrators.join(' ')}`)
+
   t.same(offHost, [], 'no request to another host')
   t.ok(requests.length > 5, `${requests.length} requests recorded`)
   t.same(requests.filter(u => new URL(u).hostname !== '127.0.0.1'), [], 'every request, WebSockets included, went to 127.0.0.1')
   t.ok(requests.some(u => u.startsWith('ws://127.0.0.1') && u.includes(`/transfers/${id}/events`)), 'progress came over the events WebSocket')
   t.same(consoleErrors, [], 'no console error')
+
+  // The API's documentation pages, from the same origin: they render and log no error (CSP included).
+  for (const [path, ready] of [['/docs', '.swagger-ui .opblock-summary'], ['/redoc', '.api-content h2']] as const) {
+    const docs = await context.newPage()
+    const errors: string[] = []
+    docs.on('console', m => { if (m.type() === 'error') errors.push(m.text()) })
+    docs.on('pageerror', e => errors.push(`pageerror: ${e.message}`))
+    t.equal((await docs.goto(net.file.baseUrl + path))?.status(), 200, `${path} answers`)
+    await docs.waitForSelector(ready, { timeout: WAIT })
+    if (path === '/docs') {
+      await docs.click('.swagger-ui .opblock-summary >> nth=0')
+      await docs.waitForSelector('.swagger-ui .opblock-body', { timeout: WAIT })
+    }
+    await docs.screenshot({ path: join(ARTIFACTS, `api${path.replace('/', '-')}.png`) })
+    t.same(errors, [], `${path}: no console error`)
+    await docs.close()
+  }
+  t.same(offHost, [], 'the documentation pages asked no other host')
+  t.comment(`screenshots in ${ARTIFACTS}`)
 })
