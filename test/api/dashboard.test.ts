@@ -144,10 +144,18 @@ t.test('dashboard: login, network numbers, live transfer progress to 100 %, audi
 
   // The x axes' tick labels as drawn (uPlot draws them on a canvas; the page keeps them in data-x-ticks).
   const ticks = async (chart: string): Promise<string[]> => JSON.parse(await (await page.waitForFunction((id) => document.getElementById(id)!.dataset.xTicks, chart, { timeout: WAIT })).jsonValue() as string)
-  for (const chart of ['chart-weights', 'chart-epochs']) {
+  // Each axis spans the data (within one step), whatever it holds: one value at 0 once drew 0 to 100.
+  const dataX = {
+    'chart-weights': async () => ((await (await fetch(`${net.file.baseUrl}/chain/weights`)).json()) as { weights: Array<{ uids: number[] }> }).weights.flatMap(w => w.uids),
+    'chart-epochs': async () => ((await (await fetch(`${net.file.baseUrl}/v1/telemetry/realtime/epochs?limit=100`, { headers: { 'x-api-key': net.file.keys.console } })).json()) as { items: Array<{ data: { epoch: number } }> }).items.map(i => i.data.epoch)
+  }
+  for (const [chart, read] of Object.entries(dataX)) {
     const labels = (await ticks(chart)).filter(l => l !== '')
     t.ok(labels.length > 0, `${chart}: ticks drawn (${labels.join(' ')})`)
     t.ok(labels.every(l => /^\d+$/.test(l)), `${chart}: every tick an integer`)
+    const x = await read() // read after the ticks: holds at least what the chart drew
+    const inside = labels.map(Number).every(v => v >= Math.min(...x) - 1 && v <= Math.max(...x) + 1)
+    t.ok(inside, `${chart}: ticks ${labels.join(' ')} within the data's ${Math.min(...x)}–${Math.max(...x)} (±1)`)
   }
   const prism = await (await fetch(`${net.file.baseUrl}/chain/prism`)).json() as { scores: Array<{ hotkey: string }> }
   const orchestrators = await ticks('chart-prism')

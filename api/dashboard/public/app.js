@@ -309,9 +309,15 @@
       axis.values = (_u, splits) => shown(splits.map(i => opts.categories[i] ?? ''))
     } else if (opts.integer) {
       axis.incrs = INTEGER_INCRS
-      axis.values = (_u, splits) => shown(splits.map(v => Number.isInteger(v) ? String(v) : ''))
+      axis.values = (_u, splits) => shown(splits.map(v => Number.isInteger(v) && v >= 0 ? String(v) : '')) // UIDs and epochs are never negative
     }
     return axis
+  }
+
+  function xRange (x) {
+    const lo = Math.min(...x)
+    const hi = Math.max(...x)
+    return lo === hi ? [lo - 1, hi + 1] : [lo - 0.5, hi + 0.5]
   }
 
   function chart (target, title, x, series, opts = {}) {
@@ -324,7 +330,13 @@
     const colors = ['#1f6feb', '#1a7f37', '#bf8700', '#cf222e', '#8250df']
     const plot = new window.uPlot({
       width: 420, height: 220, title,
-      scales: { x: { time: false, range: (_u, min, max) => min === max ? [min - 1, max + 1] : [min - 0.5, max + 0.5] } },
+      // The x range from the data itself: uPlot widens a single value before a range function sees it
+      // (one point at 0 became an axis from 0 to 100). Half a step of margin, one for a single point.
+      // The y range starts at 0 and is never empty (all zeros: 0 to 1).
+      scales: {
+        x: { time: false, range: () => xRange(x) },
+        y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] }
+      },
       axes: [xAxis(node, opts), {}],
       series: [{ label: opts.xLabel || 'x', value: opts.categories ? (_u, i) => i === null ? '–' : opts.categories[i] ?? '–' : undefined }, ...series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length], width: 2, points: { show: true, size: 6 }, paths: opts.bars ? window.uPlot.paths.bars({ size: [0.6, 40] }) : undefined, fill: opts.bars ? colors[i % colors.length] + '55' : undefined }))]
     }, [x, ...series.map(s => s.values)], node)
