@@ -281,15 +281,43 @@
       return el('button', { type: 'button', 'aria-selected': String(name === state.audit.table), dataset: { table: name }, onclick: () => { state.audit.table = name; loadAudit() } }, `${name} (${p.returned}${p.has_more ? '+' : ''})`)
     }))
     const rows = res[state.audit.table] || []
-    const columns = [...new Set(rows.flatMap(r => Object.keys(r)))]
-    const cell = (v) => v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)
+    const all = [...new Set(rows.flatMap(r => Object.keys(r)))]
+    const columns = all.filter(c => shownColumn(state.audit.table, c, rows, id))
+    $('audit-columns-list').replaceChildren(...all.map(c => el('label', {},
+      el('input', { type: 'checkbox', ...(columns.includes(c) ? { checked: '' } : {}), dataset: { column: c }, onchange: (ev) => { chooseColumn(state.audit.table, c, ev.target.checked); loadAudit() } }), ` ${c}`)))
     $('audit-table').tHead.replaceChildren(el('tr', {}, ...columns.map(c => el('th', {}, c))))
-    $('audit-table').tBodies[0].replaceChildren(...rows.map(r => el('tr', {}, ...columns.map(c => el('td', {}, cell(r[c]))))))
+    $('audit-table').tBodies[0].replaceChildren(...rows.map(r => el('tr', {}, ...columns.map(c => auditCell(r[c])))))
     const p = res.pagination.tables[state.audit.table]
     $('audit-page').textContent = rows.length === 0 ? 'no rows' : `rows ${p.offset + 1}–${p.offset + p.returned}`
     $('audit-prev').disabled = state.audit.offset === 0
     // Offsets are per table and shared by the request: the next page follows the shown table.
     $('audit-next').disabled = !p.has_more
+  }
+
+  // Columns of an audit table: the user's choice for that table, else all but the ones that only
+  // repeat the transfer being shown (its id in every row).
+  const chosenColumns = new Map() // table → Map(column → shown)
+  function shownColumn (table, column, rows, transferId) {
+    const chosen = chosenColumns.get(table)?.get(column)
+    if (chosen !== undefined) return chosen
+    return !(rows.length > 0 && rows.every(r => r[column] === transferId))
+  }
+  function chooseColumn (table, column, shown) {
+    if (!chosenColumns.has(table)) chosenColumns.set(table, new Map())
+    chosenColumns.get(table).set(column, shown)
+  }
+
+  // A cell: times as "12 s ago" and ids shortened (the full value in the tooltip), objects as JSON.
+  const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+  function auditCell (v) {
+    if (v === null || v === undefined) return el('td', {})
+    if (typeof v === 'object') return el('td', {}, JSON.stringify(v))
+    const text = String(v)
+    if (ISO_TIME.test(text)) return el('td', { class: 'time', title: text }, ago(text))
+    if (UUID.test(text)) return el('td', { class: 'id', title: text }, `${text.slice(0, 8)}…`)
+    if (text.length > 24) return el('td', { class: 'long', title: text }, `${text.slice(0, 12)}…${text.slice(-6)}`)
+    return el('td', {}, text)
   }
 
   $('audit-prev').addEventListener('click', () => { state.audit.offset = Math.max(0, state.audit.offset - Number($('audit-limit').value)); loadAudit() })
