@@ -1,6 +1,7 @@
 // The sweep's report.html: one self-contained page (inline SVG, no scripts, fonts or network). Per
 // summary field, a chart over the first parameter's values: one line per combination of the other
-// parameters, the mean over seeds with its 95% confidence band; then a table of every grid point.
+// parameters, the mean over seeds with its 95% confidence band (clipped to the field's range); then a
+// table of every grid point (scrolling sideways within the page when it is wider).
 import { niceTicks, tickLabel } from './chart.ts'
 import type { SweepResult, RunSummary, Band } from './sweep.ts'
 
@@ -78,17 +79,17 @@ export function renderSweepReport (r: SweepResult): string {
   const head = `<tr>${r.params.map(p => `<th>${esc(p.path)}</th>`).join('')}${SWEEP_CHARTS.map(c => `<th>${esc(c.field)}</th>`).join('')}<th>invariants ok</th></tr>`
   const rows = r.points.map(p => `<tr>${r.params.map(q => `<td>${esc(show(p.params[q.path]))}</td>`).join('')}${SWEEP_CHARTS.map(c => {
     const b = p.stats[c.field]!
-    return `<td>${num(b.mean)} <small>± ${num((b.high - b.low) / 2)}</small></td>`
+    return `<td>${num(b.mean)}${b.high > b.low ? ` <small>${num(b.low)}–${num(b.high)}</small>` : ''}</td>`
   }).join('')}<td>${r.runs.filter(x => x.point === p.point && x.summary.invariantsOk).length}/${r.runs.filter(x => x.point === p.point).length}</td></tr>`).join('')
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>bwnet sim sweep: ${esc(r.scenario)}</title>
 <style>body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}figure{display:inline-block;margin:8px}figcaption{font-weight:600;margin-bottom:4px}
-table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}small{color:#777}code{background:#f3f3f3;padding:1px 4px}</style></head>
+.scroll{overflow-x:auto;max-width:100%}table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:right;white-space:nowrap}th{white-space:normal;word-break:break-word;min-width:5em;vertical-align:bottom}small{color:#777}code{background:#f3f3f3;padding:1px 4px}</style></head>
 <body><h1>Sweep: ${esc(r.scenario)}</h1>
 <p>${r.points.length} grid points × ${r.seeds.length} seeds (${r.seeds.join(', ')}) = ${r.runs.length} runs. Parameters: ${r.params.map(p => `<code>${esc(p.path)}</code> = ${esc(p.values.map(show).join(', '))}`).join('; ')}.
-Lines are means over the seeds; bands and ± are 95% confidence intervals of the mean (Student t). Weights and throughput are over the workload's epochs (the drain is left out).</p>
+Lines are means over the seeds; bands (and the table's low–high) are 95% confidence intervals of the mean (Student t), clipped to what the quantity can be (counts not below 0, shares within 0..1). Weights and throughput are over the workload's epochs (the drain is left out).</p>
 ${charts.join('\n')}
-<h2>Grid points</h2><table><thead>${head}</thead><tbody>${rows}</tbody></table>
+<h2>Grid points</h2><div class="scroll"><table><thead>${head}</thead><tbody>${rows}</tbody></table></div>
 </body></html>
 `
 }

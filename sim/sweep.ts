@@ -116,13 +116,34 @@ export function summarize (m: SimMetrics): RunSummary {
 /** Two-sided 95% Student t quantiles for 1..30 degrees of freedom; 1.96 beyond. */
 const T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042]
 
-/** Mean, sample standard deviation and the 95% confidence interval of the mean (t distribution). */
-export function band (xs: number[]): Band {
+/**
+ * The values each summary field can take: every one is a count, a rate or a share, never negative;
+ * shares (and a flag, as 0/1) never above 1. A confidence band is clipped to them.
+ */
+export const FIELD_RANGE: Readonly<Record<keyof RunSummary, readonly [number, number]>> = {
+  tasks: [0, Infinity],
+  tasksVerified: [0, Infinity],
+  transfersFailed: [0, Infinity],
+  reassignments: [0, Infinity],
+  integrityMismatches: [0, Infinity],
+  verifiedMbps: [0, Infinity],
+  honestWeightShare: [0, 1],
+  adversarialWeightShare: [0, 1],
+  weightPerHonestOrchestrator: [0, 1],
+  contributingOrchestrators: [0, Infinity],
+  invariantsOk: [0, 1]
+}
+
+/**
+ * Mean, sample standard deviation and the 95% confidence interval of the mean (t distribution),
+ * clipped to `range` (what the quantity can be: a count's band does not go below 0).
+ */
+export function band (xs: number[], range: readonly [number, number] = [-Infinity, Infinity]): Band {
   const n = xs.length
   const mean = n === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / n
   const sd = n < 2 ? 0 : Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1))
   const half = n < 2 ? 0 : (T95[n - 2] ?? 1.96) * sd / Math.sqrt(n)
-  return { mean, sd, low: mean - half, high: mean + half, n }
+  return { mean, sd, low: Math.max(range[0], mean - half), high: Math.min(range[1], mean + half), n }
 }
 
 export interface SweepOptions {
@@ -193,7 +214,7 @@ export async function runSweep (base: unknown, opts: SweepOptions): Promise<Swee
     points: points.map((params, point) => {
       const mine = runs.filter(r => r.point === point)
       const stats: Record<string, Band> = {}
-      for (const f of SUMMARY_FIELDS) stats[f] = band(mine.map(r => Number(r.summary[f])))
+      for (const f of SUMMARY_FIELDS) stats[f] = band(mine.map(r => Number(r.summary[f])), FIELD_RANGE[f])
       return { point, params, stats }
     })
   }

@@ -17,8 +17,7 @@ const POLLING: Record<string, string> = {
   'helpers/flood.ts': 'paces a latency probe during a flood (a load generator, not a wait)',
   'helpers/rogue-flood.ts': 'paces a rogue peer\'s frames (a load generator, not a wait)',
   'net/harness/network.ts': 'eventuallyLab(): polls a condition until its timeout',
-  'node/commands/transfer-workflow.test.ts': 'paces the /proc argument-list scans while a put runs (a sampler, not a wait)',
-  'api/dashboard.test.ts': 'paces the sampling of a progress bar\'s values while a transfer runs, bounded (a sampler, not a wait)'
+  'node/commands/transfer-workflow.test.ts': 'paces the /proc argument-list scans while a put runs (a sampler, not a wait)'
 }
 
 t.test('no fixed sleep anywhere in test/', async t => {

@@ -8,6 +8,8 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { createRequire } from 'node:module'
 import { readFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import { ProblemSchema } from '../responses.ts'
 
@@ -22,6 +24,28 @@ const REDOC_REMOTE_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg'
 const EMPTY_SVG = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='1' height='1'/%3E"
 // Belt and braces: the browser itself refuses anything from another origin.
 const REDOC_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'self'"
+const SWAGGER_UI_PRESET = '@fastify/swagger-ui/static/swagger-ui-standalone-preset.js'
+/**
+ * Swagger UI's policy. The package's own (`staticCSP: true`) forbids the one `<style>` element the UI
+ * renders (the logo's SVG, in the standalone preset), so the browser logged a violation on every load
+ * of /docs; it also allowed fonts and styles from any https host and the public validator's images,
+ * and upgraded requests to https, which breaks the page served over plain http to another host than
+ * loopback. Here: scripts and style sheets from this host only, the preset's own `<style>` texts by
+ * their sha256 (read from the installed package, so an upgrade keeps them true), no style attribute
+ * in markup (the UI sets styles through the DOM, which the policy does not govern), nothing from elsewhere.
+ */
+export function swaggerUiCsp (): string {
+  const preset = readFileSync(createRequire(import.meta.url).resolve(SWAGGER_UI_PRESET), 'utf8')
+  const hashes = [...preset.matchAll(/createElement\("style",null,("(?:[^"\\]|\\.)*")\)/g)]
+    .map(m => `'sha256-${createHash('sha256').update(JSON.parse(m[1]!) as string).digest('base64')}'`)
+  return [
+    "default-src 'self'", "base-uri 'self'", "font-src 'self' data:", "frame-ancestors 'self'", "img-src 'self' data:",
+    "object-src 'none'", "script-src 'self'", "script-src-attr 'none'", "style-src 'self'",
+    ["style-src-elem 'self'", ...new Set(hashes)].join(' '), "style-src-attr 'none'", "connect-src 'self'", "form-action 'self'"
+  ].join('; ')
+}
+// The page's icon, served next to it: without one the browser asks for /favicon.ico and logs its 404.
+const REDOC_ICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1f6feb"/></svg>'
 
 export interface OpenApiOptions { title?: string, version?: string, description?: string }
 
@@ -158,6 +182,7 @@ const REDOC_HTML = `<!DOCTYPE html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>bwnet API</title>
+<link rel="icon" type="image/svg+xml" href="redoc/favicon.svg">
 <style>body { margin: 0; padding: 0; }</style>
 </head>
 <body>
@@ -203,7 +228,7 @@ export default fp(async function openapiPlugin (app: FastifyInstance, opts: Open
     // Shared schemas keep their $id as component name (e.g. #/components/schemas/Problem).
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` }
   })
-  await app.register(swaggerUi, { routePrefix: SWAGGER_UI_PATH, staticCSP: true })
+  await app.register(swaggerUi, { routePrefix: SWAGGER_UI_PATH, staticCSP: swaggerUiCsp() })
 
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger())
 
@@ -211,6 +236,8 @@ export default fp(async function openapiPlugin (app: FastifyInstance, opts: Open
   let bundle: string | undefined
   app.get(REDOC_PATH, { schema: { hide: true } }, async (_req, reply) =>
     reply.type('text/html; charset=utf-8').header('content-security-policy', REDOC_CSP).send(REDOC_HTML))
+  app.get(`${REDOC_PATH}/favicon.svg`, { schema: { hide: true } }, async (_req, reply) =>
+    reply.type('image/svg+xml').header('cache-control', `public, max-age=${ASSET_MAX_AGE_S}`).send(REDOC_ICON))
   app.get(`${REDOC_PATH}/redoc.standalone.js`, { schema: { hide: true } }, async (_req, reply) => {
     bundle ??= (await readFile(require.resolve(REDOC_BUNDLE), 'utf8')).replaceAll(REDOC_REMOTE_LOGO, EMPTY_SVG)
     return reply.type('application/javascript; charset=utf-8').header('cache-control', `public, max-age=${ASSET_MAX_AGE_S}`).send(bundle)

@@ -155,6 +155,9 @@ t.test('/docs (Swagger UI) loads only from this host', async t => {
   }
   const init = [...pages].find(([u]) => u.endsWith('swagger-initializer.js'))![1]
   t.match(init, /validatorUrl: null/, 'no call to the public validator')
+  const csp = (await app.inject({ url: '/docs/' })).headers['content-security-policy'] as string
+  t.match(csp, /style-src-elem 'self' 'sha256-[A-Za-z0-9+/]{43}='(;|$)/, "the UI's own <style> allowed by its hash")
+  t.notMatch(csp, /unsafe-inline|unsafe-eval|https:|upgrade-insecure-requests|validator\.swagger\.io/, 'no inline source, no other host, no forced https')
 })
 
 t.test('/redoc loads only from this host', async t => {

@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { captureConsole } from '../helpers/console.ts'
 import { spawnSync } from 'node:child_process'
 import { simCommand } from '../../node/commands/sim.ts'
-import { parseParam, withParam, grid, band } from '../../sim/sweep.ts'
+import { parseParam, withParam, grid, band, FIELD_RANGE, SUMMARY_FIELDS } from '../../sim/sweep.ts'
+import { renderSweepReport } from '../../sim/sweep-report.ts'
 
 t.test('parameters: dot paths, JSON values, a grid with the first parameter slowest', async t => {
   t.same(parseParam('adversaries.corruptingWorkers=0,0.05,0.1'), { path: 'adversaries.corruptingWorkers', values: [0, 0.05, 0.1] })
@@ -30,6 +31,27 @@ t.test('confidence band: mean and the 95% Student t interval of the mean', async
   t.equal(b.sd, 1)
   t.ok(Math.abs(b.high - (2 + 4.303 / Math.sqrt(3))) < 1e-9)
   t.same(band([5]), { mean: 5, sd: 0, low: 5, high: 5, n: 1 }, 'one seed: no band')
+})
+
+t.test('confidence bands are clipped to what the field can be', async t => {
+  const counts = band([0, 0, 3], FIELD_RANGE.integrityMismatches)
+  t.equal(counts.mean, 1)
+  t.equal(counts.low, 0, 'a count: not below 0 (unclipped it would be ' + band([0, 0, 3]).low.toFixed(2) + ')')
+  t.ok(band([0, 0, 3]).low < 0, 'the unclipped interval does go below 0')
+  const share = band([1, 1, 0.9], FIELD_RANGE.honestWeightShare)
+  t.equal(share.high, 1, 'a share: not above 1')
+  t.ok(share.low > 0 && share.low < share.mean, 'its low end unchanged')
+  t.ok(band([1, 1, 0.9]).high > 1, 'the unclipped interval does go above 1')
+  for (const f of SUMMARY_FIELDS) t.ok(FIELD_RANGE[f][0] === 0, `${f}: never negative`)
+
+  // The report draws the clipped band: its y axis has no negative tick, its table shows low–high.
+  const runs = [0, 0, 3].map((m, i) => ({ point: 0, params: { p: 1 }, seed: i + 1, wallS: 1, summary: { tasks: 3, tasksVerified: 3, transfersFailed: 0, reassignments: 0, integrityMismatches: m, verifiedMbps: 10, honestWeightShare: 1, adversarialWeightShare: 0, weightPerHonestOrchestrator: 0.5, contributingOrchestrators: 2, invariantsOk: true } }))
+  const stats = Object.fromEntries(SUMMARY_FIELDS.map(f => [f, band(runs.map(r => Number(r.summary[f])), FIELD_RANGE[f])]))
+  const html = renderSweepReport({ scenario: 's', params: [{ path: 'p', values: [1] }], seeds: [1, 2, 3], runs, points: [{ point: 0, params: { p: 1 }, stats }] })
+  const yTicks = [...html.matchAll(/text-anchor="end" fill="#555">([^<]*)</g)].map(m => m[1]!)
+  t.ok(yTicks.length > 0 && yTicks.every(l => !/^[-−]/.test(l)), `no negative y tick: ${yTicks.join(' ')}`)
+  t.match(html, /<td>1\.00 <small>0\.0000–/, 'the table shows the clipped low–high')
+  t.match(html, /<div class="scroll"><table>/, 'the table scrolls within the page')
 })
 
 t.test('bwnet sim sweep runs a tiny grid in child processes and writes CSV, JSON and an HTML report', async t => {

@@ -157,9 +157,44 @@
 
   function makeRow (t) {
     const tr = el('tr', { dataset: { transferId: t.id }, onclick: () => openDetail(t.id) })
-    const cells = { status: el('td', { class: 'status' }), progress: el('progress', { max: '100', value: '0' }), pct: el('span', { class: 'pct' }), chunks: el('td', { class: 'chunks' }) }
-    tr.append(el('td', {}, el('code', {}, t.id)), cells.status, el('td', {}, cells.progress, ' ', cells.pct), cells.chunks, el('td', {}, new Date(t.created_at).toLocaleString()))
-    return { tr, cells, seq: 0, status: t.status }
+    const cells = { status: el('td', { class: 'status' }), progress: el('progress', { max: '100', value: '0' }), pct: el('span', { class: 'pct' }), size: el('td', { class: 'size num' }), rate: el('td', { class: 'rate num' }), eta: el('td', { class: 'eta num' }), chunks: el('td', { class: 'chunks' }), created: el('td', { class: 'created', title: new Date(t.created_at).toLocaleString() }) }
+    tr.append(el('td', {}, el('code', {}, t.id)), cells.status, el('td', {}, cells.progress, ' ', cells.pct), cells.size, cells.rate, cells.eta, cells.chunks, cells.created)
+    return { tr, cells, seq: 0, status: t.status, createdAt: t.created_at, samples: [], movedAt: 0 }
+  }
+
+  /** "12 s ago", "3 min ago", "2 h ago", "4 d ago". */
+  function ago (iso) {
+    const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000))
+    return s < 60 ? `${s} s ago` : s < 3600 ? `${Math.floor(s / 60)} min ago` : s < 86400 ? `${Math.floor(s / 3600)} h ago` : `${Math.floor(s / 86400)} d ago`
+  }
+  const fmtRate = (bps) => `${fmtBytes(bps)}/s`
+  const fmtDuration = (s) => s < 60 ? `${Math.ceil(s)} s` : s < 3600 ? `${Math.floor(s / 60)} min ${Math.ceil(s % 60)} s` : `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`
+
+  /**
+   * Delivery rate and time left. While a transfer moves: delivered bytes over the last RATE_WINDOW_MS
+   * of its changes, timed by the server (an event's `at`, a list item's `updated_at`); none once nothing
+   * has moved for that long. Once completed: its average, total size over completion − creation.
+   */
+  const RATE_WINDOW_MS = 10000
+  function speed (row, t) {
+    const completedAt = t.completed_at ?? (t.status === 'completed' ? t.at : null)
+    if (t.status === 'completed') {
+      const s = completedAt ? (Date.parse(completedAt) - Date.parse(row.createdAt)) / 1000 : 0
+      return { rate: s > 0 ? t.bytes.total / s : null, eta: 0 }
+    }
+    if (TERMINAL.has(t.status)) return { rate: null, eta: null }
+    const at = Date.parse(t.at ?? t.updated_at)
+    const last = row.samples[row.samples.length - 1]
+    if (Number.isFinite(at) && (!last || (t.bytes.delivered > last.delivered && at >= last.at))) {
+      row.samples.push({ at, delivered: t.bytes.delivered })
+      row.movedAt = performance.now()
+    }
+    while (row.samples.length > 2 && row.samples[1].at < at - RATE_WINDOW_MS) row.samples.shift()
+    if (row.samples.length < 2 || performance.now() - row.movedAt > RATE_WINDOW_MS) return { rate: null, eta: null }
+    const first = row.samples[0]
+    const end = row.samples[row.samples.length - 1]
+    const rate = end.at > first.at ? (end.delivered - first.delivered) * 1000 / (end.at - first.at) : null
+    return { rate, eta: rate ? (t.bytes.total - t.bytes.delivered) / rate : null }
   }
 
   function paint (row, t) {
@@ -169,7 +204,12 @@
     const pct = pctOf(t)
     row.cells.progress.value = pct
     row.cells.pct.textContent = `${pct} %`
+    row.cells.size.textContent = fmtBytes(t.bytes.total)
+    const { rate, eta } = speed(row, t)
+    row.cells.rate.textContent = rate === null ? '–' : fmtRate(rate)
+    row.cells.eta.textContent = t.status === 'completed' ? 'done' : eta === null ? '–' : fmtDuration(eta)
     row.cells.chunks.textContent = `${t.chunks.received} / ${t.chunks.delivered} / ${t.chunks.verified} of ${t.chunks.total}`
+    row.cells.created.textContent = ago(row.createdAt)
     row.tr.dataset.status = t.status
     row.tr.dataset.pct = String(pct)
   }
@@ -241,15 +281,43 @@
       return el('button', { type: 'button', 'aria-selected': String(name === state.audit.table), dataset: { table: name }, onclick: () => { state.audit.table = name; loadAudit() } }, `${name} (${p.returned}${p.has_more ? '+' : ''})`)
     }))
     const rows = res[state.audit.table] || []
-    const columns = [...new Set(rows.flatMap(r => Object.keys(r)))]
-    const cell = (v) => v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)
+    const all = [...new Set(rows.flatMap(r => Object.keys(r)))]
+    const columns = all.filter(c => shownColumn(state.audit.table, c, rows, id))
+    $('audit-columns-list').replaceChildren(...all.map(c => el('label', {},
+      el('input', { type: 'checkbox', ...(columns.includes(c) ? { checked: '' } : {}), dataset: { column: c }, onchange: (ev) => { chooseColumn(state.audit.table, c, ev.target.checked); loadAudit() } }), ` ${c}`)))
     $('audit-table').tHead.replaceChildren(el('tr', {}, ...columns.map(c => el('th', {}, c))))
-    $('audit-table').tBodies[0].replaceChildren(...rows.map(r => el('tr', {}, ...columns.map(c => el('td', {}, cell(r[c]))))))
+    $('audit-table').tBodies[0].replaceChildren(...rows.map(r => el('tr', {}, ...columns.map(c => auditCell(r[c])))))
     const p = res.pagination.tables[state.audit.table]
     $('audit-page').textContent = rows.length === 0 ? 'no rows' : `rows ${p.offset + 1}–${p.offset + p.returned}`
     $('audit-prev').disabled = state.audit.offset === 0
     // Offsets are per table and shared by the request: the next page follows the shown table.
     $('audit-next').disabled = !p.has_more
+  }
+
+  // Columns of an audit table: the user's choice for that table, else all but the ones that only
+  // repeat the transfer being shown (its id in every row).
+  const chosenColumns = new Map() // table → Map(column → shown)
+  function shownColumn (table, column, rows, transferId) {
+    const chosen = chosenColumns.get(table)?.get(column)
+    if (chosen !== undefined) return chosen
+    return !(rows.length > 0 && rows.every(r => r[column] === transferId))
+  }
+  function chooseColumn (table, column, shown) {
+    if (!chosenColumns.has(table)) chosenColumns.set(table, new Map())
+    chosenColumns.get(table).set(column, shown)
+  }
+
+  // A cell: times as "12 s ago" and ids shortened (the full value in the tooltip), objects as JSON.
+  const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+  function auditCell (v) {
+    if (v === null || v === undefined) return el('td', {})
+    if (typeof v === 'object') return el('td', {}, JSON.stringify(v))
+    const text = String(v)
+    if (ISO_TIME.test(text)) return el('td', { class: 'time', title: text }, ago(text))
+    if (UUID.test(text)) return el('td', { class: 'id', title: text }, `${text.slice(0, 8)}…`)
+    if (text.length > 24) return el('td', { class: 'long', title: text }, `${text.slice(0, 12)}…${text.slice(-6)}`)
+    return el('td', {}, text)
   }
 
   $('audit-prev').addEventListener('click', () => { state.audit.offset = Math.max(0, state.audit.offset - Number($('audit-limit').value)); loadAudit() })
@@ -258,21 +326,53 @@
   $('detail-close').addEventListener('click', () => { state.detail = null; $('detail').hidden = true })
 
   // ---- epochs, weights, PRISM -----------------------------------------------------------------------
+  // Ticks on the x axis: whole numbers (UIDs, epochs) or one label per category (orchestrators). The
+  // labels drawn are also kept on the chart's node (data-x-ticks), readable where the canvas is not.
+  const INTEGER_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
+  function xAxis (node, opts) {
+    const shown = (labels) => { node.dataset.xTicks = JSON.stringify(labels); return labels }
+    const axis = { label: opts.xLabel || '' }
+    if (opts.categories) {
+      axis.splits = () => opts.categories.map((_, i) => i)
+      axis.values = (_u, splits) => shown(splits.map(i => opts.categories[i] ?? ''))
+    } else if (opts.integer) {
+      axis.incrs = INTEGER_INCRS
+      axis.values = (_u, splits) => shown(splits.map(v => Number.isInteger(v) && v >= 0 ? String(v) : '')) // UIDs and epochs are never negative
+    }
+    return axis
+  }
+
+  function xRange (x) {
+    const lo = Math.min(...x)
+    const hi = Math.max(...x)
+    return lo === hi ? [lo - 1, hi + 1] : [lo - 0.5, hi + 0.5]
+  }
+
   function chart (target, title, x, series, opts = {}) {
     const node = $(target)
     state.charts.get(target)?.destroy()
     state.charts.delete(target)
     node.replaceChildren()
+    delete node.dataset.xTicks
     if (x.length === 0) { node.append(el('p', { class: 'note' }, 'No data yet.')); return }
     const colors = ['#1f6feb', '#1a7f37', '#bf8700', '#cf222e', '#8250df']
     const plot = new window.uPlot({
       width: 420, height: 220, title,
-      scales: { x: { time: false, range: (_u, min, max) => min === max ? [min - 1, max + 1] : [min - 0.5, max + 0.5] } },
-      axes: [{ label: opts.xLabel || '' }, {}],
-      series: [{ label: opts.xLabel || 'x' }, ...series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length], width: 2, points: { show: true, size: 6 }, paths: opts.bars ? window.uPlot.paths.bars({ size: [0.6, 40] }) : undefined, fill: opts.bars ? colors[i % colors.length] + '55' : undefined }))]
+      // The x range from the data itself: uPlot widens a single value before a range function sees it
+      // (one point at 0 became an axis from 0 to 100). Half a step of margin, one for a single point.
+      // The y range starts at 0 and is never empty (all zeros: 0 to 1).
+      scales: {
+        x: { time: false, range: () => xRange(x) },
+        y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] }
+      },
+      axes: [xAxis(node, opts), {}],
+      series: [{ label: opts.xLabel || 'x', value: opts.categories ? (_u, i) => i === null ? '–' : opts.categories[i] ?? '–' : undefined }, ...series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length], width: 2, points: { show: true, size: 6 }, paths: opts.bars ? window.uPlot.paths.bars({ size: [0.6, 40] }) : undefined, fill: opts.bars ? colors[i % colors.length] + '55' : undefined }))]
     }, [x, ...series.map(s => s.values)], node)
     state.charts.set(target, plot)
   }
+
+  /** An orchestrator's label on the PRISM chart: its hotkey, shortened (the full one is in the tooltip). */
+  const shortKey = (hotkey) => hotkey.length > 12 ? `${hotkey.slice(0, 5)}…${hotkey.slice(-4)}` : hotkey
 
   async function loadEpochs () {
     const notes = []
@@ -283,7 +383,7 @@
         chart('chart-epochs', 'Epochs', items.map(d => d.epoch), [
           { label: 'contributing orchestrators', values: items.map(d => d.contributingOrchestratorCount) },
           { label: 'sum of final shares', values: items.map(d => d.sumFinalShare) }
-        ], { xLabel: 'epoch' })
+        ], { xLabel: 'epoch', integer: true })
       } catch (err) { notes.push(`epochs: ${err.message}`) }
     } else notes.push('Log in with a console key for the closed epochs.')
     try {
@@ -291,7 +391,7 @@
       const byUid = new Map()
       for (const rec of w.weights) rec.uids.forEach((uid, i) => byUid.set(uid, (byUid.get(uid) || 0) + rec.weights[i] / 65535))
       const uids = [...byUid.keys()].sort((a, b) => a - b)
-      chart('chart-weights', `Weights, epoch ${w.epoch}`, uids, [{ label: 'weight (normalized, summed over validators)', values: uids.map(u => byUid.get(u)) }], { xLabel: 'uid', bars: true })
+      chart('chart-weights', `Weights, epoch ${w.epoch}`, uids, [{ label: 'weight (normalized, summed over validators)', values: uids.map(u => byUid.get(u)) }], { xLabel: 'UID', bars: true, integer: true })
     } catch (err) { notes.push(`weights: ${err.message}`) }
     try {
       const p = await api('/chain/prism', null)
@@ -299,8 +399,8 @@
       chart('chart-prism', p.epoch === null ? 'PRISM (none published yet)' : `PRISM, epoch ${p.epoch}`, scores.map((_, i) => i), [
         { label: 'routing score', values: scores.map(s => s.routingScore) },
         { label: 'final score', values: scores.map(s => s.finalScore) }
-      ], { xLabel: 'orchestrator #', bars: true })
-      $('chart-prism').title = scores.map((s, i) => `#${i} ${s.hotkey} (${s.pool})`).join('\n')
+      ], { xLabel: 'orchestrator', bars: true, categories: scores.map(s => shortKey(s.hotkey)) })
+      $('chart-prism').title = scores.map(s => `${s.hotkey} (${s.pool})`).join('\n')
     } catch (err) { notes.push(`PRISM: ${err.message}`) }
     $('epochs-note').textContent = notes.join(' ')
   }
