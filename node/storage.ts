@@ -44,8 +44,6 @@ export interface StorageGuardOptions {
   reopen: () => Promise<void>
 }
 
-export interface SpaceFacts { freeBytes: number, totalBytes: number, minFreeBytes: number }
-
 /** Out of space: ENOSPC / EDQUOT from the filesystem, or LevelDB's IO error saying so. */
 export function isNoSpace (err: unknown): boolean {
   const e = err as { code?: string, message?: string, cause?: unknown } | null
@@ -95,10 +93,6 @@ export class StorageGuard {
   async #space (): Promise<{ freeBytes: number, totalBytes: number }> {
     const s = await statfs(this.#opts.dir)
     return { freeBytes: s.bavail * s.bsize, totalBytes: s.blocks * s.bsize }
-  }
-
-  async facts (): Promise<SpaceFacts> {
-    return { ...await this.#space(), minFreeBytes: this.#minFree }
   }
 
   /**
