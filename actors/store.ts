@@ -33,6 +33,17 @@ export class LevelStore implements Store {
     }
   }
 
+  /**
+   * Closes and reopens the database and every table on it (a closed database closes its sublevels,
+   * and opening it again does not reopen them). LevelDB needs this after a failed compaction: it
+   * refuses every later write until reopened (node/storage.ts).
+   */
+  async reopen (): Promise<void> {
+    await this.#db.close()
+    await this.#db.open()
+    await Promise.all([...this.#subs.values()].map(async sub => { await sub.open() }))
+  }
+
   async batch (ops: StoreOp[]): Promise<void> {
     if (ops.length === 0) return
     await this.#db.batch((ops.map(op => op.type === 'put'

@@ -153,14 +153,15 @@ export class BwnetNode {
       throw err
     }
     const db = this.db
+    const tables = new LevelStore(this.db as never)
     this.storage = new StorageGuard({
       dir: config.data, node: key.address, logger: log,
       minFreeBytes: config.minFreeMib === null || config.minFreeMib === undefined ? null : config.minFreeMib * 1024 * 1024,
       probe: async () => { await db.put(STORAGE_PROBE_KEY, new Date(this.clock.now()).toISOString(), { sync: true }) },
-      reopen: async () => { await db.close(); await db.open() }
+      reopen: async () => { await tables.reopen() }
     })
     await this.storage.open()
-    this.store = guardStore(new LevelStore(this.db as never), this.storage)
+    this.store = guardStore(tables, this.storage)
     this.blobs = new FileBlobStore(join(config.data, 'blobs'))
     await this.blobs.open()
 
