@@ -2,9 +2,9 @@
 // a code; the bash completion script loads and completes; printed commands start with the invocation
 // that ran; --config is accepted by every command; relative-path names and the directory walk.
 import t from 'tap'
-import { createServer } from 'node:net'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { freePort } from '../../helpers/s3.ts'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,23 +15,12 @@ import { TransferApiClient } from '../../../node/transfers/api-client.ts'
 
 t.setTimeout(300_000)
 
-/** A loopback port nothing listens on (bound, then closed). */
-async function closedPort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const port = (server.address() as { port: number }).port
-  server.close()
-  await once(server, 'close')
-  return port
-}
-
 t.test('an unreachable API: exit 1 at once, naming host:port and BWN_ERR_CLI_API_UNREACHABLE', async t => {
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-unreach-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const file = join(dir, 'f.bin')
   await writeFile(file, Buffer.alloc(1000, 1))
-  const port = await closedPort()
+  const port = await freePort() // nothing listens there: bound, then closed
   const env = { BWN_CONFIG: join(dir, 'none.json'), BWN_STATE_DIR: join(dir, 'state'), BWN_KEYSTORE: join(dir, 'none'), BWN_API: `http://127.0.0.1:${port}`, BWN_KEY: 'bwn_0123456789abcdef_' + 'k'.repeat(43), BWN_PROFILE: '', CI: 'true' }
   // What merely starting the CLI costs on this machine now (a loaded machine starts it in seconds): the
   // bound is 3 s (issue 33) on a quiet machine, and twice the start-up plus 1 s on a loaded one — still
@@ -109,7 +98,7 @@ t.test('--config is accepted by every command and names the profiles file', asyn
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-config-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const cfg = join(dir, 'c.json')
-  const port = await closedPort()
+  const port = await freePort() // nothing listens there: bound, then closed
   await writeFile(cfg, JSON.stringify({ version: 1, default_profile: 'p', profiles: { p: { api: `http://127.0.0.1:${port}`, key: 'bwn_0123456789abcdef_' + 'k'.repeat(43) } } }), { mode: 0o600 })
   const profiles = await runCliOnce(['profiles', '--config', cfg], { BWN_CONFIG: '' })
   t.equal(profiles.code, 0, profiles.stderr)
