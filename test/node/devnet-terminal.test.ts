@@ -105,9 +105,9 @@ t.test('the devnet in a terminal', { skip: hasTmux || process.env.CI === 'true' 
   t.match(taken.stderr, new RegExp(`port ${port} .*taken.*--port.*BWN_PORT`), `names --port: ${taken.stderr.trim()}`)
   t.ok(taken.stderr.trim().split('\n').length <= 2, 'in a line or two')
 
-  // Ctrl-C (SIGINT to the devnet, as the terminal sends it), then the same command again: the same keys,
-  // organization and data. The signal goes to the pid the devnet wrote: a key sent through tmux was seen
-  // not to reach the process on a busy machine, while the same signal sent to the pid always stopped it.
+  // Ctrl-C: SIGINT to the devnet, as the terminal sends it, then the same command again: the same keys,
+  // organization and data. Sent to the pid the devnet wrote, so the pane's shell (which prints the exit
+  // status) is not interrupted with it.
   const stopByCtrlC = async (name: string): Promise<void> => {
     const pid = Number((await readFile(join(data, 'devnet.pid'), 'utf8')).trim())
     process.kill(pid, 'SIGINT')
