@@ -110,6 +110,14 @@ ceph-osd -c "$conf" -i 0
 osd_up () { ceph_cli osd stat -f json | grep -q '"num_up_osds":1'; }
 wait_for "the OSD" osd_up
 
+# radosgw creates the bucket data pools on the first object write. Parts uploaded while that creation
+# is under way fail (ENOENT, HTTP 404); the retry of such a part then succeeds but its bytes are lost
+# (a later GET fails inside that part). Real deployments have these pools; create them here up front.
+for pool in default.rgw.buckets.data default.rgw.buckets.non-ec; do
+  ceph_cli osd pool create "$pool" 8 8 >/dev/null
+  ceph_cli osd pool application enable "$pool" rgw >/dev/null
+done
+
 ceph_cli auth get-or-create client.rgw.a mon 'allow rw' osd 'allow rwx' >> "$dir/keyring"
 radosgw -c "$conf" -n client.rgw.a
 wait_for "radosgw on port $port" curl -sf -o /dev/null "http://127.0.0.1:$port/"

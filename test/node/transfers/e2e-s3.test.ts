@@ -30,7 +30,6 @@ t.test('256 MiB to an s3 destination, byte for byte', async t => {
   const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }, forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' })
   t.teardown(() => client.destroy())
   const stored = await readObjectDigest(client, s3.bucket, 'e2e/big-s3.bin')
-  if (stored.resumed > 0) t.comment(`radosgw cut the read ${stored.resumed} time(s); resumed by range`)
   t.equal(stored.size, SIZE)
   t.equal(stored.sha256, sha256(data), 'identical sha256')
 
