@@ -45,6 +45,11 @@ export interface Env {
   random?: Random
   /** Actor crashes and recoveries (the node's readiness); none in the simulator. */
   health?: ActorHealth
+  /**
+   * True once the node has begun to stop: its store and connections close under handlers still
+   * running, so a crash then is the shutdown's doing, not a fault (logged at debug, the actor stops).
+   */
+  stopping?: () => boolean
 }
 
 export function startSystem (): SystemRef {
@@ -99,10 +104,14 @@ export function spawnSupervised<S, M> (
   return nact.spawn(parent, supervised as never, name, {
     initialStateFunc: (() => init()) as never,
     onCrash: (msg: unknown, err: Error | undefined, ctx: any) => {
+      if (env.stopping?.() === true) {
+        log.debug({ err, msgType: typeOf(msg) }, 'actor failed while the node stops; not restarted')
+        return ctx.stop
+      }
       const now = env.clock.now()
       crashes.push(now)
       while (crashes.length > 0 && crashes[0]! <= now - withinMs) crashes.shift()
-      const msgType = typeof msg === 'object' && msg !== null && 'type' in msg ? (msg as { type: unknown }).type : typeof msg
+      const msgType = typeOf(msg)
       const over = crashes.length - maxRestarts
       const backoffMs = over > 0 ? Math.min(RESTART_BACKOFF_MAX_MS, RESTART_BACKOFF_MIN_MS * 2 ** (over - 1)) : 0
       restartAt = now + backoffMs
@@ -114,6 +123,8 @@ export function spawnSupervised<S, M> (
     }
   }) as unknown as Ref<M>
 }
+
+const typeOf = (msg: unknown): unknown => typeof msg === 'object' && msg !== null && 'type' in msg ? (msg as { type: unknown }).type : typeof msg
 
 /** A reply slot carried inside a request message. */
 export interface Reply<T> {

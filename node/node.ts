@@ -196,7 +196,7 @@ export class BwnetNode {
       },
       up: (actor) => { this.#down.delete(actor) }
     }
-    const env = { clock: this.clock, logger: log, health }
+    const env = { clock: this.clock, logger: log, health, stopping: () => this.#stopping !== null }
     const announce: AnnounceFacts = {
       role: config.role,
       hotkey: key.address,

@@ -96,3 +96,38 @@ t.test('ask times out on the injected clock', async t => {
   clock.advance(1)
   await t.rejects(p, { code: 'BWN_ERR_ACTOR_TIMEOUT' })
 })
+
+t.test('a crash after the node began to stop is not a fault: no warning, no health report, no restart', async t => {
+  const system = startSystem()
+  t.teardown(() => stopActor(system))
+  const clock = new ManualClock()
+  const { logger, lines } = capturingLogger()
+  const events: string[] = []
+  const health = { down: (actor: string) => { events.push(`down ${actor}`) }, up: (actor: string) => { events.push(`up ${actor}`) } }
+  let stopping = false
+  let handled = 0
+  const ref = spawnSupervised<number, Msg>(system, 'closing', { clock, logger, health, stopping: () => stopping }, () => 0, (state, msg) => {
+    handled++
+    if (msg.type === 'boom') throw new Error('Database is not open')
+    if (msg.type === 'add') return state + msg.n
+    msg.reply.resolve(state)
+    return state
+  })
+  const settle = async (): Promise<void> => { for (let i = 0; i < 50; i++) await new Promise(resolve => setImmediate(resolve)) }
+  tell(ref, { type: 'boom' })
+  await settle()
+  t.same(events, ['down closing'], 'before the stop a crash is reported')
+  t.ok(lines.some(l => l.level >= 40 && l.actor === 'closing'), 'and warned about')
+  stopping = true
+  events.length = 0
+  const warned = lines.filter(l => l.level >= 40).length
+  tell(ref, { type: 'boom' })
+  await settle()
+  t.same(events, [], 'health hears nothing once the node stops')
+  t.equal(lines.filter(l => l.level >= 40).length, warned, 'no warning either')
+  t.ok(lines.some(l => l.msg.includes('while the node stops')), 'the failure is kept at debug level')
+  const before = handled
+  try { tell(ref, { type: 'add', n: 1 }) } catch { /* a stopped actor refuses messages */ }
+  await settle()
+  t.equal(handled, before, 'the actor stopped instead of restarting')
+})
