@@ -119,6 +119,9 @@ function threadEntry (): string {
 }
 
 export class Devnet {
+  readonly config: DevnetOptions
+  readonly logger: Pino
+  readonly hooks: DevnetHooks
   /** The nodes on this thread: all of them, or with `threads: 2` the orchestrator alone. */
   readonly nodes: Array<{ name: string, node: BwnetNode }> = []
   testnet!: Testnet
@@ -136,7 +139,11 @@ export class Devnet {
   #blocksStopped = false
   #claimed = false
 
-  constructor (readonly config: DevnetOptions, readonly logger: Pino, readonly hooks: DevnetHooks = {}) {}
+  constructor (config: DevnetOptions, logger: Pino, hooks: DevnetHooks = {}) {
+    this.config = config
+    this.logger = logger
+    this.hooks = hooks
+  }
 
   get orchestrator (): BwnetNode { return this.nodes[0]!.node }
   get chain (): 'dev' | 'subtensor' { return this.config.chain ?? 'dev' }
