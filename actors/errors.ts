@@ -65,5 +65,9 @@ export class DestinationError extends Error {
  * failure reason (protocol/failure-reasons.ts) and travels to the coordinator as `TaskResult.error`.
  */
 export class MoveError extends Error {
-  constructor (readonly code: MoveFailure, message: string) { super(message) }
+  readonly code: MoveFailure
+  constructor (code: MoveFailure, message: string) {
+    super(message)
+    this.code = code
+  }
 }

@@ -18,6 +18,7 @@ import { DEVNET_VALIDATOR_STAKE_RAO, devnetValidatorStakeRao } from './chain.ts'
 import { NODE_DEFAULTS, type DevnetConfig, type NodeConfig } from './config.ts'
 import type { Pino } from './logger.ts'
 import type { LocalSubtensor } from './adapters/subtensor/local.ts'
+import { stripsTypes } from './ts-runtime.ts'
 
 export const DEVNET_NETWORK_ID = 'devnet'
 const TESTNET_SIZE = 3
@@ -109,16 +110,20 @@ export type DevnetOptions = Omit<DevnetConfig, Optional> & Partial<Pick<DevnetCo
 
 /**
  * Source that loads devnet-thread in a worker: the compiled module, or in a source checkout the
- * TypeScript through tsx (a worker does not inherit the loader node/bin.js registers).
+ * TypeScript, by the runtime itself where it strips types, else through tsx (a worker does not inherit
+ * the loader node/bin.js registers).
  */
 function threadEntry (): string {
   const ts = import.meta.url.endsWith('.ts')
   const entry = new URL(`./devnet-thread.${ts ? 'ts' : 'js'}`, import.meta.url).href
-  if (!ts) return `import(${JSON.stringify(entry)})`
+  if (!ts || stripsTypes()) return `import(${JSON.stringify(entry)})`
   return `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}) })`
 }
 
 export class Devnet {
+  readonly config: DevnetOptions
+  readonly logger: Pino
+  readonly hooks: DevnetHooks
   /** The nodes on this thread: all of them, or with `threads: 2` the orchestrator alone. */
   readonly nodes: Array<{ name: string, node: BwnetNode }> = []
   testnet!: Testnet
@@ -136,7 +141,11 @@ export class Devnet {
   #blocksStopped = false
   #claimed = false
 
-  constructor (readonly config: DevnetOptions, readonly logger: Pino, readonly hooks: DevnetHooks = {}) {}
+  constructor (config: DevnetOptions, logger: Pino, hooks: DevnetHooks = {}) {
+    this.config = config
+    this.logger = logger
+    this.hooks = hooks
+  }
 
   get orchestrator (): BwnetNode { return this.nodes[0]!.node }
   get chain (): 'dev' | 'subtensor' { return this.config.chain ?? 'dev' }

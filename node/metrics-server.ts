@@ -8,11 +8,16 @@ import type { AddressInfo } from 'node:net'
 import type { NodeMetrics } from './metrics.ts'
 
 export class MetricsServer {
+  readonly #metrics: NodeMetrics
+  readonly #notReady: () => string[]
   #server: Server | null = null
   url: string | null = null
 
   /** `notReady`: why the node is not ready now, empty when it is. */
-  constructor (private readonly metrics: NodeMetrics, private readonly notReady: () => string[]) {}
+  constructor (metrics: NodeMetrics, notReady: () => string[]) {
+    this.#metrics = metrics
+    this.#notReady = notReady
+  }
 
   async listen (host: string, port: number): Promise<string> {
     const server = createServer((req, res) => {
@@ -23,11 +28,11 @@ export class MetricsServer {
       if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'text/plain', 'method not allowed\n')
       if (path === '/healthz') return send(200, 'application/json', '{"status":"ok"}\n')
       if (path === '/readyz') {
-        const reasons = this.notReady()
+        const reasons = this.#notReady()
         return reasons.length === 0 ? send(200, 'application/json', '{"status":"ready"}\n') : send(503, 'application/json', JSON.stringify({ status: 'not_ready', reasons }) + '\n')
       }
       if (path === '/metrics') {
-        this.metrics.text().then((text) => send(200, this.metrics.contentType, text), (err: Error) => send(500, 'text/plain', `metrics failed: ${err.message}\n`))
+        this.#metrics.text().then((text) => send(200, this.#metrics.contentType, text), (err: Error) => send(500, 'text/plain', `metrics failed: ${err.message}\n`))
         return
       }
       send(404, 'text/plain', 'not found: /healthz, /readyz, /metrics\n')

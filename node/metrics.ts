@@ -18,6 +18,7 @@ export interface MetricsSources {
 }
 
 export class NodeMetrics {
+  readonly role: Role
   readonly registry = new Registry()
   /** Bytes this node moved: `delivered` (a worker's chunk writes), `settled` (deliveries an orchestrator accepted), `ingested` (chunks staged from clients). */
   readonly bytes: Counter<'direction'>
@@ -37,7 +38,8 @@ export class NodeMetrics {
   readonly actorRestarts: Counter<'actor'>
   #sources: MetricsSources = {}
 
-  constructor (readonly role: Role, opts: { defaults?: boolean } = {}) {
+  constructor (role: Role, opts: { defaults?: boolean } = {}) {
+    this.role = role
     const registers = [this.registry]
     this.registry.setDefaultLabels({ role })
     const p = METRIC_PREFIX

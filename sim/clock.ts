@@ -7,8 +7,17 @@ import type { Clock, Timer } from '../actors/ports.ts'
 const NOTHING = (): void => {}
 
 class SimEvent implements Timer {
+  readonly at: number
+  readonly seq: number
+  fn: (arg?: any) => void
+  arg: unknown
   cancelled = false
-  constructor (readonly at: number, readonly seq: number, public fn: (arg?: any) => void, public arg?: unknown) {}
+  constructor (at: number, seq: number, fn: (arg?: any) => void, arg?: unknown) {
+    this.at = at
+    this.seq = seq
+    this.fn = fn
+    this.arg = arg
+  }
   /** A cancelled event stays queued until its time (lazy deletion) but lets go of what it would have run. */
   cancel (): void { this.cancelled = true; this.fn = NOTHING; this.arg = undefined }
 }

@@ -15,8 +15,12 @@ function hash32 (text: string): number {
 }
 
 export class Rng {
+  readonly seed: number
+  readonly name: string
   readonly #gen: RandomGenerator
-  constructor (readonly seed: number, readonly name = 'root') {
+  constructor (seed: number, name = 'root') {
+    this.seed = seed
+    this.name = name
     this.#gen = xoroshiro128plus(hash32(`${seed}/${name}`))
   }
 

@@ -21,10 +21,12 @@ interface Book { uid: number, emissions: EmissionEvent[], sales: SaleEvent[], la
 export interface SellOutcome { weights: Map<string, number>, multipliers: Map<string, number>, sum: number }
 
 export class SimSellers {
+  readonly #o: { startMs: number, blockTimeMs: number, epochBlocks: number }
   readonly #books = new Map<string, Book>()
   readonly #epochRao: bigint
 
-  constructor (orchestrators: readonly string[], sellers: ReadonlyMap<string, { fraction: number, everyMs: number }>, private readonly o: { startMs: number, blockTimeMs: number, epochBlocks: number }) {
+  constructor (orchestrators: readonly string[], sellers: ReadonlyMap<string, { fraction: number, everyMs: number }>, o: { startMs: number, blockTimeMs: number, epochBlocks: number }) {
+    this.#o = o
     this.#epochRao = EMISSION_RAO_PER_BLOCK * BigInt(o.epochBlocks)
     const historyRao = EMISSION_RAO_PER_BLOCK * BigInt(HISTORY_EMISSION_BLOCKS) / BigInt(Math.max(1, orchestrators.length))
     orchestrators.forEach((id, i) => {
@@ -35,7 +37,7 @@ export class SimSellers {
   }
 
   /** Block height at a virtual time: the seven days of history come first. */
-  blockAt (ms: number): number { return SELL_WINDOW_BLOCKS + Math.floor((ms - this.o.startMs) / this.o.blockTimeMs) }
+  blockAt (ms: number): number { return SELL_WINDOW_BLOCKS + Math.floor((ms - this.#o.startMs) / this.#o.blockTimeMs) }
 
   /** Sales due at this close, then each UID's allowance at the close's block, applied to the served vector; then the epoch's emission. */
   apply (epoch: number, atMs: number, served: ServedVector): SellOutcome {
@@ -54,7 +56,7 @@ export class SimSellers {
     for (const [id, b] of this.#books) {
       const r = computeSellAllowance({
         hotkey: id, uid: b.uid, epoch, atBlock, emissions: b.emissions, sales: b.sales, baseWeight: weightOfUid.get(b.uid) ?? 0,
-        blockReference: { block: atBlock, atMs, blockTimeMs: this.o.blockTimeMs }, computedAtMs: atMs
+        blockReference: { block: atBlock, atMs, blockTimeMs: this.#o.blockTimeMs }, computedAtMs: atMs
       })
       pressure.set(b.uid, { hotkey: id, coldkey: id, multiplier: r.sellAllowanceMultiplier, holding: r.holding })
       multipliers.set(id, r.sellAllowanceMultiplier)

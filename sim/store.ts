@@ -49,12 +49,13 @@ export class FinishedTransfers {
 }
 
 export class SimStore implements Store {
+  readonly #finished: FinishedTransfers | undefined
   readonly #tables = new Map<TableName, Tree>()
   readonly #handles = new Map<TableName, Table<unknown>>()
   /** Rows written over the run (puts), for the report. */
   writes = 0
 
-  constructor (private readonly finished?: FinishedTransfers) {}
+  constructor (finished?: FinishedTransfers) { this.#finished = finished }
 
   #tree (name: TableName): Tree {
     let t = this.#tables.get(name)
@@ -70,7 +71,7 @@ export class SimStore implements Store {
 
   #put (name: TableName, tree: Tree, key: string, value: unknown): void {
     this.writes++
-    const f = this.finished
+    const f = this.#finished
     if (f !== undefined) {
       if (name === 'transfers') {
         const row = value as TransferRow

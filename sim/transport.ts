@@ -75,7 +75,12 @@ export class SimHub {
 
 /** The Network port of one simulated node. */
 export class SimNetwork implements Network {
-  constructor (readonly self: string, readonly hub: SimHub) {}
+  readonly self: string
+  readonly hub: SimHub
+  constructor (self: string, hub: SimHub) {
+    this.self = self
+    this.hub = hub
+  }
 
   send<T extends MessageType> (to: string, type: T, body: MessageBody<T>): boolean {
     return this.hub.send({ type, from: this.self, to, body, sentAt: 0 })

@@ -55,17 +55,22 @@ export class SimHotkeys {
 
 /** Reads a chunk's range back in virtual time: destination latency + bytes / its stream bandwidth. */
 export class SimRangeReader implements RangeReader {
+  readonly #clock: VirtualClock
+  readonly #destinationOf: (url: string) => SimDestination | undefined
   reads = 0
-  constructor (private readonly clock: VirtualClock, private readonly destinationOf: (url: string) => SimDestination | undefined) {}
+  constructor (clock: VirtualClock, destinationOf: (url: string) => SimDestination | undefined) {
+    this.#clock = clock
+    this.#destinationOf = destinationOf
+  }
 
   sha256Of (target: ReadTarget, length: number): Promise<{ sha256: string, bytes: number }> {
     return new Promise((resolve, reject) => {
-      const dest = this.destinationOf(target.url)
+      const dest = this.#destinationOf(target.url)
       const refused = (what: string): Error => Object.assign(new Error(what), { code: 'read_refused' })
       if (dest === undefined) { reject(refused('unknown destination')); return }
       this.reads++
       const ms = Math.ceil(dest.model.latencyMs + (length * 8) / (Math.max(1e-6, dest.model.bandwidthMbps) * 1000))
-      this.clock.setTimer(ms, () => {
+      this.#clock.setTimer(ms, () => {
         const r = dest.readBack(target.url)
         if (r === null) reject(refused('nothing written at that range'))
         else resolve(r)

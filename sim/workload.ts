@@ -16,38 +16,41 @@ export const DEFAULT_UPLOAD_MBPS = 1000
 
 export interface ClientTransfer { id: string, coordinator: string, chunks: number, bytes: number, createdAt: number, state: 'creating' | 'uploading' | 'finalized' | 'refused' }
 
+export interface WorkloadDeps {
+  clock: VirtualClock
+  rng: Rng
+  scenario: Scenario
+  orchestrators: SimOrchestrator[]
+  destinations: Array<{ id: string, share: number }>
+  blobs: SimBlobStore
+  startMs: number
+  endMs: number
+}
+
 export class Workload {
+  readonly #deps: WorkloadDeps
   readonly transfers: ClientTransfer[] = []
   refused = 0
   #seq = 0
 
-  constructor (private readonly deps: {
-    clock: VirtualClock
-    rng: Rng
-    scenario: Scenario
-    orchestrators: SimOrchestrator[]
-    destinations: Array<{ id: string, share: number }>
-    blobs: SimBlobStore
-    startMs: number
-    endMs: number
-  }) {}
+  constructor (deps: WorkloadDeps) { this.#deps = deps }
 
   start (): void {
-    const n = this.deps.scenario.workload.transfers
-    if (n > 0) this.#scheduleNext(this.deps.startMs)
+    const n = this.#deps.scenario.workload.transfers
+    if (n > 0) this.#scheduleNext(this.#deps.startMs)
   }
 
   #gapMs (): number {
-    const { scenario } = this.deps
-    const mean = (this.deps.endMs - this.deps.startMs) / scenario.workload.transfers
-    return scenario.workload.arrival === 'uniform' ? mean : this.deps.rng.exponential(mean)
+    const { scenario } = this.#deps
+    const mean = (this.#deps.endMs - this.#deps.startMs) / scenario.workload.transfers
+    return scenario.workload.arrival === 'uniform' ? mean : this.#deps.rng.exponential(mean)
   }
 
   #scheduleNext (fromMs: number): void {
-    if (this.#seq >= this.deps.scenario.workload.transfers) return
+    if (this.#seq >= this.#deps.scenario.workload.transfers) return
     // Poisson arrivals past the end are pulled back in: the scenario's transfer count is exact.
-    const at = Math.min(Math.round(fromMs + (this.#seq === 0 && this.deps.scenario.workload.arrival === 'uniform' ? 0 : this.#gapMs())), this.deps.endMs - 1)
-    const { clock } = this.deps
+    const at = Math.min(Math.round(fromMs + (this.#seq === 0 && this.#deps.scenario.workload.arrival === 'uniform' ? 0 : this.#gapMs())), this.#deps.endMs - 1)
+    const { clock } = this.#deps
     clock.setTimer(Math.max(0, at - clock.now()), () => {
       this.#arrive()
       this.#scheduleNext(Math.max(at, clock.now()))
@@ -55,15 +58,15 @@ export class Workload {
   }
 
   #pickDestination (): string {
-    const ds = this.deps.destinations
+    const ds = this.#deps.destinations
     const total = ds.reduce((a, d) => a + d.share, 0)
-    let x = this.deps.rng.next() * total
+    let x = this.#deps.rng.next() * total
     for (const d of ds) { x -= d.share; if (x < 0) return d.id }
     return ds[ds.length - 1]!.id
   }
 
   #arrive (): void {
-    const { rng, scenario, clock, orchestrators } = this.deps
+    const { rng, scenario, clock, orchestrators } = this.#deps
     const seq = this.#seq++
     const coordinator = orchestrators[rng.int(orchestrators.length)]!
     const bytes = Math.max(1, Math.round(sample(scenario.workload.sizeMiB, rng) * MIB))
@@ -85,7 +88,7 @@ export class Workload {
   }
 
   async #run (coordinator: SimOrchestrator, row: TransferRow, t: ClientTransfer, uploadMs: number, plan: ReturnType<typeof planChunks>): Promise<void> {
-    const { clock, blobs } = this.deps
+    const { clock, blobs } = this.#deps
     const call = <T>(make: (reply: never) => CoordinatorMsg): Promise<Outcome<T>> =>
       ask<CoordinatorMsg, Outcome<T>>(coordinator.coordinator.ref, clock, CLIENT_ASK_TIMEOUT_MS, make as never, 'coordinator')
     try {

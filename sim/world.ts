@@ -40,6 +40,9 @@ interface Upload { spec: UploadSpec, parts: Map<number, StoredPart>, /** The las
 
 /** A modelled S3-like destination: parts are listed before completion; bytes are never returned, only a validator's read of a chunk range (its last write's marker). */
 export class SimDestination implements DestinationDriver {
+  readonly model: DestinationModel
+  readonly #clock: VirtualClock
+  readonly #rng: Rng
   readonly kind = 's3' as const
   readonly readableBeforeComplete = false
   readonly #uploads = new Map<string, Upload>()
@@ -52,11 +55,15 @@ export class SimDestination implements DestinationDriver {
   writes = 0
   failedWrites = 0
 
-  constructor (readonly model: DestinationModel, private readonly clock: VirtualClock, private readonly rng: Rng) {}
+  constructor (model: DestinationModel, clock: VirtualClock, rng: Rng) {
+    this.model = model
+    this.#clock = clock
+    this.#rng = rng
+  }
 
   #after<T> (fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.clock.setTimer(this.model.latencyMs, () => { try { resolve(fn()) } catch (err) { reject(err) } })
+      this.#clock.setTimer(this.model.latencyMs, () => { try { resolve(fn()) } catch (err) { reject(err) } })
     })
   }
 
@@ -136,7 +143,7 @@ export class SimDestination implements DestinationDriver {
     const m = /^sim:\/\/(.+)#(\d+)\.(\d+)$/.exec(url)
     const u = m === null ? undefined : this.#uploads.get(m[1]!)
     if (m === null || u === undefined) throw new DestinationError('BWN_ERR_DESTINATION_REFUSED', 'no such upload')
-    if (this.rng.chance(this.model.failureRate)) { this.failedWrites++; throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', 'destination write failed') }
+    if (this.#rng.chance(this.model.failureRate)) { this.failedWrites++; throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', 'destination write failed') }
     const index = Number(m[2])
     const slot = Number(m[3])
     this.writes++
@@ -164,35 +171,40 @@ export interface WorkerModel {
 
 /** Moves a chunk in virtual time; writes a wrong marker when corrupting; never answers when stalling. */
 export class SimChunkMover implements ChunkMover {
-  constructor (
-    private readonly worker: WorkerModel,
-    private readonly clock: VirtualClock,
-    private readonly rng: Rng,
-    private readonly destinationOf: (url: string) => SimDestination | undefined,
-    private readonly latencyOf: (node: string) => number
-  ) {}
+  readonly #worker: WorkerModel
+  readonly #clock: VirtualClock
+  readonly #rng: Rng
+  readonly #destinationOf: (url: string) => SimDestination | undefined
+  readonly #latencyOf: (node: string) => number
+  constructor (worker: WorkerModel, clock: VirtualClock, rng: Rng, destinationOf: (url: string) => SimDestination | undefined, latencyOf: (node: string) => number) {
+    this.#worker = worker
+    this.#clock = clock
+    this.#rng = rng
+    this.#destinationOf = destinationOf
+    this.#latencyOf = latencyOf
+  }
 
   move (offer: TaskOffer, opts: MoveOptions): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
-    const w = this.worker
+    const w = this.#worker
     return new Promise((resolve, reject) => {
       if (opts.signal.aborted) { reject(aborted()); return }
       if (w.stalling) {
         opts.signal.addEventListener('abort', () => reject(aborted()), { once: true })
         return
       }
-      const dest = this.destinationOf(offer.target.url)
-      const now = this.clock.now()
+      const dest = this.#destinationOf(offer.target.url)
+      const now = this.#clock.now()
       const rateMbps = Math.max(1e-6, Math.min(w.bandwidthMbps, dest?.model.bandwidthMbps ?? Infinity))
       const transmitMs = (offer.length * 8) / (rateMbps * 1000)
       // Pull from the coordinator (round trip), then stream to the destination over the worker's link.
-      const pullLatency = 2 * (w.latencyMs + this.latencyOf(offer.source.coordinator))
+      const pullLatency = 2 * (w.latencyMs + this.#latencyOf(offer.source.coordinator))
       const start = Math.max(now + pullLatency, w.linkFreeAt)
       w.linkFreeAt = start + transmitMs
       // Bytes reach the destination evenly while the link carries this chunk (the worker's progress reports).
-      opts.progress?.(() => transmitMs <= 0 ? offer.length : offer.length * Math.min(1, Math.max(0, (this.clock.now() - start) / transmitMs)))
+      opts.progress?.(() => transmitMs <= 0 ? offer.length : offer.length * Math.min(1, Math.max(0, (this.#clock.now() - start) / transmitMs)))
       const doneAt = Math.ceil(w.linkFreeAt + (dest?.model.latencyMs ?? 0))
-      const fails = this.rng.chance(w.failureRate)
-      const timer = this.clock.setTimer(doneAt - now, () => {
+      const fails = this.#rng.chance(w.failureRate)
+      const timer = this.#clock.setTimer(doneAt - now, () => {
         opts.signal.removeEventListener('abort', onAbort)
         if (fails) { reject(new MoveError('worker_io', 'worker failed to move the chunk')); return }
         if (dest === undefined) { reject(new MoveError('destination_refused', 'unknown destination')); return }

@@ -27,7 +27,13 @@ export interface FollowResult {
 }
 
 export class FollowError extends Error {
-  constructor (message: string, readonly status: number | null, readonly code: string | null) { super(message) }
+  readonly status: number | null
+  readonly code: string | null
+  constructor (message: string, status: number | null, code: string | null) {
+    super(message)
+    this.status = status
+    this.code = code
+  }
 }
 
 export function eventsUrl (baseUrl: string, id: string, after: number): string {

@@ -100,9 +100,13 @@ export const KEY_CACHE_ENTRIES = 10_000 // authenticated keys remembered (cleare
  * Refusals are never cached.
  */
 export class KeyCache {
+  readonly accounts: AccountsService
+  readonly now: () => number
   readonly #entries = new Map<string, { principal: Principal, expiresAtMs: number }>()
   #generation: number
-  constructor (readonly accounts: AccountsService, readonly now: () => number = () => Date.now()) {
+  constructor (accounts: AccountsService, now: () => number = () => Date.now()) {
+    this.accounts = accounts
+    this.now = now
     this.#generation = accounts.keyGeneration
   }
 

@@ -92,9 +92,10 @@ export const serveResolvedRead: RouteHandlerMethod = async function serveResolve
  * nothing here.
  */
 export class BodyCache {
+  readonly size: number
   readonly #entries = new Map<string, ReadResult>()
   #newest: string | null = null
-  constructor (readonly size = BODY_CACHE_ENTRIES) {}
+  constructor (size = BODY_CACHE_ENTRIES) { this.size = size }
 
   /** The read of the version `etag`, whose body is `value` as JSON. */
   read (etag: string, value: unknown): ReadResult {

@@ -52,6 +52,8 @@ export interface HostSummary {
 }
 
 export class LabTrace {
+  readonly #lab: NetLab
+  readonly #periodMs: number
   readonly samples: Sample[] = []
   readonly #t0 = performance.now()
   #timer: NodeJS.Timeout | null = null
@@ -59,11 +61,14 @@ export class LabTrace {
   /** CPU of processes that have exited, per host, so totals never go backwards. */
   readonly #last = new Map<number, { host: string, total: number, sys: number, main: number, mainWait: number }>()
 
-  constructor (private readonly lab: NetLab, private readonly periodMs = 1000) {}
+  constructor (lab: NetLab, periodMs = 1000) {
+    this.#lab = lab
+    this.#periodMs = periodMs
+  }
 
   start (): this {
     void this.sample()
-    this.#timer = setInterval(() => { void this.sample() }, this.periodMs)
+    this.#timer = setInterval(() => { void this.sample() }, this.#periodMs)
     return this
   }
 
@@ -81,7 +86,7 @@ export class LabTrace {
     this.#busy = true
     try {
       const t = this.now()
-      await Promise.all(this.lab.started.map(async ({ host, child }) => {
+      await Promise.all(this.#lab.started.map(async ({ host, child }) => {
         const pid = child.pid
         if (pid === undefined) return
         const [total, main, wait] = await Promise.all([ticks(`/proc/${pid}/stat`), ticks(`/proc/${pid}/task/${pid}/stat`), runQueueWait(`/proc/${pid}/task/${pid}/schedstat`)])
@@ -94,8 +99,8 @@ export class LabTrace {
       }
       const link: Sample['link'] = {}
       try {
-        const { stdout } = await run('ip', ['-n', this.lab.switchNs, '-s', '-j', 'link', 'show'])
-        const byPeer = new Map([...this.lab.hosts.values()].map(h => [h.peer, h.name]))
+        const { stdout } = await run('ip', ['-n', this.#lab.switchNs, '-s', '-j', 'link', 'show'])
+        const byPeer = new Map([...this.#lab.hosts.values()].map(h => [h.peer, h.name]))
         for (const dev of JSON.parse(stdout) as Array<{ ifname: string, stats64?: { rx: { bytes: number }, tx: { bytes: number } } }>) {
           const host = byPeer.get(dev.ifname.split('@')[0]!)
           if (host !== undefined && dev.stats64 !== undefined) link[host] = { up: dev.stats64.rx.bytes, down: dev.stats64.tx.bytes }
@@ -118,7 +123,7 @@ export class LabTrace {
     const a = this.#at(from); const b = this.#at(to)
     const s = Math.max(1e-3, b.t - a.t)
     const hosts: Record<string, HostSummary> = {}
-    for (const name of this.lab.hosts.keys()) {
+    for (const name of this.#lab.hosts.keys()) {
       const c0 = a.cpu[name] ?? { total: 0, sys: 0, main: 0, mainWait: 0 }; const c1 = b.cpu[name] ?? c0
       const l0 = a.link[name] ?? { up: 0, down: 0 }; const l1 = b.link[name] ?? l0
       hosts[name] = {
@@ -136,8 +141,8 @@ export class LabTrace {
    * Mbit/s; the orchestrator's, the workers' and the machine's CPU in % of one core.
    */
   timeline (from: number, to: number): string[] {
-    const rows = this.samples.filter(s => s.t >= from && s.t <= to + this.periodMs / 1000)
-    const workers = [...this.lab.hosts.keys()].filter(h => /^w\d+$/.test(h))
+    const rows = this.samples.filter(s => s.t >= from && s.t <= to + this.#periodMs / 1000)
+    const workers = [...this.#lab.hosts.keys()].filter(h => /^w\d+$/.test(h))
     const out = ['t(s)  client↑  orch↓  orch↑  workers↑  dest↓  dest↑ | cpu% orch(main) workers val dest client machine(of 2 cores=200)']
     for (let i = 1; i < rows.length; i++) {
       const p = rows[i - 1]!; const c = rows[i]!

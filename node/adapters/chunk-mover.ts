@@ -58,6 +58,10 @@ async function get (url: string, signal: AbortSignal): Promise<Dispatcher.Respon
  * With `corrupt` (a test fault) the byte in the middle is flipped after hashing, as a lying worker would.
  */
 export class ChunkCheck extends Transform {
+  readonly #length: number
+  readonly #sha256: string
+  readonly #corrupt: boolean
+  readonly #onPiece: (() => void) | undefined
   readonly #hash: StreamHash = streamHash(['sha256'])
   #bytes = 0
   #held: Buffer | null = null
@@ -66,8 +70,12 @@ export class ChunkCheck extends Transform {
   failure: MoveError | null = null
 
   /** `onPiece`: told of every piece that comes in (the mover's idle timer). */
-  constructor (private readonly length: number, private readonly sha256: string, private readonly corrupt: boolean, private readonly onPiece?: () => void) {
+  constructor (length: number, sha256: string, corrupt: boolean, onPiece?: () => void) {
     super({ highWaterMark: PIECE_BYTES })
+    this.#length = length
+    this.#sha256 = sha256
+    this.#corrupt = corrupt
+    this.#onPiece = onPiece
   }
 
   get bytes (): number { return this.#bytes }
@@ -77,11 +85,11 @@ export class ChunkCheck extends Transform {
   override _transform (piece: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     const start = this.#bytes
     this.#bytes += piece.length
-    this.onPiece?.()
-    if (this.#bytes > this.length) { done(this.#fail('source_size_mismatch', `the source sends more than the offered ${this.length} bytes`)); return }
+    this.#onPiece?.()
+    if (this.#bytes > this.#length) { done(this.#fail('source_size_mismatch', `the source sends more than the offered ${this.#length} bytes`)); return }
     this.#hash.update(piece).then(() => {
-      const middle = this.length >> 1
-      if (this.corrupt && middle >= start && middle < this.#bytes) {
+      const middle = this.#length >> 1
+      if (this.#corrupt && middle >= start && middle < this.#bytes) {
         piece = Buffer.from(piece) // a copy: the source's buffer stays as it was
         piece[middle - start]! ^= 0xff
       }
@@ -94,8 +102,8 @@ export class ChunkCheck extends Transform {
   override _flush (done: TransformCallback): void {
     this.#hash.digest().then(([digest]) => {
       this.#digest = digest!
-      if (this.#bytes !== this.length) { done(this.#fail('source_size_mismatch', `got ${this.#bytes} bytes, offer says ${this.length}`)); return }
-      if (this.#digest !== this.sha256) { done(this.#fail('source_hash_mismatch', 'the chunk from the coordinator does not match its offered hash')); return }
+      if (this.#bytes !== this.#length) { done(this.#fail('source_size_mismatch', `got ${this.#bytes} bytes, offer says ${this.#length}`)); return }
+      if (this.#digest !== this.#sha256) { done(this.#fail('source_hash_mismatch', 'the chunk from the coordinator does not match its offered hash')); return }
       const last = this.#held
       this.#held = null
       done(null, last ?? undefined)
@@ -130,9 +138,15 @@ export interface HttpChunkMoverOptions {
 }
 
 export class HttpChunkMover implements ChunkMover {
+  readonly #transport: SwarmTransport
+  readonly #messenger: Messenger
+  readonly #options: HttpChunkMoverOptions
   readonly #put: ReturnType<typeof guardedRequest>
   /** `policy`: the destination addresses this worker may write to (url-policy.ts), checked per connection. */
-  constructor (private readonly transport: SwarmTransport, private readonly messenger: Messenger, policy: AddressPolicy, private readonly options: HttpChunkMoverOptions = {}) {
+  constructor (transport: SwarmTransport, messenger: Messenger, policy: AddressPolicy, options: HttpChunkMoverOptions = {}) {
+    this.#transport = transport
+    this.#messenger = messenger
+    this.#options = options
     this.#put = guardedRequest(policy)
   }
 
@@ -148,10 +162,10 @@ export class HttpChunkMover implements ChunkMover {
       // The move's own time ran out before the coordinator answered (undici rejects with the signal's reason).
       if (signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError') throw new MoveError('source_unreachable', 'the coordinator did not answer in time')
       if (signal.aborted || err instanceof MoveError || !unreachable(err)) throw err
-      const peer = this.messenger.peerOf(offer.source.coordinator)
+      const peer = this.#messenger.peerOf(offer.source.coordinator)
       if (peer === undefined) throw new MoveError('source_unreachable', 'coordinator reachable neither over HTTP nor the swarm')
       // The bulk channel hands over the whole chunk: it is held (and accounted) until written.
-      const bytes = await this.transport.fetchBulk(peer, offer.source.path, BULK_TIMEOUT_MS, offer.length)
+      const bytes = await this.#transport.fetchBulk(peer, offer.source.path, BULK_TIMEOUT_MS, offer.length)
       const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
       const pieces = function * (): Generator<Buffer> { for (let off = 0; off < buf.length; off += PIECE_BYTES) yield buf.subarray(off, off + PIECE_BYTES) }
       return { source: Readable.from(pieces(), { objectMode: false }), via: 'bulk', held: buf.length }
@@ -159,7 +173,7 @@ export class HttpChunkMover implements ChunkMover {
   }
 
   async move (offer: TaskOffer, opts: MoveOptions): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
-    const release = await this.options.budget?.acquire(STREAM_WINDOW_BYTES, opts.signal)
+    const release = await this.#options.budget?.acquire(STREAM_WINDOW_BYTES, opts.signal)
     try {
       return await this.#move(offer, opts)
     } finally { release?.() }
@@ -167,7 +181,7 @@ export class HttpChunkMover implements ChunkMover {
 
   async #move (offer: TaskOffer, opts: MoveOptions): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
     // An idle timer, pushed back by every piece that passes: it ends a move that stopped, not a slow one.
-    const idleMs = this.options.moveTimeoutMs ?? MOVE_IDLE_TIMEOUT_MS
+    const idleMs = this.#options.moveTimeoutMs ?? MOVE_IDLE_TIMEOUT_MS
     const idle = new AbortController()
     const idleTimer = setTimeout(() => idle.abort(new DOMException(`no progress for ${idleMs} ms`, 'TimeoutError')), idleMs)
     idleTimer.unref()
@@ -181,7 +195,7 @@ export class HttpChunkMover implements ChunkMover {
     const { source, via, held } = await this.#open(offer, signal)
     alive()
     // A bulk read holds the whole chunk: account it beyond the stream window already reserved.
-    const releaseHeld = held > STREAM_WINDOW_BYTES ? await this.options.budget?.acquire(held - STREAM_WINDOW_BYTES, opts.signal) : undefined
+    const releaseHeld = held > STREAM_WINDOW_BYTES ? await this.#options.budget?.acquire(held - STREAM_WINDOW_BYTES, opts.signal) : undefined
     try {
       if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
       const check = new ChunkCheck(offer.length, offer.sha256, opts.corrupt, alive)

@@ -88,18 +88,20 @@ export function hashThreadsFrom (env: NodeJS.ProcessEnv = process.env, cores: nu
 }
 
 class HashThread {
+  readonly #pool: HashPool
   readonly worker: Worker
   readonly hashes = new Map<number, ThreadHash>()
   dead: Error | null = null
 
-  constructor (private readonly pool: HashPool) {
+  constructor (pool: HashPool) {
+    this.#pool = pool
     this.worker = new Worker(WORKER_SOURCE, { eval: true, name: 'bwnet-hash', execArgv: [] }) // plain JS: no loaders, no profiler flags
     this.worker.unref()
     this.worker.on('message', (m: FromThread) => {
       const h = this.hashes.get(m.id)
       if (m.op === 'buf') {
         if (h !== undefined) h.returned(m.buf)
-        else this.pool.spare(m.buf)
+        else this.#pool.spare(m.buf)
         return
       }
       if (h !== undefined) { this.forget(m.id); h.finished(m.hex, m.error) }
@@ -107,7 +109,7 @@ class HashThread {
     const die = (err: Error): void => {
       if (this.dead !== null) return
       this.dead = err
-      this.pool.lost(this)
+      this.#pool.lost(this)
       for (const h of [...this.hashes.values()]) h.fail(err)
       this.hashes.clear()
     }
@@ -129,6 +131,10 @@ class HashThread {
 }
 
 class ThreadHash implements StreamHash {
+  readonly #pool: HashPool
+  readonly #thread: HashThread
+  readonly #id: number
+  readonly #algorithms: HashAlgorithm[]
   readonly #free: ArrayBuffer[] = []
   #owned = 0
   #current: Uint8Array | null = null
@@ -140,15 +146,20 @@ class ThreadHash implements StreamHash {
   #opened = false
   #failure: Error | null = null
 
-  constructor (private readonly pool: HashPool, private readonly thread: HashThread, private readonly id: number, private readonly algorithms: HashAlgorithm[]) {}
+  constructor (pool: HashPool, thread: HashThread, id: number, algorithms: HashAlgorithm[]) {
+    this.#pool = pool
+    this.#thread = thread
+    this.#id = id
+    this.#algorithms = algorithms
+  }
 
   /** Opened at first use, so a hash made and never used holds nothing. */
   #open (): void {
     if (this.#opened) return
     this.#opened = true
-    if (this.thread.dead !== null) throw (this.#failure = this.thread.dead)
-    this.thread.adopt(this.id, this)
-    this.thread.send({ op: 'open', id: this.id, algorithms: this.algorithms })
+    if (this.#thread.dead !== null) throw (this.#failure = this.#thread.dead)
+    this.#thread.adopt(this.#id, this)
+    this.#thread.send({ op: 'open', id: this.#id, algorithms: this.#algorithms })
   }
 
   async update (piece: Uint8Array): Promise<void> {
@@ -178,7 +189,7 @@ class ThreadHash implements StreamHash {
     this.#closed = true
     return await new Promise<string[]>((resolve, reject) => {
       this.#result = { resolve, reject }
-      this.thread.send({ op: 'end', id: this.id })
+      this.#thread.send({ op: 'end', id: this.#id })
     })
   }
 
@@ -189,15 +200,15 @@ class ThreadHash implements StreamHash {
     this.#waiting?.reject(this.#failure)
     this.#waiting = null
     if (this.#opened) {
-      this.thread.forget(this.id)
-      if (this.thread.dead === null) this.thread.send({ op: 'drop', id: this.id })
+      this.#thread.forget(this.#id)
+      if (this.#thread.dead === null) this.#thread.send({ op: 'drop', id: this.#id })
     }
     this.#release()
   }
 
   /** A buffer the thread has hashed. */
   returned (buf: ArrayBuffer): void {
-    if (this.#closed && this.#result === null) { this.#owned--; this.pool.spare(buf); return }
+    if (this.#closed && this.#result === null) { this.#owned--; this.#pool.spare(buf); return }
     this.#free.push(buf)
     const w = this.#waiting
     this.#waiting = null
@@ -223,14 +234,14 @@ class ThreadHash implements StreamHash {
 
   #post (): void {
     const buf = this.#current!.buffer as ArrayBuffer
-    this.thread.send({ op: 'data', id: this.id, buf, len: this.#fill }, [buf])
+    this.#thread.send({ op: 'data', id: this.#id, buf, len: this.#fill }, [buf])
     this.#current = null
     this.#fill = 0
   }
 
   /** A free buffer, or a new one while this hash owns fewer than BUFFERS_PER_HASH. */
   #take (): Uint8Array | undefined {
-    const buf = this.#free.pop() ?? (this.#owned < BUFFERS_PER_HASH ? (this.#owned++, this.pool.take()) : undefined)
+    const buf = this.#free.pop() ?? (this.#owned < BUFFERS_PER_HASH ? (this.#owned++, this.#pool.take()) : undefined)
     return buf === undefined ? undefined : new Uint8Array(buf)
   }
 
@@ -248,7 +259,7 @@ class ThreadHash implements StreamHash {
   #release (): void {
     if (this.#current !== null) this.#free.push(this.#current.buffer as ArrayBuffer)
     this.#current = null
-    for (const buf of this.#free) { this.#owned--; this.pool.spare(buf) }
+    for (const buf of this.#free) { this.#owned--; this.#pool.spare(buf) }
     this.#free.length = 0
   }
 
@@ -274,13 +285,15 @@ class InlineHash implements StreamHash {
 }
 
 export class HashPool {
+  readonly options: HashPoolOptions
   readonly #threads: Array<HashThread | null>
   readonly #spare: ArrayBuffer[] = []
   #next = 0
   #ids = 0
   #closed = false
 
-  constructor (readonly options: HashPoolOptions) {
+  constructor (options: HashPoolOptions) {
+    this.options = options
     this.#threads = new Array<HashThread | null>(options.threads).fill(null)
   }
 

@@ -7,6 +7,8 @@
 import type { FileHandle } from 'node:fs/promises'
 
 export class PieceWriter {
+  readonly fh: FileHandle
+  readonly maxPendingBytes: number
   #pending: Uint8Array[] = []
   #pendingBytes = 0
   #writing: Promise<void> | null = null
@@ -14,7 +16,9 @@ export class PieceWriter {
   #position: number | null
 
   /** `position`: where the first piece goes; null appends at the file's current position. */
-  constructor (readonly fh: FileHandle, position: number | null, readonly maxPendingBytes: number) {
+  constructor (fh: FileHandle, position: number | null, maxPendingBytes: number) {
+    this.fh = fh
+    this.maxPendingBytes = maxPendingBytes
     this.#position = position
   }
 

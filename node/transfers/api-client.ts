@@ -82,6 +82,7 @@ interface Sent { response: Response, data?: unknown, error?: unknown }
 interface Call { method: string, path: string, timeoutMs?: number, send: (init: { signal: AbortSignal }) => Promise<Sent> }
 
 export class TransferApiClient {
+  readonly api: string
   readonly stats: RetryStats = { retries: 0, rateLimited: 0 }
   /** The typed client (api/client) every call goes through. */
   readonly client: ApiClient
@@ -90,7 +91,8 @@ export class TransferApiClient {
   /** Whether the API has answered (any status) in this client's life. */
   #reached = false
 
-  constructor (readonly api: string, key: string, opts: TransferApiClientOptions = {}) {
+  constructor (api: string, key: string, opts: TransferApiClientOptions = {}) {
+    this.api = api
     this.client = createApiClient(this.api.endsWith('/') ? this.api.slice(0, -1) : this.api, { key })
     this.#opts = opts
   }

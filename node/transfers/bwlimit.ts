@@ -15,13 +15,15 @@ export function parseRate (text: string): number | null {
 }
 
 export class TokenBucket {
+  readonly bytesPerSecond: number
   #tokens: number
   #last = performance.now()
   #queue: Promise<void> = Promise.resolve()
   readonly burst: number
 
   /** `bytesPerSecond` on average; at most `burst` bytes (default: a tenth of a second, ≥ 64 KiB) at once. */
-  constructor (readonly bytesPerSecond: number, burst?: number) {
+  constructor (bytesPerSecond: number, burst?: number) {
+    this.bytesPerSecond = bytesPerSecond
     this.burst = burst ?? Math.max(64 * 1024, Math.floor(bytesPerSecond / 10))
     this.#tokens = this.burst
   }

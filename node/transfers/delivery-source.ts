@@ -52,8 +52,13 @@ export function nextPollDelay (delay: number, prev: PollSample | null, cur: Poll
 
 /** Follows a transfer by polling its record: backing off, but not past the predicted last delivery. */
 export class PollingDeliverySource implements DeliverySource {
+  readonly client: TransferApiClient
+  readonly intervals: PollIntervals
   readonly name = 'poll'
-  constructor (readonly client: TransferApiClient, readonly intervals: PollIntervals = { startMs: POLL_START_MS, maxMs: POLL_MAX_MS, factor: POLL_FACTOR }) {}
+  constructor (client: TransferApiClient, intervals: PollIntervals = { startMs: POLL_START_MS, maxMs: POLL_MAX_MS, factor: POLL_FACTOR }) {
+    this.client = client
+    this.intervals = intervals
+  }
 
   async follow (start: TransferRecord, onUpdate: (record: TransferRecord) => void, opts: FollowOptions = {}): Promise<TransferRecord> {
     let record = start
@@ -80,10 +85,17 @@ export class PollingDeliverySource implements DeliverySource {
  * last record it saw when the live route is refused or the stream keeps dropping.
  */
 export class EventsDeliverySource implements DeliverySource {
+  readonly client: TransferApiClient
+  readonly key: string
+  readonly fallback: DeliverySource
   readonly name = 'events'
   /** The source actually used by the last follow(): 'events', or 'poll' after a fallback. */
   used: 'events' | 'poll' | null = null
-  constructor (readonly client: TransferApiClient, readonly key: string, readonly fallback: DeliverySource = new PollingDeliverySource(client)) {}
+  constructor (client: TransferApiClient, key: string, fallback: DeliverySource = new PollingDeliverySource(client)) {
+    this.client = client
+    this.key = key
+    this.fallback = fallback
+  }
 
   async follow (start: TransferRecord, onUpdate: (record: TransferRecord) => void, opts: FollowOptions = {}): Promise<TransferRecord> {
     if (TERMINAL.has(start.status)) return start

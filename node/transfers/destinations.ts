@@ -38,6 +38,11 @@ const loadS3Driver = (): Promise<typeof import('../adapters/destinations/s3.ts')
   (s3Driver ??= import('../adapters/destinations/s3.ts').catch((err: unknown) => { s3Driver = undefined; throw err }))
 
 export class DestinationRegistry implements DestinationService {
+  readonly #store: Store
+  readonly #key: KeyPair
+  readonly #clock: Clock
+  readonly #policy: AddressPolicy
+  readonly #resolve: ((host: string) => Promise<string[]>) | undefined
   readonly #drivers = new Map<string, DestinationDriver>()
   /** Transfers in flight per destination: a destination in use cannot be removed. */
   inUse: (destinationId: string) => Promise<boolean> = async () => false
@@ -57,8 +62,12 @@ export class DestinationRegistry implements DestinationService {
    * destination is created and again on every connection its driver opens. Built-in destinations are
    * the operator's own configuration and are not subject to it.
    */
-  constructor (private readonly store: Store, private readonly key: KeyPair, private readonly clock: Clock,
-    private readonly policy: AddressPolicy = PUBLIC_ONLY, private readonly resolve?: (host: string) => Promise<string[]>) {
+  constructor (store: Store, key: KeyPair, clock: Clock, policy: AddressPolicy = PUBLIC_ONLY, resolve?: (host: string) => Promise<string[]>) {
+    this.#store = store
+    this.#key = key
+    this.#clock = clock
+    this.#policy = policy
+    this.#resolve = resolve
     this.#guardedFetch = guardedFetch(policy)
     this.#agents = guardedAgents(policy)
     this.#ownUrlKnown = new Promise(resolve => { this.#ownUrlSet = resolve })
@@ -66,25 +75,25 @@ export class DestinationRegistry implements DestinationService {
 
   /** The node's own `node` destination (its sink), created once and kept across restarts. */
   async ensureDefault (baseUrl: string): Promise<DestinationRow> {
-    const meta = this.store.table<string>('meta')
+    const meta = this.#store.table<string>('meta')
     const id = await meta.get(DEFAULT_DESTINATION_KEY)
     if (id !== undefined) {
-      const row = await this.store.table<DestinationRow>('destinations').get(id)
+      const row = await this.#store.table<DestinationRow>('destinations').get(id)
       if (row !== undefined) {
-        if (row.config.baseUrl !== baseUrl) { row.config.baseUrl = baseUrl; await this.store.table('destinations').put(id, row); this.#drivers.delete(id) }
+        if (row.config.baseUrl !== baseUrl) { row.config.baseUrl = baseUrl; await this.#store.table('destinations').put(id, row); this.#drivers.delete(id) }
         this.#ownUrlSet()
         return row
       }
     }
-    const row: DestinationRow = { id: randomUUID(), name: 'node sink (default)', kind: 'node', builtin: true, org_id: null, config: { baseUrl }, created_at: new Date(this.clock.now()).toISOString() }
-    await this.store.batch([{ type: 'put', table: 'destinations', key: row.id, value: row }, { type: 'put', table: 'meta', key: DEFAULT_DESTINATION_KEY, value: row.id }])
+    const row: DestinationRow = { id: randomUUID(), name: 'node sink (default)', kind: 'node', builtin: true, org_id: null, config: { baseUrl }, created_at: new Date(this.#clock.now()).toISOString() }
+    await this.#store.batch([{ type: 'put', table: 'destinations', key: row.id, value: row }, { type: 'put', table: 'meta', key: DEFAULT_DESTINATION_KEY, value: row.id }])
     this.#ownUrlSet()
     return row
   }
 
-  async defaultId (): Promise<string | undefined> { return this.store.table<string>('meta').get(DEFAULT_DESTINATION_KEY) }
+  async defaultId (): Promise<string | undefined> { return this.#store.table<string>('meta').get(DEFAULT_DESTINATION_KEY) }
 
-  async row (id: string): Promise<DestinationRow | undefined> { return this.store.table<DestinationRow>('destinations').get(id) }
+  async row (id: string): Promise<DestinationRow | undefined> { return this.#store.table<DestinationRow>('destinations').get(id) }
 
   /** The destination a principal may use: its organization's, or a built-in one. */
   async visible (id: string, principal: Principal): Promise<DestinationRow> {
@@ -105,10 +114,10 @@ export class DestinationRegistry implements DestinationService {
     const c = row.config as any
     const guarded = !row.builtin
     const driver: DestinationDriver = s3 !== null
-      ? new s3.S3Driver(c, { now: () => this.clock.now(), ...(guarded ? { agents: this.#agents } : {}) })
+      ? new s3.S3Driver(c, { now: () => this.#clock.now(), ...(guarded ? { agents: this.#agents } : {}) })
       : row.kind === 'http'
-        ? new HttpDriver(c, { signer: this.key, ...(guarded ? { fetch: this.#guardedFetch } : {}) })
-        : new NodeSinkDriver({ baseUrl: c.baseUrl, key: this.key, now: () => this.clock.now(), ...(guarded ? { fetch: this.#guardedFetch } : {}) })
+        ? new HttpDriver(c, { signer: this.#key, ...(guarded ? { fetch: this.#guardedFetch } : {}) })
+        : new NodeSinkDriver({ baseUrl: c.baseUrl, key: this.#key, now: () => this.#clock.now(), ...(guarded ? { fetch: this.#guardedFetch } : {}) })
     this.#drivers.set(id, driver)
     return driver
   }
@@ -121,7 +130,7 @@ export class DestinationRegistry implements DestinationService {
 
   /** Refuses (400 problem, stable code, `reason`) URLs and headers the destination policy does not allow. */
   async checkPolicy (body: CreateDestinationBody): Promise<void> {
-    const opts = { policy: this.policy, resolve: this.resolve }
+    const opts = { policy: this.#policy, resolve: this.#resolve }
     try {
       if (body.kind === 's3') await checkDestinationUrl(body.config.endpoint, 'config.endpoint', opts)
       else if (body.kind === 'node') await checkDestinationUrl(body.config.baseUrl, 'config.baseUrl', opts)
@@ -140,14 +149,14 @@ export class DestinationRegistry implements DestinationService {
 
   async create (body: CreateDestinationBody, principal: Principal): Promise<DestinationRecord> {
     await this.checkPolicy(body)
-    const row: DestinationRow = { id: randomUUID(), name: body.name, kind: body.kind, builtin: false, org_id: principal.organizationId, config: { ...body.config }, created_at: new Date(this.clock.now()).toISOString() }
-    await this.store.table('destinations').put(row.id, row)
+    const row: DestinationRow = { id: randomUUID(), name: body.name, kind: body.kind, builtin: false, org_id: principal.organizationId, config: { ...body.config }, created_at: new Date(this.#clock.now()).toISOString() }
+    await this.#store.table('destinations').put(row.id, row)
     return this.toRecord(row)
   }
 
   async list (principal: Principal): Promise<DestinationRecord[]> {
     const out: DestinationRecord[] = []
-    for await (const [, row] of this.store.table<DestinationRow>('destinations').entries()) {
+    for await (const [, row] of this.#store.table<DestinationRow>('destinations').entries()) {
       if (row.builtin || row.org_id === principal.organizationId) out.push(this.toRecord(row))
     }
     return out
@@ -161,7 +170,7 @@ export class DestinationRegistry implements DestinationService {
     const row = await this.visible(id, principal)
     if (row.builtin) throw new DestinationBuiltin('The node\'s built-in destination cannot be removed.')
     if (await this.inUse(id)) throw new DestinationInUse('Transfers in progress still write to this destination; cancel or finish them first.')
-    await this.store.table('destinations').del(id)
+    await this.#store.table('destinations').del(id)
     const driver = this.#drivers.get(id) as (DestinationDriver & { destroy?: () => void }) | undefined
     driver?.destroy?.()
     this.#drivers.delete(id)

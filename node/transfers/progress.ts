@@ -75,6 +75,7 @@ export function progressMode (enabled: boolean, stream: NodeJS.WriteStream = pro
 }
 
 export class ProgressReporter {
+  readonly totals: Totals
   readonly #mode: ProgressMode
   readonly #stream: NodeJS.WriteStream
   readonly #interval: number
@@ -85,7 +86,8 @@ export class ProgressReporter {
   #rates = { upload: new Rate(), deliver: new Rate() }
   #lastPlainPhase: Totals['phase'] | null = null
 
-  constructor (readonly totals: Totals, opts: { mode: ProgressMode, stream?: NodeJS.WriteStream, intervalMs?: number, now?: () => number }) {
+  constructor (totals: Totals, opts: { mode: ProgressMode, stream?: NodeJS.WriteStream, intervalMs?: number, now?: () => number }) {
+    this.totals = totals
     this.#mode = opts.mode
     this.#stream = opts.stream ?? process.stderr
     const env = Number(process.env.BWN_PROGRESS_INTERVAL_MS)

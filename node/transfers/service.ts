@@ -48,12 +48,13 @@ export interface TransferServiceDeps {
 }
 
 export class NodeTransferService implements TransferService {
+  readonly #deps: TransferServiceDeps
   readonly maxChunkBytes = MAX_CHUNK_BODY_BYTES
   /** Non-terminal transfers per key id, for the concurrency limit. */
   readonly #active = new Map<string, Set<string>>()
   #loaded = false
 
-  constructor (private readonly deps: TransferServiceDeps) {}
+  constructor (deps: TransferServiceDeps) { this.#deps = deps }
 
   /** Keeps the concurrency count in step with the coordinator's transfer changes. */
   onTransferChanged (row: TransferRow): void {
@@ -67,11 +68,11 @@ export class NodeTransferService implements TransferService {
   async #loadActive (): Promise<void> {
     if (this.#loaded) return
     this.#loaded = true
-    for await (const [, row] of this.deps.store.table<TransferRow>('transfers').entries()) this.onTransferChanged(row)
+    for await (const [, row] of this.#deps.store.table<TransferRow>('transfers').entries()) this.onTransferChanged(row)
   }
 
   async activeForDestination (destinationId: string): Promise<boolean> {
-    for await (const [, row] of this.deps.store.table<TransferRow>('transfers').entries()) {
+    for await (const [, row] of this.#deps.store.table<TransferRow>('transfers').entries()) {
       if (row.destination_id === destinationId && !TERMINAL.has(row.status)) return true
     }
     return false
@@ -80,7 +81,7 @@ export class NodeTransferService implements TransferService {
   async #ask<T> (make: (reply: any) => CoordinatorMsg): Promise<T> {
     let out: Outcome<T>
     try {
-      out = await ask<CoordinatorMsg, Outcome<T>>(this.deps.coordinator, this.deps.clock, ASK_TIMEOUT_MS, make, 'coordinator')
+      out = await ask<CoordinatorMsg, Outcome<T>>(this.#deps.coordinator, this.#deps.clock, ASK_TIMEOUT_MS, make, 'coordinator')
     } catch (err) {
       if ((err as { code?: string }).code === 'BWN_ERR_ACTOR_TIMEOUT') throw new Timeout('The coordinator did not answer in time; retry.')
       throw err
@@ -92,7 +93,7 @@ export class NodeTransferService implements TransferService {
   }
 
   async #owned (id: string, principal: Principal): Promise<TransferRow> {
-    const row = await this.deps.store.table<TransferRow>('transfers').get(id)
+    const row = await this.#deps.store.table<TransferRow>('transfers').get(id)
     // Another organization's transfer answers exactly like a missing one.
     if (row === undefined || (row.org_id !== null && row.org_id !== principal.organizationId)) throw new TransferNotFound(`No transfer ${id}.`)
     return row
@@ -132,19 +133,19 @@ export class NodeTransferService implements TransferService {
     if (nameProblem !== null) throw new FilenameInvalid(`filename refused: ${nameProblem}.`)
     const plan = planChunks(body.total_size)
     if (plan.chunkSize > MAX_CHUNK_BODY_BYTES) throw new FileTooLarge(`a ${body.total_size}-byte file needs chunks larger than this node accepts (${MAX_CHUNK_BODY_BYTES} bytes).`)
-    const destinationId = body.destination_id ?? await this.deps.destinations.defaultId()
+    const destinationId = body.destination_id ?? await this.#deps.destinations.defaultId()
     if (destinationId === undefined) throw new TransferClosed('This node has no default destination; pass destination_id.')
-    await this.deps.destinations.visible(destinationId, principal)
+    await this.#deps.destinations.visible(destinationId, principal)
     await this.#checkName(destinationId, body.filename, body.total_size, plan, principal.organizationId)
     // Staging holds every chunk until the transfer ends: refused now if the whole file cannot fit.
-    await this.deps.storage?.room(body.total_size, `a ${body.total_size}-byte transfer`)
+    await this.#deps.storage?.room(body.total_size, `a ${body.total_size}-byte transfer`)
     await this.#loadActive()
     const active = this.#active.get(principal.keyId)?.size ?? 0
     if (limits.concurrentTransfers !== null && active >= limits.concurrentTransfers) {
       throw withExtensions(new TooManyTransfers(`The ${principal.plan} plan allows ${limits.concurrentTransfers} transfers in progress; finish or cancel one first.`),
         { concurrent_transfers: limits.concurrentTransfers }, { 'retry-after': String(CONCURRENCY_RETRY_AFTER_S) })
     }
-    const now = isoFromMs(this.deps.clock.now())
+    const now = isoFromMs(this.#deps.clock.now())
     const row: TransferRow = {
       id: randomUUID(), status: 'pending', sender_hotkey: body.sender_hotkey, filename: body.filename, total_size: body.total_size,
       chunk_size: plan.chunkSize, total_chunks: plan.totalChunks, tier: tier.name, destination_id: destinationId,
@@ -159,7 +160,7 @@ export class NodeTransferService implements TransferService {
 
   /** A name the destination would refuse at completion is refused now, before any byte moves. */
   async #checkName (destinationId: string, filename: string, totalSize: number, plan: { chunkSize: number, totalChunks: number }, namespace: string): Promise<void> {
-    const driver = await this.deps.destinations.driverFor(destinationId)
+    const driver = await this.#deps.destinations.driverFor(destinationId)
     if (driver.checkName === undefined) return
     try {
       // In the organization's own namespace: another organization's files never change this answer.
@@ -183,22 +184,22 @@ export class NodeTransferService implements TransferService {
     if (!Number.isInteger(index) || index < 0 || index >= row.total_chunks) throw new ChunkIndexInvalid(`Chunk index ${index} is outside 0..${row.total_chunks - 1}.`)
     if (TERMINAL.has(row.status)) throw new TransferClosed(`The transfer is ${row.status}; it takes no more chunks.`)
     // Looked up while the body streams (a repeat of a received index is answered without a write).
-    const existingRow = this.deps.store.table<ChunkRow>('chunks').get(keys.chunk(id, index))
+    const existingRow = this.#deps.store.table<ChunkRow>('chunks').get(keys.chunk(id, index))
     existingRow.catch(() => {})
     const expected = planChunks(row.total_size).chunk(index).length
     const tooLarge = (): Error => withExtensions(new ChunkTooLarge(`Chunk ${index} is ${expected} bytes; the body is longer.`), { expected_bytes: expected })
     const tooShort = (got: number): Error => withExtensions(new ChunkSizeInvalid(`Chunk ${index} must be ${expected} bytes; got ${got}.`), { expected_bytes: expected })
     if (opts.contentLength !== null && opts.contentLength > expected) throw tooLarge()
     if (opts.contentLength !== null && opts.contentLength < expected) throw tooShort(opts.contentLength)
-    await this.deps.storage?.room(expected, `chunk ${index} (${expected} bytes)`)
+    await this.#deps.storage?.room(expected, `chunk ${index} (${expected} bytes)`)
     let staged: StagedBody
     try {
-      staged = await this.deps.blobs.ingest(body, { length: expected, sha256: opts.sha256, md5: await this.#needsMd5(row.destination_id) })
+      staged = await this.#deps.blobs.ingest(body, { length: expected, sha256: opts.sha256, md5: await this.#needsMd5(row.destination_id) })
     } catch (err) {
       if (err instanceof BodyTooLongError) throw tooLarge()
       if (err instanceof BodyTooShortError) throw tooShort(err.received)
       if (err instanceof DigestMismatchError) throw new ChunkDigestMismatch(`Chunk ${index} hashes to ${err.actual}, not the X-Chunk-SHA256 given.`)
-      if (this.deps.storage?.failed(err) === true) throw this.deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
+      if (this.#deps.storage?.failed(err) === true) throw this.#deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
       throw err
     }
     const digest = staged.sha256
@@ -213,9 +214,9 @@ export class NodeTransferService implements TransferService {
     // the coordinator has written the chunk row and its blob reference in one batch.
     let unpin = (): void => {}
     try {
-      await staged.commit(async () => { unpin = pinBlob(this.deps.blobs, digest) })
+      await staged.commit(async () => { unpin = pinBlob(this.#deps.blobs, digest) })
     } catch (err) {
-      if (this.deps.storage?.failed(err) === true) throw this.deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
+      if (this.#deps.storage?.failed(err) === true) throw this.#deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
       throw err
     }
     let out: ChunkRecorded
@@ -226,7 +227,7 @@ export class NodeTransferService implements TransferService {
       // another chunk references the same content.
       unpin()
       // After a timeout the coordinator may still record the chunk: the blob stays (at worst unreferenced).
-      if ((err as { code?: string }).code !== 'BWN_ERR_TIMEOUT') await releaseBlobRef(this.deps.store, this.deps.blobs, digest, null, index)
+      if ((err as { code?: string }).code !== 'BWN_ERR_TIMEOUT') await releaseBlobRef(this.#deps.store, this.#deps.blobs, digest, null, index)
       throw err
     }
     unpin()
@@ -234,14 +235,14 @@ export class NodeTransferService implements TransferService {
   }
 
   async #ack (id: string, index: number, sha256: string, bytes: number, duplicate: boolean, chunksReceived: number | null): Promise<ChunkAck> {
-    const received = chunksReceived ?? (await this.deps.store.table<TransferRow>('transfers').get(id))?.chunks_received ?? 0
+    const received = chunksReceived ?? (await this.#deps.store.table<TransferRow>('transfers').get(id))?.chunks_received ?? 0
     return { transfer_id: id, chunk_index: index, sha256, bytes, duplicate, chunks_received: received }
   }
 
   /** Destinations whose parts are checked by ETag (S3 multipart) need each chunk's md5. */
   async #needsMd5 (destinationId: string): Promise<boolean> {
     try {
-      return !(await this.deps.destinations.driverFor(destinationId)).readableBeforeComplete
+      return !(await this.#deps.destinations.driverFor(destinationId)).readableBeforeComplete
     } catch {
       return true
     }
@@ -259,7 +260,7 @@ export class NodeTransferService implements TransferService {
   async chunks (id: string, principal: Principal): Promise<TransferChunks> {
     const row = await this.#owned(id, principal)
     const items: TransferChunks['items'] = []
-    for await (const [, c] of this.deps.store.table<ChunkRow>('chunks').entries(prefixRange(keys.prefix(id)))) {
+    for await (const [, c] of this.#deps.store.table<ChunkRow>('chunks').entries(prefixRange(keys.prefix(id)))) {
       items.push({ index: c.chunk_index, bytes: c.length, sha256: c.sha256, state: c.state })
     }
     items.sort((a, b) => a.index - b.index)
@@ -275,7 +276,7 @@ export class NodeTransferService implements TransferService {
 
   async list (principal: Principal, query: ListQuery): Promise<{ items: TransferRecord[], total: number }> {
     const rows: TransferRow[] = []
-    for await (const [, row] of this.deps.store.table<TransferRow>('transfers').entries()) {
+    for await (const [, row] of this.#deps.store.table<TransferRow>('transfers').entries()) {
       if (row.org_id === principal.organizationId && (query.status === undefined || row.status === query.status)) rows.push(row)
     }
     rows.sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id))

@@ -55,10 +55,14 @@ export function stateMatches (state: UploadState, want: { file: string, size: nu
 
 /** Serialises writes of one state file; each write replaces the file atomically (tmp + rename). */
 export class StateWriter {
+  readonly path: string
+  readonly state: UploadState
   #chain: Promise<void> = Promise.resolve()
   readonly acked: Set<number>
 
-  constructor (readonly path: string, readonly state: UploadState) {
+  constructor (path: string, state: UploadState) {
+    this.path = path
+    this.state = state
     this.acked = new Set(state.acked)
   }
 

@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { REPO } from './proc.ts'
+import { typescriptNodeArgs } from '../../node/ts-runtime.ts'
 
 /** Generous: smoke runs share 2 cores with the rest of the suite. The bench's own --timeout-s is below it. */
 export const BENCH_KILL_MS = 120_000
@@ -15,7 +16,7 @@ export async function runBench (t: { teardown (fn: () => unknown): void }, bench
   const dir = await mkdtemp(join(tmpdir(), `bwnet-bench-${bench}-`))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const out = join(dir, `${bench}.json`)
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench', bench, 'run.ts'), ...args, '--out', out], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...typescriptNodeArgs(), join(REPO, 'bench', bench, 'run.ts'), ...args, '--out', out], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
   const killer = setTimeout(() => child.kill('SIGKILL'), BENCH_KILL_MS)
   t.teardown(() => { clearTimeout(killer); if (child.exitCode === null) child.kill('SIGKILL') })
   let stdout = ''; let stderr = ''

@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { REPO } from './proc.ts'
+import { typescriptNodeArgs } from '../../node/ts-runtime.ts'
 
 export interface FloodReport { sent: number, refusedSends: number, disconnectedAtMs: number | null, reconnected: boolean, ms: number, hotkey: string, publicKey: string }
 
@@ -32,7 +33,7 @@ export function percentile (values: readonly number[], p: number): number {
 
 /** Starts the flood child; resolves `connected` once it is attached, `done` with its report. */
 export function startFlood (args: { bootstrap: string[], network: string, target: string, durationMs: number, maxFrames: number, seed?: string }): { connected: Promise<{ hotkey: string, publicKey: string }>, done: Promise<FloodReport>, kill (): void } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test', 'helpers', 'rogue-flood.ts'), JSON.stringify(args)], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...typescriptNodeArgs(), join(REPO, 'test', 'helpers', 'rogue-flood.ts'), JSON.stringify(args)], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''; let err = ''
   let onConnected!: (v: { hotkey: string, publicKey: string }) => void
   const connected = new Promise<{ hotkey: string, publicKey: string }>(resolve => { onConnected = resolve })

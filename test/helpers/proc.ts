@@ -2,8 +2,15 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { delimiter, dirname, join } from 'node:path'
 import { once } from 'node:events'
+import { stripsTypes, typescriptNodeArgs } from '../../node/ts-runtime.ts'
 
 export const REPO = join(import.meta.dirname, '..', '..')
+
+/**
+ * How a CLI these helpers start names itself in the commands it prints (docs/cli.md#printed-commands):
+ * it runs from source, through tsx only where this Node cannot strip types.
+ */
+export const CLI_INVOCATION = stripsTypes() ? 'node node/cli.ts' : 'node --import tsx node/cli.ts'
 
 export interface CliProcess {
   child: ChildProcess
@@ -20,8 +27,7 @@ export interface CliProcess {
  * flags for node itself (e.g. `--cpu-prof`, which NODE_OPTIONS does not take).
  */
 export function runCli (args: string[], env: Record<string, string> = {}, opts: { prefix?: string[], cwd?: string, nodeArgs?: string[] } = {}): CliProcess {
-  // tsx by URL: the process may run in another directory.
-  const argv = [process.execPath, ...(opts.nodeArgs ?? []), '--import', import.meta.resolve('tsx'), join(REPO, 'node', 'cli.ts'), ...args]
+  const argv = [process.execPath, ...(opts.nodeArgs ?? []), ...typescriptNodeArgs(), join(REPO, 'node', 'cli.ts'), ...args]
   const [cmd, ...rest] = [...(opts.prefix ?? []), ...argv]
   const child = spawn(cmd!, rest, {
     cwd: opts.cwd ?? REPO, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe']
@@ -70,7 +76,7 @@ export function runCli (args: string[], env: Record<string, string> = {}, opts: 
 
 /** Runs the CLI to completion; `opts.input` is written to its stdin (otherwise stdin is closed). */
 export async function runCliOnce (args: string[], env: Record<string, string> = {}, opts: { input?: string | Buffer } = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'node', 'cli.ts'), ...args], {
+  const child = spawn(process.execPath, [...typescriptNodeArgs(), join(REPO, 'node', 'cli.ts'), ...args], {
     cwd: REPO, env: { ...process.env, ...env }, stdio: [opts.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe']
   })
   if (opts.input !== undefined) child.stdin!.end(opts.input)

@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile, stat, readFile, mkdir, chmod } from 'node:fs/pr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
-import { runCli, runCliOnce } from '../../helpers/proc.ts'
+import { CLI_INVOCATION, runCli, runCliOnce } from '../../helpers/proc.ts'
 import { resolveCredentials, configPath } from '../../../node/commands/profiles.ts'
 import { resumeCommand } from '../../../node/commands/transfer.ts'
 import { parseRate, TokenBucket } from '../../../node/transfers/bwlimit.ts'
@@ -20,6 +20,7 @@ t.setTimeout(600_000)
 const KEY = 'bwn_0123456789abcdef_' + 'k'.repeat(43)
 const ID = randomUUID()
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const reEscape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 interface Fake { url: string, chunkPosts: number, requests: string[] }
 
@@ -121,7 +122,7 @@ t.test('exit codes: 0 done, 1 failed or API error, 2 bad usage, 130 interrupted'
     ['--parallel 0', ['transfer', 'put', file, '--parallel', '0'], env, 2, /--parallel.*an integer 1\.\.64/],
     ['--bwlimit junk', ['transfer', 'put', file, '--bwlimit', 'fast'], env, 2, /a rate in bytes per second/],
     ['unknown option', ['transfer', 'put', file, '--bogus'], env, 2, /unknown option '--bogus'/],
-    ['missing key', ['transfer', 'put', file], { ...base, BWN_API: api.url, BWN_KEY: '' }, 2, /an API key is needed: run `node --import tsx node\/cli\.ts login --api URL`/],
+    ['missing key', ['transfer', 'put', file], { ...base, BWN_API: api.url, BWN_KEY: '' }, 2, new RegExp(`an API key is needed: run \`${reEscape(CLI_INVOCATION)} login --api URL\``)],
     ['unknown profile', ['transfer', 'list', '--profile', 'nope'], base, 2, /no profile "nope"/],
     ['directory without -r', ['transfer', 'put', join(dir, 'd')], env, 2, /is a directory: pass --recursive/],
     ['stdin without --size', ['transfer', 'put', '-'], env, 2, /needs --size/],
@@ -150,7 +151,7 @@ t.test('exit codes: 0 done, 1 failed or API error, 2 bad usage, 130 interrupted'
   await run.waitFor(l => UUID_RE.test(String(l.msg)), 60_000, 'the transfer id')
   const { code } = await run.stop('SIGINT')
   t.equal(code, 130, 'interrupted exits 130')
-  t.match(run.stderr(), new RegExp(`interrupted: transfer ${ID}, 0/1 chunks uploaded; resume with: node --import tsx node/cli.ts transfer put ${big.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --no-progress\\n`))
+  t.match(run.stderr(), new RegExp(`interrupted: transfer ${ID}, 0/1 chunks uploaded; resume with: ${reEscape(CLI_INVOCATION)} transfer put ${reEscape(big)} --no-progress\\n`))
   t.match(run.lines.at(-1), { event: 'transfer_put', status: 'interrupted', error: { code: 'BWN_ERR_INTERRUPTED' } }, 'the JSON summary says interrupted')
 })
 
