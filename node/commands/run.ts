@@ -8,6 +8,7 @@ import { createLogger, createDevnetLogger } from '../logger.ts'
 import { tuneHeapForDataPlane } from '../heap.ts'
 import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
 import { hashPool } from '../adapters/hash-pool.ts'
+import { invocation } from './transfer/invocation.ts'
 
 export const SHUTDOWN_TIMEOUT_MS = 5_000 // everything must be closed within this after a signal
 export const CHAIN_HOST_WAIT_MS = 20_000 // how long `bwnet node` waits for its chain host before saying ready anyway
@@ -90,16 +91,6 @@ export function nodeCommand (): Command {
     })
 }
 
-/** How to run this CLI again from the current directory: the compiled one by its path, else through npm. */
-function cliInvocation (): string {
-  const entry = process.argv[1] ?? ''
-  const inside = !relative(process.cwd(), entry).startsWith('..')
-  // An installed `bwnet` (its bin.js outside this directory) is on the PATH.
-  if (entry.endsWith(`${sep}bin.js`) && !inside) return 'bwnet'
-  if (entry.endsWith('.js') && entry.includes(`${sep}dist${sep}`)) return `node ${relative(process.cwd(), entry)}`
-  return 'npm run bwnet --'
-}
-
 /**
  * What `bwnet devnet` prints once it is up (to stderr, whatever the log level): where everything is and
  * one command to try, runnable as printed from the checkout it was started in.
@@ -120,7 +111,7 @@ export function devnetBanner (file: DevnetFile, config: { data: string, logLevel
     `  keys       ${json} (keys.client: no request limit; keys.clientFree: the Free plan's limits)`,
     `  delivered  ${file.sinkDir}`,
     `  logs       ${file.logFile} (this terminal: ${config.logLevel} and above; --log-level info shows more)`,
-    `  try        ${cliInvocation()} transfer put README.md --api ${file.baseUrl} --key "$(node -p "require('${required}').keys.client")"`,
+    `  try        ${invocation()} transfer put README.md --api ${file.baseUrl} --key "$(node -p "require('${required}').keys.client")"`,
     'Ctrl-C stops it; a restart on the same --data keeps the keys and the data.'
   ].join('\n') + '\n'
 }

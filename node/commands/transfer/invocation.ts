@@ -5,10 +5,12 @@ import { basename, delimiter, dirname, isAbsolute, relative } from 'node:path'
 /**
  * How this CLI was started, as a shell would run it again from the same directory: `bwnet` when that
  * is what ran (a bin on PATH), `npm run bwnet --` under npm, else node with its flags and the script
- * (`node --import tsx node/cli.ts`, `node dist/node/cli.js`). Printed commands start with it, so they
- * run as printed from a checkout too (docs/cli.md#printed-commands).
+ * (`node node/cli.ts`, `node dist/node/cli.js`). Printed commands start with it, so they run as
+ * printed from a checkout too (docs/cli.md#printed-commands). A Node inside the directory (the one
+ * `make` installs into .toolchain/ when the system's is too old) is named by its path: the shell the
+ * user types into has the system's `node` first.
  */
-export function invocation (env: NodeJS.ProcessEnv = process.env, argv1: string = process.argv[1] ?? 'bwnet', execArgv: string[] = process.execArgv, cwd: string = process.cwd()): string {
+export function invocation (env: NodeJS.ProcessEnv = process.env, argv1: string = process.argv[1] ?? 'bwnet', execArgv: string[] = process.execArgv, cwd: string = process.cwd(), execPath: string = process.execPath): string {
   if (env.npm_lifecycle_event === 'bwnet' && env.npm_command === 'run-script') return 'npm run bwnet --'
   const onPath = (env.PATH ?? '').split(delimiter).filter(d => d !== '')
   if (basename(argv1) === 'bwnet' && onPath.includes(dirname(argv1))) return 'bwnet'
@@ -16,7 +18,8 @@ export function invocation (env: NodeJS.ProcessEnv = process.env, argv1: string 
   // The TypeScript loader is given by URL in some launches; by name it reads the same and stays short.
   const flags = execArgv.map(a => /\/node_modules\/tsx\//.test(a) ? 'tsx' : a.replace(/^(--import=).*\/node_modules\/tsx\/.*$/, '$1tsx'))
   if (basename(argv1) === 'bwnet') return quoteArg(argv1)
-  return ['node', ...flags, shown(argv1)].map(quoteArg).join(' ')
+  const nodeWord = shown(execPath) === execPath ? 'node' : shown(execPath)
+  return [nodeWord, ...flags, shown(argv1)].map(quoteArg).join(' ')
 }
 
 function quoteArg (a: string): string {

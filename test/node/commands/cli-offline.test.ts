@@ -80,6 +80,8 @@ t.test('printed commands start with what ran', async t => {
   t.equal(invocation(env, '/r/dist/node/cli.js', [], '/elsewhere'), 'node /r/dist/node/cli.js')
   t.equal(invocation({ PATH: '/usr/local/bin:/usr/bin' }, '/usr/local/bin/bwnet', [], '/r'), 'bwnet')
   t.equal(invocation(env, '/home/u/bin/bwnet', [], '/r'), '/home/u/bin/bwnet', 'a bwnet not on PATH by its path')
+  t.equal(invocation(env, '/r/node/bin.js', [], '/r', '/usr/bin/node'), 'node node/bin.js', 'the system node by name')
+  t.equal(invocation(env, '/r/node/bin.js', [], '/r', '/r/.toolchain/node-v26.12.1/bin/node'), '.toolchain/node-v26.12.1/bin/node node/bin.js', 'the checkout\'s own node by its path: the shell has another first')
   t.equal(resumeCommand(['transfer', 'put', 'a b', '--key', 'secret'], 'node --import tsx node/cli.ts'), "node --import tsx node/cli.ts transfer put 'a b'")
 
   // The resume line of a real run, as printed, runs from the checkout through a shell.
