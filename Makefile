@@ -1,7 +1,17 @@
 # Two commands on a fresh clone: `make run` starts the devnet, `make test` runs the whole suite.
 # A build that fails part-way leaves no dist/node/cli.js behind to look up to date.
 .DELETE_ON_ERROR:
-.PHONY: run build test test-stress test-deps install typecheck bench clean
+.PHONY: run build check test test-smoke test-stress test-deps install typecheck bench clean
+
+# Every target runs on a supported Node.js (the LTS lines 24 and 26): the system's node when it is one,
+# otherwise the pinned LTS in .node-version, installed once from the npm registry into .toolchain/ and
+# checked against its recorded integrity (.ci/node.sh). `make test-smoke NODE_VERSION=24.21.0` picks one.
+NODE_DIR := $(shell bash .ci/node.sh $(NODE_VERSION))
+ifeq ($(NODE_DIR),)
+$(error no supported Node.js (24 or newer) and none could be installed; see the message above)
+endif
+export PATH := $(NODE_DIR):$(PATH)
+$(info Node.js $(shell $(NODE_DIR)/node --version) at $(NODE_DIR)/node)
 
 # Reproducible installs from the lockfile. msgpackr-extract is pinned (package.json `overrides`) to the
 # release whose platform builds the registry serves for every platform, so the lockfile is complete.
@@ -11,16 +21,17 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 install: node_modules/.package-lock.json
 
-# The devnet runs compiled, from dist/, rebuilt whenever a source file is newer: tsx's loader would cost
-# each of its two threads ~40 MiB more and slow its start (docs/benchmarks.md#memory).
+# The published package's JavaScript (`npm pack` builds it too); the devnet does not need it.
 BUILD_INPUTS := $(shell find node actors protocol api sim -type f -not -path '*/node_modules/*' -not -name '* *') tsconfig.json tsconfig.build.json
 dist/node/cli.js: node_modules/.package-lock.json $(BUILD_INPUTS)
 	npm run build
 
 build: dist/node/cli.js
 
-run: build
-	node dist/node/cli.js devnet
+# The devnet from source: Node strips the types, and its compile cache makes the start as fast as a
+# compiled one (docs/benchmarks.md#devnet-start).
+run: install
+	node node/bin.js devnet
 
 # The s3 destination tests need a real S3 server: Ceph's radosgw on loopback (.ci/s3-radosgw.sh); the
 # operators' tools test scrapes a devnet with Debian's prometheus; the devnet's terminal test runs in tmux.
@@ -39,6 +50,20 @@ test-deps:
 
 test: install test-deps
 	npm test
+
+# The edit loop: the typecheck and the in-process tests (actors, protocol, the API through inject, the
+# simulator), without the browser, devnet and network tests of `make test`.
+CHECK_TESTS = test/actors test/protocol test/api test/sim
+check: install
+	npm run typecheck
+	npx tap --exclude 'test/api/dashboard.test.ts' $(CHECK_TESTS)
+
+# What must hold on every supported Node line (.ci/run runs it on the other LTS): the CLI, a devnet, a
+# transfer across it, two nodes over hyperswarm, the LevelDB store.
+SMOKE_TESTS = test/node/cli.test.ts test/node/devnet.test.ts test/node/transfers/e2e-node.test.ts \
+  test/node/two-nodes.test.ts test/node/storage.test.ts
+test-smoke: install
+	npx tap --disable-coverage $(SMOKE_TESTS)
 
 # The suite with both cores busy (a CPU hog at nice 19): finds tests that pass only on a quiet machine.
 test-stress: install test-deps
