@@ -12,6 +12,8 @@ $(error no supported Node.js (24 or newer) and none could be installed; see the 
 endif
 export PATH := $(NODE_DIR):$(PATH)
 $(info Node.js $(shell $(NODE_DIR)/node --version) at $(NODE_DIR)/node)
+# Node keeps the code it compiled and the TypeScript it stripped here, for every process a target starts.
+export NODE_COMPILE_CACHE ?= $(CURDIR)/.toolchain/compile-cache
 
 # Reproducible installs from the lockfile. msgpackr-extract is pinned (package.json `overrides`) to the
 # release whose platform builds the registry serves for every platform, so the lockfile is complete.
