@@ -14,7 +14,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { isIP, BlockList, type LookupFunction } from 'node:net'
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type RequestOptions } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
-import { Agent, buildConnector } from 'undici'
+import { Agent, buildConnector, fetch as undiciFetch } from 'undici'
 import ipaddr from 'ipaddr.js'
 import { DestinationPolicyError, AddressRefused, type AddressClass } from '../../errors.ts'
 export { DestinationPolicyError, AddressRefused }
@@ -196,11 +196,15 @@ export function guardedDispatcher (policy: AddressPolicy): Agent {
   return new Agent({ connect })
 }
 
-/** fetch through the guard, never following a redirect (a 3xx could point anywhere). */
+/**
+ * fetch through the guard, never following a redirect (a 3xx could point anywhere). It is undici's own
+ * fetch, of the same release as the dispatcher: Node's global fetch bundles another undici (8.x in
+ * Node 26), whose handlers the package's Agent refuses ("invalid onError method").
+ */
 export function guardedFetch (policy: AddressPolicy): typeof fetch {
   const dispatcher = guardedDispatcher(policy)
   return (async (input: string | URL | Request, init?: RequestInit) =>
-    await fetch(input, { ...init, redirect: 'error', dispatcher } as RequestInit)) as typeof fetch
+    await undiciFetch(input as never, { ...init, redirect: 'error', dispatcher } as never)) as unknown as typeof fetch
 }
 
 /** node:http(s) agents for the S3 SDK that resolve through the guard. */
