@@ -2,15 +2,17 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { delimiter, dirname, join } from 'node:path'
 import { once } from 'node:events'
-import { stripsTypes, typescriptNodeArgs } from '../../node/ts-runtime.ts'
+import { typescriptNodeArgs } from '../../node/ts-runtime.ts'
+import { invocation } from '../../node/commands/transfer/invocation.ts'
 
 export const REPO = join(import.meta.dirname, '..', '..')
 
 /**
  * How a CLI these helpers start names itself in the commands it prints (docs/cli.md#printed-commands):
- * it runs from source, through tsx only where this Node cannot strip types.
+ * this Node (by its path when it lies in the checkout: make's .toolchain/), from source, through tsx
+ * only where this Node cannot strip types.
  */
-export const CLI_INVOCATION = stripsTypes() ? 'node node/cli.ts' : 'node --import tsx node/cli.ts'
+export const CLI_INVOCATION = invocation({}, join(REPO, 'node', 'cli.ts'), typescriptNodeArgs(), REPO, process.execPath)
 
 export interface CliProcess {
   child: ChildProcess

@@ -42,11 +42,11 @@ t.test('the devnet in a terminal', { skip: hasTmux || process.env.CI === 'true' 
   }
   // What a person types: the devnet from the checkout, no LOG_LEVEL or LOG_FORMAT of the test's own. Panes
   // stay open after their command ends (remain-on-exit), so its last words and exit status can be read.
-  // What `make run` runs once built (`node dist/node/cli.js devnet`), from source: the suite's packaging
-  // test rebuilds dist/ (npm pack) while this one runs, so a devnet run from dist/ could lose its files.
+  // What `make run` runs (`node node/bin.js devnet`, from source), with this test's Node: make's, by its
+  // path when it lies in .toolchain/, as the banner's first command then names it too.
   // The pane's shell prints the command's exit status: tmux can mark a pane dead without ever reaping
   // its command (a zombie with no status), so its own pane_dead_status is not read.
-  const devnet = `cd ${REPO} && env -u LOG_LEVEL -u LOG_FORMAT -u BWN_PORT -u BWN_DATA node --import tsx node/cli.ts devnet --port 0 --data ${data}; echo "exit status $?"`
+  const devnet = `cd ${REPO} && env -u LOG_LEVEL -u LOG_FORMAT -u BWN_PORT -u BWN_DATA ${process.execPath} node/bin.js devnet --port 0 --data ${data}; echo "exit status $?"`
   await tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'keep', 'exec cat')
   await tmux('set-option', '-g', 'remain-on-exit', 'on')
   /** The exit status of a pane's command once it has ended (the shell's shell-style status: 128+n for signal n). */
@@ -56,7 +56,7 @@ t.test('the devnet in a terminal', { skip: hasTmux || process.env.CI === 'true' 
   }
   const start = async (name: string, command: string): Promise<{ started: number, banner: string[] }> => {
     const started = Date.now()
-    await tmux('new-session', '-d', '-s', name, '-x', '200', '-y', '50', command)
+    await tmux('new-session', '-d', '-s', name, '-x', '400', '-y', '50', command)
     const banner = await eventually(async () => {
       const r = await rows(name)
       return r.some(l => l.startsWith('Ctrl-C stops it')) ? r : undefined
@@ -89,7 +89,7 @@ t.test('the devnet in a terminal', { skip: hasTmux || process.env.CI === 'true' 
   // The first command, exactly as printed, run from the checkout in a terminal of its own.
   const tryLine = atWindow.find(l => /^ +try +/.test(l))!.replace(/^ +try +/, '')
   t.match(tryLine, /transfer put README\.md --api http:\/\/127\.0\.0\.1:\d+ --key "\$\(node -p .*keys\.client.*\)"$/, 'one first command')
-  await tmux('new-session', '-d', '-s', 'try', '-x', '200', '-y', '50', `cd ${REPO} && export BWN_STATE_DIR=${join(dir, 'state')} && ${tryLine}; echo "exit status $?"`)
+  await tmux('new-session', '-d', '-s', 'try', '-x', '400', '-y', '50', `cd ${REPO} && export BWN_STATE_DIR=${join(dir, 'state')} && ${tryLine}; echo "exit status $?"`)
   const tried = await eventually(async () => await exited('try'), START_MS, 'the printed command to finish')
   t.equal(tried.code, 0, `the printed command runs as printed:\n${(await rows('try')).slice(-15).join('\n')}`)
   t.same((await readFile(join(file.sinkDir, 'README.md'))).equals(await readFile(join(REPO, 'README.md'))), true, 'README.md delivered where the banner says')

@@ -9,7 +9,7 @@ import { once } from 'node:events'
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { REPO, runCli, runCliOnce, runShell } from '../../helpers/proc.ts'
+import { CLI_INVOCATION, REPO, runCli, runCliOnce, runShell } from '../../helpers/proc.ts'
 import { startTestDevnet, sinkFile, sha256, testBytes } from '../../helpers/devnet.ts'
 
 const KIB = 1024
@@ -177,7 +177,7 @@ t.test('the profile workflow against a devnet', { timeout: 600_000 }, async t =>
     t.ok(line, `the resume line (stderr: ${run.stderr().slice(-800)})`)
     t.equal(line![1], id)
     // The command that started the CLI, so it runs as printed from the checkout (no bwnet on PATH).
-    t.equal(line![3], `node --import tsx node/cli.ts transfer put ${path} --profile e2e --parallel 1 --bwlimit 8M`)
+    t.equal(line![3], `${CLI_INVOCATION} transfer put ${path} --profile e2e --parallel 1 --bwlimit 8M`)
     t.match(run.lines.at(-1), { event: 'transfer_put', status: 'interrupted', transfer_id: id })
 
     const resumed = await runShell(line![3]!, env)

@@ -6,9 +6,9 @@ import t from 'tap'
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import ts from 'typescript'
 import { generate } from 'openapi-typescript-codegen'
+import { tsImport } from 'tsx/esm/api'
 import { startTestDevnet, sinkFile, sha256, testBytes } from '../../helpers/devnet.ts'
 import { eventually } from '../../helpers/proc.ts'
 
@@ -31,8 +31,10 @@ t.test('a client from a second generator compiles and runs a transfer against th
   const diagnostics = ts.getPreEmitDiagnostics(program).map(d => ts.flattenDiagnosticMessageText(d.messageText, '\n'))
   t.same(diagnostics, [], 'the generated client compiles with no diagnostic')
 
-  // It runs: create, the chunks as raw bytes, finalize, then the record until completed.
-  const client = await import(pathToFileURL(join(dir, 'index.ts')).href) as Record<string, any>
+  // It runs: create, the chunks as raw bytes, finalize, then the record until completed. The generator
+  // writes extensionless imports (`./core/ApiError`), as bundlers take them; Node's own type stripping
+  // does not resolve those, so the client loads through tsx, as an application's bundler would load it.
+  const client = await tsImport(join(dir, 'index.ts'), import.meta.url) as Record<string, any>
   client.OpenAPI.BASE = net.file.baseUrl
   client.OpenAPI.HEADERS = { 'x-api-key': key }
   const transfers = client.TransfersService
