@@ -58,6 +58,11 @@ t.test('bulk-channel fallback: the coordinator\'s HTTP endpoint is unreachable, 
   const transfer = await upload(api, data, { filename: 'fallback.bin', hotkey: coord.key.address, destinationId: d.body.id })
   await api(`/transfers/${transfer.id}/finalize`, { method: 'POST' })
   const done = await waitForStatus(api, transfer.id, ['completed', 'failed'], 60_000)
+  if (done.status !== 'completed') {
+    // What each attempt ended with, for the next reader of a red run.
+    const attempts = (await collect(coord.store.table<any>('task_attempts'), prefixRange(`${transfer.id}/`))).map(([, a]) => `${a.chunk_index ?? '?'}:${a.state}:${a.failure_reason ?? ''}`)
+    t.comment(`attempts: ${attempts.join(' | ')}`)
+  }
   t.equal(done.status, 'completed', JSON.stringify(done.error))
   t.equal(sha256(dest.object), sha256(data), 'the http destination holds the exact bytes')
   const results = (await collect(coord.store.table<any>('task_results'), prefixRange(`${transfer.id}/`))).map(([, r]) => r).filter(r => r.outcome === 'accepted')
