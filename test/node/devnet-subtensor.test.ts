@@ -63,7 +63,17 @@ t.test('devnet --chain subtensor: a subnet on the real runtime moves files, and 
   const before = await emission()
   t.same(orchestratorUids.map(u => before[u] ?? 0), orchestratorUids.map(() => 0), 'no emission for the orchestrators before any weights')
 
-  // Three files through the network into the first orchestrator's sink, byte for byte.
+  // Three files through the network into the first orchestrator's sink, byte for byte. They start just
+  // after the chain's epoch step, so all three land inside one epoch: a coordinator stamps a delivery
+  // with the epoch it has seen, and one completed a second after a close counts as late evidence for
+  // the epoch already weighed (docs/formulas.md#epoch-publication-and-corrections), which would leave
+  // this test's epochs without work.
+  const tempo = Number((await q.tempo(netuid)).toString())
+  await eventually(async () => {
+    const block = (await api.rpc.chain.getHeader()).number.toNumber()
+    const into = (block + netuid + 1) % (tempo + 1) // blocks since the epoch began (subtensorEpochOf)
+    return into >= 1 && into <= 3 ? block : undefined
+  }, 300_000, 'the first blocks of an epoch', 200)
   for (const [i, size] of [5 * 1024 * 1024 + 17, 12 * 1024 * 1024, 3 * 1024 * 1024 + 1].entries()) {
     const bytes = randomBytes(size)
     const name = `subnet-${i}.bin`
