@@ -56,8 +56,9 @@ test: install test-deps
 # The edit loop: the typecheck and the in-process tests (actors, protocol, the API through inject, the
 # simulator), without the browser, devnet and network tests of `make test`.
 CHECK_TESTS = test/actors test/protocol test/api test/sim
+# The typecheck is incremental (its state in .toolchain/): after an edit it checks what the edit touched.
 check: install
-	npm run typecheck
+	npx tsc -p tsconfig.json --noEmit --incremental --tsBuildInfoFile .toolchain/check.tsbuildinfo
 	npx tap --exclude 'test/api/dashboard.test.ts' $(CHECK_TESTS)
 
 # What must hold on every supported Node line (.ci/run runs it on the other LTS): the CLI, a devnet, a
