@@ -1,7 +1,7 @@
 // `bwnet node` and `bwnet devnet`: long-running commands with graceful shutdown on SIGINT/SIGTERM.
 import { Command } from 'commander'
 import { BwnetNode } from '../node.ts'
-import { isAbsolute, join, relative, sep } from 'node:path'
+import { isAbsolute, join } from 'node:path'
 import { Devnet, claimDevnetData, DEVNET_LOG_FILE, type DevnetFile, type DevnetHooks } from '../devnet.ts'
 import { resolveConfig, NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, DevnetSettings, DEVNET_SETTINGS, DEVNET_DEFAULTS } from '../config.ts'
 import { createLogger, createDevnetLogger } from '../logger.ts'
