@@ -611,7 +611,9 @@ export class TransferState {
     }
     if (!r.success) {
       row.outcome = 'failed'
-      const reason: InterventionReason = r.error === 'worker_lost' ? 'worker_lost' : r.error === 'session_displaced' ? 'session_displaced' : r.error === 'no_worker' ? 'no_worker' : 'attempt_failed'
+      // `no_worker` is the coordinator's own finding (assigned()), never a result's: a worker holding the
+      // chunk cannot say no worker was available, and would spend no attempt if it could.
+      const reason: InterventionReason = r.error === 'worker_lost' ? 'worker_lost' : r.error === 'session_displaced' ? 'session_displaced' : 'attempt_failed'
       this.#failAttempt(a, at, reason, r.error, now, step)
       ack('failed', r.error)
     } else if (r.sha256 !== chunk.sha256) {
@@ -932,10 +934,15 @@ export class TransferState {
     step.effects.push({ kind: 'candidates', transferId: a.row.id })
   }
 
-  /** After attempts failed in this step: plan their recovery now. */
+  /**
+   * After attempts failed in this step: plan their recovery now, unless every chunk waiting is waiting
+   * for a worker (`no_worker`): those wait for the overseer's next tick, as offers wait while no
+   * orchestrator has workers, instead of asking again in a loop.
+   */
   #afterFailures (a: Active, step: Step, now: number): void {
     void now
-    if (a.recovery.size > 0 && !TERMINAL.has(a.row.status)) this.#requestPlan(a, step)
+    if (TERMINAL.has(a.row.status)) return
+    for (const r of a.recovery.values()) if (r.reason !== 'no_worker') { this.#requestPlan(a, step); return }
   }
 
   #checkJob (a: Active, at: AttemptRow, etag: string | null): Extract<IoJob, { type: 'check' }> {
@@ -958,8 +965,12 @@ export class TransferState {
     a.verifying.delete(at.id)
     // A stalled worker is avoided for this chunk too; only real failures count toward the limit.
     if (at.worker_id !== null) addFailedWorker(a, at.chunk_index, at.worker_id)
-    const counter = stalled ? a.stalls : a.failures
-    counter.set(at.chunk_index, (counter.get(at.chunk_index) ?? 0) + 1)
+    // An orchestrator with no worker to give the chunk to (none attached, or all in their cool-down)
+    // made no delivery attempt: it counts toward neither limit, and the chunk waits (#afterFailures).
+    if (reason !== 'no_worker') {
+      const counter = stalled ? a.stalls : a.failures
+      counter.set(at.chunk_index, (counter.get(at.chunk_index) ?? 0) + 1)
+    }
     step.ops.push({ type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at })
     const task = a.tasks.get(at.chunk_index)!
     const chunk = a.chunks.get(at.chunk_index)!

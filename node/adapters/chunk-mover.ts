@@ -151,7 +151,8 @@ export class HttpChunkMover implements ChunkMover {
   }
 
   /** The chunk's bytes as a stream: the HTTP response, or the swarm bulk read when HTTP is unreachable. */
-  async #open (offer: TaskOffer, signal: AbortSignal): Promise<{ source: Readable, via: 'http' | 'bulk', held: number }> {
+  /** `received`: told the bytes a bulk read has brought in so far (HTTP streams straight through). */
+  async #open (offer: TaskOffer, signal: AbortSignal, received: (bytes: number) => void): Promise<{ source: Readable, via: 'http' | 'bulk', held: number }> {
     try {
       const res = await get(offer.source.url, signal)
       if (res.statusCode !== 200) { drop(res.body); throw new MoveError('source_refused', `coordinator answered ${res.statusCode}`) }
@@ -165,7 +166,7 @@ export class HttpChunkMover implements ChunkMover {
       const peer = this.#messenger.peerOf(offer.source.coordinator)
       if (peer === undefined) throw new MoveError('source_unreachable', 'coordinator reachable neither over HTTP nor the swarm')
       // The bulk channel hands over the whole chunk: it is held (and accounted) until written.
-      const bytes = await this.#transport.fetchBulk(peer, offer.source.path, BULK_TIMEOUT_MS, offer.length)
+      const bytes = await this.#transport.fetchBulk(peer, offer.source.path, BULK_TIMEOUT_MS, offer.length, received)
       const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
       const pieces = function * (): Generator<Buffer> { for (let off = 0; off < buf.length; off += PIECE_BYTES) yield buf.subarray(off, off + PIECE_BYTES) }
       return { source: Readable.from(pieces(), { objectMode: false }), via: 'bulk', held: buf.length }
@@ -192,14 +193,19 @@ export class HttpChunkMover implements ChunkMover {
   }
 
   async #moveWithin (offer: TaskOffer, opts: MoveOptions, signal: AbortSignal, alive: () => void): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
-    const { source, via, held } = await this.#open(offer, signal)
+    // A bulk read passes the chunk's bytes twice, in from the coordinator and out to the destination:
+    // its progress reading counts each byte half on each pass, so the overseer sees both passes move
+    // (a slow bulk read is not taken for a stall, docs/transfers.md#overseer).
+    let bulkIn = 0
+    opts.progress?.(() => bulkIn / 2)
+    const { source, via, held } = await this.#open(offer, signal, (bytes) => { bulkIn = bytes; alive() })
     alive()
     // A bulk read holds the whole chunk: account it beyond the stream window already reserved.
     const releaseHeld = held > STREAM_WINDOW_BYTES ? await this.#options.budget?.acquire(held - STREAM_WINDOW_BYTES, opts.signal) : undefined
     try {
       if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
       const check = new ChunkCheck(offer.length, offer.sha256, opts.corrupt, alive)
-      opts.progress?.(() => check.bytes)
+      opts.progress?.(via === 'bulk' ? () => (bulkIn + check.bytes) / 2 : () => check.bytes)
       const target = new URL(offer.target.url)
       let req: ClientRequest
       try {

@@ -73,6 +73,8 @@ interface PendingBulk {
   bytes: number
   /** More than this many bytes fails the read at once: a peer cannot make us buffer without bound. */
   maxBytes: number
+  /** Told the bytes received so far after every piece (a caller's progress reading). */
+  onBytes: ((received: number) => void) | undefined
   resolve (b: Uint8Array): void
   reject (e: Error): void
   timer: NodeJS.Timeout
@@ -162,14 +164,17 @@ export class SwarmTransport {
     return n
   }
 
-  /** Reads the bytes the peer serves under `key` over the bulk channel (at most `maxBytes`). */
-  fetchBulk (peer: string, key: string, timeoutMs = BULK_TIMEOUT_MS, maxBytes = Number.POSITIVE_INFINITY): Promise<Uint8Array> {
+  /**
+   * Reads the bytes the peer serves under `key` over the bulk channel (at most `maxBytes`); `onBytes`
+   * hears the bytes received so far as pieces arrive.
+   */
+  fetchBulk (peer: string, key: string, timeoutMs = BULK_TIMEOUT_MS, maxBytes = Number.POSITIVE_INFINITY, onBytes?: (received: number) => void): Promise<Uint8Array> {
     const link = this.#links.get(peer)
     if (link === undefined || !link.ready) return Promise.reject(new BulkError(`no connection to ${peer.slice(0, 12)}`))
     const id = this.#nextBulkId++
     return new Promise((resolve, reject) => {
       const fail = (): void => { this.#pending.delete(id); reject(new BulkError(`bulk read ${key} timed out`)) }
-      const entry: PendingBulk = { parts: [], bytes: 0, maxBytes, resolve, reject, timer: setTimeout(fail, timeoutMs) }
+      const entry: PendingBulk = { parts: [], bytes: 0, maxBytes, onBytes, resolve, reject, timer: setTimeout(fail, timeoutMs) }
       this.#pending.set(id, entry)
       link.bulkReq.send(pack({ id, key }))
     })
@@ -259,6 +264,7 @@ export class SwarmTransport {
     }
     p.parts.push(piece)
     p.timer.refresh()
+    p.onBytes?.(p.bytes)
   }
 
   #onBulkEnd (m: Uint8Array): void {

@@ -38,6 +38,11 @@ t.test('bulk reads return the served bytes exactly', async t => {
     t.equal(got.byteLength, bytes.byteLength, `${key}: length`)
     t.ok(Buffer.from(bytes).equals(got), `${key}: same bytes`)
   }
+  // The reader hears the bytes received so far as the frames arrive: growing, ending at the total.
+  const heard: number[] = []
+  await client.fetchBulk(peer, 'multi-frame', 30_000, Number.POSITIVE_INFINITY, (n) => heard.push(n))
+  t.ok(heard.length > 1 && heard.every((n, i) => i === 0 || n > heard[i - 1]!), `bytes received reported per frame, growing (${heard.length} reports)`)
+  t.equal(heard.at(-1), blobs.get('multi-frame')!.byteLength, 'the last report is the whole read')
   // Concurrent reads are told apart by their request id.
   const both = await Promise.all([client.fetchBulk(peer, 'multi-frame'), client.fetchBulk(peer, 'one-byte')])
   t.ok(Buffer.from(blobs.get('multi-frame')!).equals(both[0]), 'concurrent multi-frame read intact')

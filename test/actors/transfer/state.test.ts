@@ -315,6 +315,42 @@ t.test('stall limit: a chunk reassigned maxStallsPerTask times fails the transfe
   t.same(core.tick(clock.now()).ops, [], 'the overseer no longer sees it')
 })
 
+t.test('no worker available: the chunk waits for the next tick, spends no attempt, and is delivered once a worker is there', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 1, ONLY_SELF, { maxAttemptsPerTask: 2, maxStallsPerTask: 2 })
+  let offer = offersOf(wave)[0]!
+  // Far more answers of `no_worker` than either limit: the transfer waits, it does not fail.
+  for (let round = 0; round < 10; round++) {
+    const none = core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: offer.attemptId, worker: null }] }, clock.now())
+    t.same(effects(none, 'candidates'), [], 'no plan is asked for at once: no loop between coordinator and router')
+    t.same(puts(none, 'transfers'), [], 'the transfer does not fail')
+    const tick = watchFor(core, clock, OVERSEER_TICK_MS)
+    t.equal(effects(tick, 'candidates').length, 1, 'the next tick asks for a plan again')
+    offer = offersOf(core.planned(id, ONLY_SELF, clock.now()))[0]!
+    t.ok(offer !== undefined, 'the chunk is offered again')
+  }
+  t.equal(core.closedStatus(id), undefined, 'still open after 10 rounds with limits of 2')
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: offer.attemptId, worker: W1 }] }, clock.now())
+  result(core, offer, W1, clock.now())
+  core.checked(id, offer.attemptId, true, null, clock.now())
+  core.finalize(id, clock.now())
+  t.match(puts(core.completedUpload({ transferId: id, ok: true, retry: false, redeliver: [], error: null }, clock.now()), 'transfers'), [{ status: 'completed' }])
+})
+
+t.test('a worker\'s failed result naming no_worker is a failed attempt like any other', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 1, ONLY_SELF, { maxAttemptsPerTask: 2 })
+  let offer = offersOf(wave)[0]!
+  for (let n = 0; n < 2; n++) {
+    core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: offer.attemptId, worker: W1 }] }, clock.now())
+    const r = core.result(SELF, { taskId: offer.taskId, attemptId: offer.attemptId, transferId: id, worker: W1, success: false, bytes: 0, durationMs: 5, sha256: null, etag: null, error: 'no_worker', via: null }, clock.now())
+    if (n === 0) {
+      t.equal(effects(r, 'candidates').length, 1, 'replanned at once, as a failure is')
+      offer = offersOf(core.planned(id, ONLY_SELF, clock.now()))[0]!
+    } else t.match(puts(r, 'transfers').at(-1), { status: 'failed', error_code: 'delivery_failed' }, 'the second one reaches the limit of 2')
+  }
+})
+
 t.test('a clean transfer: delivered, finalized, completed, gone from memory; late reports are answered', async t => {
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 3, ONLY_SELF)

@@ -175,6 +175,27 @@ t.test('HTTP unreachable: the swarm bulk read streams into the same PUT, account
   t.equal(budget.used, 0)
 })
 
+t.test('a bulk read shows progress while it arrives: half a byte per byte in, half per byte out, the chunk\'s length at the end', async t => {
+  const s = await servers(t, CHUNK)
+  let reading: (() => number) | undefined
+  const seen: number[] = []
+  // Two pieces arrive over the swarm, the progress reading is read between them (as the worker's ticker does).
+  const transport = {
+    fetchBulk: async (_peer: string, _key: string, _timeout: number, _max: number, onBytes?: (n: number) => void) => {
+      const half = CHUNK.length >> 1
+      onBytes?.(half); seen.push(reading!())
+      await new Promise(resolve => setImmediate(resolve))
+      onBytes?.(CHUNK.length); seen.push(reading!())
+      return new Uint8Array(CHUNK)
+    }
+  }
+  const mover = new HttpChunkMover(transport as never, { peerOf: () => 'peer' } as never, LOOPBACK, { moveTimeoutMs: 60_000 })
+  const r = await mover.move(offer('http://127.0.0.1:9/chunk', s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false, progress: (read) => { reading = read } })
+  t.equal(r.via, 'bulk')
+  t.same(seen, [(CHUNK.length >> 1) / 2, CHUNK.length / 2], 'the bytes coming in count half each, as they arrive')
+  t.equal(reading!(), CHUNK.length, 'the reading ends at the chunk\'s length once the PUT is done')
+})
+
 t.test('the in-flight budget bounds concurrent moves', async t => {
   const s = await servers(t, CHUNK)
   const budget = new InflightBudget(2 * STREAM_WINDOW_BYTES)
