@@ -1,5 +1,5 @@
 // Prints the top self-time frames of a V8 CPU profile (`node --cpu-prof`), as the tables in
-// docs/benchmarks.md show them: `node --import tsx bench/profile-top.ts FILE.cpuprofile [N] [--skip-ms MS]`
+// docs/benchmarks.md show them: `node bench/profile-top.ts FILE.cpuprofile [N] [--skip-ms MS]`
 // (--skip-ms: leave out the first MS of the profile, e.g. a server's startup before the load).
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'

@@ -2,7 +2,7 @@
 // Enterprise key (no request limit), same devnet, same run: how much longer the Free key takes, and
 // whether the output ever went silent for longer than the progress refresh interval (the Free key's
 // 429 waits must show as a countdown, not as a frozen line). docs/benchmarks.md#cli-free-put.
-//   node --import tsx bench/cli/free-put.ts [--size-mib 1024] [--workers 2] [--spend-budget] [--out bench/out/cli-free.json]
+//   node bench/cli/free-put.ts [--size-mib 1024] [--workers 2] [--spend-budget] [--out bench/out/cli-free.json]
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, mkdir, open, rm, writeFile } from 'node:fs/promises'
@@ -52,7 +52,7 @@ child.on('exit', code => { process.exitCode = code ?? 1 })
 /** Runs the CLI put; the longest gap between two stderr lines (stamped as they came) is the longest silence. */
 async function put (label: string, file: string, env: Record<string, string>): Promise<Run> {
   const t0 = Date.now()
-  const child = spawn(process.execPath, ['-e', STAMP, '--', process.execPath, '--import', 'tsx', join(REPO, 'node', 'cli.ts'), 'transfer', 'put', file, '--profile', label], {
+  const child = spawn(process.execPath, ['-e', STAMP, '--', process.execPath, join(REPO, 'node', 'cli.ts'), 'transfer', 'put', file, '--profile', label], {
     cwd: REPO, env: { ...process.env, ...env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe']
   })
   const timer = setTimeout(() => child.kill('SIGINT'), timeoutMs)

@@ -54,7 +54,7 @@ const { values: args } = parseArgs({
     // Also time the bare pipeline (bench/e2e/bare-pipeline.ts): the same stages with plain node:http and nothing else.
     bare: { type: 'boolean', default: false },
     // Run bwnet (the devnet and the CLI) from dist/ (`npm run build`), as the published package and
-    // `make run` do, instead of from source through tsx (whose loader costs each process ~40 MiB).
+    // `make run` once did, instead of from source (Node strips the types as it loads each file).
     compiled: { type: 'boolean', default: false },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'out', 'e2e.json') }
   }
@@ -94,13 +94,13 @@ function spawnNode (nodeArgv: string[], env: Record<string, string> = {}): Child
 }
 
 function spawnTs (script: string, argv: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): ChildProcess {
-  return spawnNode([...nodeArgs, '--import', 'tsx', script, ...argv], env)
+  return spawnNode([...nodeArgs, script, ...argv], env)
 }
 
 const COMPILED_CLI = join(REPO, 'dist', 'node', 'cli.js')
 if (args.compiled === true && !existsSync(COMPILED_CLI)) throw new Error(`--compiled needs ${COMPILED_CLI}: run npm run build first`)
 
-/** bwnet's CLI (devnet, transfer put): from source through tsx, or with --compiled from dist/. */
+/** bwnet's CLI (devnet, transfer put): from source, or with --compiled from dist/. */
 function spawnBwnet (argv: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): ChildProcess {
   if (args.compiled !== true) return spawnTs(join(REPO, 'node', 'cli.ts'), argv, env, nodeArgs)
   return spawnNode([...nodeArgs, COMPILED_CLI, ...argv], env)

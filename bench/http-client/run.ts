@@ -28,7 +28,7 @@ if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new RangeError
 const bytes = sizeMib * 1024 * 1024
 const deadline = setTimeout(() => { process.stderr.write('bench:http-client timed out\n'); process.exit(1) }, Number(args['timeout-s']) * 1000)
 
-const server = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'server.ts'), String(sizeMib)], { stdio: ['ignore', 'pipe', 'inherit'] })
+const server = spawn(process.execPath, [join(import.meta.dirname, 'server.ts'), String(sizeMib)], { stdio: ['ignore', 'pipe', 'inherit'] })
 process.on('exit', () => { server.kill() }) // also on the timeout's exit or a throw
 const port = await new Promise<number>((resolve, reject) => {
   createInterface({ input: server.stdout! }).once('line', line => resolve(Number(line)))

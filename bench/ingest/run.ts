@@ -95,7 +95,7 @@ async function startServer (mode: 'bwnet' | 'baseline', data: string): Promise<{
   // --cpu-prof-dir: each server writes V8 CPU profiles (one per thread; the main thread's is the
   // largest) to <dir>/<mode>/ when it stops (docs/benchmarks.md#ingest, bench/profile-top.ts).
   const prof = args['cpu-prof-dir'] !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${join(args['cpu-prof-dir'], mode)}`] : []
-  const child = spawn(process.execPath, [...prof, '--import', 'tsx', join(import.meta.dirname, 'server.ts'), '--mode', mode, '--data', data], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [...prof, join(import.meta.dirname, 'server.ts'), '--mode', mode, '--data', data], { stdio: ['ignore', 'pipe', 'inherit'] })
   children.push(child)
   const lines = createInterface({ input: child.stdout! })
   const ready = await new Promise<Record<string, string>>((resolve, reject) => {

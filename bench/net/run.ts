@@ -79,7 +79,7 @@ async function baselines (dir: string): Promise<Baselines> {
   try {
     const destDir = join(dir, 'baseline-dest')
     await mkdir(destDir)
-    const dest = lab.spawn('dest', [process.execPath, '--import', 'tsx', join(REPO, 'test/net/harness/http-destination.ts'), lab.host('dest').ip, String(DEST_PORT), destDir])
+    const dest = lab.spawn('dest', [process.execPath, join(REPO, 'test/net/harness/http-destination.ts'), lab.host('dest').ip, String(DEST_PORT), destDir])
     await new Promise(resolve => createInterface({ input: dest.stdout! }).once('line', resolve))
     const put = async (host: string, bytes: number): Promise<{ mbit: number, cpuS: number }> => {
       const piece = join(dir, `baseline-${bytes}.bin`)

@@ -5,8 +5,8 @@
 //
 // The simulator runs compiled, as the `bwnet` binary and the package's `bwnet/sim` export run it: the
 // bench first compiles the tree with tsc (tsconfig.build.json) into bench/out/sim-dist/, outside the
-// timed part. `--source` runs it from the TypeScript sources through tsx instead (whose transform
-// wraps every function in a naming helper, measured ~12% slower).
+// timed part. `--source` runs it from the TypeScript sources instead (Node strips their types as it
+// loads them).
 //   npm run bench:sim [-- --scenario FILE --fractions 0.5,1 --out bench/out/sim.json --source]
 import { spawn, execFileSync } from 'node:child_process'
 import { mkdir, writeFile } from 'node:fs/promises'
@@ -81,7 +81,7 @@ if (values.child !== undefined) {
   const fractions = values.fractions.split(',').map(Number)
   const runs: One[] = []
   const simModule = values.source ? pathToFileURL(join(ROOT, 'sim/index.ts')).href : pathToFileURL(build()).href
-  console.log(`simulator: ${values.source ? 'TypeScript sources through tsx' : 'compiled with tsc (tsconfig.build.json) into bench/out/sim-dist'}`)
+  console.log(`simulator: ${values.source ? 'TypeScript sources (types stripped by Node)' : 'compiled with tsc (tsconfig.build.json) into bench/out/sim-dist'}`)
   for (const f of fractions) {
     const r = await child(values.scenario, f, simModule)
     runs.push(r)
@@ -92,7 +92,7 @@ if (values.child !== undefined) {
   for (const g of growth.slice(1)) console.log(`x${g.tasksRatio.toFixed(2)} tasks -> x${g.wallRatio.toFixed(2)} wall time (budget x${BUDGET_GROWTH} for x2), x${g.cpuRatio.toFixed(2)} CPU time, x${g.rssRatio.toFixed(2)} peak RSS`)
   const full = runs.find(r => r.fraction === 1)
   const result = {
-    bench: 'sim', scenario: values.scenario, simulator: values.source ? 'source (tsx)' : 'compiled (tsc)', cores: availableParallelism(), node: process.version, runs, growth,
+    bench: 'sim', scenario: values.scenario, simulator: values.source ? 'source (type stripping)' : 'compiled (tsc)', cores: availableParallelism(), node: process.version, runs, growth,
     budget: { wallS: BUDGET_WALL_S, rssBytes: BUDGET_RSS_BYTES, growth: BUDGET_GROWTH },
     withinBudget: full === undefined ? null : full.wallS <= BUDGET_WALL_S && full.maxRssBytes <= BUDGET_RSS_BYTES && full.invariantsOk,
     growthWithinBudget: growth.filter(g => Math.abs(g.tasksRatio - 2) < 0.01).every(g => g.wallRatio <= BUDGET_GROWTH)

@@ -7,7 +7,7 @@
 // Usage: npm run bench:telemetry -- [--seconds 3] [--rounds 3] [--concurrency 32] [--out file]
 //        [--paths telemetry]   load only the named paths (comma-separated; no ratios), e.g. to profile one:
 //        BWN_BENCH_SERVER_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' npm run bench:telemetry -- --paths telemetry
-//        node --import tsx bench/profile-top.ts /tmp/prof/<largest>.cpuprofile 25 --skip-ms <serverStartupMs of the output>
+//        node bench/profile-top.ts /tmp/prof/<largest>.cpuprofile 25 --skip-ms <serverStartupMs of the output>
 import { spawn } from 'node:child_process'
 import { parseArgs } from 'node:util'
 import { mkdir, writeFile } from 'node:fs/promises'
@@ -35,7 +35,7 @@ for (const [n, v] of [['seconds', seconds], ['rounds', rounds], ['concurrency', 
 
 interface Ready { apiPort: number, barePort: number, key: string, etag: string, bytes: number, evidence: number, startupMs: number }
 const GOALS = { rps200: 0.8, rps304: 0.9, p99Ms: 10 }
-const child = spawn(process.execPath, [...(process.env.BWN_BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', join(import.meta.dirname, 'server.ts')], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] })
+const child = spawn(process.execPath, [...(process.env.BWN_BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean), join(import.meta.dirname, 'server.ts')], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] })
 const killer = setTimeout(() => { child.kill('SIGKILL') }, (seconds * rounds * 3 + 60) * 1000 + SERVER_READY_TIMEOUT_MS)
 killer.unref()
 const ready = await new Promise<Ready>((resolve, reject) => {

@@ -53,7 +53,7 @@ const round3 = (x: number): number => Math.round(x * 1000) / 1000
 
 /** Spawns server.ts and resolves with its `ready` line. `--cpu-prof*` flags given to this process are passed on, to profile both ends. */
 function startServer (args: string[]): { child: ChildProcess, ready: Promise<ServerReady> } {
-  const child = spawn(process.execPath, [...process.execArgv.filter(a => a.startsWith('--cpu-prof')), '--import', 'tsx', join(import.meta.dirname, 'server.ts'), ...args], {
+  const child = spawn(process.execPath, [...process.execArgv.filter(a => a.startsWith('--cpu-prof')), join(import.meta.dirname, 'server.ts'), ...args], {
     cwd: REPO, stdio: ['pipe', 'pipe', 'inherit']
   })
   const ready = new Promise<ServerReady>((resolve, reject) => {

@@ -26,7 +26,7 @@ const sizeMib = Number(args['size-mib'] ?? 160)
 const timeoutS = Number(args['timeout-s'] ?? 600)
 for (const [n, v] of [['subscribers', subscribers], ['size-mib', sizeMib], ['timeout-s', timeoutS]] as const) if (!(v > 0)) throw new Error(`--${n} must be positive`)
 
-const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'server.ts')], { cwd: REPO, stdio: ['pipe', 'pipe', 'inherit'] })
+const child = spawn(process.execPath, [join(import.meta.dirname, 'server.ts')], { cwd: REPO, stdio: ['pipe', 'pipe', 'inherit'] })
 const killer = setTimeout(() => { process.stderr.write('bench timed out\n'); child.kill('SIGKILL'); process.exit(2) }, timeoutS * 1000)
 killer.unref()
 const waiting: Array<{ event: string, resolve: (m: any) => void }> = []

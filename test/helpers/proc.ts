@@ -9,8 +9,7 @@ export const REPO = join(import.meta.dirname, '..', '..')
 
 /**
  * How a CLI these helpers start names itself in the commands it prints (docs/cli.md#printed-commands):
- * this Node (by its path when it lies in the checkout: make's .toolchain/), from source, through tsx
- * only where this Node cannot strip types.
+ * this Node (by its path when it lies in the checkout: make's .toolchain/), from source.
  */
 export const CLI_INVOCATION = invocation({}, join(REPO, 'node', 'cli.ts'), typescriptNodeArgs(), REPO, process.execPath)
 

@@ -1,7 +1,7 @@
 // A rogue node in its own process that floods one peer with valid-signature frames (pre-signed
 // heartbeats and chain requests, resent over and over) for a bounded time and count, then reports.
 // Frames go out at an even rate of maxFrames per durationMs (the attack seen: 100,000 in 10 s).
-// Usage: node --import tsx test/helpers/rogue-flood.ts '{"bootstrap":["127.0.0.1:port"],"network":"devnet","target":"<swarm key hex>","durationMs":10000,"maxFrames":100000}'
+// Usage: node test/helpers/rogue-flood.ts '{"bootstrap":["127.0.0.1:port"],"network":"devnet","target":"<swarm key hex>","durationMs":10000,"maxFrames":100000}'
 // With "seed" (hex, 32 bytes) the rogue's hotkey is made from it, so a test can register it first: an
 // unregistered peer is disconnected at its refused announce, before any flood (node/peer-gate.ts).
 // Prints JSON lines: {"event":"connected"}, then {"event":"done","sent","refusedSends","disconnectedAtMs","reconnected"}.

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { eventually, runCliOnce, REPO } from '../helpers/proc.ts'
 
 const run = promisify(execFile)
-const START_MS = 90_000 // a loaded machine starts the devnet (through tsx) in well under this
+const START_MS = 90_000 // a loaded machine starts the devnet in well under this
 const STOP_MS = 60_000 // a loaded machine stops the devnet's five nodes in well under this
 const FIRST_WINDOW_MS = 10_000 // the first 10 s of output, measured from the command's start
 const MAX_LINES = 25

@@ -21,7 +21,7 @@ t.setTimeout(480_000)
 const MIB = 1024 * 1024
 const FILE_SIZE = 40 * MIB // 3 chunks of the 16 MiB plan
 const CHUNKS = 3
-const CLI = [process.execPath, '--import', import.meta.resolve('tsx'), join(REPO, 'node', 'cli.ts')]
+const CLI = [process.execPath, join(REPO, 'node', 'cli.ts')]
 
 export function walkthrough (markdown: string): string[] {
   const m = /<!-- walkthrough:begin -->\s*```sh\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(markdown)

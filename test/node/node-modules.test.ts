@@ -22,7 +22,7 @@ await import(process.argv[1])
 process.stdout.write('imported\\n')`
 
 function packagesLoadedBy (modulePath: string): Set<string> {
-  const run = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', MAIN, new URL(modulePath, `file://${REPO}/`).href], { cwd: REPO, encoding: 'utf8', timeout: 60_000 })
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', MAIN, new URL(modulePath, `file://${REPO}/`).href], { cwd: REPO, encoding: 'utf8', timeout: 60_000 })
   if (!run.stdout.includes('imported\n')) throw new Error(`import failed (${run.status}): ${run.stderr}`)
   return new Set(run.stdout.split('\n').filter(l => l.startsWith('package ')).map(l => l.slice('package '.length)))
 }

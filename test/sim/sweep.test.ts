@@ -66,7 +66,7 @@ t.test('bwnet sim sweep runs a tiny grid in child processes and writes CSV, JSON
   }))
   const out = join(dir, 'out')
   // Through the whole command line (bwnet sim sweep … --out DIR), as a user runs it.
-  const cli = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../node/cli.ts'), 'sim', 'sweep', scenario,
+  const cli = spawnSync(process.execPath, [join(import.meta.dirname, '../../node/cli.ts'), 'sim', 'sweep', scenario,
     '--param', 'adversaries.corruptingWorkers=0,0.5', '--seeds', '2', '--jobs', '2', '--out', out], { encoding: 'utf8', timeout: 180_000 })
   t.equal(cli.status, 0, cli.stdout + cli.stderr)
   t.match(cli.stdout, /sweep: 4\/4 /)

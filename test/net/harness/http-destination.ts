@@ -1,6 +1,6 @@
 // An `http` destination for the multi-host lab: `PUT /objects/<name>` with Content-Range writes the body
 // at its offset into <dir>/<name>; `GET` with Range reads back (validators); DELETE removes it.
-// Usage: node --import tsx http-destination.ts HOST PORT DIR. Logs one JSON line when listening.
+// Usage: node http-destination.ts HOST PORT DIR. Logs one JSON line when listening.
 import { createServer } from 'node:http'
 import { constants, createReadStream } from 'node:fs'
 import { open, rm, stat } from 'node:fs/promises'

@@ -114,7 +114,7 @@ export async function startNetwork (o: NetworkOptions): Promise<Network> {
     const destDir = join(dir, 'dest')
     await (await import('node:fs/promises')).mkdir(destDir)
     const destIp = lab.host('dest').ip
-    const dest = lab.spawn('dest', [process.execPath, '--import', 'tsx', join(REPO, 'test/net/harness/http-destination.ts'), destIp, String(DEST_PORT), destDir])
+    const dest = lab.spawn('dest', [process.execPath, join(REPO, 'test/net/harness/http-destination.ts'), destIp, String(DEST_PORT), destDir])
     await new Promise<void>((resolve, reject) => {
       createInterface({ input: dest.stdout! }).once('line', () => resolve())
       dest.once('exit', (code) => reject(new Error(`destination exited ${code}`)))

@@ -112,7 +112,7 @@ t.test('an unused hash holds nothing; an idle pool lets the process exit, a pend
     console.log((await h.digest())[0])
   `
   const started = Date.now()
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 })
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 })
   t.equal(r.status, 0, r.stderr)
   t.equal(r.stdout.trim(), direct(Buffer.alloc(BUFFER_BYTES * 3, 7), 'sha256'), 'the digest arrived before the process ended')
   t.ok(Date.now() - started < 30_000, 'and the process then exited on its own')

@@ -19,7 +19,7 @@ function alive (pid: number): boolean {
 
 t.test('SIGKILL of the process that started the local chain: chopsticks exits too', async t => {
   const code = "const { startLocalSubtensor } = await import('./node/adapters/subtensor/local.ts'); const s = await startLocalSubtensor(); console.log(JSON.stringify({ chopsticks: s.pid })); setInterval(() => {}, 60_000)"
-  const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
+  const parent = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   parent.stdout.setEncoding('utf8').on('data', (d: string) => { out += d })
