@@ -57,9 +57,13 @@ test: install test-deps
 # simulator), without the browser, devnet and network tests of `make test`.
 CHECK_TESTS = test/actors test/protocol test/api test/sim
 # The typecheck is incremental (its state in .toolchain/): after an edit it checks what the edit touched.
+# It runs beside the tests (one process against tap's two jobs); either failing fails the target.
 check: install
-	npx tsc -p tsconfig.json --noEmit --incremental --tsBuildInfoFile .toolchain/check.tsbuildinfo
-	npx tap --exclude 'test/api/dashboard.test.ts' $(CHECK_TESTS)
+	@npx tsc -p tsconfig.json --noEmit --incremental --tsBuildInfoFile .toolchain/check.tsbuildinfo & typecheck=$$!; \
+	npx tap --exclude 'test/api/dashboard.test.ts' $(CHECK_TESTS); tests=$$?; \
+	wait $$typecheck; types=$$?; \
+	[ $$types -eq 0 ] || echo "make check: the typecheck failed (above)" >&2; \
+	[ $$types -eq 0 ] && [ $$tests -eq 0 ]
 
 # What must hold on every supported Node line (.ci/run runs it on the other LTS): the CLI, a devnet, a
 # transfer across it, two nodes over hyperswarm, the LevelDB store.

@@ -150,8 +150,10 @@ export class HttpChunkMover implements ChunkMover {
     this.#put = guardedRequest(policy)
   }
 
-  /** The chunk's bytes as a stream: the HTTP response, or the swarm bulk read when HTTP is unreachable. */
-  /** `received`: told the bytes a bulk read has brought in so far (HTTP streams straight through). */
+  /**
+   * The chunk's bytes as a stream: the HTTP response, or the swarm bulk read when HTTP is unreachable.
+   * `received` hears the bytes a bulk read has brought in so far (HTTP streams straight through).
+   */
   async #open (offer: TaskOffer, signal: AbortSignal, received: (bytes: number) => void): Promise<{ source: Readable, via: 'http' | 'bulk', held: number }> {
     try {
       const res = await get(offer.source.url, signal)
