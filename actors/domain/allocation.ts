@@ -180,10 +180,10 @@ export function allocateRotated (totalChunks: number, candidates: readonly Alloc
       taken[best] = 1
       extra[k] = best
     }
-    for (const r of extra) counts[r]!++
+    for (const r of extra) counts[r] = counts[r]! + 1
   } else if (leftover > 0) {
     const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0))
-    for (let k = 0; leftover > 0; k = (k + 1) % n, leftover--) counts[order[k]!]!++
+    for (let k = 0; leftover > 0; k = (k + 1) % n, leftover--) counts[order[k]!] = counts[order[k]!]! + 1
   }
   const slices: ChunkSlice[] = []
   let next = 0

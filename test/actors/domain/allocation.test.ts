@@ -53,10 +53,12 @@ t.test('allocateRotated gives the slices of allocateChunks over rotatedOrder wit
   // A small seeded generator: scores with ties, zeros and float noise; candidates in and out of key order.
   let s = 12345
   const rnd = (): number => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return s / 2 ** 32 }
-  const pick = (): number => { const r = rnd(); return r < 0.3 ? 1 : r < 0.4 ? 0 : r < 0.5 ? 0.1 + 0.2 : Math.round(rnd() * 1000) / 1000 }
+  // Small integers make equal fractional parts under different scores (1 and 3 of 4 over 2 chunks: ½ and
+  // 1½), so the score tie-break is exercised, not only the positional one.
+  const pick = (): number => { const r = rnd(); return r < 0.25 ? 1 : r < 0.32 ? 2 : r < 0.39 ? 3 : r < 0.45 ? 0 : r < 0.5 ? 0.1 + 0.2 : Math.round(rnd() * 1000) / 1000 }
   let compared = 0
   for (let round = 0; round < 400; round++) {
-    const n = 1 + Math.floor(rnd() * 120)
+    const n = 1 + Math.floor(rnd() * (round % 2 === 0 ? 120 : 6))
     const cands = Array.from({ length: n }, (_, i) => ({ id: `orch-${String(i).padStart(3, '0')}`, score: pick() }))
     if (round % 3 === 0) cands.reverse()
     const T = Math.floor(rnd() * (round % 5 === 0 ? 300 : 9))

@@ -185,3 +185,68 @@ t.test('transition pending ends only on positive evidence inside the lookback', 
   t.notOk(hasPositiveEvidence({ throughputSamples: [], outcomes: [{ atMs: now - DAY_MS - 1, verified: 1 }] }, now, DAY_MS), 'one ms past the lookback')
   t.ok(hasPositiveEvidence({ throughputSamples: [], outcomes: [{ atMs: now - DAY_MS, verified: 1 }] }, now, DAY_MS), 'exactly at the lookback edge')
 })
+
+t.test('computePrism: every component of a mixed fleet, worked by hand', async t => {
+  // Two pools, each normalized as its own cohort. Readiness 0.75 (down 6 h of the 24 h window), one fraud
+  // row (× 0.9), three days old; graduating members route on the transition score × readiness × penalty.
+  const upDownUp = [{ atMs: now - 2 * DAY_MS, ready: true, connected: true }, { atMs: now - 8 * HOUR_MS, ready: true, connected: false }, { atMs: now - 2 * HOUR_MS, ready: true, connected: true }]
+  const fraud = [{ kind: 'fraud' as const, createdAtMs: now - HOUR_MS }]
+  const r = computePrism({
+    nowMs: now,
+    orchestrators: [
+      orch('q1', { transitions: upDownUp, penalties: fraud, ageStartMs: now - 3 * DAY_MS, lifetimeVerifiedTasks: 60 }),
+      orch('q2', { throughputSamples: [{ atMs: now, mbps: 300 }], transitionPending: true }),
+      orch('n1', { pool: 'qualifying', throughputSamples: [{ atMs: now, mbps: 50 }], lifetimeVerifiedTasks: 120, ageStartMs: now - 3 * DAY_MS }),
+      orch('n2', { pool: 'qualifying', throughputSamples: [{ atMs: now, mbps: 150 }], lifetimeVerifiedTasks: 120, ageStartMs: now - 3 * DAY_MS, transitions: upDownUp, penalties: fraud })
+    ]
+  })
+  const by = Object.fromEntries(r.map(x => [x.id, x]))
+  // Throughput: q1 100 against q2 300 in the qualified pool; n1 50 against n2 150 in the qualifying one.
+  t.same([by.q1.throughputScore, by.q2.throughputScore, by.n1.throughputScore, by.n2.throughputScore], [0.2, 1, 0.2, 1], 'each pool normalized on its own')
+  t.same([by.q1.reliabilityScore, by.n2.reliabilityScore], [0.2, 0.2], 'equal reliabilities take the floor')
+  close(t, by.q1.activeTimeRatio, 0.75)
+  t.equal(by.q1.readinessGate, 1)
+  close(t, by.q1.readinessMultiplier, 0.75)
+  t.same(by.q1.activePenalties, { fraud: 1, integrity_chunk_mismatch: 0, sybil: 0 })
+  close(t, by.q1.penaltyMultiplier, 0.9)
+  t.equal(by.q1.ageDays, 3)
+  t.equal(by.q1.verifiedTaskRatio, 0.5)
+  close(t, by.q1.confidence, 0.5, '0.5 tasks × rate 1 × age saturated')
+  t.equal(by.q1.nextPool, 'qualified', 'qualified is sticky')
+  t.equal(by.q1.graduated, false)
+  close(t, by.q1.performanceScore, 0.2)
+  close(t, by.q1.finalScore, 0.2 * 0.75 * 0.9)
+  close(t, by.q1.routingScore, by.q1.finalScore, 'no transition pending')
+  t.equal(by.q1.routingOverrideReason, null)
+  close(t, by.q2.finalScore, 0.52)
+  close(t, by.q2.routingScore, 0.52, 'a pending transition ends on positive evidence')
+  t.equal(by.q2.routingOverrideReason, null)
+  t.equal(by.n1.graduated, true)
+  close(t, by.n1.finalScore, 0.2)
+  close(t, by.n1.routingScore, 0.5, 'graduated: the transition score')
+  t.equal(by.n2.graduated, true)
+  close(t, by.n2.finalScore, 0.52 * 0.75 * 0.9)
+  close(t, by.n2.routingScore, 0.5 * 0.75 * 0.9, 'the transition score, times readiness and penalty')
+  t.equal(by.n2.routingOverrideReason, TRANSITION_PENDING_REASON)
+})
+
+t.test('edges of the pieces: exact window ends, half-lives, bad samples, penalty lifetimes, age saturation', async t => {
+  t.equal(decayWeight(DAY_MS, 1, DAY_MS), 0.5 ** 24, 'evidence exactly at the lookback still counts')
+  close(t, decayWeight(HOUR_MS, 2), Math.SQRT1_2, 'half-life 2 h: an hour weighs √½')
+  t.equal(decayedThroughput([{ atMs: now, mbps: 100 }, { atMs: now, mbps: Number.NaN }], now), 100, 'a sample that is not a number is skipped')
+  t.equal(rawReliability([{ atMs: now, verified: 3, failed: -5 }], now), 1, 'negative counts count as 0')
+  t.same(fleetNormalize([1, 11, 0, -5]), [0.2, 1, 0, 0], 'zero and negative values stay 0 however wide the span')
+  const p = (over: Record<string, unknown>) => ({ kind: 'fraud' as const, createdAtMs: now - HOUR_MS, ...over })
+  t.same(activePenaltyCounts([
+    p({ createdAtMs: now + 1 }), // not yet
+    p({ revokedAtMs: now }), // revoked exactly now
+    p({ createdAtMs: now - 2 * HOUR_MS, durationMs: HOUR_MS }), // its own, shorter duration has run out
+    p({ createdAtMs: now - 1000 * HOUR_MS, durationMs: null }), // no end
+    { kind: 'unknown' as never, createdAtMs: now - HOUR_MS } // not a penalty kind
+  ], now), { fraud: 1, integrity_chunk_mismatch: 0, sybil: 0 })
+  close(t, confidenceScore(120, 1, 2, { verifiedTaskTarget: 120, ageSaturationDays: 4 }), 0.9, 'half way to saturation: 0.8 + 0.2 × ½')
+  t.equal(confidenceScore(120, 1, 0, { verifiedTaskTarget: 120, ageSaturationDays: 0 }), 1, 'no saturation period: age counts in full')
+  t.equal(hasPositiveEvidence({ outcomes: [{ atMs: now, verified: 1 }], throughputSamples: [] }, now), true, 'evidence dated now counts')
+  t.equal(hasPositiveEvidence({ outcomes: [], throughputSamples: [{ atMs: now - HOUR_MS, mbps: 10, tasks: 2 }] }, now), true, 'a throughput sample alone is evidence')
+  t.equal(hasPositiveEvidence({ outcomes: [], throughputSamples: [{ atMs: now - HOUR_MS, mbps: 10 }] }, now), true, 'with its task count left out')
+})

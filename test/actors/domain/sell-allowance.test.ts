@@ -194,3 +194,42 @@ t.test('applySellPressure: no recipient keeps the weight; unknown UIDs are unred
   t.same(partial.weights, [0.3, 0.7], 'UID 9 (no proof) is unreduced and receives as holding 1')
   t.same(applySellPressure({ uids: [1], weights: [0] }, new Map()).weights, [0], 'all zero stays zero')
 })
+
+t.test('pro-rata split: leftovers by largest remainder, ties by id, whatever the input order', async t => {
+  // 10 over 1:2:4 → 1.43, 2.86, 5.71: floors 1, 2, 5 and two leftovers to the remainders 6/7 (a) and 5/7 (b).
+  t.same(splitProRata(10n, [{ id: 'c', weightRao: 1n }, { id: 'a', weightRao: 2n }, { id: 'b', weightRao: 4n }]), [{ id: 'c', amountRao: 1n }, { id: 'a', amountRao: 3n }, { id: 'b', amountRao: 6n }])
+  t.same(splitProRata(2n, [{ id: 'z', weightRao: 1n }, { id: 'y', weightRao: 1n }, { id: 'x', weightRao: 1n }]).map(x => x.amountRao), [0n, 1n, 1n], 'equal remainders: the lowest ids first')
+  t.same(splitProRata(5n, [{ id: 'a', weightRao: -3n }, { id: 'b', weightRao: 1n }]).map(x => x.amountRao), [0n, 5n], 'a negative weight counts as none')
+  t.same(splitProRata(0n, [{ id: 'a', weightRao: 1n }]), [{ id: 'a', amountRao: 0n }])
+  t.same(splitProRata(5n, []), [])
+  t.same(splitProRata(0n, []), [], 'nothing to split: an empty split, not an error')
+})
+
+t.test('redistribution: what is not a base weight, a recipient or a holding receives nothing', async t => {
+  const out = redistributeSellPressure([
+    { hotkey: 'seller', coldkey: 'c1', baseWeight: 0.4, multiplier: 0.5, holding: 0 },
+    { hotkey: 'nan', coldkey: 'c2', baseWeight: Number.NaN, multiplier: 1, holding: 1 },
+    { hotkey: 'negative', coldkey: 'c3', baseWeight: -1, multiplier: 1, holding: 1 },
+    { hotkey: 'no-holding', coldkey: 'c4', baseWeight: 0.2, multiplier: 1, holding: 0 },
+    { hotkey: 'reduced', coldkey: 'c5', baseWeight: 0.2, multiplier: 0.99, holding: 1 },
+    { hotkey: 'recipient', coldkey: 'c6', baseWeight: 0.2, multiplier: 1, holding: 3 }
+  ])
+  const by = Object.fromEntries(out.map(o => [o.hotkey, o]))
+  t.same([by.nan.baseWeight, by.negative.baseWeight], [0, 0], 'a base weight that is not a positive number is 0')
+  t.same([by.nan.redistributedWeight, by.negative.redistributedWeight, by['no-holding'].redistributedWeight], [0, 0, 0])
+  t.ok(Math.abs(by.seller.keptWeight - 0.2) < 1e-12, 'the seller keeps half')
+  // 'reduced' loses 0.002 itself; only 'recipient' (other coldkey, at 1.00, base and holding > 0) receives.
+  t.ok(Math.abs(by.recipient.redistributedWeight - (0.2 + 0.002)) < 1e-12, 'one recipient takes what both lost')
+  t.equal(by.reduced.redistributedWeight, 0, 'a reduced hotkey receives nothing')
+  t.ok(Math.abs(out.reduce((a, o) => a + o.receivedWeight, 0) - 1.0) < 1e-12, 'nothing burned: 0.4 + 0.2 + 0.2 + 0.2')
+  const unchanged = redistributeSellPressure([{ hotkey: 'a', coldkey: 'c1', baseWeight: 0.5, multiplier: 1, holding: 0 }, { hotkey: 'b', coldkey: 'c2', baseWeight: 0.5, multiplier: 1, holding: 1 }])
+  t.same(unchanged.map(o => o.receivedWeight), [0.5, 0.5], 'no seller: nothing moves')
+})
+
+t.test('new-hotkey ramp: only emissions up to the block count, in any order; a gap of exactly 7 days restarts', async t => {
+  const W = SELL_WINDOW_BLOCKS
+  t.equal(newHotkeyRamp([W / 2, 0], W / 2), 0.1 + 0.9 * 0.5, 'out of order: the streak started at 0')
+  t.equal(newHotkeyRamp([0, W / 2, W], W / 2), 0.1 + 0.9 * 0.5, 'an emission after the block does not count')
+  t.equal(newHotkeyRamp([0, W, W + 10], W + 10), 0.1 + 0.9 * 10 / W, 'a gap of exactly 7 days starts a new streak')
+  t.equal(newHotkeyRamp([0, W - 1], W - 1), 0.1 + 0.9 * (W - 1) / W, 'a gap just short of 7 days does not')
+})
