@@ -562,6 +562,48 @@ t.test('a verified chunk that complete() finds changed is delivered again, and c
   t.match(puts(redo, 'task_attempts'), [{ chunk_index: 0, state: 'failed', failure_reason: 'part changed before completion' }])
 })
 
+t.test('results: a hash other than the staged chunk\'s fails the attempt and strikes the worker; late, unknown and foreign results are answered', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 2, ONLY_SELF)
+  const [o0, o1] = offersOf(wave)
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o0!.attemptId, worker: W1 }, { attemptId: o1!.attemptId, worker: W2 }] }, clock.now())
+  const base = { taskId: o0!.taskId, attemptId: o0!.attemptId, transferId: id, worker: W1, success: true, bytes: CHUNK, durationMs: 5, etag: null, error: null, via: 'http' as const }
+  const lie = core.result(SELF, { ...base, sha256: sha(7) }, clock.now())
+  t.match(puts(lie, 'task_attempts'), [{ id: o0!.attemptId, state: 'failed', failure_reason: 'reported hash does not match the staged chunk' }])
+  t.match(puts(lie, 'workers'), [{ hotkey: W1, strikes: [{ reason: 'failed_check', attempt_id: o0!.attemptId }] }])
+  t.match(effects(lie, 'send'), [{ to: SELF, type: 'task_result_ack', body: { attemptId: o0!.attemptId, received: true, status: 'failed', reason: 'hash_mismatch' } }])
+  t.same(jobs(lie, 'check'), [], 'nothing is checked at the destination')
+  t.equal(effects(lie, 'candidates').length, 1, 'the chunk is delivered again')
+  const ack = (s: Step): unknown => effects(s, 'send').map(e => e.body)
+  t.match(ack(core.result(SELF, { ...base, sha256: o0!.sha256 }, clock.now())), [{ status: 'late_superseded', reason: 'failed', received: true }], 'a result for an attempt that already failed is late')
+  t.match(ack(core.result(OTHER, { ...base, taskId: o1!.taskId, attemptId: o1!.attemptId, worker: W2, sha256: o1!.sha256 }, clock.now())), [{ status: 'rejected', reason: 'unknown_attempt', received: false }], 'from an orchestrator the attempt was not given to')
+  t.match(ack(core.result(SELF, { ...base, taskId: 'other-task', attemptId: o1!.attemptId, sha256: o1!.sha256 }, clock.now())), [{ status: 'rejected', reason: 'unknown_attempt' }], 'naming another task')
+  t.match(ack(core.result(SELF, { ...base, attemptId: 'nope' }, clock.now())), [{ status: 'rejected', reason: 'unknown_attempt' }])
+  t.match(ack(core.result(SELF, { ...base, transferId: 'never-heard-of', sha256: o0!.sha256 }, clock.now())), [{ status: 'rejected', reason: 'unknown_attempt' }], 'an unknown transfer')
+  const ok = { ...base, taskId: o1!.taskId, attemptId: o1!.attemptId, worker: W2, sha256: o1!.sha256 }
+  t.equal(jobs(core.result(SELF, ok, clock.now()), 'check').length, 1)
+  core.checked(id, o1!.attemptId, true, null, clock.now())
+  t.match(ack(core.result(SELF, ok, clock.now())), [{ status: 'completed', reason: null }], 'a repeat of a delivered result is answered completed')
+  core.cancel(id, reply(), clock.now())
+  core.aborted(id, clock.now())
+  t.match(ack(core.result(SELF, ok, clock.now())), [{ status: 'late_superseded', reason: 'transfer_cancelled' }], 'after the transfer closed')
+})
+
+t.test('complete-retry: the timer after a destination that was unavailable tries completion again, once it is due', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 1, ONLY_SELF)
+  const [o] = offersOf(wave)
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: W1 }] }, clock.now())
+  result(core, o!, W1, clock.now())
+  core.checked(id, o!.attemptId, true, null, clock.now())
+  t.equal(jobs(core.finalize(id, clock.now()), 'complete').length, 1)
+  const retry = core.completedUpload({ transferId: id, ok: false, retry: true, redeliver: [], error: 'BWN_ERR_DESTINATION_UNAVAILABLE' }, clock.now())
+  t.match(effects(retry, 'timer'), [{ msg: { type: 'complete-retry', transferId: id } }])
+  t.same(jobs(retry), [], 'no completion until the timer fires')
+  t.match(jobs(core.completeRetry(id), 'complete'), [{ transferId: id, parts: [{ index: 0 }] }], 'the timer starts completion again')
+  t.same(core.completeRetry('t-unknown'), { ops: [], effects: [] }, 'for a transfer gone, nothing')
+})
+
 t.test('finalize again while completion is stuck is never a no-op: it starts completion', async t => {
   const clock = new ManualClock()
   const core = new TransferState({ self: SELF, newId })
