@@ -50,6 +50,13 @@ export const MAX_ATTEMPTS_PER_TASK = 8 // failed attempts of one chunk before th
 export const MAX_STALLS_PER_TASK = 24 // stall reassignments of one chunk before the transfer fails
 export const MAX_OFFERS_PER_BATCH = 64
 export const COMPLETE_RETRY_MS = 2_000
+/**
+ * A transfer whose offers were answered `no_worker` (no worker attached, or all in their cool-down) asks
+ * again after this long, doubling with each answer in a row up to NO_WORKER_MAX_WAIT_MS: a wait of
+ * minutes writes tens of attempt rows per chunk, not thousands.
+ */
+export const NO_WORKER_WAIT_MS = 500
+export const NO_WORKER_MAX_WAIT_MS = 30_000
 export const VERIFY_TIMEOUT_MS = 15_000 // a validator's verdict later than this: the coordinator checks for itself
 /** Ids of transfers that left memory, remembered to answer their late reports. */
 export const CLOSED_MEMORY = 4096
@@ -185,6 +192,9 @@ export interface Active {
   wave: number
   interventions: number
   dispatchScheduled: boolean
+  /** `no_worker` answers in a row, and the time before which the overseer does not plan again for them. */
+  noWorkerRounds: number
+  planAfter: number
   planning: boolean
   beginning: boolean
   completing: boolean
@@ -564,10 +574,13 @@ export class TransferState {
     const step: Step = { ops: [], effects: [] }
     const a = this.#active.get(body.transferId)
     if (a === undefined) return step
+    let none = false
+    let some = false
     for (const { attemptId, worker } of body.assignments) {
       const at = a.attempts.get(attemptId)
       if (at === undefined || at.orchestrator_id !== from || at.state !== 'offered') continue
-      if (worker === null) { this.#failAttempt(a, at, 'no_worker', 'no worker available', now, step); continue }
+      if (worker === null) { none = true; this.#failAttempt(a, at, 'no_worker', 'no worker available', now, step); continue }
+      some = true
       at.worker_id = worker; at.state = 'accepted'; at.accepted_at = isoFromMs(now)
       const reading = a.open.get(at.id)
       if (reading) { reading.acceptedAt = now; reading.acceptedWatched = this.watched(now) }
@@ -575,6 +588,10 @@ export class TransferState {
       task.assigned_worker_id = worker; task.accepted_at = at.accepted_at
       step.ops.push({ type: 'put', table: 'task_attempts', key: keys.row(a.row.id, at.id), value: at })
       step.ops.push({ type: 'put', table: 'tasks', key: keys.row(a.row.id, task.id), value: task })
+    }
+    if (some) { a.noWorkerRounds = 0; a.planAfter = 0 } else if (none) {
+      a.noWorkerRounds++
+      a.planAfter = now + Math.min(NO_WORKER_MAX_WAIT_MS, NO_WORKER_WAIT_MS * 2 ** Math.min(a.noWorkerRounds - 1, 16))
     }
     this.#afterFailures(a, step, now)
     return step
@@ -804,7 +821,7 @@ export class TransferState {
         step.effects.push({ kind: 'io', job: this.#checkJob(a, at, a.checking.get(attemptId)?.etag ?? null) })
       }
       if (step.ops.length > before) step.ops.push(this.#touch(a, now))
-      if (a.pending.size > 0 && !a.dispatchScheduled) this.#requestPlan(a, step)
+      if (a.pending.size > 0 && !a.dispatchScheduled && now >= a.planAfter) this.#requestPlan(a, step)
     }
     for (const [worker, { at, moved }] of stalledWorkers) if (!moved) this.#strike(worker, 'no_progress', at, now, step)
     return step
@@ -936,8 +953,9 @@ export class TransferState {
 
   /**
    * After attempts failed in this step: plan their recovery now, unless every chunk waiting is waiting
-   * for a worker (`no_worker`): those wait for the overseer's next tick, as offers wait while no
-   * orchestrator has workers, instead of asking again in a loop.
+   * for a worker (`no_worker`): those wait for the overseer, which asks again after NO_WORKER_WAIT_MS,
+   * doubling while the answer stays the same (planAfter), as offers wait while no orchestrator has
+   * workers, instead of asking again in a loop.
    */
   #afterFailures (a: Active, step: Step, now: number): void {
     void now
@@ -1054,7 +1072,7 @@ export class TransferState {
 function newActive (row: TransferRow): Active {
   return {
     row, chunks: new Map(), tasks: new Map(), attempts: new Map(), failedWorkers: new Map(), checking: new Map(), verifying: new Map(), verifiedBy: new Set(),
-    pending: new Set(), recovery: new Map(), open: new Map(), failures: new Map(), stalls: new Map(),
+    pending: new Set(), recovery: new Map(), open: new Map(), failures: new Map(), stalls: new Map(), noWorkerRounds: 0, planAfter: 0,
     wave: 0, interventions: 0, dispatchScheduled: false, planning: false, beginning: false, completing: false, cancelling: false, cancelReplies: []
   }
 }

@@ -5,7 +5,7 @@ import t from 'tap'
 import type { Reply } from '../../../actors/runtime.ts'
 import type { StoreOp } from '../../../actors/ports.ts'
 import {
-  TransferState, WAVE_TIMEOUT_MS, RESULT_GAP_MS, DISPATCH_DEBOUNCE_MS, CLOSED_MEMORY, OVERSEER_TICK_MS, MAX_WATCHED_STEP_MS,
+  TransferState, WAVE_TIMEOUT_MS, RESULT_GAP_MS, DISPATCH_DEBOUNCE_MS, CLOSED_MEMORY, OVERSEER_TICK_MS, MAX_WATCHED_STEP_MS, NO_WORKER_WAIT_MS, NO_WORKER_MAX_WAIT_MS,
   type Step, type Effect, type IoJob, type OfferDraft, type Hydration
 } from '../../../actors/transfer/state.ts'
 import type { TransferRow, AttemptRow, ChunkRow, InterventionRow } from '../../../actors/transfer/model.ts'
@@ -315,20 +315,24 @@ t.test('stall limit: a chunk reassigned maxStallsPerTask times fails the transfe
   t.same(core.tick(clock.now()).ops, [], 'the overseer no longer sees it')
 })
 
-t.test('no worker available: the chunk waits for the next tick, spends no attempt, and is delivered once a worker is there', async t => {
+t.test('no worker available: the chunk waits, longer each time, spends no attempt, and is delivered once a worker is there', async t => {
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 1, ONLY_SELF, { maxAttemptsPerTask: 2, maxStallsPerTask: 2 })
   let offer = offersOf(wave)[0]!
   // Far more answers of `no_worker` than either limit: the transfer waits, it does not fail.
+  const waits: number[] = []
   for (let round = 0; round < 10; round++) {
     const none = core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: offer.attemptId, worker: null }] }, clock.now())
     t.same(effects(none, 'candidates'), [], 'no plan is asked for at once: no loop between coordinator and router')
     t.same(puts(none, 'transfers'), [], 'the transfer does not fail')
-    const tick = watchFor(core, clock, OVERSEER_TICK_MS)
-    t.equal(effects(tick, 'candidates').length, 1, 'the next tick asks for a plan again')
+    const expected = Math.min(NO_WORKER_MAX_WAIT_MS, NO_WORKER_WAIT_MS * 2 ** round)
+    t.same(effects(watchFor(core, clock, expected - OVERSEER_TICK_MS), 'candidates'), [], `round ${round}: nothing asked before ${expected} ms`)
+    t.equal(effects(watchFor(core, clock, OVERSEER_TICK_MS), 'candidates').length, 1, `round ${round}: asked again at ${expected} ms`)
+    waits.push(expected)
     offer = offersOf(core.planned(id, ONLY_SELF, clock.now()))[0]!
     t.ok(offer !== undefined, 'the chunk is offered again')
   }
+  t.same(waits, [500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000, 30_000], 'doubling from 0.5 s, at most 30 s')
   t.equal(core.closedStatus(id), undefined, 'still open after 10 rounds with limits of 2')
   core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: offer.attemptId, worker: W1 }] }, clock.now())
   result(core, offer, W1, clock.now())
@@ -578,7 +582,7 @@ t.test('results: a hash other than the staged chunk\'s fails the attempt and str
   t.match(ack(core.result(SELF, { ...base, sha256: o0!.sha256 }, clock.now())), [{ status: 'late_superseded', reason: 'failed', received: true }], 'a result for an attempt that already failed is late')
   t.match(ack(core.result(OTHER, { ...base, taskId: o1!.taskId, attemptId: o1!.attemptId, worker: W2, sha256: o1!.sha256 }, clock.now())), [{ status: 'rejected', reason: 'unknown_attempt', received: false }], 'from an orchestrator the attempt was not given to')
   t.match(ack(core.result(SELF, { ...base, taskId: 'other-task', attemptId: o1!.attemptId, sha256: o1!.sha256 }, clock.now())), [{ status: 'rejected', reason: 'unknown_attempt' }], 'naming another task')
-  t.match(ack(core.result(SELF, { ...base, attemptId: 'nope' }, clock.now())), [{ status: 'rejected', reason: 'unknown_attempt' }])
+  t.match(ack(core.result(SELF, { ...base, attemptId: 'nope', sha256: o0!.sha256 }, clock.now())), [{ status: 'rejected', reason: 'unknown_attempt' }])
   t.match(ack(core.result(SELF, { ...base, transferId: 'never-heard-of', sha256: o0!.sha256 }, clock.now())), [{ status: 'rejected', reason: 'unknown_attempt' }], 'an unknown transfer')
   const ok = { ...base, taskId: o1!.taskId, attemptId: o1!.attemptId, worker: W2, sha256: o1!.sha256 }
   t.equal(jobs(core.result(SELF, ok, clock.now()), 'check').length, 1)
