@@ -235,7 +235,7 @@ export class BwnetNode {
 
     this.#role = await startRole({
       role: config.role, key, config, clock: this.clock, logger: log, system: this.system, store: this.store,
-      blobs: this.blobs, storage: this.storage, health, messenger: this.messenger, transport: this.transport, membership: this.membership, auth: this.auth, dataDir: config.data,
+      blobs: this.blobs, storage: this.storage, health, stopping: env.stopping, messenger: this.messenger, transport: this.transport, membership: this.membership, auth: this.auth, dataDir: config.data,
       onPeerDown: (fn) => { peerDown.push(fn) }, metrics: this.metrics
     })
     this.metrics.setSources({

@@ -48,7 +48,7 @@ function inflightBudget (ctx: RoleContext): InflightBudget {
 
 async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, store, blobs, clock, key } = ctx
-  const env = { clock, logger: ctx.logger, health: ctx.health }
+  const env = { clock, logger: ctx.logger, health: ctx.health, stopping: ctx.stopping }
   const { auth } = ctx
   const destinations = new DestinationRegistry(store, key, clock, { allowPrivate: ctx.config.allowPrivateDestinations })
   let baseUrl = ''
@@ -188,7 +188,7 @@ function crashPoint (ctx: RoleContext): ((point: FaultPoint) => void) | undefine
 
 async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, clock, key } = ctx
-  const env = { clock, logger: ctx.logger, health: ctx.health }
+  const env = { clock, logger: ctx.logger, health: ctx.health, stopping: ctx.stopping }
   // A worker holds no UID: its standing is the attachment its orchestrator signs (node/peer-auth.ts).
   const { auth } = ctx
   // On Subtensor it reads the subnet (without following blocks) to know its peers' registrations.
@@ -207,7 +207,7 @@ export type { RoleContext, RoleHandle }
 
 async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, clock, key, store } = ctx
-  const env = { clock, logger: ctx.logger, health: ctx.health }
+  const env = { clock, logger: ctx.logger, health: ctx.health, stopping: ctx.stopping }
   const { auth } = ctx
   const subtensor = ctx.config.chain === 'subtensor'
   if (!subtensor && ctx.config.chainHost === null) throw new Error('a validator needs --chain-host: the hotkey of the node hosting the chain')

@@ -29,6 +29,8 @@ export interface RoleContext {
   storage?: StorageGuard
   /** Hears actor crashes and recoveries (the node's readiness). */
   health?: ActorHealth
+  /** True once the node has begun to stop: an actor failing then is stopped, not restarted (actors/runtime.ts). */
+  stopping?: () => boolean
   messenger: Messenger
   transport: SwarmTransport
   membership: Membership
