@@ -71,8 +71,14 @@ function watchFor (core: TransferState, clock: ManualClock, ms: number): Step {
   return out
 }
 
-function result (core: TransferState, o: OfferDraft & { to: string }, worker: string, now: number, ok = true): Step {
-  return core.result(o.to, { taskId: o.taskId, attemptId: o.attemptId, transferId: o.transferId, worker, success: ok, bytes: o.length, durationMs: 5, sha256: ok ? o.sha256 : null, etag: null, error: ok ? null : 'boom', via: 'http' }, now)
+/** The worker's report on `o`, relayed by the orchestrator it went to; `validators`: the ones connected. */
+function result (core: TransferState, o: OfferDraft & { to: string }, worker: string, now: number, ok = true, opts: { etag?: string, validators?: string[] } = {}): Step {
+  return core.result(o.to, { taskId: o.taskId, attemptId: o.attemptId, transferId: o.transferId, worker, success: ok, bytes: o.length, durationMs: 5, sha256: ok ? o.sha256 : null, etag: opts.etag ?? null, error: ok ? null : 'boom', via: 'http' }, now, opts.validators)
+}
+
+/** Every offer of a wave accepted by `worker`. */
+function acceptAll (core: TransferState, id: string, offers: ReadonlyArray<OfferDraft & { to: string }>, worker: string, now: number): Step {
+  return core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker })) }, now)
 }
 
 t.test('wave timeout: an offer nobody routed is reassigned 15 s after dispatch, not before, away from its orchestrator', async t => {
@@ -524,10 +530,10 @@ t.test('validator verdicts: only from the validator asked, while the delivery is
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 3, ONLY_SELF)
   const offers = offersOf(wave)
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  acceptAll(core, id, offers, W1, clock.now())
   const asked: string[] = []
   for (const o of offers) {
-    const r = core.result(SELF, { taskId: o.taskId, attemptId: o.attemptId, transferId: id, worker: W1, success: true, bytes: CHUNK, durationMs: 5, sha256: o.sha256, etag: '"e"', error: null, via: 'http' }, clock.now(), ['v-1', 'v-2'])
+    const r = result(core, o, W1, clock.now(), true, { etag: '"e"', validators: ['v-1', 'v-2'] })
     const [job] = jobs(r, 'verify')
     t.match(job, { type: 'verify', check: { attemptId: o.attemptId, etag: '"e"' }, request: { transferId: id, attemptId: o.attemptId, chunkIndex: o.chunkIndex, worker: W1, length: CHUNK, sha256: o.sha256 } })
     asked.push((job as { validator: string }).validator)
@@ -555,9 +561,9 @@ t.test('a verified chunk that complete() finds changed is delivered again, and c
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 2, ONLY_SELF)
   const offers = offersOf(wave)
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  acceptAll(core, id, offers, W1, clock.now())
   for (const o of offers) {
-    core.result(SELF, { taskId: o.taskId, attemptId: o.attemptId, transferId: id, worker: W1, success: true, bytes: CHUNK, durationMs: 5, sha256: o.sha256, etag: null, error: null, via: 'http' }, clock.now(), ['v-1'])
+    result(core, o, W1, clock.now(), true, { validators: ['v-1'] })
     core.verdict('v-1', { transferId: id, attemptId: o.attemptId, chunkIndex: o.chunkIndex, verdict: 'verified', sha256: o.sha256, detail: null }, clock.now())
   }
   core.finalize(id, clock.now())
