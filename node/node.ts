@@ -3,7 +3,7 @@
 import { join } from 'node:path'
 import { mkdir } from 'node:fs/promises'
 import { Level } from 'level'
-import DHT from 'hyperdht'
+import DHT, { type DHTOptions } from 'hyperdht'
 import type { FastifyInstance } from 'fastify'
 import { cryptoReady, toHex, type KeyPair, type Role, type AnnounceFacts, type Announce, type Heartbeat } from '../protocol/index.ts'
 import { LevelStore } from '../actors/store.ts'
@@ -26,6 +26,7 @@ import { MetricsServer } from './metrics-server.ts'
 import { StorageGuard, guardStore, STORAGE_PROBE_KEY } from './storage.ts'
 import type { Pino } from './logger.ts'
 import { DataDirInUse } from './errors.ts'
+import { isLoopback } from './peer-gate.ts'
 
 /** Between attempts to reach the chain host while a node waits to be ready. */
 export const CHAIN_HOST_RETRY_MS = 500
@@ -319,9 +320,17 @@ export class BwnetNode {
  * without one it is ephemeral on a random port and reaches others through the bootstrap nodes.
  */
 export function buildDht (config: Pick<NodeConfig, 'bootstrap' | 'dhtHost' | 'dhtPort'>): DHT {
-  return new DHT({
-    bootstrap: config.bootstrap,
-    ...(config.dhtHost !== null ? { host: config.dhtHost } : {}),
-    ...(config.dhtPort !== null ? { port: config.dhtPort, anyPort: false, ephemeral: false, firewalled: false } : { ephemeral: true })
-  })
+  return new DHT(dhtOptions(config))
+}
+
+/**
+ * The options buildDht gives the DHT. A node bound to loopback is declared not firewalled: every peer it
+ * can meet is on the same host and reaches it directly. Left to find that out by sampling, a loaded
+ * host's node took up to 28 s before peers could connect to it (docs/benchmarks.md, the devnet on two
+ * threads), longer than a peer waits for its announce.
+ */
+export function dhtOptions (config: Pick<NodeConfig, 'bootstrap' | 'dhtHost' | 'dhtPort'>): DHTOptions {
+  const host = config.dhtHost !== null ? { host: config.dhtHost } : {}
+  if (config.dhtPort !== null) return { bootstrap: config.bootstrap, ...host, port: config.dhtPort, anyPort: false, ephemeral: false, firewalled: false }
+  return { bootstrap: config.bootstrap, ...host, ephemeral: true, ...(config.dhtHost !== null && isLoopback(config.dhtHost) ? { firewalled: false } : {}) }
 }

@@ -51,6 +51,8 @@ export function runCli (args: string[], env: Record<string, string> = {}, opts: 
   })
   child.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d })
   const exited = once(child, 'exit') as Promise<[number | null, string | null]>
+  // What a timed-out wait shows of the process, so that a failure on a loaded machine can be read.
+  const lastLines = (): string => lines.slice(-30).map(l => JSON.stringify(l).slice(0, 400)).join('\n')
   return {
     child,
     lines,
@@ -60,7 +62,7 @@ export function runCli (args: string[], env: Record<string, string> = {}, opts: 
       if (found) return Promise.resolve(found)
       return new Promise((resolve, reject) => {
         const w = { pred, resolve: (l: Record<string, any>) => { clearTimeout(timer); resolve(l) } }
-        const timer = setTimeout(() => { waiters.splice(waiters.indexOf(w), 1); reject(new Error(`timed out waiting for ${what}; stderr: ${err.slice(-2000)}`)) }, timeoutMs)
+        const timer = setTimeout(() => { waiters.splice(waiters.indexOf(w), 1); reject(new Error(`timed out waiting for ${what}; stderr: ${err.slice(-2000)}; last log lines:\n${lastLines()}`)) }, timeoutMs)
         waiters.push(w)
         void exited.then(([code]) => { if (waiters.includes(w)) { clearTimeout(timer); waiters.splice(waiters.indexOf(w), 1); reject(new Error(`process exited (${code}) before ${what}; stderr: ${err.slice(-2000)}`)) } })
       })
