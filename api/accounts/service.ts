@@ -11,11 +11,11 @@
 // Credits (docs/telemetry.md, "Charges and the ledger"): this service is the ledger's only writer (the
 // store is held by one process), so each organization's balance row, once read, lives in memory and
 // every change is applied to it synchronously: checked and applied in one step, a burst of reads can
-// never overdraw. Changes are written by group commit: one store batch per commit window
-// (LEDGER_COMMIT_WINDOW_MS), one batch in flight at a time, so the store always holds a prefix of the
-// changes in order. A grant is answered only once its batch is written; a paid read's charge is applied
-// at once and written with its window (`charge`), so a crash can forget at most the charges not yet
-// written — at most 2 × LEDGER_BATCH_MAX_READS reads, never a double charge.
+// never overdraw. Changes are written by group commit: one batch in flight at a time, and every change
+// made while it is written goes into the next one (cut as soon as the write ends, or at the end of the
+// event-loop turn when none is in flight), so the store always holds a prefix of the changes in order.
+// A grant and a paid read are both answered only once their batch is written: a crash forgets only
+// changes no one was told of, and never records a read twice.
 import { randomUUID } from 'node:crypto'
 import type { Store, StoreOp } from '../../actors/ports.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
@@ -47,12 +47,9 @@ const BALANCE_CACHE_MAX = 10_000 // organizations whose balance row is kept in m
  * (409 BWN_ERR_BALANCE_LIMIT) and debits only lower a balance, so every ledger sum stays exact.
  */
 export const MAX_BALANCE = Number.MAX_SAFE_INTEGER
-/** Charges of paid reads are written at most this long after the first of them was answered (one batch). */
-export const LEDGER_COMMIT_WINDOW_MS = 10
 /**
- * A commit batch is cut as soon as it holds this many read charges; while one batch is being written and
- * the next is this full, further charges wait. So at most 2 × this many answered reads are unwritten at
- * any moment: what a crash can let go unpaid.
+ * A commit batch holds at most this many read charges; while one batch is being written and the next is
+ * this full, further charges wait for the write, so one store batch stays small however many reads wait.
  */
 export const LEDGER_BATCH_MAX_READS = 512
 
@@ -114,9 +111,8 @@ export class AccountsService {
   /** The batch collecting changes, and the one being written (at most one). */
   #collecting: Commit | null = null
   #writing: Commit | null = null
-  #window: NodeJS.Timeout | null = null
-  /** The collecting batch is to be cut as soon as no batch is being written. */
-  #due = false
+  /** A cut is scheduled for the end of this event-loop turn. */
+  #cutScheduled = false
   /** Charges waiting for room (the collecting batch is full while another is written). */
   #room: Array<() => void> = []
   #keyGeneration = 0
@@ -348,7 +344,7 @@ export class AccountsService {
 
   // --- credits ---
 
-  /** The balance, including charges still in their commit window. */
+  /** The balance, including charges still being written. */
   async balance (organizationId: string): Promise<Balance> {
     await this.getOrganization(organizationId)
     while (!this.#balances.has(organizationId)) await this.#load(organizationId)
@@ -389,16 +385,19 @@ export class AccountsService {
   }
 
   /**
-   * Charges one paid read: checked against the balance and applied in one synchronous step (throws
-   * InsufficientCredits, 402, and changes nothing when the balance is short), written with its commit
-   * window. Returns the balance left — synchronously when the organization's row is in memory and the
-   * batch has room, else a promise. A zero price charges nothing.
+   * Charges one paid read: checked against the balance and applied in one synchronous step, so
+   * concurrent reads never overdraw, and written by group commit. Resolves to the balance left once the
+   * charge is written: the read may be answered then, never before. When the organization's row is in
+   * memory and the batch has room, a short balance throws InsufficientCredits (402) at once and changes
+   * nothing; otherwise the promise rejects with it. A zero price charges nothing and returns the balance.
    */
   charge (organizationId: string, item: DebitItem): number | Promise<number> {
     const row = this.#balances.get(organizationId)
     if (row === undefined || this.#full()) return this.#chargeLater(organizationId, item)
-    if (item.amount !== 0) this.#applyRead(organizationId, row, item)
-    return row.balance
+    if (item.amount === 0) return row.balance
+    const commit = this.#applyRead(organizationId, row, item)
+    const left = row.balance
+    return commit.promise.then(() => left)
   }
 
   async #chargeLater (organizationId: string, item: DebitItem): Promise<number> {
@@ -407,8 +406,11 @@ export class AccountsService {
       else if (!this.#balances.has(organizationId)) await this.#load(organizationId)
       else {
         const row = this.#balances.get(organizationId)!
-        if (item.amount !== 0) this.#applyRead(organizationId, row, item)
-        return row.balance
+        if (item.amount === 0) return row.balance
+        const commit = this.#applyRead(organizationId, row, item)
+        const left = row.balance
+        await commit.promise
+        return left
       }
     }
   }
@@ -469,11 +471,11 @@ export class AccountsService {
     return outcomes
   }
 
-  /** Writes every change made so far (the collecting batch is cut at once) and waits for it. */
+  /** Writes every change made so far and waits for it. */
   async flush (): Promise<void> {
     const last = this.#collecting ?? this.#writing
     if (last === null) return
-    if (last === this.#collecting) { this.#due = true; this.#cut() }
+    this.#cut()
     await last.promise.catch(() => {}) // a failure is reported to the callers that wait for their change
   }
 
@@ -494,7 +496,7 @@ export class AccountsService {
       pending.push({ entry: { seq: row.seq, organizationId, amount: -item.amount, kind: 'read', memo: item.memo, keyId: item.keyId, balanceAfter: row.balance, at: this.#iso() }, reads: 1 })
     }
     commit.reads++
-    if (commit.reads >= LEDGER_BATCH_MAX_READS) this.#cut()
+    if (commit.reads >= LEDGER_BATCH_MAX_READS) this.#cut() // full: written now if none is in flight
     return commit
   }
 
@@ -503,12 +505,17 @@ export class AccountsService {
     return this.#writing !== null && this.#collecting !== null && this.#collecting.reads >= LEDGER_BATCH_MAX_READS
   }
 
-  /** The collecting batch, opened (with its window) if there is none. */
+  /**
+   * The collecting batch, opened if there is none. A new batch is cut at the end of this event-loop
+   * turn (setImmediate runs once the turn's I/O callbacks are done, so the requests parsed in one turn
+   * share a batch) unless a write is in flight: then when that write ends.
+   */
   #collect (): Commit {
     if (this.#collecting === null) {
       this.#collecting = newCommit()
-      if (this.#window === null) {
-        this.#window = setTimeout(() => { this.#window = null; this.#due = true; this.#cut() }, LEDGER_COMMIT_WINDOW_MS)
+      if (!this.#cutScheduled) {
+        this.#cutScheduled = true
+        setImmediate(() => { this.#cutScheduled = false; this.#cut() })
       }
     }
     return this.#collecting
@@ -520,19 +527,16 @@ export class AccountsService {
     return pending
   }
 
-  /** Asks for `commit` to be written without waiting for its window, and waits for it. */
+  /** Asks for `commit` to be written without waiting for the end of the turn, and waits for it. */
   async #commitNow (commit: Commit): Promise<void> {
-    if (commit === this.#collecting) { this.#due = true; this.#cut() }
+    if (commit === this.#collecting) this.#cut()
     await commit.promise
   }
 
-  /** Starts writing the collecting batch when it is due (window over, full, or asked for) and none is being written. */
+  /** Starts writing the collecting batch unless one is being written (its end cuts the next). */
   #cut (): void {
     const commit = this.#collecting
     if (commit === null || this.#writing !== null) return
-    if (!this.#due && commit.reads < LEDGER_BATCH_MAX_READS) return
-    this.#due = false
-    if (this.#window !== null) { clearTimeout(this.#window); this.#window = null }
     this.#collecting = null
     this.#writing = commit
     const ops: StoreOp[] = []
@@ -558,13 +562,11 @@ export class AccountsService {
   /**
    * A batch could not be written. Its changes, and those collected since (they build on them), are
    * dropped: the rows they touched are read from the store again, and whoever waits for either batch
-   * gets the error. Reads already answered from them go uncharged (at most 2 × LEDGER_BATCH_MAX_READS).
+   * gets the error: none of those reads or grants was answered as done.
    */
   #failed (commit: Commit, err: unknown): void {
     const collected = this.#collecting
     this.#collecting = null
-    this.#due = false
-    if (this.#window !== null) { clearTimeout(this.#window); this.#window = null }
     for (const c of collected === null ? [commit] : [commit, collected]) {
       for (const organizationId of c.orgs.keys()) this.#balances.delete(organizationId)
       c.reject(err)

@@ -10,8 +10,9 @@
 // every app-level one, so it sees the final status).
 //
 // A charge is checked against the balance and applied in memory in one step, so concurrent reads can
-// never overdraw; it is written to the ledger by group commit (AccountsService.charge: one store batch
-// per commit window, at most 2 × LEDGER_BATCH_MAX_READS answered reads unwritten at any moment).
+// never overdraw; it is written to the ledger by group commit (AccountsService.charge: the reads of one
+// event-loop turn, or of one write's duration, share a store batch), and the read is answered once its
+// charge is written, never before.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify'
 import type { AccountsService, PriceName } from '../accounts/service.ts'
@@ -87,7 +88,7 @@ export function paidReadHandler (accounts: AccountsService, priceName: PriceName
 export default fp(async function creditsPlugin (app: FastifyInstance, opts: { accounts: AccountsService }) {
   const { accounts } = opts
   app.decorateRequest('resolvedRead', null)
-  // Charges still in their commit window are written before the store can close.
+  // Charges still being collected are written before the store can close.
   app.addHook('onClose', async () => { await accounts.flush() })
   app.addHook('onRoute', (route: RouteOptions) => {
     const read = route.config?.read

@@ -1,7 +1,8 @@
 // Group commit of the credit ledger: charges of paid reads are applied in memory at once (checked
-// and debited in one step, never below zero) and written one store batch per commit window. A crash
-// can forget at most 2 × LEDGER_BATCH_MAX_READS answered reads (never more, never a read twice); a
-// failed write forgets the changes not written and the balance is read from the store again.
+// and debited in one step, never below zero) and written by group commit, one batch in flight and the
+// charges made meanwhile in the next. A read is answered only once its charge is written, so a crash
+// forgets no answered read; a failed write refuses the reads and grants it held, and the balance is
+// read from the store again.
 import t from 'tap'
 import { MemoryLevel } from 'memory-level'
 import { collect, LevelStore } from '../../../actors/store.ts'
@@ -87,9 +88,10 @@ t.test('charges interleaved with grants: every credit is spent once, none twice'
   const { accounts, org } = await setup(10)
   let served = 0
   let refused = 0
+  const written: Array<number | Promise<number>> = []
   const burst = (): void => {
     for (let i = 0; i < 30; i++) {
-      try { accounts.charge(org.id, READ); served++ } catch (err) { t.equal((err as { code: string }).code, 'BWN_ERR_INSUFFICIENT_CREDITS'); refused++ }
+      try { written.push(accounts.charge(org.id, READ)); served++ } catch (err) { t.equal((err as { code: string }).code, 'BWN_ERR_INSUFFICIENT_CREDITS'); refused++ }
     }
   }
   for (let round = 0; round < 4; round++) {
@@ -98,6 +100,7 @@ t.test('charges interleaved with grants: every credit is spent once, none twice'
     await grant
   }
   burst()
+  await Promise.all(written)
   t.equal(served, 10 + 4 * 20, 'exactly the credits granted were spent')
   t.equal(served + refused, 5 * 30)
   t.equal((await accounts.balance(org.id)).balance, 0)
@@ -107,63 +110,96 @@ t.test('charges interleaved with grants: every credit is spent once, none twice'
   t.same(ledger.map(e => e.seq), ledger.map((_e, i) => i + 1))
 })
 
-t.test('a charge is written within its commit window, one batch for many reads', async t => {
-  const { accounts, org, writes, nextWrite, store } = await setup(1000)
+/** Counts the charges settled so far. */
+function watch (charges: Array<number | Promise<number>>) {
+  const settled = { n: 0 }
+  for (const c of charges) void Promise.resolve(c).finally(() => { settled.n++ })
+  return settled
+}
+const turn = (): Promise<void> => new Promise(resolve => setImmediate(resolve))
+
+t.test('the reads of one turn share one batch, and each is answered once it is written', async t => {
+  const { accounts, org, writes, nextWrite, store, hold, release } = await setup(1000)
   const before = writes.length
-  const written = nextWrite()
-  for (let i = 0; i < 100; i++) t.equal(accounts.charge(org.id, READ), 999 - i, 'answered at once, from memory')
-  await written // the window closes without anyone asking
+  hold() // the disk is slow: the write starts and does not end until released
+  const started = nextWrite()
+  const charges = Array.from({ length: 100 }, () => accounts.charge(org.id, READ))
+  const settled = watch(charges)
+  t.ok(charges.every(c => typeof c !== 'number'), 'no charge is answered from memory alone')
+  t.equal((await accounts.balance(org.id)).balance, 900, 'applied at once: the balance already counts them')
+  await started // cut at the end of the turn, without anyone asking
+  await turn(); await turn()
+  t.equal(settled.n, 0, 'no read is answered while its batch is being written')
+  t.equal((await restartedOn(store, org.id)).balance, 1000, 'and a crash now would have charged none of them')
+  release()
+  t.same(await Promise.all(charges), Array.from({ length: 100 }, (_v, i) => 999 - i), 'each answered with the balance its charge left')
   t.equal(writes.length, before + 1, 'one batch for the hundred reads')
   t.equal(writes[before]!.length, 2, 'one stored run and the balance row')
-  await accounts.flush()
   t.equal((await restartedOn(store, org.id)).balance, 900)
 })
 
-t.test('a crash forgets at most 2 × LEDGER_BATCH_MAX_READS answered reads, never a read twice', async t => {
-  const { accounts, org, store, hold, release } = await setup(10 * LEDGER_BATCH_MAX_READS)
+t.test('reads charged while a batch is written go into the next, which is written when the first ends', async t => {
+  const { accounts, org, writes, nextWrite, hold, release } = await setup(1000)
+  const before = writes.length
+  hold()
+  const first = nextWrite()
+  const a = accounts.charge(org.id, READ)
+  await first
+  const b = Array.from({ length: 10 }, () => accounts.charge(org.id, READ))
+  await turn(); await turn()
+  t.equal(writes.length, before + 1, 'the second batch waits for the first')
+  const second = nextWrite()
+  release()
+  t.equal(await a, 999)
+  await second
+  t.same(await Promise.all(b), Array.from({ length: 10 }, (_v, i) => 998 - i))
+  t.equal(writes.length, before + 2, 'the ten reads in one batch')
+})
+
+t.test('with a stalled disk no read is answered, a batch stays bounded, and every read is charged once', async t => {
+  const { accounts, org, store, writes, hold, release } = await setup(10 * LEDGER_BATCH_MAX_READS)
+  const before = writes.length
   hold() // the disk stalls: the first batch cannot finish
-  const answered: number[] = []
-  const waiting: Array<Promise<number>> = []
-  for (let i = 0; i < 3 * LEDGER_BATCH_MAX_READS; i++) {
-    const left = accounts.charge(org.id, READ)
-    if (typeof left === 'number') answered.push(left); else waiting.push(left)
-  }
-  t.equal(answered.length, 2 * LEDGER_BATCH_MAX_READS, 'one full batch being written and one full batch collecting are answered')
-  t.equal(waiting.length, LEDGER_BATCH_MAX_READS, 'the rest wait for the write')
-  // A crash now: the restarted node has none of the answered reads; that is the bound.
+  const charges: Array<number | Promise<number>> = []
+  for (let i = 0; i < 3 * LEDGER_BATCH_MAX_READS; i++) charges.push(accounts.charge(org.id, READ))
+  const settled = watch(charges)
+  await turn(); await turn()
+  t.equal(settled.n, 0, 'none answered while nothing is written')
+  t.equal(writes.length, before + 1, 'a full batch is written at once; the next collects while it is')
+  // A crash now: the restarted node has none of the reads, and none was answered.
   const crashed = await restartedOn(store, org.id)
   t.equal(crashed.balance, 10 * LEDGER_BATCH_MAX_READS)
   t.equal(crashed.ledger.length, 1, 'only the grant')
   release()
-  t.equal((await Promise.all(waiting)).length, LEDGER_BATCH_MAX_READS, 'the waiting reads are served once there is room')
-  await accounts.flush()
+  t.equal((await Promise.all(charges)).length, 3 * LEDGER_BATCH_MAX_READS, 'all served once written')
+  const reads = writes.slice(before).map(ops => ops.reduce((n, op) => n + (op.type === 'put' && (op.value as { kind?: string }).kind === 'read' ? ((op.value as { reads?: number }).reads ?? 1) : 0), 0))
+  t.same(reads, [LEDGER_BATCH_MAX_READS, LEDGER_BATCH_MAX_READS, LEDGER_BATCH_MAX_READS], 'three batches of LEDGER_BATCH_MAX_READS')
   const after = await restartedOn(store, org.id)
   t.equal(after.balance, 7 * LEDGER_BATCH_MAX_READS, 'every read charged exactly once')
   t.same(after.ledger.map(e => e.seq), after.ledger.map((_e, i) => i + 1))
   t.equal(after.ledger.length, 1 + 3 * LEDGER_BATCH_MAX_READS)
 })
 
-t.test('a failed write drops what was not written; the store stays a consistent prefix', async t => {
+t.test('a failed write refuses what was not written; the store stays a consistent prefix', async t => {
   const { accounts, org, store, hold, release, failNextWrite, nextWrite } = await setup(50)
-  for (let i = 0; i < 5; i++) accounts.charge(org.id, READ)
-  await accounts.flush()
+  t.same(await Promise.all(Array.from({ length: 5 }, () => accounts.charge(org.id, READ))), [49, 48, 47, 46, 45])
   hold()
   failNextWrite(new Error('disk full'))
   const started = nextWrite()
-  for (let i = 0; i < 5; i++) accounts.charge(org.id, READ) // this batch will fail
-  const cut = accounts.flush()
+  const failing = Array.from({ length: 5 }, () => accounts.charge(org.id, READ)) // this batch will fail
   await started
-  for (let i = 0; i < 3; i++) accounts.charge(org.id, READ) // collected while the failing batch is written: built on it
+  const builtOn = Array.from({ length: 3 }, () => accounts.charge(org.id, READ)) // collected while the failing batch is written
   t.equal((await accounts.balance(org.id)).balance, 37)
   release()
-  await cut
-  t.equal((await accounts.balance(org.id)).balance, 45, 'the row is read again from the store: the 8 unwritten reads went unpaid')
+  const outcomes = await Promise.allSettled([...failing, ...builtOn])
+  t.same(outcomes.map(o => o.status === 'rejected' ? String((o.reason as Error).message) : 'served'), Array(8).fill('disk full'), 'none of the 8 reads is answered as served')
+  t.equal((await accounts.balance(org.id)).balance, 45, 'the row is read again from the store: nothing charged for them')
   failNextWrite(new Error('disk full'))
   await t.rejects(accounts.grantCredits(org.id, 7, 'lost'), /disk full/, 'a grant is acknowledged only once written')
   t.equal((await accounts.balance(org.id)).balance, 45, 'and leaves nothing behind when it is not')
-  for (let i = 0; i < 45; i++) t.type(accounts.charge(org.id, READ), 'number')
+  const last = Array.from({ length: 45 }, () => accounts.charge(org.id, READ))
   t.throws(() => accounts.charge(org.id, READ), { code: 'BWN_ERR_INSUFFICIENT_CREDITS' }, 'never below zero')
-  await accounts.flush()
+  t.same(await Promise.all(last), Array.from({ length: 45 }, (_v, i) => 44 - i))
   const { balance, ledger } = await restartedOn(store, org.id)
   t.equal(balance, 0)
   t.same(ledger.map(e => e.seq), ledger.map((_e, i) => i + 1), 'no gap, no duplicate seq')
@@ -173,7 +209,7 @@ t.test('a failed write drops what was not written; the store stays a consistent 
   t.equal(rows.filter(([k]) => k.startsWith(`entry/${org.id}/`)).length, 3, 'the grant and two runs of reads')
 })
 
-t.test('closing the app writes the charges still in their window', async t => {
+t.test('paid reads through the app are charged once each, and written when answered', async t => {
   const env = testDeps()
   const org = await env.accounts.createOrganization({ name: 'o' })
   await env.accounts.grantCredits(org.id, 10)
@@ -181,6 +217,7 @@ t.test('closing the app writes the charges still in their window', async t => {
   const app = await buildApp(env.deps)
   await registerProbes(app)
   for (let i = 0; i < 3; i++) t.equal((await app.inject({ url: PROBES.telemetry, headers: { 'x-api-key': key } })).statusCode, 200)
+  t.equal((await restartedOn(env.store, org.id)).balance, 7, 'each read written before its answer')
   await app.close()
   t.equal((await restartedOn(env.store, org.id)).balance, 7)
 })
