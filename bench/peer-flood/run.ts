@@ -30,7 +30,12 @@ try {
   const seed = randomBytes(32)
   await devnet.orchestrator.devChain!.enroll(hotkeyFromSeed(seed).address, 'worker')
   const flood = startFlood({ bootstrap: file.bootstrap, network: DEVNET_NETWORK_ID, target: devnet.orchestrator.transport.publicKey, durationMs, maxFrames, seed: seed.toString('hex') })
-  await flood.connected
+  const rogue = await flood.connected
+  // A registered peer's flood: it starts once the orchestrator has bound the rogue's announce.
+  for (const t0 = Date.now(); devnet.orchestrator.messenger.peerOf(rogue.hotkey) !== rogue.publicKey; await new Promise(resolve => setTimeout(resolve, 20))) {
+    if (Date.now() - t0 > 30_000) throw new Error('the orchestrator did not bind the rogue\'s announce in 30 s')
+  }
+  flood.go()
   const during = await sampleLatency(url, flood.done)
   const report = await flood.done
   const b = stats(baseline.latencies); const f = stats(during.latencies)

@@ -31,9 +31,12 @@ export function percentile (values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p / 100 * sorted.length) - 1)]!
 }
 
-/** Starts the flood child; resolves `connected` once it is attached, `done` with its report. */
-export function startFlood (args: { bootstrap: string[], network: string, target: string, durationMs: number, maxFrames: number, seed?: string }): { connected: Promise<{ hotkey: string, publicKey: string }>, done: Promise<FloodReport>, kill (): void } {
-  const child = spawn(process.execPath, [...typescriptNodeArgs(), join(REPO, 'test', 'helpers', 'rogue-flood.ts'), JSON.stringify(args)], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
+/**
+ * Starts the flood child; resolves `connected` once it is attached. It floods on `go()` (call it once the
+ * target has bound the rogue's announce); `done` resolves with its report.
+ */
+export function startFlood (args: { bootstrap: string[], network: string, target: string, durationMs: number, maxFrames: number, seed?: string }): { connected: Promise<{ hotkey: string, publicKey: string }>, go (): void, done: Promise<FloodReport>, kill (): void } {
+  const child = spawn(process.execPath, [...typescriptNodeArgs(), join(REPO, 'test', 'helpers', 'rogue-flood.ts'), JSON.stringify(args)], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
   let out = ''; let err = ''
   let onConnected!: (v: { hotkey: string, publicKey: string }) => void
   const connected = new Promise<{ hotkey: string, publicKey: string }>(resolve => { onConnected = resolve })
@@ -51,5 +54,5 @@ export function startFlood (args: { bootstrap: string[], network: string, target
     })
     child.on('exit', (code) => reject(new Error(`flood process exited (${code}) without a report: ${err.slice(-2000)}`)))
   })
-  return { connected, done, kill: () => { if (child.exitCode === null) child.kill('SIGKILL') } }
+  return { connected, go: () => { child.stdin.end('go\n') }, done, kill: () => { if (child.exitCode === null) child.kill('SIGKILL') } }
 }

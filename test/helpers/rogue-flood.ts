@@ -4,8 +4,13 @@
 // Usage: node test/helpers/rogue-flood.ts '{"bootstrap":["127.0.0.1:port"],"network":"devnet","target":"<swarm key hex>","durationMs":10000,"maxFrames":100000}'
 // With "seed" (hex, 32 bytes) the rogue's hotkey is made from it, so a test can register it first: an
 // unregistered peer is disconnected at its refused announce, before any flood (node/peer-gate.ts).
-// Prints JSON lines: {"event":"connected"}, then {"event":"done","sent","refusedSends","disconnectedAtMs","reconnected"}.
+// Prints JSON lines: {"event":"connected"}, then waits for a line "go" on stdin (the caller checks that
+// the target has bound the rogue's announce: a flood before that is refused as unannounced, and tests
+// nothing about a registered peer's flood), then floods and prints
+// {"event":"done","sent","refusedSends","disconnectedAtMs","reconnected"}.
 import DHT from 'hyperdht'
+import { once } from 'node:events'
+import { createInterface } from 'node:readline'
 import { cryptoReady, hotkeyFromSeed } from '../../protocol/index.ts'
 import { Rogue } from './rogue.ts'
 
@@ -24,6 +29,8 @@ async function main (): Promise<void> {
   // The target's own announce proves its side of the connection is up before the flood starts.
   await rogue.until(() => rogue.captured.some(c => c.peer === args.target && c.msg.type === 'announce'), 90_000, 'the target\'s announce')
   console.log(JSON.stringify({ event: 'connected', hotkey: rogue.hotkey, publicKey: rogue.publicKey }))
+  const [line] = await once(createInterface({ input: process.stdin }), 'line') as [string]
+  if (line.trim() !== 'go') throw new Error(`expected "go" on stdin, got ${JSON.stringify(line)}`)
   const frames: Uint8Array[] = []
   for (let i = 0; i < PRESIGNED; i++) {
     frames.push(i % 2 === 0

@@ -7,6 +7,7 @@
 import t from 'tap'
 import { startTestDevnet } from '../helpers/devnet.ts'
 import { startFlood, sampleLatency, percentile } from '../helpers/flood.ts'
+import { eventually } from '../helpers/proc.ts'
 import { DEVNET_NETWORK_ID } from '../../node/devnet.ts'
 import { randomBytes } from 'node:crypto'
 import { hotkeyFromSeed } from '../../protocol/index.ts'
@@ -21,6 +22,9 @@ t.test('a flooding peer is disconnected and banned; /healthz keeps answering; no
   const flood = startFlood({ bootstrap: net.file.bootstrap, network: DEVNET_NETWORK_ID, target: orch.transport.publicKey, durationMs: 10_000, maxFrames: 100_000, seed: seed.toString('hex') })
   t.teardown(() => flood.kill())
   const rogue = await flood.connected
+  // The flood of a registered peer: it starts once the orchestrator has bound the rogue's announce.
+  await eventually(async () => orch.messenger.peerOf(rogue.hotkey) === rogue.publicKey, 30_000, 'the rogue\'s announce to be bound')
+  flood.go()
   const { latencies, failures } = await sampleLatency(`${net.file.baseUrl}/healthz`, flood.done)
   const report = await flood.done
   t.comment(`dropped: ${JSON.stringify([...orch.messenger.dropped])}`)
