@@ -52,14 +52,16 @@ export function paidReadHandler (accounts: AccountsService, priceName: PriceName
   let charged = ''
   const refuse = (reply: FastifyReply, err: unknown): never => { void reply.removeHeader('etag'); throw err }
 
-  function send (req: FastifyRequest, reply: FastifyReply, body: string | Buffer): undefined | Promise<FastifyReply> {
+  // The answer goes once the charge is written: the handler returns without sending, and `done` sends
+  // (Fastify waits for a reply that a synchronous handler has not sent).
+  function send (req: FastifyRequest, reply: FastifyReply, body: string | Buffer): undefined {
     const principal = req.principal!
-    let left: number | Promise<number>
     try {
-      left = accounts.charge(principal.organizationId, { amount: price, keyId: principal.keyId, memo })
+      accounts.chargeThen(principal.organizationId, { amount: price, keyId: principal.keyId, memo }, (err, left) => {
+        if (err !== null) { void reply.removeHeader('etag'); reply.send(err as Error); return }
+        answer(reply, body, left!)
+      })
     } catch (err) { return refuse(reply, err) }
-    if (isPromise(left)) return left.then(l => answer(reply, body, l), (err: unknown) => refuse(reply, err))
-    answer(reply, body, left)
     return undefined
   }
   function answer (reply: FastifyReply, body: string | Buffer, left: number): FastifyReply {
