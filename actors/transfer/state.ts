@@ -195,6 +195,8 @@ export interface Active {
   /** `no_worker` answers in a row, and the time before which the overseer does not plan again for them. */
   noWorkerRounds: number
   planAfter: number
+  /** No orchestrator had workers at the last plan: said once at warn, until offers go out again. */
+  waitingForWorkers: boolean
   planning: boolean
   beginning: boolean
   completing: boolean
@@ -469,8 +471,14 @@ export class TransferState {
     if (TERMINAL.has(a.row.status) || a.cancelling || a.pending.size === 0 || a.row.upload === null) return step
     const all = candidates.filter(c => c.workers > 0)
     if (all.length === 0) {
-      step.effects.push({ kind: 'log', level: 'warn', obj: { transferId, pending: a.pending.size }, msg: 'no orchestrator with workers; offers wait' })
+      // The overseer asks again every tick: an operator hears it once per wait, not four times a second.
+      step.effects.push({ kind: 'log', level: a.waitingForWorkers ? 'debug' : 'warn', obj: { transferId, pending: a.pending.size }, msg: 'no orchestrator with workers; offers wait' })
+      a.waitingForWorkers = true
       return step
+    }
+    if (a.waitingForWorkers) {
+      a.waitingForWorkers = false
+      step.effects.push({ kind: 'log', level: 'info', obj: { transferId, pending: a.pending.size }, msg: 'orchestrators with workers again; offers go out' })
     }
     const indices = [...a.pending].sort((x, y) => x - y)
     const waveKind = indices.some(i => a.recovery.has(i)) ? 'recovery' : 'initial'
@@ -1072,7 +1080,7 @@ export class TransferState {
 function newActive (row: TransferRow): Active {
   return {
     row, chunks: new Map(), tasks: new Map(), attempts: new Map(), failedWorkers: new Map(), checking: new Map(), verifying: new Map(), verifiedBy: new Set(),
-    pending: new Set(), recovery: new Map(), open: new Map(), failures: new Map(), stalls: new Map(), noWorkerRounds: 0, planAfter: 0,
+    pending: new Set(), recovery: new Map(), open: new Map(), failures: new Map(), stalls: new Map(), noWorkerRounds: 0, planAfter: 0, waitingForWorkers: false,
     wave: 0, interventions: 0, dispatchScheduled: false, planning: false, beginning: false, completing: false, cancelling: false, cancelReplies: []
   }
 }

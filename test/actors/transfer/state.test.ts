@@ -706,3 +706,19 @@ t.test('closed transfers are remembered within a bound', async t => {
   t.equal(core.closedStatus('c-0'), undefined, 'the oldest is forgotten')
   t.equal(core.closedStatus(`c-${CLOSED_MEMORY}`), 'completed')
 })
+
+t.test('waiting for an orchestrator with workers is said once at warn, and its end at info', async t => {
+  const clock = new ManualClock()
+  const NONE = [{ hotkey: SELF, workers: 0, score: 1 }]
+  const logs = (s: Step): Array<{ level: string, msg: string }> => s.effects.flatMap(e => e.kind === 'log' && /offers (wait|go out)/.test(e.msg) ? [{ level: e.level, msg: e.msg }] : [])
+  const { core, id, wave } = started(clock, 2, NONE)
+  t.same(logs(wave), [{ level: 'warn', msg: 'no orchestrator with workers; offers wait' }])
+  t.same(offersOf(wave), [], 'nothing offered')
+  for (let i = 0; i < 3; i++) {
+    clock.advance(OVERSEER_TICK_MS)
+    t.same(logs(core.planned(id, NONE, clock.now())), [{ level: 'debug', msg: 'no orchestrator with workers; offers wait' }], 'asked again: debug only')
+  }
+  const resumed = core.planned(id, ONLY_SELF, clock.now())
+  t.same(logs(resumed), [{ level: 'info', msg: 'orchestrators with workers again; offers go out' }])
+  t.equal(offersOf(resumed).length, 2, 'both chunks offered')
+})
