@@ -5,7 +5,7 @@ import t from 'tap'
 import type { Reply } from '../../../actors/runtime.ts'
 import type { StoreOp } from '../../../actors/ports.ts'
 import {
-  TransferState, WAVE_TIMEOUT_MS, RESULT_GAP_MS, DISPATCH_DEBOUNCE_MS, CLOSED_MEMORY, OVERSEER_TICK_MS, MAX_WATCHED_STEP_MS, NO_WORKER_WAIT_MS, NO_WORKER_MAX_WAIT_MS,
+  TransferState, WAVE_TIMEOUT_MS, RESULT_GAP_MS, DISPATCH_DEBOUNCE_MS, CLOSED_MEMORY, OVERSEER_TICK_MS, MAX_WATCHED_STEP_MS, NO_WORKER_WAIT_MS, NO_WORKER_MAX_WAIT_MS, MAX_STALLS_PER_TASK, MAX_ATTEMPTS_PER_TASK,
   type Step, type Effect, type IoJob, type OfferDraft, type Hydration
 } from '../../../actors/transfer/state.ts'
 import type { TransferRow, AttemptRow, ChunkRow, InterventionRow } from '../../../actors/transfer/model.ts'
@@ -686,6 +686,60 @@ t.test('hydration after a crash: each state is driven on', async t => {
       t.match(jobs(s, 'cleanup'), [{ transferId: id, abort: status === 'completed' ? null : UPLOAD, chunks: [{ index: 0 }] }], status)
     }
     t.equal(core.size, 0)
+  })
+
+  await t.test('failed and superseded attempts still count after a restart, and their workers are avoided', async t => {
+    const core = new TransferState({ self: SELF, newId })
+    const id = 't-counted'
+    const failed = (i: number, n: number, state: 'failed' | 'superseded', worker: string): AttemptRow => ({ ...attempt(id, i, state, SELF), id: `${id}-f${i}-${n}`, attempt_no: n, worker_id: worker })
+    const row = transferRow(id, 2, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, chunks_received: 2 })
+    const s = core.hydrate({
+      ...base, row,
+      chunks: [chunkRow(id, 0, 'staged'), chunkRow(id, 1, 'staged')],
+      // Chunk 1 was taken back for stalls as often as a chunk may fail: stalls are not failures.
+      attempts: [failed(0, 0, 'failed', W1), failed(0, 1, 'failed', W1), ...Array.from({ length: MAX_ATTEMPTS_PER_TASK }, (_v, n) => failed(1, n, 'superseded', W2))]
+    }, clock.now(), { processStart: true })
+    t.same(s.ops, [], 'nothing to write: no attempt was open')
+    t.equal(effects(s, 'timer').length, 1, 'no recovery pending: the chunks go out with the next dispatch')
+    clock.advance(DISPATCH_DEBOUNCE_MS)
+    core.dispatch(id)
+    const offers = offersOf(core.planned(id, ONLY_SELF, clock.now()))
+    t.same(offers.map(o => [o.chunkIndex, o.excludeWorkers]), [[0, [W1]], [1, [W2]]], 'each chunk avoids the worker that failed it')
+    const o1 = offers.find(o => o.chunkIndex === 1)!
+    core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o1.attemptId, worker: W1 }] }, clock.now())
+    const failedOnce = result(core, o1, W1, clock.now(), false)
+    t.same(puts(failedOnce, 'transfers').filter(r => (r as TransferRow).status === 'failed'), [], 'one failure after eight stalls does not fail the transfer')
+    t.equal(core.get(id)?.row.status, 'in_progress')
+  })
+
+  await t.test('a chunk whose last attempt the restart ends runs out of attempts, and the transfer fails', async t => {
+    const core = new TransferState({ self: SELF, newId })
+    const id = 't-spent'
+    const row = transferRow(id, 1, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, chunks_received: 1 })
+    const stalls = Array.from({ length: MAX_STALLS_PER_TASK - 1 }, (_v, n): AttemptRow => ({ ...attempt(id, 0, 'superseded', SELF), id: `${id}-s${n}`, attempt_no: n }))
+    const open: AttemptRow = { ...attempt(id, 0, 'accepted', SELF), attempt_no: MAX_STALLS_PER_TASK }
+    const s = core.hydrate({ ...base, row, chunks: [chunkRow(id, 0, 'delivering')], tasks: [task(id, 0)], attempts: [...stalls, open] }, clock.now(), { processStart: true })
+    t.match(puts(s, 'transfers'), [{ id, status: 'failed' }], `the ${MAX_STALLS_PER_TASK}th stall fails it`)
+    t.same(effects(s, 'candidates'), [], 'and nothing is planned')
+  })
+
+  await t.test('a check interrupted before its result was recorded: the attempt is watched as accepted', async t => {
+    const core = new TransferState({ self: SELF, newId })
+    const id = 't-unchecked'
+    const row = transferRow(id, 1, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, chunks_received: 1 })
+    const s = core.hydrate({ ...base, row, chunks: [chunkRow(id, 0, 'delivering')], tasks: [task(id, 0)], attempts: [attempt(id, 0, 'checking', OTHER)] }, clock.now(), { processStart: true })
+    t.same(jobs(s, 'check'), [], 'no result to check again')
+    t.same(s.ops, [], 'another orchestrator\'s attempt is not ended by our restart')
+    clock.advance(core.resultGapFor(CHUNK, 0))
+    t.match(puts(core.tick(clock.now()), 'task_attempts'), [{ id: `${id}-a0`, failure_reason: 'result_gap' }], 'watched like any accepted attempt')
+  })
+
+  await t.test('terminal without cleanup pending: remembered, nothing done', async t => {
+    const core = new TransferState({ self: SELF, newId })
+    const s = core.hydrate({ ...base, row: transferRow('t-done', 1, { coordinator_id: SELF, status: 'completed', cleanup_pending: false }), chunks: [], tasks: [], attempts: [] }, clock.now(), { processStart: true })
+    t.same(s, { ops: [], effects: [] })
+    t.equal(core.size, 0)
+    t.equal(core.closedStatus('t-done'), 'completed')
   })
 
   await t.test('another coordinator\'s transfer is not touched', async t => {
