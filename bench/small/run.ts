@@ -3,6 +3,7 @@
 // validator checks it; completed), against a baseline of the same files sent as direct durable PUTs
 // (hashed, fsynced, renamed) into the same directory, in the same run. Every delivered file is checked
 // byte for byte. docs/benchmarks.md#small-transfers.
+// It also prints where the transfers waited: the median time each stage was reached (a sample of 50).
 // Usage: npm run bench:small -- [--transfers 200] [--size-kib 1024] [--concurrency 200] [--rounds 1]
 //        [--workers 2] [--profile DIR] [--devnet-args '...'] [--out file]
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -128,7 +129,7 @@ async function viaPut (batch: ReturnType<typeof files>, url: string): Promise<{ 
  * bwnet: each file as a transfer (create, its one chunk, finalize), `concurrency` at a time; done when
  * every transfer is completed, which the organization's list of completed transfers tells at once.
  */
-async function viaBwnet (batch: ReturnType<typeof files>, client: TransferApiClient, hotkey: string): Promise<{ ms: number, uploadMs: number, ids: string[], polledMs: number }> {
+async function viaBwnet (batch: ReturnType<typeof files>, client: TransferApiClient, hotkey: string): Promise<{ ms: number, uploadMs: number, ids: string[], polledMs: number, wall0: number }> {
   const before = (await client.list({ limit: 1, offset: 0, status: 'completed' })).total
   const queue = new PQueue({ concurrency })
   const t0 = performance.now()
@@ -153,7 +154,28 @@ async function viaBwnet (batch: ReturnType<typeof files>, client: TransferApiCli
   // The orchestrator's own completion times: the last one ends the run, without the poll's granularity.
   let lastCompletedAt = 0
   for (const id of ids) lastCompletedAt = Math.max(lastCompletedAt, Date.parse((await client.get(id)).completed_at!))
-  return { ms: lastCompletedAt - wall0, uploadMs, ids, polledMs }
+  return { ms: lastCompletedAt - wall0, uploadMs, ids, polledMs, wall0 }
+}
+
+const STAGE_SAMPLE = 50 // transfers whose stage times are read back (two requests each)
+
+/**
+ * Where the transfers waited: for a sample of them, the median time (ms after the round's first create)
+ * at which each reached a stage, from the transfer record and the orchestrator's audit rows.
+ */
+async function stagesOf (baseUrl: string, clientKey: string, adminKey: string, orchestrator: string, ids: string[], wall0: number): Promise<Record<string, number>> {
+  const at: Record<string, number[]> = {}
+  const add = (stage: string, iso: string | null | undefined): void => { if (typeof iso === 'string') (at[stage] ??= []).push(Date.parse(iso) - wall0) }
+  const step = Math.max(1, Math.floor(ids.length / STAGE_SAMPLE))
+  for (let i = 0; i < ids.length; i += step) {
+    const t = await api(baseUrl, clientKey, `/transfers/${ids[i]}`)
+    const a = await api(baseUrl, adminKey, `/api/audit/orchestrator/${orchestrator}/transfers/${ids[i]}`)
+    add('created', t.created_at); add('begun', t.started_at); add('finalized', t.finalized_at)
+    add('offered', a.tasks[0]?.offered_at); add('accepted', a.tasks[0]?.accepted_at); add('result', a.task_results[0]?.received_at)
+    add('verified', a.tasks[0]?.completed_at); add('completed', t.completed_at)
+  }
+  const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!
+  return Object.fromEntries(Object.entries(at).map(([k, v]) => [k, median(v)]))
 }
 
 async function main (): Promise<void> {
@@ -191,7 +213,7 @@ async function main (): Promise<void> {
     const hotkey = newHotkey().address
 
     let verified = 0 // delivered files read back from the sink and compared with what was sent
-    const per: { bwnet: number[], bwnetUpload: number[], bwnetPolled: number[], baseline: number[] } = { bwnet: [], bwnetUpload: [], bwnetPolled: [], baseline: [] }
+    const per: { bwnet: number[], bwnetUpload: number[], bwnetPolled: number[], baseline: number[], stages: Array<Record<string, number>> } = { bwnet: [], bwnetUpload: [], bwnetPolled: [], baseline: [], stages: [] }
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? ['bwnet', 'baseline'] : ['baseline', 'bwnet']
       for (const path of order) {
@@ -199,6 +221,8 @@ async function main (): Promise<void> {
         if (path === 'bwnet') {
           const r = await viaBwnet(batch, client, hotkey)
           per.bwnet.push(r.ms); per.bwnetUpload.push(r.uploadMs); per.bwnetPolled.push(r.polledMs)
+          const orchestrator = file.nodes.find((n: { role: string }) => n.role === 'orchestrator').hotkey as string
+          per.stages.push(await stagesOf(file.baseUrl, created.key, file.keys.admin, orchestrator, r.ids, r.wall0))
           for (const f of batch) {
             const delivered = sinkFilePath(sink, orgId, f.name)
             const got = sha256(await readFile(delivered))
@@ -227,6 +251,8 @@ async function main (): Promise<void> {
       // ms: first create to the last completion (the orchestrator's completed_at); uploadMs: until every
       // finalize was answered; polledMs: until the client saw every one completed.
       bwnet: { perSecond: count / (bwnetMs / 1000), ms: per.bwnet, uploadMs: per.bwnetUpload, polledMs: per.bwnetPolled },
+      // Per round: the median ms (after its first create) at which a sample of its transfers reached each stage.
+      stages: per.stages,
       baseline: { perSecond: count / (baselineMs / 1000), ms: per.baseline },
       ratio: baselineMs / bwnetMs,
       verified,
@@ -237,6 +263,7 @@ async function main (): Promise<void> {
     await writeFile(args.out!, JSON.stringify(result, null, 2) + '\n')
     process.stderr.write(`small: ${count} × ${sizeBytes / KIB} KiB, ${concurrency} at a time: bwnet ${result.bwnet.perSecond.toFixed(1)} transfers/s (median ${bwnetMs.toFixed(0)} ms), ` +
       `direct durable PUTs ${result.baseline.perSecond.toFixed(1)}/s (${baselineMs.toFixed(0)} ms): ${result.ratio.toFixed(3)}× the baseline's rate; ${verified} of ${count * rounds} read back identical; goal ≥ ${GOAL_PER_SECOND}/s ${result.goal.met ? 'met' : 'not met'}\n`)
+    for (const [i, st] of per.stages.entries()) process.stderr.write(`stages, round ${i} (median ms after the first create): ${Object.entries(st).map(([k, v]) => `${k} ${v}`).join(', ')}\n`)
     process.stdout.write(JSON.stringify(result) + '\n')
     await stopChild(receiver)
     await stopChild(devnet)

@@ -16,6 +16,12 @@ t.test('small-transfer bench on a devnet: transfers/s against direct durable PUT
   t.ok(result.bwnet.uploadMs[0] > 0 && result.bwnet.uploadMs[0] <= result.bwnet.polledMs[0], 'uploads end before the last completion is seen')
   t.ok(Math.abs(result.ratio - result.bwnet.perSecond / result.baseline.perSecond) < 1e-9, 'the ratio of the two rates')
   t.same(Object.keys(result.goal).sort(), ['met', 'perSecond'])
+  const st = result.stages[0]
+  t.same(Object.keys(st).sort(), ['accepted', 'begun', 'completed', 'created', 'finalized', 'offered', 'result', 'verified'], 'every stage was read back')
+  // Orders that hold for every transfer hold for the medians (an offer may precede its finalize).
+  t.ok(st.created <= st.begun && st.created <= st.finalized && st.finalized <= st.completed, `created, then begun and finalized, then completed: ${JSON.stringify(st)}`)
+  t.ok(st.created <= st.offered && st.offered <= st.accepted && st.accepted <= st.result && st.result <= st.verified && st.verified <= st.completed, 'offered, accepted, result, verified, completed in order')
+  t.match(stderr, /stages, round 0/)
   t.same(JSON.parse(await readFile(out, 'utf8')), result)
   t.match(stderr, /transfers\/s/)
 })
