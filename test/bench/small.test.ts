@@ -20,7 +20,8 @@ t.test('small-transfer bench on a devnet: transfers/s against direct durable PUT
   t.same(Object.keys(st).sort(), ['accepted', 'begun', 'completed', 'created', 'finalized', 'offered', 'result', 'verified'], 'every stage was read back')
   // Orders that hold for every transfer hold for the medians (an offer may precede its finalize).
   t.ok(st.created <= st.begun && st.created <= st.finalized && st.finalized <= st.completed, `created, then begun and finalized, then completed: ${JSON.stringify(st)}`)
-  t.ok(st.created <= st.offered && st.offered <= st.accepted && st.accepted <= st.result && st.result <= st.verified && st.verified <= st.completed, 'offered, accepted, result, verified, completed in order')
+  // (A worker's result can overtake the router's word that it accepted: no order between those two.)
+  t.ok(st.created <= st.offered && st.offered <= st.accepted && st.offered <= st.result && st.result <= st.verified && st.verified <= st.completed, 'offered, then accepted and a result, then verified, completed')
   t.match(stderr, /stages, round 0/)
   t.same(JSON.parse(await readFile(out, 'utf8')), result)
   t.match(stderr, /transfers\/s/)
