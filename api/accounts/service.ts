@@ -567,7 +567,7 @@ export class AccountsService {
     this.#store.batch(ops).then(() => {
       this.#writing = null
       commit.resolve()
-      for (const w of commit.waiters) w(null)
+      wake(commit.waiters, null)
     }, (err: unknown) => {
       this.#writing = null
       this.#failed(commit, err)
@@ -590,7 +590,7 @@ export class AccountsService {
     for (const c of collected === null ? [commit] : [commit, collected]) {
       for (const organizationId of c.orgs.keys()) this.#balances.delete(organizationId)
       c.reject(err)
-      for (const w of c.waiters) w(err)
+      wake(c.waiters, err)
     }
   }
 
@@ -619,6 +619,13 @@ export class AccountsService {
       }
     }
     this.#balances.set(organizationId, row)
+  }
+}
+
+/** Calls every waiter of a batch; one that throws does not keep the others waiting (its own error is its caller's). */
+function wake (waiters: ReadonlyArray<(err: unknown) => void>, err: unknown): void {
+  for (const w of waiters) {
+    try { w(err) } catch { /* the waiter answers its own caller; the batch's outcome is unchanged */ }
   }
 }
 

@@ -221,3 +221,16 @@ t.test('paid reads through the app are charged once each, and written when answe
   await app.close()
   t.equal((await restartedOn(env.store, org.id)).balance, 7)
 })
+
+t.test('chargeThen: every read of a batch hears the outcome, even when one of them throws', async t => {
+  const { accounts, org, store } = await setup(10)
+  const heard: Array<[unknown, number | undefined]> = []
+  await new Promise<void>(resolve => {
+    accounts.chargeThen(org.id, READ, (err, left) => { heard.push([err, left]) })
+    accounts.chargeThen(org.id, READ, () => { throw new Error('a reply that failed to send') })
+    accounts.chargeThen(org.id, READ, (err, left) => { heard.push([err, left]); resolve() })
+  })
+  t.same(heard, [[null, 9], [null, 7]], 'the first and the third are answered with what they left')
+  t.throws(() => accounts.chargeThen(org.id, { ...READ, amount: 8 }, () => t.fail('a refused read is not called back')), { code: 'BWN_ERR_INSUFFICIENT_CREDITS' })
+  t.equal((await restartedOn(store, org.id)).balance, 7, 'three reads charged and written')
+})
