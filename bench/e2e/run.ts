@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { floodChunk } from '../ingest/flood.ts'
 import { sinkFilePath } from '../../node/adapters/destinations/node-sink.ts'
+import { stopChild } from '../children.ts'
 
 const MIB = 1024 * 1024
 const MAX_SIZE_MIB = 16 * 1024
@@ -104,15 +105,6 @@ if (args.compiled === true && !existsSync(COMPILED_CLI)) throw new Error(`--comp
 function spawnBwnet (argv: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): ChildProcess {
   if (args.compiled !== true) return spawnTs(join(REPO, 'node', 'cli.ts'), argv, env, nodeArgs)
   return spawnNode([...nodeArgs, COMPILED_CLI, ...argv], env)
-}
-
-async function stopChild (child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return
-  const exited = new Promise(resolve => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-  await exited
-  clearTimeout(timer)
 }
 
 async function sha256File (path: string): Promise<string> {

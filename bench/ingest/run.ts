@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline'
 import PQueue from 'p-queue'
 import { cryptoReady, newHotkey } from '../../protocol/index.ts'
 import { floodChunk, type FloodResult } from './flood.ts'
+import { stopChild } from '../children.ts'
 
 const MIB = 1024 * 1024
 const MB = 1_000_000
@@ -104,15 +105,6 @@ async function startServer (mode: 'bwnet' | 'baseline', data: string): Promise<{
     lines.on('line', (l) => { try { const o = JSON.parse(l); if (o.ready) { clearTimeout(timer); resolve(o) } } catch {} })
   })
   return { child, ready }
-}
-
-async function stopServer (child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return
-  const exited = new Promise(resolve => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-  await exited
-  clearTimeout(timer)
 }
 
 async function call (url: string, init: RequestInit & { key?: string }): Promise<{ status: number, body: any }> {
@@ -267,8 +259,8 @@ async function main (): Promise<void> {
       if (got !== sha) throw new Error(`baseline file ${name} holds ${got}`)
       verified++
     }
-    await stopServer(bw.child)
-    await stopServer(base.child)
+    await stopChild(bw.child)
+    await stopChild(base.child)
 
     const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2 }
     const mbPerSec = { bwnet: median(perRound.bwnet), baseline: median(perRound.baseline) }

@@ -19,6 +19,7 @@ import PQueue from 'p-queue'
 import { TransferApiClient } from '../../node/transfers/api-client.ts'
 import { sinkFilePath } from '../../node/adapters/destinations/node-sink.ts'
 import { cryptoReady, newHotkey } from '../../protocol/index.ts'
+import { stopChild } from '../children.ts'
 
 const KIB = 1024
 const MAX_TRANSFERS = 2000
@@ -66,15 +67,6 @@ function spawnNode (argv: string[], nodeArgs: string[] = []): ChildProcess {
   const child = spawn(process.execPath, [...nodeArgs, ...argv], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
   children.push(child)
   return child
-}
-
-async function stopChild (child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return
-  const exited = new Promise(resolve => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-  await exited
-  clearTimeout(timer)
 }
 
 async function waitForReady (child: ChildProcess, what: string): Promise<Record<string, any>> {
