@@ -857,3 +857,167 @@ t.test('hydration, whole steps: rechecks with their recorded result, watched off
     t.match(puts(core.planned('t1', ONLY_SELF, clock.now()), 'transfers'), [{ status: 'in_progress', started_at: iso(started) }], 'a later wave keeps the start time')
   })
 })
+
+t.test('more edges of delivery: ties spread by transfer, a partial recovery wave, the no_worker wait after a worker was found, workers a chunk avoids, results from elsewhere', async t => {
+  await t.test('one chunk over orchestrators of equal score: the transfer decides which, so transfers spread', async t => {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId: counter() })
+    const EQUAL = [{ hotkey: SELF, workers: 1, score: 1 }, { hotkey: OTHER, workers: 1, score: 1 }]
+    const chosen = ['ta', 'tb', 'tc', 'td', 'te', 'tf', 'tg', 'th'].map(id => {
+      core.create(transferRow(id, 1), clock.now())
+      core.chunk({ transferId: id, index: 0, sha256: sha(0), md5: 'm', length: CHUNK }, clock.now())
+      core.dispatch(id)
+      core.begun(id, 'd1', UPLOAD, null, clock.now())
+      return offersOf(core.planned(id, EQUAL, clock.now()))[0]!.to
+    })
+    t.same(new Set(chosen), new Set([SELF, OTHER]), `both are chosen: ${chosen.join(' ')}`)
+  })
+
+  await t.test('a wave with one chunk recovering and one new is a recovery wave; a recovered chunk is not recovered again', async t => {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId: counter() })
+    core.create(transferRow('t1', 3), clock.now())
+    core.chunk({ transferId: 't1', index: 0, sha256: sha(0), md5: 'm', length: CHUNK }, clock.now())
+    core.dispatch('t1')
+    core.begun('t1', 'd1', UPLOAD, null, clock.now())
+    const [o0] = offersOf(core.planned('t1', ONLY_SELF, clock.now()))
+    accept(core, o0!, W1, clock.now())
+    report(core, o0!, W1, clock.now(), { success: false })
+    core.chunk({ transferId: 't1', index: 1, sha256: sha(1), md5: 'm', length: CHUNK }, clock.now())
+    core.dispatch('t1')
+    const wave = core.planned('t1', ONLY_SELF, clock.now())
+    t.same(offersOf(wave).map(o => o.chunkIndex), [0, 1])
+    t.same(jobs(wave, 'offers').map(j => j.type === 'offers' && j.waveKind), ['recovery'])
+    t.same(puts(wave, 'overseer_interventions').map(r => (r as { chunk_index: number }).chunk_index), [0], 'an intervention for the recovering chunk only')
+    // Chunk 1 finds no worker: it waits, and chunk 0's recovery, done, does not make it ask at once.
+    const o1 = offersOf(wave).find(o => o.chunkIndex === 1)!
+    const none = core.assigned(SELF, { transferId: 't1', batchId: 'b', assignments: [{ attemptId: o1.attemptId, worker: null }] }, clock.now())
+    t.same(effects(none, 'candidates'), [])
+    clock.advance(NO_WORKER_WAIT)
+    t.equal(effects(core.tick(clock.now()), 'candidates').length, 1)
+    const again = core.planned('t1', ONLY_SELF, clock.now())
+    t.same(offersOf(again).map(o => [o.chunkIndex, o.excludeWorkers]), [[1, []]], 'an attempt no worker took names no worker to avoid')
+  })
+
+  await t.test('a worker found resets the no_worker wait', async t => {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId: counter() })
+    let [o] = planned(clock, core, 't1', 1)
+    const waitAfterNone = (): number => {
+      core.assigned(SELF, { transferId: 't1', batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: null }] }, clock.now())
+      for (let ms = OVERSEER_TICK_MS; ms <= 10_000; ms += OVERSEER_TICK_MS) {
+        clock.advance(OVERSEER_TICK_MS)
+        if (effects(core.tick(clock.now()), 'candidates').length > 0) {
+          o = offersOf(core.planned('t1', ONLY_SELF, clock.now()))[0]
+          return ms
+        }
+      }
+      return -1
+    }
+    t.equal(waitAfterNone(), 500)
+    t.equal(waitAfterNone(), 1000, 'a second answer in a row waits twice as long')
+    accept(core, o!, W1, clock.now())
+    report(core, o!, W1, clock.now(), { success: false })
+    o = offersOf(core.planned('t1', ONLY_SELF, clock.now()))[0]
+    t.equal(waitAfterNone(), 500, 'after a worker took the chunk, the wait starts over')
+  })
+
+  await t.test('a chunk avoids at most 64 of the workers that failed it', async t => {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId: counter(), config: { maxAttemptsPerTask: 100 } })
+    let [o] = planned(clock, core, 't1', 1)
+    for (let i = 0; i < 66; i++) {
+      accept(core, o!, `w-${i}`, clock.now())
+      report(core, o!, `w-${i}`, clock.now(), { success: false })
+      o = offersOf(core.planned('t1', ONLY_SELF, clock.now()))[0]
+    }
+    t.same(o!.excludeWorkers, Array.from({ length: 64 }, (_v, i) => `w-${i}`))
+  })
+
+  await t.test('results: for an offer not yet accepted, from another worker, with another hash, and a worker\'s result keeps its other work', async t => {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId: counter() })
+    const offers = planned(clock, core, 't1', 3)
+    const early = report(core, offers[0]!, W1, clock.now())
+    t.same(written(early), [['put', 'task_results', `t1/${offers[0]!.attemptId}`, undefined], ['put', 'task_attempts', `t1/${offers[0]!.attemptId}`, 'checking']], 'a result before the acceptance is taken')
+    t.match(puts(early, 'task_attempts'), [{ worker_id: W1 }], 'its worker recorded')
+    accept(core, offers[1]!, W1, clock.now())
+    const other = report(core, offers[1]!, W2, clock.now())
+    t.match(puts(other, 'task_attempts'), [{ worker_id: W1, state: 'checking' }], 'the attempt keeps the worker it was given to')
+    t.match(puts(other, 'task_results'), [{ worker_id: W2 }], 'the result names the one that reported')
+    accept(core, offers[2]!, W2, clock.now())
+    const lie = report(core, offers[2]!, W2, clock.now(), { sha256: sha(9) })
+    t.match(puts(lie, 'task_results'), [{ outcome: 'integrity_mismatch', sha256: sha(9) }])
+    t.match(puts(core.planned('t1', ONLY_SELF, clock.now()), 'overseer_interventions'), [{ chunk_index: 2, reason: 'integrity_mismatch', outcome: 'failure_redelivered' }])
+
+    const held = new TransferState({ self: SELF, newId: counter() })
+    const two = planned(clock, held, 't2', 2)
+    for (const x of two) accept(held, x, W1, clock.now())
+    held.tick(clock.now())
+    const taken: Array<[number, unknown[]]> = []
+    for (let ms = OVERSEER_TICK_MS; ms <= 2000; ms += OVERSEER_TICK_MS) {
+      clock.advance(OVERSEER_TICK_MS)
+      if (ms === 250) report(held, two[0]!, W1, clock.now())
+      const moved = puts(held.tick(clock.now()), 'task_attempts')
+      if (moved.length > 0) taken.push([ms, moved.map(a => (a as AttemptRow).chunk_index)])
+    }
+    t.same(taken, [[1250, [1]]], 'the result at 250 ms restarted the worker\'s window for its other chunk')
+  })
+
+  await t.test('a destination check that fails: the chunk is delivered again for an integrity mismatch', async t => {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId: counter() })
+    const [o] = planned(clock, core, 't1', 1)
+    accept(core, o!, W1, clock.now())
+    report(core, o!, W1, clock.now())
+    const bad = core.checked('t1', o!.attemptId, false, 'md5 differs', clock.now())
+    t.match(puts(bad, 'task_attempts'), [{ state: 'failed', failure_reason: 'md5 differs' }])
+    t.match(puts(core.planned('t1', ONLY_SELF, clock.now()), 'overseer_interventions'), [{ reason: 'integrity_mismatch' }])
+  })
+
+  await t.test('a delivery before every chunk has arrived is no crash point; a dispatch with nothing pending does nothing', async t => {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId: counter() })
+    core.create(transferRow('t1', 2), clock.now())
+    core.chunk({ transferId: 't1', index: 0, sha256: sha(0), md5: 'm', length: CHUNK }, clock.now())
+    t.same(plain(core.planned('t1', ONLY_SELF, clock.now())), EMPTY, 'no plan before the upload has begun')
+    core.dispatch('t1')
+    core.begun('t1', 'd1', UPLOAD, null, clock.now())
+    const [o] = offersOf(core.planned('t1', ONLY_SELF, clock.now()))
+    t.same(plain(core.dispatch('t1')), EMPTY)
+    accept(core, o!, W1, clock.now())
+    report(core, o!, W1, clock.now())
+    t.same(effects(core.checked('t1', o!.attemptId, true, null, clock.now()), 'fault'), [])
+  })
+
+  await t.test('the upload refused: the transfer fails with the reason', async t => {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId: counter() })
+    core.create(transferRow('t1', 1), clock.now())
+    core.chunk({ transferId: 't1', index: 0, sha256: sha(0), md5: 'm', length: CHUNK }, clock.now())
+    core.dispatch('t1')
+    t.match(puts(core.begun('t1', 'd1', null, 'quota', clock.now()), 'transfers'), [{ status: 'failed', error_code: 'destination_unavailable', error_message: 'The destination could not start the upload.' }])
+  })
+})
+
+t.test('hydration: a staged chunk whose attempt is still open is not offered twice; a hydrated task is reused', async t => {
+  const now = 1_700_000_000_000
+  const core = new TransferState({ self: SELF, newId: counter() })
+  const row = transferRow('t1', 2, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, chunks_received: 2 })
+  const task = (i: number, state: TaskRow['state'] = 'offered'): TaskRow => ({ id: `task-${i}`, transfer_id: 't1', chunk_index: i, state, orchestrator_id: OTHER, assigned_worker_id: null, current_attempt_id: `a${i}`, attempt_count: 1, created_at: '', offered_at: '', accepted_at: null, completed_at: null, failed_at: null, failure_reason: null })
+  const attempt = (i: number, state: AttemptRow['state']): AttemptRow => ({ id: `a${i}`, task_id: `task-${i}`, transfer_id: 't1', chunk_index: i, attempt_no: 0, attempt_slot: 0, orchestrator_id: OTHER, worker_id: null, batch_id: 'b', wave_kind: 'initial', recovery: false, state, offered_at: '', accepted_at: null, finished_at: null, failure_reason: null })
+  const s = core.hydrate({ row, chunks: [chunkRow('t1', 0, now), chunkRow('t1', 1, now)], tasks: [task(0), task(1)], attempts: [attempt(0, 'offered'), attempt(1, 'superseded')], results: [], waves: 1, interventions: 0 }, now, { processStart: true })
+  t.same(plain(s), { ops: [], effects: [{ kind: 'timer', ms: DISPATCH_DEBOUNCE_MS, msg: { type: 'dispatch', transferId: 't1' } }] })
+  core.dispatch('t1')
+  const wave = core.planned('t1', ONLY_SELF, now)
+  t.same(offersOf(wave).map(o => [o.chunkIndex, o.taskId, o.attemptSlot]), [[1, 'task-1', 1]], 'only the chunk whose attempt ended, under its task, in its next slot')
+  t.match(puts(wave, 'transfer_assignment_plans'), [{ wave: 1 }], 'waves count on from the store')
+})
+
+t.test('closed transfers: exactly the last CLOSED_MEMORY are remembered', async t => {
+  const core = new TransferState({ self: SELF, newId: counter() })
+  for (let i = 0; i <= 4096; i++) core.hydrate({ row: transferRow(`c-${i}`, 1, { coordinator_id: SELF, status: 'failed' }), chunks: [], tasks: [], attempts: [], results: [], waves: 0, interventions: 0 }, 0, { processStart: true })
+  t.equal(core.closedStatus('c-0'), undefined)
+  t.equal(core.closedStatus('c-1'), 'failed')
+  t.equal(core.closedStatus('c-4096'), 'failed')
+})
