@@ -818,7 +818,7 @@ export class TransferState {
         cancel.set(at.orchestrator_id, [...(cancel.get(at.orchestrator_id) ?? []), attemptId])
         if (TERMINAL.has(a.row.status)) break
       }
-      for (const [orch, ids] of cancel) step.effects.push({ kind: 'send', to: orch, type: 'task_cancel', body: { transferId: a.row.id, attemptIds: ids.slice(0, MAX_CANCEL_IDS), reason: 'superseded' } })
+      this.#sendCancels(a, step, cancel, 'superseded')
       if (TERMINAL.has(a.row.status)) continue
       for (const [attemptId, v] of [...a.verifying]) {
         const at = a.attempts.get(attemptId)
@@ -1063,6 +1063,11 @@ export class TransferState {
     a.open.clear()
     a.checking.clear()
     a.verifying.clear()
+    this.#sendCancels(a, step, byOrch, reason)
+  }
+
+  /** Tells each orchestrator which of its attempts to drop, in messages of at most MAX_CANCEL_IDS (the protocol's limit). */
+  #sendCancels (a: Active, step: Step, byOrch: Map<string, string[]>, reason: string): void {
     for (const [orch, ids] of byOrch) {
       for (let i = 0; i < ids.length; i += MAX_CANCEL_IDS) step.effects.push({ kind: 'send', to: orch, type: 'task_cancel', body: { transferId: a.row.id, attemptIds: ids.slice(i, i + MAX_CANCEL_IDS), reason } })
     }

@@ -1021,3 +1021,23 @@ t.test('closed transfers: exactly the last CLOSED_MEMORY are remembered', async 
   t.equal(core.closedStatus('c-1'), 'failed')
   t.equal(core.closedStatus('c-4096'), 'failed')
 })
+
+t.test('task_cancel messages carry at most 4096 attempts: more are split, none left out, whether a cancel or the overseer takes them back', async t => {
+  const sizes = (s: Step): unknown => effects(s, 'send').filter(e => e.type === 'task_cancel').map(e => [e.to, (e.body as { attemptIds: string[], reason: string }).attemptIds.length, (e.body as { reason: string }).reason])
+  const many = (n: number): { clock: ManualClock, core: TransferState, offers: Array<OfferDraft & { to: string }> } => {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId: counter() })
+    return { clock, core, offers: planned(clock, core, 't1', n) }
+  }
+  const exact = many(4096)
+  t.same(sizes(exact.core.cancel('t1', reply(), exact.clock.now())), [[SELF, 4096, 'transfer_cancelled']], '4096: one message')
+  const over = many(4097)
+  const cancelled = over.core.cancel('t1', reply(), over.clock.now())
+  t.same(sizes(cancelled), [[SELF, 4096, 'transfer_cancelled'], [SELF, 1, 'transfer_cancelled']], '4097: two')
+  t.same(effects(cancelled, 'send').flatMap(e => (e.body as { attemptIds: string[] }).attemptIds), over.offers.map(o => o.attemptId), 'every attempt, once, in order')
+  const stalled = many(4097)
+  stalled.clock.advance(WAVE_TIMEOUT_MS)
+  const tick = stalled.core.tick(stalled.clock.now())
+  t.same(sizes(tick), [[SELF, 4096, 'superseded'], [SELF, 1, 'superseded']], 'the overseer\'s too')
+  t.same(effects(tick, 'send').flatMap(e => (e.body as { attemptIds: string[] }).attemptIds), stalled.offers.map(o => o.attemptId))
+})
