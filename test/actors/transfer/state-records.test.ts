@@ -460,6 +460,7 @@ t.test('progress at its edges: what restarts a worker\'s stall window and what d
   const KiB = 1024
   const LENGTH = 100 * KiB
   interface Report { at: number, moved?: number, bytes?: number, worker?: string, from?: string, transferId?: string, attemptId?: string }
+  const answers: Step[] = []
   /** One chunk of 100 KiB accepted by W1 at 0, the overseer ticking on time, `reports` relayed at their times: when the chunk is taken back. */
   const stalledAt = (reports: Report[]): number | null => {
     const clock = new ManualClock()
@@ -470,7 +471,7 @@ t.test('progress at its edges: what restarts a worker\'s stall window and what d
     for (let ms = OVERSEER_TICK_MS; ms <= 3000; ms += OVERSEER_TICK_MS) {
       clock.advance(OVERSEER_TICK_MS)
       for (const r of reports.filter(x => x.at === ms)) {
-        core.progress(r.from ?? SELF, { worker: r.worker ?? W1, moved: r.moved ?? 0, attempts: r.bytes === undefined ? [] : [{ transferId: r.transferId ?? 't1', attemptId: r.attemptId ?? o!.attemptId, bytes: r.bytes }] }, clock.now())
+        answers.push(core.progress(r.from ?? SELF, { worker: r.worker ?? W1, moved: r.moved ?? 0, attempts: r.bytes === undefined ? [] : [{ transferId: r.transferId ?? 't1', attemptId: r.attemptId ?? o!.attemptId, bytes: r.bytes }] }, clock.now()))
       }
       if (puts(core.tick(clock.now()), 'task_attempts').length > 0) return ms
     }
@@ -493,6 +494,7 @@ t.test('progress at its edges: what restarts a worker\'s stall window and what d
   t.equal(stalledAt([{ at: 250, worker: W2, bytes: 80 * KiB }, { at: 500, bytes: 80 * KiB }]), 1500, 'another worker\'s report on the attempt changes nothing; its holder\'s counts')
   t.equal(stalledAt([{ at: 250, from: OTHER, bytes: 80 * KiB }, { at: 500, bytes: 80 * KiB }]), 1500, 'so does one through another orchestrator')
   t.equal(stalledAt([{ at: 250, transferId: 't-unknown', bytes: 80 * KiB }, { at: 250, attemptId: 'nope', bytes: 80 * KiB }]), 1000, 'reports on unknown transfers and attempts are passed over')
+  t.same(answers.map(plain).filter(a => JSON.stringify(a) !== JSON.stringify(EMPTY)), [], `none of the ${answers.length} reports writes or sends anything`)
 })
 
 t.test('the measured rate: the median of the last 64 accepted deliveries, in any order of arrival; none from a delivery never accepted or of no bytes', async t => {
@@ -682,11 +684,16 @@ t.test('no worker: the answer\'s rows; the chunk goes to another orchestrator wh
   t.match(puts(away, 'transfer_assignment_plans'), [{ deliveries: [{ orchestrator_id: OTHER, routing_score: 1, chunk_count: 1, chunk_indices: [0] }] }])
   t.equal((puts(away, 'transfer_assignment_plans')[0] as { deliveries: unknown[] }).deliveries.length, 1, 'an orchestrator given nothing is not in the plan')
   t.match(puts(away, 'overseer_interventions'), [{ reason: 'no_worker', outcome: 'failure_redelivered', orchestrator_id: SELF, replacement_orchestrator_id: OTHER }])
-  const o2 = offersOf(away)[0]!
-  accept(core, o2, W1, clock.now())
-  report(core, o2, W1, clock.now(), { success: false })
-  const again = core.planned('t1', FLEET, clock.now())
-  t.same(offersOf(again).map(x => x.to), [SELF], 'after a failed delivery the best-scored orchestrator may take the chunk again')
+  const best = new TransferState({ self: SELF, newId: counter() })
+  best.create(transferRow('t2', 1), clock.now())
+  best.chunk({ transferId: 't2', index: 0, sha256: sha(0), md5: 'm', length: CHUNK }, clock.now())
+  best.dispatch('t2')
+  best.begun('t2', 'd1', UPLOAD, null, clock.now())
+  const first = offersOf(best.planned('t2', FLEET, clock.now()))[0]!
+  t.equal(first.to, SELF, 'the best score takes the chunk')
+  accept(best, first, W1, clock.now())
+  report(best, first, W1, clock.now(), { success: false })
+  t.same(offersOf(best.planned('t2', FLEET, clock.now())).map(x => x.to), [SELF], 'after a failed delivery (not its orchestrator\'s fault) it may take it again')
 })
 
 t.test('a mixed answer (one worker, one none) asks again at the next tick; the rows of a wave over two orchestrators name each one\'s score', async t => {
@@ -868,7 +875,9 @@ t.test('more edges of delivery: ties spread by transfer, a partial recovery wave
       core.chunk({ transferId: id, index: 0, sha256: sha(0), md5: 'm', length: CHUNK }, clock.now())
       core.dispatch(id)
       core.begun(id, 'd1', UPLOAD, null, clock.now())
-      return offersOf(core.planned(id, EQUAL, clock.now()))[0]!.to
+      const wave = core.planned(id, EQUAL, clock.now())
+      t.equal((puts(wave, 'transfer_assignment_plans')[0] as { deliveries: unknown[] }).deliveries.length, 1, `${id}: the plan names only the orchestrator given the chunk`)
+      return offersOf(wave)[0]!.to
     })
     t.same(new Set(chosen), new Set([SELF, OTHER]), `both are chosen: ${chosen.join(' ')}`)
   })
@@ -1016,10 +1025,15 @@ t.test('hydration: a staged chunk whose attempt is still open is not offered twi
 
 t.test('closed transfers: exactly the last CLOSED_MEMORY are remembered', async t => {
   const core = new TransferState({ self: SELF, newId: counter() })
-  for (let i = 0; i <= 4096; i++) core.hydrate({ row: transferRow(`c-${i}`, 1, { coordinator_id: SELF, status: 'failed' }), chunks: [], tasks: [], attempts: [], results: [], waves: 0, interventions: 0 }, 0, { processStart: true })
+  const close = (id: string): void => { core.hydrate({ row: transferRow(id, 1, { coordinator_id: SELF, status: 'failed' }), chunks: [], tasks: [], attempts: [], results: [], waves: 0, interventions: 0 }, 0, { processStart: true }) }
+  for (let i = 0; i <= 4096; i++) close(`c-${i}`)
   t.equal(core.closedStatus('c-0'), undefined)
   t.equal(core.closedStatus('c-1'), 'failed')
   t.equal(core.closedStatus('c-4096'), 'failed')
+  close('c-1') // seen again: now the newest
+  close('c-4097')
+  t.equal(core.closedStatus('c-1'), 'failed', 'a transfer closed again is remembered as the newest')
+  t.equal(core.closedStatus('c-2'), undefined, 'the oldest after it is forgotten')
 })
 
 t.test('task_cancel messages carry at most 4096 attempts: more are split, none left out, whether a cancel or the overseer takes them back', async t => {
@@ -1040,4 +1054,56 @@ t.test('task_cancel messages carry at most 4096 attempts: more are split, none l
   const tick = stalled.core.tick(stalled.clock.now())
   t.same(sizes(tick), [[SELF, 4096, 'superseded'], [SELF, 1, 'superseded']], 'the overseer\'s too')
   t.same(effects(tick, 'send').flatMap(e => (e.body as { attemptIds: string[] }).attemptIds), stalled.offers.map(o => o.attemptId))
+})
+
+t.test('small things the steps carry: no namespace without an org, a part\'s slot, the reason a redelivery is recovered for, the wait for workers said once', async t => {
+  const clock = new ManualClock()
+  const core = new TransferState({ self: SELF, newId: counter() })
+  core.create(transferRow('t1', 1), clock.now())
+  core.chunk({ transferId: 't1', index: 0, sha256: sha(0), md5: 'm', length: CHUNK }, clock.now())
+  t.same(plain(core.dispatch('t1')).effects, [{ kind: 'io', job: { type: 'begin', transferId: 't1', destinationId: 'd1', spec: { transferId: 't1', filename: 't1.bin', totalSize: CHUNK, chunkSize: CHUNK, totalChunks: 1 } } }], 'no org: no namespace')
+  core.begun('t1', 'd1', UPLOAD, null, clock.now())
+  let [o] = offersOf(core.planned('t1', ONLY_SELF, clock.now()))
+  accept(core, o!, W1, clock.now())
+  report(core, o!, W1, clock.now(), { success: false })
+  ;[o] = offersOf(core.planned('t1', ONLY_SELF, clock.now()))
+  accept(core, o!, W1, clock.now())
+  report(core, o!, W1, clock.now())
+  core.checked('t1', o!.attemptId, true, null, clock.now())
+  t.same(jobs(core.finalize('t1', clock.now()), 'complete').map(j => j.type === 'complete' && j.parts), [[{ index: 0, attemptSlot: 1, etag: '"e0"' }]], 'the part names the slot its second attempt wrote')
+  core.completedUpload({ transferId: 't1', ok: false, retry: false, redeliver: [0], error: 'BWN_ERR_DESTINATION_INCOMPLETE' }, clock.now())
+  t.match(puts(core.planned('t1', ONLY_SELF, clock.now()), 'overseer_interventions'), [{ reason: 'integrity_mismatch', outcome: 'failure_redelivered', previous_attempt_id: o!.attemptId }], 'a part changed at the destination is recovered as an integrity mismatch')
+
+  // Waiting for workers: warn once, info when they are back, and quiet in between.
+  const NONE = [{ hotkey: SELF, workers: 0, score: 1 }]
+  const logs = (s: Step): string[] => s.effects.flatMap(e => e.kind === 'log' && /offers (wait|go out)/.test(e.msg) ? [`${e.level}: ${e.msg}`] : [])
+  const waits = new TransferState({ self: SELF, newId: counter() })
+  const plan = (id: string, cands: typeof ONLY_SELF): string[] => logs(waits.planned(id, cands, clock.now()))
+  waits.create(transferRow('t2', 3), clock.now())
+  const next = (i: number): void => {
+    waits.chunk({ transferId: 't2', index: i, sha256: sha(i), md5: 'm', length: CHUNK }, clock.now())
+    waits.dispatch('t2')
+  }
+  next(0)
+  waits.begun('t2', 'd1', UPLOAD, null, clock.now())
+  t.same(plan('t2', NONE), ['warn: no orchestrator with workers; offers wait'])
+  t.same(plan('t2', ONLY_SELF), ['info: orchestrators with workers again; offers go out'])
+  next(1)
+  t.same(plan('t2', ONLY_SELF), [], 'an ordinary wave says nothing of it')
+  next(2)
+  t.same(plan('t2', NONE), ['warn: no orchestrator with workers; offers wait'], 'a new wait is said at warn again')
+})
+
+t.test('hydration counts failed attempts as failures, not stalls, and no worker against a chunk for an attempt that had none', async t => {
+  const now = 1_700_000_000_000
+  const core = new TransferState({ self: SELF, newId: counter(), config: { maxAttemptsPerTask: 3 } })
+  const row = transferRow('t1', 1, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, chunks_received: 1 })
+  const failed = (n: number, worker: string | null): AttemptRow => ({ id: `f${n}`, task_id: 'task-0', transfer_id: 't1', chunk_index: 0, attempt_no: n, attempt_slot: n % 3, orchestrator_id: SELF, worker_id: worker, batch_id: 'b', wave_kind: 'initial', recovery: n > 0, state: 'failed', offered_at: '', accepted_at: null, finished_at: '', failure_reason: 'boom' })
+  const task: TaskRow = { id: 'task-0', transfer_id: 't1', chunk_index: 0, state: 'pending', orchestrator_id: SELF, assigned_worker_id: null, current_attempt_id: 'f1', attempt_count: 2, created_at: '', offered_at: '', accepted_at: null, completed_at: null, failed_at: null, failure_reason: null }
+  core.hydrate({ row, chunks: [chunkRow('t1', 0, now)], tasks: [task], attempts: [failed(0, null), failed(1, W1)], results: [], waves: 2, interventions: 0 }, now, { processStart: true })
+  core.dispatch('t1')
+  const [o] = offersOf(core.planned('t1', ONLY_SELF, now))
+  t.same(o!.excludeWorkers, [W1], 'the attempt without a worker names none')
+  accept(core, o!, W2, now)
+  t.match(puts(report(core, o!, W2, now, { success: false }), 'transfers'), [{ status: 'failed', error_code: 'delivery_failed' }], 'two failures before the restart and this one reach the limit of 3')
 })
