@@ -924,7 +924,9 @@ t.test('more edges of delivery: ties spread by transfer, a partial recovery wave
       return -1
     }
     t.equal(waitAfterNone(), 500)
-    t.equal(waitAfterNone(), 1000, 'a second answer in a row waits twice as long')
+    t.same(plain(core.assigned(OTHER, { transferId: 't1', batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: null }] }, clock.now())), EMPTY, 'an answer from an orchestrator the offer did not go to is ignored')
+    t.same(plain(core.assigned(SELF, { transferId: 't1', batchId: 'b', assignments: [] }, clock.now())), EMPTY)
+    t.equal(waitAfterNone(), 1000, 'a second answer in a row waits twice as long (the ignored ones are not counted)')
     accept(core, o!, W1, clock.now())
     report(core, o!, W1, clock.now(), { success: false })
     o = offersOf(core.planned('t1', ONLY_SELF, clock.now()))[0]
