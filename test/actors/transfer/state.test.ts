@@ -2,46 +2,23 @@
 // their edges, terminal transfers leaving memory, and what hydration does with each state a crash can
 // leave behind (docs/transfers.md#overseer, #recovery-on-start).
 import t from 'tap'
-import type { Reply } from '../../../actors/runtime.ts'
-import type { StoreOp } from '../../../actors/ports.ts'
 import {
   TransferState, WAVE_TIMEOUT_MS, RESULT_GAP_MS, DISPATCH_DEBOUNCE_MS, CLOSED_MEMORY, OVERSEER_TICK_MS, MAX_WATCHED_STEP_MS, NO_WORKER_WAIT_MS, NO_WORKER_MAX_WAIT_MS, MAX_STALLS_PER_TASK, MAX_ATTEMPTS_PER_TASK,
-  type Step, type Effect, type IoJob, type OfferDraft, type Hydration
+  type Step, type OfferDraft, type Hydration
 } from '../../../actors/transfer/state.ts'
 import type { TransferRow, AttemptRow, ChunkRow, InterventionRow } from '../../../actors/transfer/model.ts'
 import { ManualClock } from '../../helpers/clock.ts'
+import { CHUNK, UPLOAD, transferRow, sha, jobs, effects, puts, offersOf, reply } from '../../helpers/transfer-state.ts'
 
 const SELF = 'orch-self'
 const OTHER = 'orch-other'
 const W1 = 'worker-1'
 const W2 = 'worker-2'
-const CHUNK = 1024
-const UPLOAD = { kind: 'node', uploadId: 'u1' } as const
 const BOTH = [{ hotkey: SELF, workers: 2, score: 1 }, { hotkey: OTHER, workers: 2, score: 1 }]
 const ONLY_SELF = [{ hotkey: SELF, workers: 2, score: 1 }]
 
 let seq = 0
 const newId = (): string => `id-${++seq}`
-
-function transferRow (id: string, chunks: number, over: Partial<TransferRow> = {}): TransferRow {
-  const iso = new Date(0).toISOString()
-  return {
-    id, status: 'pending', sender_hotkey: 'x', filename: `${id}.bin`, total_size: CHUNK * chunks, chunk_size: CHUNK, total_chunks: chunks, tier: 'STANDARD',
-    destination_id: 'd1', api_key_id: null, org_id: null, coordinator_id: '', metadata: { name: id }, upload: null,
-    chunks_received: 0, chunks_delivered: 0, chunks_verified: 0, bytes_received: 0, bytes_delivered: 0, finalize_requested: false,
-    created_at: iso, updated_at: iso, started_at: null, finalized_at: null, completed_at: null, error_code: null, error_message: null, ...over
-  }
-}
-
-const sha = (i: number): string => i.toString(16).padStart(64, '0')
-const jobs = (s: Step, type?: IoJob['type']): IoJob[] => s.effects.flatMap(e => e.kind === 'io' && (type === undefined || e.job.type === type) ? [e.job] : [])
-const effects = <K extends Effect['kind']>(s: Step, kind: K): Array<Extract<Effect, { kind: K }>> => s.effects.filter((e): e is Extract<Effect, { kind: K }> => e.kind === kind)
-const puts = (s: Step, table: string): unknown[] => s.ops.filter((o): o is Extract<StoreOp, { type: 'put' }> => o.type === 'put' && o.table === table).map(o => o.value)
-const offersOf = (s: Step): Array<OfferDraft & { to: string }> => jobs(s, 'offers').flatMap(j => j.type === 'offers' ? j.batches.flatMap(b => b.offers.map(o => ({ ...o, to: b.to }))) : [])
-const reply = (): Reply<any> & { value?: unknown } => {
-  const r: Reply<any> & { value?: unknown } = { id: 'r', resolve: (v) => { r.value = v }, reject: () => {} }
-  return r
-}
 
 /** A transfer created, `chunks` staged, its upload begun and its first wave planned over `candidates`. */
 function started (clock: ManualClock, chunks: number, candidates = BOTH, config = {}): { core: TransferState, id: string, wave: Step } {
