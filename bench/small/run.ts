@@ -258,7 +258,7 @@ async function main (): Promise<void> {
     for (const [i, st] of per.stages.entries()) process.stderr.write(`stages, round ${i} (median ms after the first create): ${Object.entries(st).map(([k, v]) => `${k} ${v}`).join(', ')}\n`)
     process.stdout.write(JSON.stringify(result) + '\n')
     await stopChild(receiver)
-    await stopChild(devnet)
+    await stopChild(devnet, args.profile === undefined ? undefined : 120_000)
     putAgent.destroy()
   } finally {
     killAll()
