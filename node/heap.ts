@@ -11,7 +11,7 @@
 //
 // The young generation is the other way round: V8 doubles it (up to 64 MiB on a 64-bit host) whenever
 // objects survive, and loading a node's modules grows it to its maximum at once. A big young generation
-// is collected seldom, and the socket reads' Buffers die only when it is: a devnet held 70-85 MiB of
+// is collected seldom, and the socket reads' Buffers die only when it is: a devnet held 60-86 MiB of
 // dead Buffers per thread while moving a file, and 64 MiB of young generation idle. Kept at its start
 // size (1 MiB semi-spaces) it is scavenged often, each scavenge frees the Buffers that died, and it
 // costs no CPU we could measure (docs/benchmarks.md#devnet-memory).
