@@ -12,6 +12,7 @@ import type { DestinationStream } from 'pino'
 import { BwnetNode, type NodeInfo } from './node.ts'
 import { createLogger } from './logger.ts'
 import type { NodeConfig } from './config.ts'
+import { releaseStartupHeap } from './heap.ts'
 
 export interface DevnetThreadData {
   plans: Array<{ name: string, cfg: NodeConfig }>
@@ -48,6 +49,7 @@ port.on('message', (m: { op?: unknown }) => {
 
 try {
   await Promise.all(nodes.map(n => n.node.start()))
+  await releaseStartupHeap() // what starting the nodes left on this thread's heap (node/heap.ts)
   send({ op: 'ready', nodes: nodes.map(n => ({ name: n.name, info: n.node.info() })) })
 } catch (err) {
   await stop()

@@ -46,6 +46,11 @@ const { values: args } = parseArgs({
     'cli-node-args': { type: 'string', default: '' },
     // Fail (exit 1) when the devnet's peak RSS goes over this many MiB (0: no limit).
     'max-rss-mib': { type: 'string', default: '0' },
+    // The idle devnet (workers attached, nothing moving) is sampled for this many seconds before the
+    // first round (default: 1 s, or 5 samples if longer); fail when any idle sample goes over
+    // --max-idle-rss-mib (0: no limit). docs/benchmarks.md#devnet-memory.
+    'idle-s': { type: 'string' },
+    'max-idle-rss-mib': { type: 'string', default: '0' },
     // Memory under abuse: after the rounds, send --oversize-count concurrent bodies of --oversize-mib MiB
     // to one chunk index of a fresh 16 MiB-chunk transfer (each must be refused with 413), RSS sampled.
     'oversize-mib': { type: 'string', default: '0' },
@@ -74,6 +79,10 @@ const rssEveryMs = Number(args['rss-every-ms'])
 const maxRssMib = Number(args['max-rss-mib'])
 if (!Number.isInteger(rssEveryMs) || rssEveryMs < 20 || rssEveryMs > 10_000) throw new Error('--rss-every-ms 20..10000')
 if (!(maxRssMib >= 0)) throw new Error('--max-rss-mib ≥ 0')
+const maxIdleRssMib = Number(args['max-idle-rss-mib'])
+if (!(maxIdleRssMib >= 0)) throw new Error('--max-idle-rss-mib ≥ 0')
+const idleMs = args['idle-s'] === undefined ? Math.max(1000, 5 * rssEveryMs) : Number(args['idle-s']) * 1000
+if (!(idleMs >= rssEveryMs && idleMs <= 600_000)) throw new Error('--idle-s: at least one sampling period, at most 600')
 const oversizeMib = Number(args['oversize-mib'])
 const oversizeCount = Number(args['oversize-count'])
 if (!Number.isInteger(oversizeMib) || oversizeMib < 0 || oversizeMib > 4096) throw new Error('--oversize-mib 0..4096')
@@ -373,7 +382,7 @@ async function main (): Promise<void> {
 
     // The idle devnet's RSS (workers attached, nothing moving): the memory baseline of the same run.
     const idle = rssSampler(devnet.pid!, rssEveryMs)
-    await sleep(Math.max(1000, 5 * rssEveryMs))
+    await sleep(idleMs)
     const idleSamples = (await idle.stop()).samples
     const per: { bwnet: number[], baseline: number[], bwnetCli: number[], bwnetWall: number[], rssPeak: number[], devnetCpu: number[], devnetMainCpu: number[], cliCpu: number[], cliCpuFromCreate: number[], baselineCpu: number[], bare: number[], bareCpu: number[], bareMainCpu: number[], attempts: unknown[] } = { bwnet: [], baseline: [], bwnetCli: [], bwnetWall: [], rssPeak: [], devnetCpu: [], devnetMainCpu: [], cliCpu: [], cliCpuFromCreate: [], baselineCpu: [], bare: [], bareCpu: [], bareMainCpu: [], attempts: [] }
     const skipBaseline = args['skip-baseline'] === true
@@ -457,6 +466,7 @@ async function main (): Promise<void> {
     const round2 = (x: number): number => Math.round(x * 100) / 100
     const seconds = { bwnet: s3(median(per.bwnet)), baseline: skipBaseline ? null : s3(median(per.baseline)) }
     const idleRss = median(idleSamples)
+    const idleMax = Math.max(...idleSamples)
     const peakRss = Math.max(...per.rssPeak)
     const cpuFloorS = median(per.devnetCpu.map((c, i) => c + (per.cliCpuFromCreate[i] ?? NaN)).filter(Number.isFinite)) / availableParallelism() // NaN when /proc could not be read
     const result = {
@@ -488,7 +498,8 @@ async function main (): Promise<void> {
       attempts: per.attempts,
       // The devnet process's resident set: idle (the same run's baseline) and the peak while moving.
       oversize,
-      rssMiB: { idle: mib(idleRss), peak: mib(peakRss), perRoundPeak: per.rssPeak.map(mib), peakOverIdle: round2(peakRss / idleRss), limit: maxRssMib > 0 ? maxRssMib : null },
+      // idle: the median of the idle samples, idleMax their highest, idleSeconds how long they ran.
+      rssMiB: { idle: mib(idleRss), idleMax: mib(idleMax), idleSamples: idleSamples.length, idleSeconds: idleMs / 1000, peak: mib(peakRss), perRoundPeak: per.rssPeak.map(mib), peakOverIdle: round2(peakRss / idleRss), limit: maxRssMib > 0 ? maxRssMib : null, idleLimit: maxIdleRssMib > 0 ? maxIdleRssMib : null },
       sha256: sourceSha,
       verified: true,
       node: process.version
@@ -505,11 +516,16 @@ async function main (): Promise<void> {
     console.log(`devnet CPU while moving: ${result.devnetCpuSeconds.join(', ')} s (main thread ${result.devnetMainThreadCpuSeconds.join(', ')} s); CLI CPU ${result.cliCpuSeconds.join(', ')} s (${result.cliCpuFromCreateSeconds.join(', ')} s from create on); attempts: ${JSON.stringify(per.attempts)}`)
     if (oversize !== null) console.log(`${oversizeCount} × ${oversizeMib} MiB bodies for one chunk index: statuses ${oversize.statuses.join(', ')}, MiB sent before the answer ${oversize.sentMiB.join(', ')}, devnet RSS peak ${oversize.rssPeakMiB} MiB`)
     console.log(`devnet RSS: idle ${result.rssMiB.idle} MiB, peak ${result.rssMiB.peak} MiB while moving (peak/idle = ${result.rssMiB.peakOverIdle}${maxRssMib > 0 ? `; limit ${maxRssMib} MiB` : ''})`)
+    console.log(`devnet RSS idle over ${idleMs / 1000} s (${idleSamples.length} samples): median ${result.rssMiB.idle} MiB, highest ${result.rssMiB.idleMax} MiB${maxIdleRssMib > 0 ? ` (limit ${maxIdleRssMib} MiB)` : ''}`)
     await mkdir(dirname(args.out!), { recursive: true })
     await writeFile(args.out!, JSON.stringify(result, null, 2) + '\n')
     console.log(JSON.stringify(result))
     if (oversize !== null && oversize.statuses.some(s => s !== 413)) throw new Error(`oversized chunk bodies answered ${oversize.statuses.join(', ')}, not 413`)
-    if (maxRssMib > 0 && peakRss > maxRssMib * MIB) throw new Error(`devnet RSS peaked at ${result.rssMiB.peak} MiB, over --max-rss-mib ${maxRssMib}`)
+    const over = [
+      ...(maxIdleRssMib > 0 && idleMax > maxIdleRssMib * MIB ? [`idle devnet RSS reached ${result.rssMiB.idleMax} MiB, over --max-idle-rss-mib ${maxIdleRssMib}`] : []),
+      ...(maxRssMib > 0 && peakRss > maxRssMib * MIB ? [`devnet RSS peaked at ${result.rssMiB.peak} MiB, over --max-rss-mib ${maxRssMib}`] : [])
+    ]
+    if (over.length > 0) throw new Error(over.join('; '))
   } finally {
     killAll()
     await rm(work, { recursive: true, force: true })

@@ -19,9 +19,45 @@ const KEEP_FREE = 16
 /** A response whose last write has not called back for this long is cut: a reader that stopped reading. */
 export const STALL_MS = 60_000
 
-const free: Buffer[] = []
-const take = (): Buffer => free.pop() ?? Buffer.allocUnsafeSlow(FILE_PIECE_BYTES)
-const give = (buf: Buffer): void => { if (free.length < KEEP_FREE) free.push(buf) }
+/** Free buffers are let go once no response has used the pool for this long: an idle node keeps none (10 s). */
+export const KEEP_IDLE_MS = 10_000
+
+/**
+ * Reused read buffers: at most KEEP_FREE free ones, and none once the pool has been idle for
+ * `keepIdleMs` (a node that moved a file then holds no 16 MiB it no longer uses; the collector frees
+ * them, docs/benchmarks.md#devnet-memory). One per thread; tests make their own.
+ */
+export class FileBufferPool {
+  readonly keepIdleMs: number
+  #free: Buffer[] = []
+  #lastUse = 0
+  #idleTimer: NodeJS.Timeout | null = null
+
+  constructor (keepIdleMs = KEEP_IDLE_MS) { this.keepIdleMs = keepIdleMs }
+
+  /** Free buffers held now. */
+  get free (): number { return this.#free.length }
+
+  take (): Buffer {
+    this.#lastUse = performance.now()
+    return this.#free.pop() ?? Buffer.allocUnsafeSlow(FILE_PIECE_BYTES)
+  }
+
+  give (buf: Buffer): void {
+    this.#lastUse = performance.now()
+    if (this.#free.length < KEEP_FREE) this.#free.push(buf)
+    this.#idleTimer ??= setTimeout(() => { this.#dropIfIdle() }, this.keepIdleMs).unref()
+  }
+
+  /** Lets the free buffers go once the pool has been idle for keepIdleMs, else looks again when it will have been. */
+  #dropIfIdle (): void {
+    const idleFor = performance.now() - this.#lastUse
+    if (idleFor >= this.keepIdleMs) { this.#free.length = 0; this.#idleTimer = null; return }
+    this.#idleTimer = setTimeout(() => { this.#dropIfIdle() }, this.keepIdleMs - idleFor).unref()
+  }
+}
+
+const shared = new FileBufferPool()
 
 /** Logs a cut send: a client that left or stalled is routine (debug), a file that failed is not (warn). */
 export function logSendCut (log: { debug: (o: object, m: string) => void, warn: (o: object, m: string) => void }, err: unknown, what: string): void {
@@ -48,11 +84,14 @@ export type FileResponse = Pick<ServerResponse, 'write' | 'end' | 'destroy' | 'o
  * Content-Length, the caller has set) and ends it. Resolves when the last byte is handed to the socket.
  * Rejects with a SendCut, after destroying the response, when the file is shorter than promised or a
  * read fails (`file`), or the client goes away or stops reading for `stallMs` (`client`). Never closes
- * `fh`. A HEAD request gets no body and no reads.
+ * `fh`. A HEAD request gets no body and no reads. `pool`: the buffers to read into (the thread's own by default).
  */
-export async function sendFileRange (res: FileResponse, fh: FileHandle, start: number, length: number, opts: { stallMs?: number } = {}): Promise<void> {
+export async function sendFileRange (res: FileResponse, fh: FileHandle, start: number, length: number, opts: { stallMs?: number, pool?: FileBufferPool } = {}): Promise<void> {
   if (res.req?.method === 'HEAD') { res.end(); return }
   const stallMs = opts.stallMs ?? STALL_MS
+  const pool = opts.pool ?? shared
+  const take = (): Buffer => pool.take()
+  const give = (buf: Buffer): void => { pool.give(buf) }
   let cut: SendCut | null = null
   let stop: ((err: SendCut) => void) | null = null
   // Settles only when the send must stop: the response closed, or the write in flight stalled.

@@ -5,7 +5,7 @@ import { isAbsolute, join } from 'node:path'
 import { Devnet, claimDevnetData, DEVNET_LOG_FILE, type DevnetFile, type DevnetHooks } from '../devnet.ts'
 import { resolveConfig, NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, DevnetSettings, DEVNET_SETTINGS, DEVNET_DEFAULTS } from '../config.ts'
 import { createLogger, createDevnetLogger } from '../logger.ts'
-import { tuneHeapForDataPlane } from '../heap.ts'
+import { tuneHeapForDataPlane, releaseStartupHeap } from '../heap.ts'
 import { bootstrapDevnetKeys } from '../../api/accounts/devnet.ts'
 import { hashPool } from '../adapters/hash-pool.ts'
 import { invocation } from './transfer/invocation.ts'
@@ -80,6 +80,7 @@ export function nodeCommand (): Command {
       const node = new BwnetNode({ config, logger })
       onShutdown(() => node.stop(), logger)
       await node.start()
+      await releaseStartupHeap() // what loading and starting left on the heap (node/heap.ts)
       // Ready once the chain host knows this node (a validator can be chosen, a worker can attach).
       const registration = await node.awaitChainHost(CHAIN_HOST_WAIT_MS)
       // A worker holds no registration: its orchestrator attaches it (docs/node.md#attaching-workers).

@@ -19,7 +19,7 @@ function ratioOf (t: { ok (v: unknown, m: string): unknown }, ratio: number, num
 }
 
 t.test('e2e bench prints devnet delivery, direct PUT and bare pipeline times with their ratios', async t => {
-  const { code, stdout, stderr, result, out } = await runBench(t, 'e2e', ['--size-mib', '2', '--rounds', '1', '--bare', '--timeout-s', BENCH_OWN_TIMEOUT_S])
+  const { code, stdout, stderr, result, out } = await runBench(t, 'e2e', ['--size-mib', '2', '--rounds', '1', '--bare', '--idle-s', '1', '--rss-every-ms', '100', '--timeout-s', BENCH_OWN_TIMEOUT_S])
   t.equal(code, 0, `bench exits 0; stderr: ${stderr.slice(-2000)}`)
 
   t.match(result, { bench: 'e2e', sizeBytes: 2 * 1024 * 1024, rounds: 1, workers: 2, parallel: 4, verified: true, sha256: /^[0-9a-f]{64}$/ })
@@ -38,6 +38,12 @@ t.test('e2e bench prints devnet delivery, direct PUT and bare pipeline times wit
   t.ok(result.rssMiB.idle >= 50 && result.rssMiB.idle <= 4096, `idle RSS ${result.rssMiB.idle} MiB is a process's`)
   t.ok(result.rssMiB.peak >= result.rssMiB.perRoundPeak[0] && result.rssMiB.peak <= 4096, `peak RSS ${result.rssMiB.peak} MiB`)
   t.equal(result.rssMiB.limit, null, 'no limit asked')
+  t.equal(result.rssMiB.idleLimit, null, 'no idle limit asked')
+  // --idle-s 1 sampled every 100 ms: about ten samples (a busy machine may stretch the period).
+  t.equal(result.rssMiB.idleSeconds, 1)
+  t.ok(result.rssMiB.idleSamples >= 2 && result.rssMiB.idleSamples <= 11, `${result.rssMiB.idleSamples} idle samples in 1 s at 100 ms`)
+  t.ok(result.rssMiB.idleMax >= result.rssMiB.idle, `the highest idle sample (${result.rssMiB.idleMax} MiB) is at least their median (${result.rssMiB.idle} MiB)`)
+  t.match(stdout, /devnet RSS idle over 1 s \([0-9]+ samples\): median [0-9.]+ MiB, highest [0-9.]+ MiB\n/, 'idle line printed')
   t.equal(result.devnetCpuSeconds.length, 1, 'devnet CPU time measured for the round')
   // The bare pipeline: the same stages in plain node:http (its stored file and read-backs are checked
   // by the bench itself, which exits 1 on a mismatch).
@@ -58,11 +64,12 @@ t.test('e2e bench prints devnet delivery, direct PUT and bare pipeline times wit
   t.same(JSON.parse(await readFile(out, 'utf8')), result, 'same result written to --out')
 })
 
-t.test('e2e bench fails when the devnet RSS goes over --max-rss-mib', async t => {
-  const { code, stdout, stderr, result } = await runBench(t, 'e2e', ['--size-mib', '1', '--skip-baseline', '--max-rss-mib', '1', '--timeout-s', BENCH_OWN_TIMEOUT_S])
+t.test('e2e bench fails when the devnet RSS goes over --max-rss-mib or --max-idle-rss-mib', async t => {
+  const { code, stdout, stderr, result } = await runBench(t, 'e2e', ['--size-mib', '1', '--skip-baseline', '--max-rss-mib', '1', '--max-idle-rss-mib', '1', '--timeout-s', BENCH_OWN_TIMEOUT_S])
   t.equal(code, 1, 'a devnet cannot live in 1 MiB: the bench fails')
-  t.match(stderr, /RSS peaked at [0-9.]+ MiB, over --max-rss-mib 1/)
-  t.match(result, { bench: 'e2e', seconds: { baseline: null }, ratio: { bwnetOverBaseline: null }, rssMiB: { limit: 1 }, verified: true }, 'the result is still printed')
+  t.match(stderr, /idle devnet RSS reached [0-9.]+ MiB, over --max-idle-rss-mib 1; devnet RSS peaked at [0-9.]+ MiB, over --max-rss-mib 1/, 'both limits named')
+  t.match(result, { bench: 'e2e', seconds: { baseline: null }, ratio: { bwnetOverBaseline: null }, rssMiB: { limit: 1, idleLimit: 1 }, verified: true }, 'the result is still printed')
+  t.match(stdout, /\(limit 1 MiB\)/, 'the idle line names its limit')
   t.equal(result.bare, null, 'no --bare, no bare pipeline')
   t.notMatch(stdout, /bwnet\/baseline = /, 'no baseline, no ratio')
 })

@@ -1,7 +1,8 @@
 // sendFileRange: file bytes to an HTTP response through reused buffers. A buffer must not be reused
 // before the socket is done with it, so concurrent responses (sharing the pool) and a slow reader must
 // all get their own bytes, and a response that holds its write callbacks back sees each buffer unchanged
-// until it calls back; a short file, a vanished or stalled client ends the send with an error.
+// until it calls back; a short file, a vanished or stalled client ends the send with an error; an idle
+// pool lets its free buffers go.
 import t from 'tap'
 import http from 'node:http'
 import { EventEmitter, once } from 'node:events'
@@ -10,7 +11,8 @@ import { mkdtemp, open, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
-import { sendFileRange, SendCut, FILE_PIECE_BYTES, type FileResponse } from '../../../node/adapters/file-response.ts'
+import { sendFileRange, SendCut, FILE_PIECE_BYTES, FileBufferPool, KEEP_IDLE_MS, type FileResponse } from '../../../node/adapters/file-response.ts'
+import { eventually } from '../../helpers/proc.ts'
 
 /** What these helpers use of a tap test. */
 interface Test { teardown (fn: () => unknown): void }
@@ -172,4 +174,26 @@ t.test('a reader that stops reading is cut after the stall time', async t => {
   await t.rejects(sendFileRange(res as unknown as FileResponse, fh, 0, 4 * FILE_PIECE_BYTES, { stallMs: 200 }), { side: 'client', message: /no write completed in 200 ms/ })
   t.ok(res.destroyed, 'the response is destroyed')
   t.ok(Date.now() - started >= 190, 'not before the stall time')
+})
+
+t.test('the pool keeps its free buffers while in use and lets them go once idle', async t => {
+  const { path, data } = await fixture(t, 3 * FILE_PIECE_BYTES)
+  const fh = await open(path, 'r')
+  t.teardown(() => fh.close())
+  const pool = new FileBufferPool(300)
+  const send = async (): Promise<void> => {
+    const res = new HoldingResponse()
+    await sendFileRange(res as unknown as FileResponse, fh, 0, data.length, { pool })
+    t.equal(sha256(Buffer.concat(res.body)), sha256(data), 'sent byte for byte')
+  }
+  await send()
+  t.ok(pool.free >= 1 && pool.free <= 2, `buffers kept for the next response (${pool.free})`)
+  // A send that starts before the idle time is up keeps the buffers: the timer looks again later.
+  const kept = pool.free
+  await send()
+  t.equal(pool.free, kept, 'the second send reused them')
+  const idleSince = performance.now()
+  await eventually(async () => pool.free === 0, 10_000, 'the idle pool lets its buffers go')
+  t.ok(performance.now() - idleSince >= 250, 'not before the idle time')
+  t.equal(KEEP_IDLE_MS, 10_000, 'the shared pool waits 10 s')
 })
