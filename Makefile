@@ -50,8 +50,9 @@ test-deps:
 	  exit 1; \
 	fi
 
-# The typecheck runs beside the tests (it needs one core for 20 s; the tests wait on chains, epochs and
-# rate limits a third of the time); either failing fails the target.
+# The typecheck runs beside the tests (it needs one core for 20 s, and the tests wait on chains, epochs
+# and rate limits a third of the time); either failing fails the target. Two tap jobs (package.json):
+# a third made the suite slower on two cores (docs/testing.md#timing-of-the-suite).
 test: install test-deps
 	@npx tsc -p tsconfig.json --noEmit & typecheck=$$!; \
 	npx tap; tests=$$?; \
