@@ -43,3 +43,68 @@ t.test('a copy served while its validator voted alone is withdrawn once outvoted
   await voteSnapshot(store, { group: 'epoch/3', slot: 'epoch/3/2', validator: 'H', stakeRao: 900n, snapshot: honest, idKey })
   t.equal((await table.get('epoch/3/2')).snapshotId, honest.snapshotId, 'the stake majority\'s copy replaces it')
 })
+
+t.test('pickByStake: an equal stake counted later does not displace a smaller id', async t => {
+  t.same(pickByStake([{ validator: 'a', stakeRao: '1', snapshotId: 'a' }, { validator: 'b', stakeRao: '1', snapshotId: 'b' }]), { snapshotId: 'a', stake: 1n })
+  t.same(pickByStake([{ validator: 'a', stakeRao: '2', snapshotId: 'a' }, { validator: 'b', stakeRao: '1', snapshotId: 'b' }, { validator: 'c', stakeRao: '1', snapshotId: 'b' }]), { snapshotId: 'a', stake: 2n })
+})
+
+t.test('content that is not JSON has no id: not a vote, and no throw', async t => {
+  t.equal(idMatchesContent({ ...snap(1, 1), data: { count: 1n } }), false)
+  t.equal(idMatchesContent(snap(1, 1)), true)
+})
+
+t.test('a vote without stake counts as 1 rao; the slots served are returned', async t => {
+  const store = new LevelStore(new MemoryLevel<string, string>() as never)
+  const table = store.table<any>('snapshots')
+  const s = snap(4, 1)
+  t.same(await voteSnapshot(store, { group: 'epoch/4', slot: 'epoch/4/4', validator: 'Z', stakeRao: 0n, snapshot: s, idKey }), ['epoch/4/4'])
+  t.same(await table.get('vote/epoch/4/epoch/4/4/Z'), { validator: 'Z', stakeRao: '1', snapshotId: s.snapshotId })
+  await voteSnapshot(store, { group: 'epoch/4', slot: 'epoch/4/4', validator: 'N', stakeRao: -5n, snapshot: s, idKey })
+  t.equal((await table.get('vote/epoch/4/epoch/4/4/N')).stakeRao, '1')
+  t.equal(await table.get(idKey(s.snapshotId)), 'epoch/4/4')
+})
+
+t.test('exactly half the stake is enough to serve', async t => {
+  const store = new LevelStore(new MemoryLevel<string, string>() as never)
+  const table = store.table<any>('snapshots')
+  const one = snap(5, 1); const other = snap(5, 2)
+  const [low, high] = [one, other].sort((a, b) => (a.snapshotId < b.snapshotId ? -1 : 1))
+  await voteSnapshot(store, { group: 'epoch/5', slot: 'epoch/5/5', validator: 'A', stakeRao: 100n, snapshot: high, idKey })
+  t.same(await voteSnapshot(store, { group: 'epoch/5', slot: 'epoch/5/5', validator: 'B', stakeRao: 100n, snapshot: low, idKey }), ['epoch/5/5'])
+  t.equal((await table.get('epoch/5/5')).snapshotId, low.snapshotId, 'a tie of stake: the smaller id')
+})
+
+t.test('a validator counts once, with its largest stake in the group', async t => {
+  // H votes 900 on slot a and 100 on slot b; R 50 on slot a. The group's stake is 950, not 150: H's
+  // copy of b (100) is not served, and a is.
+  const store = new LevelStore(new MemoryLevel<string, string>() as never)
+  const table = store.table<any>('snapshots')
+  const a = snap(6, 1); const b = snap(7, 1); const r = snap(6, 2)
+  await voteSnapshot(store, { group: 'epoch/6', slot: 'epoch/6/a', validator: 'H', stakeRao: 900n, snapshot: a, idKey })
+  await voteSnapshot(store, { group: 'epoch/6', slot: 'epoch/6/a', validator: 'R', stakeRao: 50n, snapshot: r, idKey })
+  t.same(await voteSnapshot(store, { group: 'epoch/6', slot: 'epoch/6/b', validator: 'H', stakeRao: 100n, snapshot: b, idKey }), ['epoch/6/a'])
+  t.equal(await table.get('epoch/6/b'), undefined)
+  t.equal((await table.get('epoch/6/a')).snapshotId, a.snapshotId)
+})
+
+t.test('a slot served by a lone validator is withdrawn when more stake votes elsewhere in the group', async t => {
+  const store = new LevelStore(new MemoryLevel<string, string>() as never)
+  const table = store.table<any>('snapshots')
+  const lone = snap(8, 999); const honest = snap(9, 10)
+  t.same(await voteSnapshot(store, { group: 'epoch/8', slot: 'epoch/8/8', validator: 'R', stakeRao: 100n, snapshot: lone, idKey }), ['epoch/8/8'])
+  t.equal((await table.get('epoch/8/8')).snapshotId, lone.snapshotId)
+  t.same(await voteSnapshot(store, { group: 'epoch/8', slot: 'epoch/8/9', validator: 'H', stakeRao: 900n, snapshot: honest, idKey }), ['epoch/8/9'])
+  t.equal(await table.get('epoch/8/8'), undefined, 'no longer served')
+  t.equal((await table.get('epoch/8/9')).snapshotId, honest.snapshotId)
+})
+
+t.test('a winning vote whose copy is not stored serves nothing', async t => {
+  const store = new LevelStore(new MemoryLevel<string, string>() as never)
+  const table = store.table<any>('snapshots')
+  await store.batch([{ type: 'put', table: 'snapshots', key: 'vote/epoch/10/epoch/10/1/G', value: { validator: 'G', stakeRao: '1000', snapshotId: 'gone' } }])
+  const s = snap(10, 1)
+  t.same(await voteSnapshot(store, { group: 'epoch/10', slot: 'epoch/10/2', validator: 'H', stakeRao: 1000n, snapshot: s, idKey }), ['epoch/10/2'])
+  t.equal(await table.get('epoch/10/1'), undefined)
+  t.equal(await table.get(idKey('gone')), undefined)
+})
