@@ -52,7 +52,7 @@ test-deps:
 
 # The typecheck runs beside the tests (it needs one core for 20 s, and the tests wait on chains, epochs
 # and rate limits a third of the time); either failing fails the target. Two tap jobs (package.json):
-# a third made the suite slower on two cores (docs/testing.md#timing-of-the-suite).
+# a third was not faster in the runs so far (docs/testing.md#timing-of-the-suite).
 test: install test-deps
 	@npx tsc -p tsconfig.json --noEmit & typecheck=$$!; \
 	npx tap; tests=$$?; \
