@@ -50,27 +50,28 @@ test-deps:
 	  exit 1; \
 	fi
 
-# The typecheck runs beside the tests (it needs one core for 20 s, and the tests wait on chains, epochs
-# and rate limits a third of the time); either failing fails the target. Two tap jobs (package.json):
-# a third was not faster in the runs so far (docs/testing.md#timing-of-the-suite).
-test: install test-deps
-	@npx tsc -p tsconfig.json --noEmit & typecheck=$$!; \
-	npx tap; tests=$$?; \
+# beside_typecheck(TARGET, TSC ARGS, TAP ARGS): the typecheck runs beside the tests (it needs one core for
+# 20 s, and the tests wait on chains, epochs and rate limits a third of the time); either failing fails
+# the target.
+define beside_typecheck
+	@npx tsc -p tsconfig.json --noEmit $(2) & typecheck=$$!; \
+	npx tap $(3); tests=$$?; \
 	wait $$typecheck; types=$$?; \
-	[ $$types -eq 0 ] || echo "make test: the typecheck failed (above)" >&2; \
+	[ $$types -eq 0 ] || echo "make $(1): the typecheck failed (above)" >&2; \
 	[ $$types -eq 0 ] && [ $$tests -eq 0 ]
+endef
+
+# Two tap jobs (package.json): a third was not faster in the runs so far (docs/testing.md#timing-of-the-suite).
+test: install test-deps
+	$(call beside_typecheck,test,,)
 
 # The edit loop: the typecheck and the in-process tests (actors, protocol, the API through inject, the
 # simulator), without the browser, devnet and network tests of `make test`.
 CHECK_TESTS = test/actors test/protocol test/api test/sim
 # The typecheck is incremental (its state in .toolchain/): after an edit it checks what the edit touched.
-# It runs beside the tests (one process against tap's two jobs); either failing fails the target.
+# It runs beside the tests (one process against tap's two jobs).
 check: install
-	@npx tsc -p tsconfig.json --noEmit --incremental --tsBuildInfoFile .toolchain/check.tsbuildinfo & typecheck=$$!; \
-	npx tap --exclude 'test/api/dashboard.test.ts' $(CHECK_TESTS); tests=$$?; \
-	wait $$typecheck; types=$$?; \
-	[ $$types -eq 0 ] || echo "make check: the typecheck failed (above)" >&2; \
-	[ $$types -eq 0 ] && [ $$tests -eq 0 ]
+	$(call beside_typecheck,check,--incremental --tsBuildInfoFile .toolchain/check.tsbuildinfo,--exclude 'test/api/dashboard.test.ts' $(CHECK_TESTS))
 
 # What must hold on every supported Node line (.ci/run runs it on the other LTS): the CLI, a devnet, a
 # transfer across it, two nodes over hyperswarm, the LevelDB store.
