@@ -504,7 +504,23 @@ export class TransferState {
         assignment.set(s.id, [...(assignment.get(s.id) ?? []), ...chunkIdx.slice(s.chunkStart, s.chunkEnd + 1)])
       }
     }
-    allocate(plain, all)
+    // A chunk offered for the first time goes to the orchestrator whose slice of the whole transfer holds
+    // it (the transfer's Hamilton split over its total chunks), so the transfer is shared by routing score
+    // however its chunks arrive: a client uploading four at a time makes waves of one to four chunks, and
+    // a split of each wave alone gives every leftover to the highest scores, i.e. all of the transfer to
+    // the top few orchestrators. Chunks pending again are split by wave as before.
+    const first = plain.filter(i => !a.recovery.has(i))
+    if (first.length > 0) {
+      const whole = allocateRotated(a.row.total_chunks, all.map(c => ({ id: c.hotkey, score: c.score })), `${a.row.id}/0`)
+      let s = 0
+      for (const i of first) { // ascending, as the slices are
+        while (whole[s]!.count === 0 || whole[s]!.chunkEnd < i) s++
+        const owner = whole[s]!.id
+        assignment.set(owner, [...(assignment.get(owner) ?? []), i])
+      }
+    }
+    allocate(plain.filter(i => a.recovery.has(i)), all)
+    for (const idx of assignment.values()) idx.sort((x, y) => x - y)
     for (const [excluded, idx] of groups) allocate(idx, all.filter(c => c.hotkey !== excluded))
 
     const iso = isoFromMs(now)

@@ -882,6 +882,29 @@ t.test('more edges of delivery: ties spread by transfer, a partial recovery wave
     t.same(new Set(chosen), new Set([SELF, OTHER]), `both are chosen: ${chosen.join(' ')}`)
   })
 
+  await t.test('chunks arriving one at a time are shared by routing score over the whole transfer, as when they arrive together', async t => {
+    const SCORED = [{ hotkey: 'orch-a', workers: 1, score: 0.5 }, { hotkey: 'orch-b', workers: 1, score: 0.3 }, { hotkey: 'orch-c', workers: 1, score: 0.2 }]
+    const split = (oneByOne: boolean): Record<string, number[]> => {
+      const clock = new ManualClock()
+      const core = new TransferState({ self: SELF, newId: counter() })
+      core.create(transferRow('t1', 10), clock.now())
+      const to: Record<string, number[]> = {}
+      const take = (wave: ReturnType<typeof core.planned>): void => { for (const o of offersOf(wave)) (to[o.to] ??= []).push(o.chunkIndex) }
+      for (let i = 0; i < 10; i++) {
+        core.chunk({ transferId: 't1', index: i, sha256: sha(i), md5: 'm', length: CHUNK }, clock.now())
+        if (oneByOne || i === 9) {
+          core.dispatch('t1')
+          if (i === 0 || !oneByOne) core.begun('t1', 'd1', UPLOAD, null, clock.now())
+          take(core.planned('t1', SCORED, clock.now()))
+        }
+      }
+      return to
+    }
+    const together = split(false)
+    t.same(Object.fromEntries(Object.entries(together).map(([k, v]) => [k, v.length])), { 'orch-a': 5, 'orch-b': 3, 'orch-c': 2 }, 'all at once: 5, 3 and 2 of 10 chunks (Hamilton on 0.5, 0.3, 0.2)')
+    t.same(split(true), together, 'one at a time: the same chunks to the same orchestrators, not every chunk to the highest score')
+  })
+
   await t.test('a wave with one chunk recovering and one new is a recovery wave; a recovered chunk is not recovered again', async t => {
     const clock = new ManualClock()
     const core = new TransferState({ self: SELF, newId: counter() })
