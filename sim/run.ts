@@ -88,6 +88,8 @@ export interface SimMetrics {
     reassignments: number
     integrityMismatches: number
     verifiedBytes: number
+    /** Completed transfers' create → completed in virtual seconds (the orchestrator's two timestamps, as the lab's bench reads them); null without a completed transfer. */
+    transferSeconds: { mean: number, p50: number, p95: number, max: number } | null
     events: number
     steps: number
   }
@@ -266,6 +268,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
   const live = new Map<string, { n: number }>(orchIds.map(id => [id, { n: 0 }]))
   // What the last invariant needs of every transfer that ended, taken when it ends (its rows then leave memory).
   const ended = new Set<string>()
+  const completionMs: number[] = []
   const endedTally = { completed: 0, failed: 0, cancelled: 0, incomplete: 0, failedNoReason: 0, tasks: 0, cancelledTasks: 0 }
   const onEvent = (coordinator: string, e: CoordinatorEvent): void => {
     const now = clock.now()
@@ -276,7 +279,11 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
         live.get(coordinator)!.n--
         ended.add(r.id)
         endedTally.tasks += r.total_chunks
-        if (r.status === 'completed') { endedTally.completed++; if (r.chunks_delivered !== r.total_chunks) endedTally.incomplete++ }
+        if (r.status === 'completed') {
+          endedTally.completed++
+          if (r.chunks_delivered !== r.total_chunks) endedTally.incomplete++
+          completionMs.push(now - Date.parse(r.created_at))
+        }
         else if (r.status === 'failed') { endedTally.failed++; if (!isFailureReason(r.error_code)) endedTally.failedNoReason++ }
         else { endedTally.cancelled++; endedTally.cancelledTasks += r.total_chunks }
       }
@@ -619,6 +626,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
       reassignments: totals.reassignments,
       integrityMismatches: totals.integrity,
       verifiedBytes: totals.verifiedBytes,
+      transferSeconds: secondsSummary(completionMs),
       events: clock.fired,
       steps
     },
@@ -628,6 +636,14 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
     epochs: epochRows,
     invariants
   }
+}
+
+/** Mean, median, 95th percentile (nearest rank) and maximum of durations in ms, in seconds. */
+export function secondsSummary (ms: number[]): { mean: number, p50: number, p95: number, max: number } | null {
+  if (ms.length === 0) return null
+  const sorted = Float64Array.from(ms).sort()
+  const rank = (q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! / 1000
+  return { mean: sorted.reduce((a, b) => a + b, 0) / sorted.length / 1000, p50: rank(0.5), p95: rank(0.95), max: sorted[sorted.length - 1]! / 1000 }
 }
 
 function tellWorker (w: SimWorker, msg: WorkerMsg): void { tell(w.worker.ref, msg) }

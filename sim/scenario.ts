@@ -108,8 +108,10 @@ export const Scenario = Type.Object({
     transfers: Type.Integer({ minimum: 0, maximum: 10_000_000 }),
     sizeMiB: Distribution,
     arrival: Type.Optional(Type.Union([Type.Literal('poisson'), Type.Literal('uniform')])),
-    /** Client upload bandwidth per transfer (its chunks are staged in parallel once uploaded). */
-    uploadMbps: Type.Optional(Distribution)
+    /** Client upload bandwidth per transfer, shared by the chunks it uploads at once. */
+    uploadMbps: Type.Optional(Distribution),
+    /** Chunks a client uploads at once (the CLI's `--parallel`, default 4); each is staged as soon as its bytes are in. */
+    uploadParallel: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 }))
   }, { additionalProperties: false }),
   /**
    * The validator's own actors in the loop (verifier and epoch machinery, sim/validators.ts) instead of

@@ -1,6 +1,6 @@
 // The client workload: transfers arrive (Poisson or evenly spaced) at a random orchestrator's API,
-// upload their chunks in parallel (staged once uploaded) and finalize, through the same coordinator
-// messages the HTTP service sends.
+// upload their chunks a few at a time (each staged as soon as its bytes are in, as the CLI's uploads
+// are) and finalize, through the same coordinator messages the HTTP service sends.
 import { ask } from '../actors/runtime.ts'
 import type { CoordinatorMsg, Outcome } from '../actors/transfer/coordinator.ts'
 import type { TransferRow } from '../actors/transfer/model.ts'
@@ -13,6 +13,36 @@ import { chunkSha256, chunkMd5, type SimBlobStore } from './world.ts'
 
 export const CLIENT_ASK_TIMEOUT_MS = 30_000 // 30 s, as the API's actor timeout
 export const DEFAULT_UPLOAD_MBPS = 1000
+/** Chunk uploads in flight per transfer: the CLI's `--parallel` default (node/commands/transfer/shared.ts). */
+export const DEFAULT_UPLOAD_PARALLEL = 4
+
+/**
+ * When each chunk's upload ends, in ms after the first byte: `parallel` chunks in flight at once, taken
+ * in index order, sharing the client's bandwidth equally (processor sharing, as TCP flows on one link
+ * roughly do); a finished chunk's share goes to the next one. Chunks that end at the same instant get
+ * the same time, so the caller may stage them with one timer.
+ */
+export function uploadSchedule (lengths: readonly number[], uploadMbps: number, parallel: number): number[] {
+  if (!(uploadMbps > 0)) throw new RangeError(`upload rate ${uploadMbps} Mbit/s: must be > 0`)
+  if (!Number.isInteger(parallel) || parallel < 1) throw new RangeError(`parallel ${parallel}: must be an integer >= 1`)
+  const bytesPerMs = uploadMbps * 1000 / 8
+  const done = new Array<number>(lengths.length)
+  const active: Array<{ index: number, left: number }> = []
+  let next = 0
+  let now = 0
+  while (next < lengths.length || active.length > 0) {
+    while (active.length < parallel && next < lengths.length) { active.push({ index: next, left: lengths[next]! }); next++ }
+    // Each active chunk moves at bytesPerMs / active.length; the smallest remainder ends first.
+    const share = bytesPerMs / active.length
+    const least = Math.min(...active.map(a => a.left))
+    now += least / share
+    for (const a of active) a.left -= least
+    for (let i = active.length - 1; i >= 0; i--) {
+      if (active[i]!.left <= 1e-9 * lengths[active[i]!.index]!) { done[active[i]!.index] = now; active.splice(i, 1) }
+    }
+  }
+  return done
+}
 
 export interface ClientTransfer { id: string, coordinator: string, chunks: number, bytes: number, createdAt: number, state: 'creating' | 'uploading' | 'finalized' | 'refused' }
 
@@ -83,11 +113,12 @@ export class Workload {
     }
     const t: ClientTransfer = { id, coordinator: coordinator.id, chunks: plan.totalChunks, bytes, createdAt: now, state: 'creating' }
     this.transfers.push(t)
-    const uploadMs = Math.ceil((bytes * 8) / (uploadMbps * 1000))
-    void this.#run(coordinator, row, t, uploadMs, plan)
+    const lengths = Array.from({ length: plan.totalChunks }, (_, i) => plan.chunk(i).length)
+    const uploadEnds = uploadSchedule(lengths, uploadMbps, scenario.workload.uploadParallel ?? DEFAULT_UPLOAD_PARALLEL).map(ms => Math.ceil(ms))
+    void this.#run(coordinator, row, t, uploadEnds, plan)
   }
 
-  async #run (coordinator: SimOrchestrator, row: TransferRow, t: ClientTransfer, uploadMs: number, plan: ReturnType<typeof planChunks>): Promise<void> {
+  async #run (coordinator: SimOrchestrator, row: TransferRow, t: ClientTransfer, uploadEnds: number[], plan: ReturnType<typeof planChunks>): Promise<void> {
     const { clock, blobs } = this.#deps
     const call = <T>(make: (reply: never) => CoordinatorMsg): Promise<Outcome<T>> =>
       ask<CoordinatorMsg, Outcome<T>>(coordinator.coordinator.ref, clock, CLIENT_ASK_TIMEOUT_MS, make as never, 'coordinator')
@@ -95,13 +126,26 @@ export class Workload {
       const created = await call<TransferRow>(reply => ({ type: 'create', row, reply }))
       if (!created.ok) { t.state = 'refused'; this.refused++; return }
       t.state = 'uploading'
-      await new Promise<void>(resolve => clock.setTimer(uploadMs, resolve))
-      const staged = await Promise.all(Array.from({ length: plan.totalChunks }, (_, index) => {
+      // Each chunk is staged once its bytes are in; chunks ending at the same instant share one timer.
+      const stageChunk = (index: number): Promise<Outcome<{ duplicate: boolean }>> => {
         const c = plan.chunk(index)
         const sha256 = chunkSha256(t.id, index)
         blobs.stage(sha256, c.length)
         return call<{ duplicate: boolean }>(reply => ({ type: 'chunk', transferId: t.id, index, sha256, md5: chunkMd5(sha256), length: c.length, reply }))
-      }))
+      }
+      const startedAt = clock.now()
+      const byEnd = new Map<number, number[]>()
+      uploadEnds.forEach((ms, index) => { const at = byEnd.get(ms); if (at === undefined) byEnd.set(ms, [index]); else at.push(index) })
+      const pending: Array<Promise<Outcome<{ duplicate: boolean }>>> = []
+      for (const [ms, indices] of [...byEnd].sort((a, b) => a[0] - b[0])) {
+        await new Promise<void>(resolve => clock.setTimer(Math.max(0, startedAt + ms - clock.now()), resolve))
+        for (const index of indices) {
+          const p = stageChunk(index)
+          p.catch(() => {}) // seen by Promise.all below; not unhandled while later chunks upload
+          pending.push(p)
+        }
+      }
+      const staged = await Promise.all(pending)
       if (staged.some(s => !s.ok)) { t.state = 'refused'; this.refused++; return }
       const fin = await call<TransferRow>(reply => ({ type: 'finalize', transferId: t.id, reply }))
       if (!fin.ok) { t.state = 'refused'; this.refused++; return }
