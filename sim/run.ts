@@ -353,7 +353,7 @@ export async function runSimulation (scenario: Scenario, opts: RunOptions = {}):
       const model: WorkerModel = {
         id, orchestrator: orchIds[o]!, site: o, bandwidthMbps: Math.max(0.1, sample(scenario.workers.bandwidthMbps, workerRng)),
         latencyMs: sample(scenario.workers.latencyMs, workerRng), failureRate: scenario.workers.failureRate ?? 0,
-        corrupting: corrupt.has(idx), stalling: stall.has(idx), online: true, linkFreeAt: 0, moved: 0, bytes: 0
+        corrupting: corrupt.has(idx), stalling: stall.has(idx), online: true, moved: 0, bytes: 0
       }
       if (model.corrupting) corruptIds.add(id)
       workerModels.set(id, model)

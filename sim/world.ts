@@ -1,8 +1,8 @@
 // The world around the actors: modelled destinations (multipart uploads whose parts record a content
-// marker instead of bytes), the chunk mover of a simulated worker (time = latency + bytes / bandwidth
-// on the worker's link, FIFO), and a blob store that only remembers what was staged.
+// marker instead of bytes), the chunk mover of a simulated worker (its moves share the worker's link
+// equally, as TCP flows on one bottleneck do), and a blob store that only remembers what was staged.
 import { createHash } from 'node:crypto'
-import type { BlobStore } from '../actors/ports.ts'
+import type { BlobStore, Timer } from '../actors/ports.ts'
 import { DestinationError, MoveError } from '../actors/errors.ts'
 import type { ChunkMover, MoveOptions } from '../actors/transfer/worker.ts'
 import type { DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, StoredPart, ReadBackTarget } from '../actors/destination.ts'
@@ -163,25 +163,89 @@ export interface WorkerModel {
   corrupting: boolean
   stalling: boolean
   online: boolean
-  /** When the worker's link is free again (FIFO sharing of its bandwidth). */
-  linkFreeAt: number
   moved: number
   bytes: number
 }
 
-/** Moves a chunk in virtual time; writes a wrong marker when corrupting; never answers when stalling. */
+/** One chunk on a worker's link: bytes still to go, the most its destination stream takes, and what to do when it is through. */
+interface LinkFlow { left: number, capMbps: number, rateMbps: number, timer: Timer | null, done: () => void }
+
+/**
+ * A worker's link shared by its moves: every move in flight gets an equal share of the bandwidth (at most
+ * its destination stream's rate, the rest going to the others), as TCP flows on one bottleneck roughly
+ * do; a move starting or ending changes everyone's rate. The worker pulls and pushes each chunk at once
+ * (a streamed relay), so one pass over the link is the move. 4 moves at once each take 4 times as long
+ * as one alone, and end close together, as on a real link.
+ */
+export class SimLink {
+  readonly #clock: VirtualClock
+  readonly #mbps: number
+  readonly #flows = new Set<LinkFlow>()
+  #at = 0
+
+  constructor (clock: VirtualClock, mbps: number) { this.#clock = clock; this.#mbps = mbps }
+
+  /** Starts `bytes` on the link now; `done` runs when they are through. Returns the bytes through so far, and a cancel. */
+  add (bytes: number, capMbps: number, done: () => void): { through: () => number, cancel: () => void } {
+    this.#advance()
+    const f: LinkFlow = { left: bytes, capMbps, rateMbps: 0, timer: null, done }
+    this.#flows.add(f)
+    this.#share()
+    return {
+      through: () => { this.#advance(); return bytes - Math.max(0, f.left) },
+      cancel: () => { if (!this.#flows.has(f)) return; this.#advance(); this.#flows.delete(f); f.timer?.cancel(); this.#share() }
+    }
+  }
+
+  /** Bytes each flow moved since the last change, at its rate. */
+  #advance (): void {
+    const now = this.#clock.now()
+    const ms = now - this.#at
+    this.#at = now
+    if (ms <= 0) return
+    for (const f of this.#flows) f.left -= f.rateMbps * 1000 / 8 * ms
+  }
+
+  /** Equal shares with caps (water-filling), and each flow's end timer from its new rate. */
+  #share (): void {
+    let free = this.#mbps
+    let open = [...this.#flows].sort((a, b) => a.capMbps - b.capMbps)
+    while (open.length > 0) {
+      const share = free / open.length
+      const capped = open.filter(f => f.capMbps <= share)
+      if (capped.length === 0) { for (const f of open) f.rateMbps = share; break }
+      for (const f of capped) { f.rateMbps = f.capMbps; free -= f.capMbps }
+      open = open.filter(f => f.capMbps > share)
+    }
+    for (const f of this.#flows) {
+      f.timer?.cancel()
+      const ms = f.left <= 0 ? 0 : Math.ceil(f.left / (Math.max(1e-6, f.rateMbps) * 1000 / 8))
+      f.timer = this.#clock.setTimer(ms, () => {
+        this.#advance()
+        this.#flows.delete(f)
+        f.left = 0
+        this.#share()
+        f.done()
+      })
+    }
+  }
+}
+
+/** Moves a chunk in virtual time over the worker's shared link; writes a wrong marker when corrupting; never answers when stalling. */
 export class SimChunkMover implements ChunkMover {
   readonly #worker: WorkerModel
   readonly #clock: VirtualClock
   readonly #rng: Rng
   readonly #destinationOf: (url: string) => SimDestination | undefined
   readonly #latencyOf: (node: string) => number
+  readonly #link: SimLink
   constructor (worker: WorkerModel, clock: VirtualClock, rng: Rng, destinationOf: (url: string) => SimDestination | undefined, latencyOf: (node: string) => number) {
     this.#worker = worker
     this.#clock = clock
     this.#rng = rng
     this.#destinationOf = destinationOf
     this.#latencyOf = latencyOf
+    this.#link = new SimLink(clock, Math.max(1e-6, worker.bandwidthMbps))
   }
 
   move (offer: TaskOffer, opts: MoveOptions): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
@@ -193,18 +257,12 @@ export class SimChunkMover implements ChunkMover {
         return
       }
       const dest = this.#destinationOf(offer.target.url)
-      const now = this.#clock.now()
-      const rateMbps = Math.max(1e-6, Math.min(w.bandwidthMbps, dest?.model.bandwidthMbps ?? Infinity))
-      const transmitMs = (offer.length * 8) / (rateMbps * 1000)
-      // Pull from the coordinator (round trip), then stream to the destination over the worker's link.
-      const pullLatency = 2 * (w.latencyMs + this.#latencyOf(offer.source.coordinator))
-      const start = Math.max(now + pullLatency, w.linkFreeAt)
-      w.linkFreeAt = start + transmitMs
-      // Bytes reach the destination evenly while the link carries this chunk (the worker's progress reports).
-      opts.progress?.(() => transmitMs <= 0 ? offer.length : offer.length * Math.min(1, Math.max(0, (this.#clock.now() - start) / transmitMs)))
-      const doneAt = Math.ceil(w.linkFreeAt + (dest?.model.latencyMs ?? 0))
       const fails = this.#rng.chance(w.failureRate)
-      const timer = this.#clock.setTimer(doneAt - now, () => {
+      let flow: { through: () => number, cancel: () => void } | null = null
+      let timer: Timer | null = null
+      // Bytes reach the destination as the link carries them (the worker's progress reports).
+      opts.progress?.(() => flow === null ? 0 : flow.through())
+      const finish = (): void => {
         opts.signal.removeEventListener('abort', onAbort)
         if (fails) { reject(new MoveError('worker_io', 'worker failed to move the chunk')); return }
         if (dest === undefined) { reject(new MoveError('destination_refused', 'unknown destination')); return }
@@ -217,8 +275,17 @@ export class SimChunkMover implements ChunkMover {
         w.moved++
         w.bytes += offer.length
         resolve({ sha256: opts.corrupt ? createHash('sha256').update(etag).digest('hex') : offer.sha256, etag: `"${etag}"`, bytes: offer.length, via: 'http' })
+      }
+      // Pull from the coordinator (a round trip), then the chunk streams over the worker's link; its last
+      // byte reaches the destination one destination latency later.
+      const pullLatency = 2 * (w.latencyMs + this.#latencyOf(offer.source.coordinator))
+      timer = this.#clock.setTimer(Math.ceil(pullLatency), () => {
+        timer = null
+        flow = this.#link.add(offer.length, dest?.model.bandwidthMbps ?? Infinity, () => {
+          timer = this.#clock.setTimer(Math.ceil(dest?.model.latencyMs ?? 0), finish)
+        })
       })
-      const onAbort = (): void => { timer.cancel(); reject(aborted()) }
+      const onAbort = (): void => { timer?.cancel(); flow?.cancel(); reject(aborted()) }
       opts.signal.addEventListener('abort', onAbort, { once: true })
     })
   }
