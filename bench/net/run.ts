@@ -16,6 +16,7 @@ import { startNetwork, putSummary, DEST_PORT } from '../../test/net/harness/netw
 import { writeRandomFile, sha256File } from '../../test/net/harness/files.ts'
 import { REPO } from '../../test/helpers/proc.ts'
 import { LabTrace } from './trace.ts'
+import { simulateLab, LAB_SLOTS, type SimRow } from './sim-compare.ts'
 
 const MIB = 1024 * 1024
 const { values: args } = parseArgs({
@@ -27,6 +28,8 @@ const { values: args } = parseArgs({
     'timeout-s': { type: 'string', default: '600' }, // per transfer
     // Where the time goes: per-process CPU and per-link rates each second, printed per N (bench/net/trace.ts).
     trace: { type: 'boolean', default: false },
+    // The same transfer in the simulator, from the links as measured (bench/net/sim-compare.ts), beside each row.
+    'compare-sim': { type: 'boolean', default: false },
     // node --cpu-prof of the orchestrator and the first worker, into DIR/<N>-workers/<host>/.
     profile: { type: 'string' },
     // Extra flags for every node (e.g. '--inflight-mib 128') and for `bwnet transfer put` (e.g. '--parallel 8'), split on spaces.
@@ -49,6 +52,8 @@ if (skip !== null) {
   process.exit(0)
 }
 
+/** Relays at once in the relay baseline: a worker's default slots (test/net/harness/network.ts). */
+const RELAY_STREAMS = LAB_SLOTS
 const IDLE_S = 5 // with --trace: seconds of the idle network sampled before each put
 
 const mbit = (bytes: number, ms: number): number => bytes * 8 / 1e6 / (ms / 1000)
@@ -68,14 +73,23 @@ function childTimes (out: string): number {
   return m[0]! + m[1]!
 }
 
-interface Baselines { workerLinkMbit: number, edgeLinkMbit: number, /** CPU s per GiB of one plain HTTP hop over the client link: curl sending + the destination receiving. */ hopCpuPerGiB: number }
+interface Baselines {
+  workerLinkMbit: number
+  edgeLinkMbit: number
+  /** CPU s per GiB of one plain HTTP hop over the client link: curl sending + the destination receiving. */
+  hopCpuPerGiB: number
+  /** With --compare-sim, per worker count N: what each of N worker links carries relaying as a worker does (RELAY_STREAMS GETs piped into PUTs at once on each, all N at once), Mbit/s. */
+  workerRelayMbit: Record<number, number[]> | null
+}
 
 /**
  * Plain HTTP PUTs (curl) to the lab's destination server over a capped worker link and the client's
  * link, and what one such hop costs in CPU (curl and the destination process, user + kernel).
  */
 async function baselines (dir: string): Promise<Baselines> {
-  const lab = await NetLab.create([{ name: 'dest', rateMbit: edgeMbit }, { name: 'client', rateMbit: edgeMbit }, { name: 'w1', rateMbit: workerMbit }])
+  const workerHosts = args['compare-sim'] === true ? Math.max(...counts) : 1
+  const lab = await NetLab.create([{ name: 'dest', rateMbit: edgeMbit }, { name: 'client', rateMbit: edgeMbit },
+    ...Array.from({ length: workerHosts }, (_, i) => ({ name: `w${i + 1}`, rateMbit: workerMbit }))])
   try {
     const destDir = join(dir, 'baseline-dest')
     await mkdir(destDir)
@@ -95,11 +109,32 @@ async function baselines (dir: string): Promise<Baselines> {
     }
     const worker = await put('w1', 64 * MIB)
     const edge = await put('client', 256 * MIB)
-    return { workerLinkMbit: worker.mbit, edgeLinkMbit: edge.mbit, hopCpuPerGiB: edge.cpuS * 4 }
+    // What worker links carry when they relay as workers do, N of them at once as in the row: on each,
+    // `slots` plain HTTP relays, each a GET of one piece piped into a PUT (curl | curl), both over that
+    // worker's link, all sharing the destination and the machine. The simulator's worker links are the
+    // slowest of these (--compare-sim): the lab's chunks are split evenly, so the slowest worker ends the
+    // transfer. Measured, never fitted to bwnet's own result.
+    let relayMbit: Record<number, number[]> | null = null
+    if (args['compare-sim'] === true) {
+      relayMbit = {}
+      const piece = (workerMbit >= 50 ? 16 : 4) * MIB // about 6 s of relaying at 100 Mbit/s, 15 s at 10
+      const url = (name: string): string => `http://${lab.host('dest').ip}:${DEST_PORT}/objects/${name}`
+      for (const n of counts) {
+        relayMbit[n] = await Promise.all(Array.from({ length: n }, async (_, w) => {
+          const host = `w${w + 1}`
+          const relays = Array.from({ length: RELAY_STREAMS }, (_, i) =>
+            `curl -sS -r ${i * piece}-${(i + 1) * piece - 1} "${url('client')}" | curl -sS -o /dev/null -T - -H "content-range: bytes 0-${piece - 1}/${piece}" "${url(`${host}-relay-${i}`)}" &`).join(' ')
+          const r = await lab.exec(host, ['sh', '-c', `t0=$(date +%s%N); ${relays} wait; echo $(( $(date +%s%N) - t0 ))`])
+          if (r.code !== 0 || r.stderr !== '') throw new Error(`relay baseline on ${host}: ${r.code} ${r.stderr}`)
+          return mbit(RELAY_STREAMS * piece, Number(r.stdout.trim()) / 1e6)
+        }))
+      }
+    }
+    return { workerLinkMbit: worker.mbit, edgeLinkMbit: edge.mbit, hopCpuPerGiB: edge.cpuS * 4, workerRelayMbit: relayMbit }
   } finally { await lab.destroy() }
 }
 
-interface Row { workers: number, seconds: number, uploadSeconds: number, orchestratorSeconds: number, goodputMbit: number, goalMbit: number, idealMbit: number, ratioToBaseline: number, meetsGoal: boolean, interventions: number | null, reasons?: Record<string, number>, trace?: ReturnType<LabTrace['summary']> & { idleCpuPct: Record<string, number>, labCpuPerGiB: number } }
+interface Row { sim?: SimRow & { ratio: number }, calibrated?: SimRow & { ratio: number }, chunksPerWorker: number[], medianMoveS: number[], workers: number, seconds: number, uploadSeconds: number, orchestratorSeconds: number, goodputMbit: number, goalMbit: number, idealMbit: number, ratioToBaseline: number, meetsGoal: boolean, interventions: number | null, reasons?: Record<string, number>, trace?: ReturnType<LabTrace['summary']> & { idleCpuPct: Record<string, number>, labCpuPerGiB: number } }
 
 const dir = await mkdtemp(join(tmpdir(), 'bwnet-bench-net-'))
 try {
@@ -107,7 +142,7 @@ try {
   const file = join(dir, 'payload.bin')
   const expected = await writeRandomFile(file, size)
   const base = await baselines(dir)
-  process.stderr.write(`baselines: plain HTTP PUT over a ${workerMbit} Mbit/s worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, over the ${edgeMbit} Mbit/s client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s; one such hop costs ${base.hopCpuPerGiB.toFixed(1)} CPU s per GiB (curl + the destination, user + kernel)\n`)
+  process.stderr.write(`baselines: plain HTTP PUT over a ${workerMbit} Mbit/s worker link ${base.workerLinkMbit.toFixed(1)} Mbit/s${base.workerRelayMbit !== null ? `; relaying (${RELAY_STREAMS} GETs piped into PUTs at once on each, N links at once), the slowest of N: ${Object.entries(base.workerRelayMbit).map(([n, r]) => `${n}: ${Math.min(...r).toFixed(1)}`).join(', ')} Mbit/s` : ''}, over the ${edgeMbit} Mbit/s client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s; one such hop costs ${base.hopCpuPerGiB.toFixed(1)} CPU s per GiB (curl + the destination, user + kernel)\n`)
   const rows: Row[] = []
   for (const n of counts) {
     const profileDir = args.profile === undefined ? undefined : join(args.profile, `${n}-workers`)
@@ -134,6 +169,10 @@ try {
       const got = await net.lab.exec('client', ['curl', '-sS', '-H', `authorization: Bearer ${net.clientKey}`, `${net.api}/transfers/${id}`])
       const record = JSON.parse(got.stdout) as { created_at?: string, completed_at?: string | null }
       const orchestratorSeconds = record.completed_at != null && record.created_at !== undefined ? (Date.parse(record.completed_at) - Date.parse(record.created_at)) / 1000 : null
+      // Chunks each worker delivered, and its median move time: an uneven split or a slow worker ends the transfer late.
+      const perWorker = net.workers.map(w => w.lines.filter(l => l.event === 'delivery' && l.transferId === id).map(l => Number(l.ms)).sort((a, b) => a - b))
+      const chunksPerWorker = perWorker.map(ms => ms.length)
+      const medianMoveS = perWorker.map(ms => ms.length === 0 ? 0 : ms[Math.floor(ms.length / 2)]! / 1000)
       const reassigned = net.orchestrator.lines.filter(l => l.event === 'overseer_reassign' && l.transferId === id)
       const interventions = reassigned.length
       // Why the overseer took work back, by reason (with the workers it took it from).
@@ -145,9 +184,14 @@ try {
       const goodput = mbit(size, orchestratorSeconds * 1000)
       const ideal = Math.min(n * workerMbit, edgeMbit)
       const measuredIdeal = Math.min(n * base.workerLinkMbit, base.edgeLinkMbit)
-      const row: Row = { workers: n, seconds: ms / 1000, uploadSeconds: summary.upload_ms / 1000, orchestratorSeconds, goodputMbit: goodput, goalMbit: 0.8 * ideal, idealMbit: ideal, ratioToBaseline: goodput / measuredIdeal, meetsGoal: goodput >= 0.8 * ideal, interventions, reasons }
+      const row: Row = { workers: n, seconds: ms / 1000, uploadSeconds: summary.upload_ms / 1000, orchestratorSeconds, goodputMbit: goodput, goalMbit: 0.8 * ideal, idealMbit: ideal, ratioToBaseline: goodput / measuredIdeal, meetsGoal: goodput >= 0.8 * ideal, interventions, reasons, chunksPerWorker, medianMoveS }
       rows.push(row)
-      process.stderr.write(`${n} workers: create → completed ${orchestratorSeconds.toFixed(1)} s (the client's own time ${row.seconds.toFixed(1)} s, of which upload ${row.uploadSeconds.toFixed(1)} s), ${goodput.toFixed(0)} Mbit/s (goal ${row.goalMbit.toFixed(0)}), ${interventions} reassignments${interventions > 0 ? ` (${Object.entries(reasons).map(([r, c]) => `${r} ${c}`).join(', ')})` : ''}\n`)
+      if (args['compare-sim'] === true) {
+        const sim = await simulateLab({ workers: n, workerLinkMbit: Math.min(...base.workerRelayMbit![n]!), edgeLinkMbit: base.edgeLinkMbit, sizeMib })
+        row.sim = { ...sim, ratio: sim.goodputMbit / goodput }
+        process.stderr.write(`${n} workers, simulated: create → completed ${sim.seconds.toFixed(1)} s, ${sim.goodputMbit.toFixed(0)} Mbit/s (${row.sim.ratio.toFixed(2)} × the lab), ${sim.reassignments} reassignments\n`)
+      }
+      process.stderr.write(`${n} workers: create → completed ${orchestratorSeconds.toFixed(1)} s (the client's own time ${row.seconds.toFixed(1)} s, of which upload ${row.uploadSeconds.toFixed(1)} s), ${goodput.toFixed(0)} Mbit/s (goal ${row.goalMbit.toFixed(0)}), ${interventions} reassignments${interventions > 0 ? ` (${Object.entries(reasons).map(([r, c]) => `${r} ${c}`).join(', ')})` : ''}; chunks per worker ${chunksPerWorker.join('/')}, median move ${medianMoveS.map(x => x.toFixed(1)).join('/')} s\n`)
       if (trace !== null) {
         await trace.stop()
         const idle = trace.summary(0, from)
@@ -171,7 +215,33 @@ try {
     `|---:|---:|---:|---:|---:|:---:|---:|---:|---:|${traced ? '---:|---:|' : ''}`,
     ...rows.map(r => `| ${r.workers} | ${r.orchestratorSeconds.toFixed(1)} | ${r.goodputMbit.toFixed(0)} | ${r.goalMbit.toFixed(0)} | ${r.ratioToBaseline.toFixed(2)} | ${r.meetsGoal ? 'yes' : 'no'} | ${r.seconds.toFixed(1)} | ${r.uploadSeconds.toFixed(1)} | ${r.interventions ?? ''} |${r.trace !== undefined ? ` ${r.trace.labCpuPerGiB.toFixed(1)} | ${r.trace.machineBusyPct.toFixed(0)} |` : ''}`)
   ]
-  const result = { bench: 'net', sizeMib, workerMbit, edgeMbit, baselines: base, rows }
+  // Calibrated on the 1-worker row: the share f of the relay baseline that a bwnet worker moves, found by
+  // bisection so the simulated 1-worker transfer takes the lab's time; every other row is then predicted
+  // from f (SimGrid's way: calibrate on one simple run, validate on the others).
+  const one = rows.find(r => r.workers === 1)
+  let efficiency: number | null = null
+  if (args['compare-sim'] === true && one !== undefined) {
+    const relay1 = Math.min(...base.workerRelayMbit![1]!)
+    let lo = 0.3; let hi = 1.2
+    for (let i = 0; i < 14; i++) {
+      const mid = (lo + hi) / 2
+      const s1 = await simulateLab({ workers: 1, workerLinkMbit: relay1 * mid, edgeLinkMbit: base.edgeLinkMbit, sizeMib })
+      if (s1.seconds > one.orchestratorSeconds) lo = mid; else hi = mid
+    }
+    efficiency = (lo + hi) / 2
+    for (const r of rows) {
+      const c = await simulateLab({ workers: r.workers, workerLinkMbit: Math.min(...base.workerRelayMbit![r.workers]!) * efficiency, edgeLinkMbit: base.edgeLinkMbit, sizeMib })
+      r.calibrated = { ...c, ratio: c.goodputMbit / r.goodputMbit }
+    }
+  }
+  if (args['compare-sim'] === true) {
+    const cal = efficiency !== null
+    lines.push('', `simulator against the lab (bwnet sim, the same transfer; worker links as measured relaying: ${RELAY_STREAMS} plain HTTP GETs piped into PUTs at once on each of N links, the slowest of them; client and destination ${base.edgeLinkMbit.toFixed(0)} Mbit/s as measured):`, '',
+      `| worker links | workers | relay baseline, slowest link (Mbit/s) | lab (Mbit/s) | simulator (Mbit/s) | simulator ÷ lab | within 10 % |${cal ? ` calibrated on 1 worker (links × ${(efficiency ?? 0).toFixed(3)}) (Mbit/s) | calibrated ÷ lab | within 10 % |` : ''} lab reassignments | simulator reassignments |`,
+      `|---:|---:|---:|---:|---:|---:|:---:|${cal ? '---:|---:|:---:|' : ''}---:|---:|`,
+      ...rows.map(r => `| ${workerMbit} Mbit/s | ${r.workers} | ${Math.min(...base.workerRelayMbit![r.workers]!).toFixed(1)} | ${r.goodputMbit.toFixed(1)} | ${r.sim!.goodputMbit.toFixed(1)} | ${r.sim!.ratio.toFixed(2)} | ${Math.abs(r.sim!.ratio - 1) <= 0.1 ? 'yes' : 'no'} |${r.calibrated !== undefined ? ` ${r.calibrated.goodputMbit.toFixed(1)} | ${r.calibrated.ratio.toFixed(2)} | ${r.workers === 1 ? '(calibration)' : Math.abs(r.calibrated.ratio - 1) <= 0.1 ? 'yes' : 'no'} |` : ''} ${r.interventions ?? ''} | ${r.sim!.reassignments} |`))
+  }
+  const result = { bench: 'net', sizeMib, workerMbit, edgeMbit, baselines: base, ...(efficiency !== null ? { simWorkerEfficiency: efficiency } : {}), rows }
   process.stdout.write(lines.join('\n') + '\n' + JSON.stringify(result) + '\n')
   await mkdir(join(args.out!, '..'), { recursive: true })
   await writeFile(args.out!, JSON.stringify(result, null, 2) + '\n')
