@@ -167,33 +167,34 @@ export interface WorkerModel {
   bytes: number
 }
 
-/** One chunk on a worker's link: bytes still to go, the most its destination stream takes, and what to do when it is through. */
-interface LinkFlow { left: number, capMbps: number, rateMbps: number, timer: Timer | null, done: () => void }
+/** One chunk on a worker's link: bytes still to go, the most its destination stream takes, its current rate, and what to do when it is through. */
+interface LinkFlow { left: number, capMbps: number, rateMbps: number, done: () => void }
 
 /**
  * A worker's link shared by its moves: every move in flight gets an equal share of the bandwidth (at most
  * its destination stream's rate, the rest going to the others), as TCP flows on one bottleneck roughly
  * do; a move starting or ending changes everyone's rate. The worker pulls and pushes each chunk at once
  * (a streamed relay), so one pass over the link is the move. 4 moves at once each take 4 times as long
- * as one alone, and end close together, as on a real link.
+ * as one alone, and end close together, as on a real link. One timer per link, for the next flow to end.
  */
 export class SimLink {
   readonly #clock: VirtualClock
   readonly #mbps: number
   readonly #flows = new Set<LinkFlow>()
   #at = 0
+  #timer: Timer | null = null
 
   constructor (clock: VirtualClock, mbps: number) { this.#clock = clock; this.#mbps = mbps }
 
   /** Starts `bytes` on the link now; `done` runs when they are through. Returns the bytes through so far, and a cancel. */
   add (bytes: number, capMbps: number, done: () => void): { through: () => number, cancel: () => void } {
     this.#advance()
-    const f: LinkFlow = { left: bytes, capMbps, rateMbps: 0, timer: null, done }
+    const f: LinkFlow = { left: bytes, capMbps, rateMbps: 0, done }
     this.#flows.add(f)
     this.#share()
     return {
-      through: () => { this.#advance(); return bytes - Math.max(0, f.left) },
-      cancel: () => { if (!this.#flows.has(f)) return; this.#advance(); this.#flows.delete(f); f.timer?.cancel(); this.#share() }
+      through: () => { if (this.#flows.has(f)) this.#advance(); return bytes - Math.max(0, f.left) },
+      cancel: () => { if (!this.#flows.has(f)) return; this.#advance(); this.#flows.delete(f); this.#share() }
     }
   }
 
@@ -203,13 +204,16 @@ export class SimLink {
     const ms = now - this.#at
     this.#at = now
     if (ms <= 0) return
-    for (const f of this.#flows) f.left -= f.rateMbps * 1000 / 8 * ms
+    for (const f of this.#flows) f.left -= f.rateMbps * 125 * ms // Mbit/s → bytes per ms
   }
 
-  /** Equal shares with caps (water-filling), and each flow's end timer from its new rate. */
+  /** Equal shares with caps (water-filling), then one timer for the flow that ends first at those rates. */
   #share (): void {
+    this.#timer?.cancel()
+    this.#timer = null
+    if (this.#flows.size === 0) return
     let free = this.#mbps
-    let open = [...this.#flows].sort((a, b) => a.capMbps - b.capMbps)
+    let open = [...this.#flows]
     while (open.length > 0) {
       const share = free / open.length
       const capped = open.filter(f => f.capMbps <= share)
@@ -217,17 +221,17 @@ export class SimLink {
       for (const f of capped) { f.rateMbps = f.capMbps; free -= f.capMbps }
       open = open.filter(f => f.capMbps > share)
     }
-    for (const f of this.#flows) {
-      f.timer?.cancel()
-      const ms = f.left <= 0 ? 0 : Math.ceil(f.left / (Math.max(1e-6, f.rateMbps) * 1000 / 8))
-      f.timer = this.#clock.setTimer(ms, () => {
-        this.#advance()
-        this.#flows.delete(f)
-        f.left = 0
-        this.#share()
-        f.done()
-      })
-    }
+    let soonest = Infinity
+    for (const f of this.#flows) soonest = Math.min(soonest, f.left <= 0 ? 0 : f.left / (Math.max(1e-6, f.rateMbps) * 125))
+    this.#timer = this.#clock.setTimer(Math.ceil(soonest), () => {
+      this.#timer = null
+      this.#advance()
+      // Every flow through by now ends (the whole ms rounds up, so the soonest is always among them).
+      const ended = [...this.#flows].filter(f => f.left <= 1e-6)
+      for (const f of ended) { this.#flows.delete(f); f.left = 0 }
+      this.#share()
+      for (const f of ended) f.done()
+    })
   }
 }
 
