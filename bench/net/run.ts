@@ -16,7 +16,7 @@ import { startNetwork, putSummary, DEST_PORT } from '../../test/net/harness/netw
 import { writeRandomFile, sha256File } from '../../test/net/harness/files.ts'
 import { REPO } from '../../test/helpers/proc.ts'
 import { LabTrace } from './trace.ts'
-import { simulateLab, LAB_SLOTS, type SimRow } from './sim-compare.ts'
+import { simulateLab, labScenario, LAB_SLOTS, type SimRow } from './sim-compare.ts'
 
 const MIB = 1024 * 1024
 const { values: args } = parseArgs({
@@ -187,9 +187,14 @@ try {
       const row: Row = { workers: n, seconds: ms / 1000, uploadSeconds: summary.upload_ms / 1000, orchestratorSeconds, goodputMbit: goodput, goalMbit: 0.8 * ideal, idealMbit: ideal, ratioToBaseline: goodput / measuredIdeal, meetsGoal: goodput >= 0.8 * ideal, interventions, reasons, chunksPerWorker, medianMoveS }
       rows.push(row)
       if (args['compare-sim'] === true) {
-        const sim = await simulateLab({ workers: n, workerLinkMbit: Math.min(...base.workerRelayMbit![n]!), edgeLinkMbit: base.edgeLinkMbit, sizeMib })
+        const shape = { workers: n, workerLinkMbit: Math.min(...base.workerRelayMbit![n]!), edgeLinkMbit: base.edgeLinkMbit, sizeMib }
+        // The scenario beside the results, so `bwnet sim <file>` replays this row's prediction with its report.
+        const scenarioFile = join(args.out!, '..', 'net-sim', `${workerMbit}mbit-${n}workers.json`)
+        await mkdir(join(scenarioFile, '..'), { recursive: true })
+        await writeFile(scenarioFile, JSON.stringify(labScenario(shape), null, 2) + '\n')
+        const sim = await simulateLab(shape)
         row.sim = { ...sim, ratio: sim.goodputMbit / goodput }
-        process.stderr.write(`${n} workers, simulated: create → completed ${sim.seconds.toFixed(1)} s, ${sim.goodputMbit.toFixed(0)} Mbit/s (${row.sim.ratio.toFixed(2)} × the lab), ${sim.reassignments} reassignments\n`)
+        process.stderr.write(`${n} workers, simulated: create → completed ${sim.seconds.toFixed(1)} s, ${sim.goodputMbit.toFixed(0)} Mbit/s (${row.sim.ratio.toFixed(2)} × the lab), ${sim.reassignments} reassignments (scenario: ${scenarioFile})\n`)
       }
       process.stderr.write(`${n} workers: create → completed ${orchestratorSeconds.toFixed(1)} s (the client's own time ${row.seconds.toFixed(1)} s, of which upload ${row.uploadSeconds.toFixed(1)} s), ${goodput.toFixed(0)} Mbit/s (goal ${row.goalMbit.toFixed(0)}), ${interventions} reassignments${interventions > 0 ? ` (${Object.entries(reasons).map(([r, c]) => `${r} ${c}`).join(', ')})` : ''}; chunks per worker ${chunksPerWorker.join('/')}, median move ${medianMoveS.map(x => x.toFixed(1)).join('/')} s\n`)
       if (trace !== null) {
