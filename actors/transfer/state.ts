@@ -514,7 +514,7 @@ export class TransferState {
       const whole = allocateRotated(a.row.total_chunks, all.map(c => ({ id: c.hotkey, score: c.score })), `${a.row.id}/0`)
       let s = 0
       for (const i of first) { // ascending, as the slices are
-        while (whole[s]!.count === 0 || whole[s]!.chunkEnd < i) s++
+        while (whole[s]!.chunkEnd < i) s++ // slices cover 0..total-1 in order, none empty
         const owner = whole[s]!.id
         assignment.set(owner, [...(assignment.get(owner) ?? []), i])
       }
