@@ -12,7 +12,8 @@ export const EXIT_USAGE = 2
 export const EXIT_INTERRUPTED = 130
 
 /** Client commands: loading only these keeps `bwnet transfer …` quick to start (no node, no sr25519). */
-const CLIENT_COMMANDS = new Set(['login', 'logout', 'profiles', 'transfer'])
+// Client commands (and --version) load only the client's modules: a tenth of the start-up of the whole CLI.
+const CLIENT_COMMANDS = new Set(['login', 'logout', 'profiles', 'transfer', '--version', '-V'])
 
 /** The --config every command without its own takes: the client config file (profiles), as BWN_CONFIG. */
 const CLIENT_CONFIG = new WeakSet<Option>()

@@ -4,7 +4,8 @@
 // and resolves once the transfer reached its terminal status. A refusal at the upgrade (401, 403,
 // 404, 429) rejects with the problem's status and code: a caller falls back to polling then.
 import WebSocket from 'ws'
-import { CLOSE_CODES, TERMINAL_TRANSFER_STATUSES, type TransferEvent } from '../../protocol/index.ts'
+// protocol/live.ts, not the protocol barrel: a client command never loads the sr25519 WebAssembly or the codec.
+import { CLOSE_CODES, TERMINAL_TRANSFER_STATUSES, type TransferEvent } from '../../protocol/live.ts'
 
 /** Reconnects after an unexpected close before giving up. */
 export const FOLLOW_MAX_RETRIES = 5
