@@ -126,15 +126,31 @@ export function scoreOrder<C extends AllocationCandidate> (candidates: readonly 
   return [...candidates].sort((a, b) => cleanScore(b.score) - cleanScore(a.score) || compareText(keyOf(a), keyOf(b)) || compareText(a.id, b.id))
 }
 
-/** Leftovers up to this many are picked by selection; more, by sorting (the two agree). */
-const SELECT_LEFTOVERS_MAX = 16
+/**
+ * A number in [0, 1) from a seed: hashSeed mixed by MurmurHash3's 32-bit finalizer, so it does not follow
+ * `hashSeed(seed) mod n` (the rotation) and neighbouring seeds land far apart.
+ */
+export function seedUnit (seed: string): number {
+  let h = (hashSeed(seed) ^ 0x9e3779b9) >>> 0
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b)
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35)
+  h = (h ^ (h >>> 16)) >>> 0
+  return h / 2 ** 32
+}
+
+/** The rule the coordinator's splits follow (allocateRotated), named in every stored plan. */
+export const ROUTED_ALLOCATION_RULE = 'quota_floor_sampled_remainder_by_routing_score_v2'
 
 /**
- * The coordinator's wave split in one pass: the same slices as
- * `allocateChunks(T, rotatedOrder(candidates, seed).map((c, i) => ({ ...c, key: position i })))`
- * (Hamilton over the rotated order, ties by score desc, then position), without the intermediate
- * copies, keys and full sort: a wave of a few chunks over 100 candidates hands out a few leftovers,
- * which selection finds in O(leftover · n). Keys are the ids (candidates carry no `key`).
+ * The coordinator's split of T chunks over orchestrators by routing score (docs/formulas.md#allocation):
+ * each candidate gets the floor of its quota s_i/Σs·T (Σs = 0: T/n each), and the L chunks left over go
+ * by systematic sampling over the fractional parts in the rotated order, seeded by `seed`: a candidate
+ * gets one with probability equal to its fractional part. So every count is within one of its quota, as
+ * Hamilton's are, and the expected share of every candidate is its quota whatever T is: a transfer of
+ * one chunk goes to an orchestrator with probability equal to its share of the routing score, where
+ * largest remainders would give every such transfer to the top score. Slices are contiguous from chunk 0
+ * in the rotated order (rotatedOrder: candidates by id, rotated by hashSeed(seed) mod n); zero counts
+ * are left out. Deterministic: the same seed gives the same slices.
  */
 export function allocateRotated (totalChunks: number, candidates: readonly AllocationCandidate[], seed: string): ChunkSlice[] {
   if (!Number.isSafeInteger(totalChunks) || totalChunks < 0) throw new RangeError(`bad chunk count ${totalChunks}`)
@@ -154,36 +170,29 @@ export function allocateRotated (totalChunks: number, candidates: readonly Alloc
   const scores = new Float64Array(n)
   let sum = 0
   for (let r = 0; r < n; r++) { scores[r] = cleanScore(at(r).score); sum += scores[r]! }
-  const quotas = new Float64Array(n)
+  const fractions = new Float64Array(n)
   const counts = new Array<number>(n)
-  let given = 0
+  let leftover = totalChunks
   for (let r = 0; r < n; r++) {
-    quotas[r] = sum > 0 ? (scores[r]! / sum) * totalChunks : totalChunks / n
-    counts[r] = Math.floor(quotas[r]!)
-    given += counts[r]!
+    const quota = sum > 0 ? (scores[r]! / sum) * totalChunks : totalChunks / n
+    // A quota within FRACTION_TIE_EPSILON under an integer is that integer (float noise, not a fraction):
+    // so every fractional part is shorter than 1 − ε and holds at most one point below.
+    counts[r] = Math.floor(quota + FRACTION_TIE_EPSILON)
+    fractions[r] = Math.max(0, quota - counts[r]!)
+    leftover -= counts[r]!
   }
-  let leftover = totalChunks - given
-  // hamiltonCounts' order: larger fraction (within epsilon: equal), then higher score, then position.
-  const before = (a: number, b: number): boolean => {
-    const fa = quotas[a]! - counts[a]!
-    const fb = quotas[b]! - counts[b]!
-    if (Math.abs(fa - fb) > FRACTION_TIE_EPSILON) return fa > fb
-    if (scores[a] !== scores[b]) return scores[a]! > scores[b]!
-    return a < b
-  }
-  if (leftover > 0 && leftover <= SELECT_LEFTOVERS_MAX && leftover <= n) {
-    const taken = new Uint8Array(n)
-    const extra = new Array<number>(leftover)
-    for (let k = 0; k < leftover; k++) {
-      let best = -1
-      for (let r = 0; r < n; r++) if (taken[r] === 0 && (best < 0 || before(r, best))) best = r
-      taken[best] = 1
-      extra[k] = best
-    }
-    for (const r of extra) counts[r] = counts[r]! + 1
-  } else if (leftover > 0) {
-    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0))
-    for (let k = 0; leftover > 0; k = (k + 1) % n, leftover--) counts[order[k]!] = counts[order[k]!]! + 1
+  // Systematic sampling of the leftovers: the fractional parts laid end to end in rotated order (they sum
+  // to the leftover count L), and the points u, u + 1, …, u + L − 1 with u = seedUnit(seed). A part is
+  // shorter than 1, so it holds at most one point: it gets its leftover with probability equal to its
+  // fraction, and each count stays within one of its quota. The last part longer than 0 reaches to the
+  // end, so float sums a hair short of L lose no point.
+  let last = n - 1
+  while (last > 0 && fractions[last] === 0) last--
+  let point = seedUnit(seed)
+  let edge = 0
+  for (let r = 0; r < n && leftover > 0; r++) {
+    edge = r === last ? Infinity : edge + fractions[r]!
+    if (point < edge) { counts[r] = counts[r]! + 1; point += 1; leftover-- }
   }
   const slices: ChunkSlice[] = []
   let next = 0

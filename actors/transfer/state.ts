@@ -13,7 +13,7 @@ import type { StoreOp } from '../ports.ts'
 import type { Reply } from '../runtime.ts'
 import type { MessageType, TaskAssigned, TaskResult, TaskProgress, VerifyVerdict, TransferFailure, AttemptEnding } from '../../protocol/index.ts'
 import { addStrike, isExcluded, standingKey, DEFAULT_STANDING_CONFIG, type StandingConfig, type StrikeReason, type WorkerStandingRow } from './worker-standing.ts'
-import { allocateRotated } from '../domain/allocation.ts'
+import { allocateRotated, ROUTED_ALLOCATION_RULE } from '../domain/allocation.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
 import { ATTEMPT_SLOTS_PER_CHUNK, type DeliveredPart, type UploadSpec, type UploadState } from '../destination.ts'
 import {
@@ -495,9 +495,9 @@ export class TransferState {
     const assignment = new Map<string, number[]>()
     const allocate = (chunkIdx: number[], cands: OrchestratorCandidate[]): void => {
       if (chunkIdx.length === 0) return
-      // Ties in score are broken by a rotation seeded with the transfer and wave, so small transfers
-      // spread over every orchestrator instead of always landing on the lowest keys.
-      // (allocateRotated: Hamilton over the rotated order, docs/formulas.md#allocation.)
+      // Quota floors, and the leftovers sampled by their fractions with the transfer and wave as the seed,
+      // so a wave of one chunk goes to each orchestrator as often as its routing score says
+      // (allocateRotated, docs/formulas.md#allocation).
       const slices = allocateRotated(chunkIdx.length, cands.map(c => ({ id: c.hotkey, score: c.score })), `${a.row.id}/${a.wave}`)
       for (const s of slices) {
         if (s.count === 0) continue
@@ -505,10 +505,10 @@ export class TransferState {
       }
     }
     // A chunk offered for the first time goes to the orchestrator whose slice of the whole transfer holds
-    // it (the transfer's Hamilton split over its total chunks), so the transfer is shared by routing score
-    // however its chunks arrive: a client uploading four at a time makes waves of one to four chunks, and
-    // a split of each wave alone gives every leftover to the highest scores, i.e. all of the transfer to
-    // the top few orchestrators. Chunks pending again are split by wave as before.
+    // it (the transfer's split over its total chunks), so each orchestrator's count for the transfer is
+    // within one of its quota however the chunks arrive: a client uploading four at a time makes waves of
+    // one to four chunks, and a split of each wave alone could stray from the quota by one per wave.
+    // Chunks pending again are split by wave.
     const first = plain.filter(i => !a.recovery.has(i))
     if (first.length > 0) {
       const whole = allocateRotated(a.row.total_chunks, all.map(c => ({ id: c.hotkey, score: c.score })), `${a.row.id}/0`)
@@ -525,7 +525,7 @@ export class TransferState {
 
     const iso = isoFromMs(now)
     const plan: PlanRow = {
-      transfer_id: a.row.id, wave: a.wave, wave_kind: waveKind, allocation_rule: 'hamilton_largest_remainder_by_routing_score', created_at: iso,
+      transfer_id: a.row.id, wave: a.wave, wave_kind: waveKind, allocation_rule: ROUTED_ALLOCATION_RULE, created_at: iso,
       deliveries: [...assignment].map(([orch, idx]) => ({ orchestrator_id: orch, routing_score: all.find(c => c.hotkey === orch)?.score ?? 0, chunk_count: idx.length, chunk_indices: idx }))
     }
     step.ops.push({ type: 'put', table: 'transfer_assignment_plans', key: keys.plan(a.row.id, a.wave), value: plan })

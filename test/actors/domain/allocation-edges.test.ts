@@ -1,8 +1,8 @@
 // The allocation's edges, pinned with exact outputs: bad chunk counts and their messages, the rule
 // identifier, zero scores in and out of the pool, the tie-breaks of the orderings after equal keys, and
-// allocateRotated's fraction ties under different scores, in both orders (docs/formulas.md#allocation).
+// allocateRotated's worked examples (docs/formulas.md#allocation).
 import t from 'tap'
-import { allocateChunks, allocateRotated, allocateRecovery, eligibleCandidates, hamiltonCounts, rotatedOrder, scoreOrder, hashSeed } from '../../../actors/domain/index.ts'
+import { allocateChunks, allocateRotated, allocateRecovery, eligibleCandidates, hamiltonCounts, rotatedOrder, scoreOrder, hashSeed, seedUnit } from '../../../actors/domain/index.ts'
 
 const ids = (cs: Array<{ id: string }>): string[] => cs.map(c => c.id)
 
@@ -84,34 +84,48 @@ t.test('scoreOrder: score desc, then key asc, then id asc', async t => {
   t.same(ids(scoreOrder([{ id: 'b', score: 3, key: 'b' }, { id: 'a', score: 1, key: 'a' }])), ['b', 'a'])
 })
 
-t.test('equal fractions under different scores: the higher score takes the leftover, in either position', async t => {
+t.test('hamiltonCounts: equal fractions under different scores, the higher score takes the leftover, in either position', async t => {
   // 2 chunks, scores 1 and 3: quotas ½ and 1½, equal fractional parts, one leftover.
   t.same(hamiltonCounts(2, [{ id: 'a', score: 1 }, { id: 'b', score: 3 }]), [{ id: 'a', count: 0 }, { id: 'b', count: 2 }])
   t.same(hamiltonCounts(2, [{ id: 'a', score: 3 }, { id: 'b', score: 1 }]), [{ id: 'a', count: 2 }, { id: 'b', count: 0 }])
-  t.same(allocateRotated(2, [{ id: 'a', score: 1 }, { id: 'b', score: 3 }], ''), [{ id: 'b', chunkStart: 0, chunkEnd: 1, count: 2 }])
-  t.same(allocateRotated(2, [{ id: 'a', score: 3 }, { id: 'b', score: 1 }], ''), [{ id: 'a', chunkStart: 0, chunkEnd: 1, count: 2 }])
-  // Rotated by one ('a' hashes odd): b comes first, and still the higher score wins.
-  t.same(allocateRotated(2, [{ id: 'a', score: 1 }, { id: 'b', score: 3 }], 'a'), [{ id: 'b', chunkStart: 0, chunkEnd: 1, count: 2 }])
-  t.same(allocateRotated(2, [{ id: 'a', score: 3 }, { id: 'b', score: 1 }], 'a'), [{ id: 'a', chunkStart: 0, chunkEnd: 1, count: 2 }])
+})
+
+t.test('allocateRotated: the worked examples of docs/formulas.md#allocation', async t => {
+  const abc = [{ id: 'a', score: 0.5 }, { id: 'b', score: 0.3 }, { id: 'c', score: 0.2 }]
+  // T = 7: quotas 3.5, 2.1, 1.4, floors 3/2/1, one leftover over the fractions 0.5, 0.1, 0.4.
+  // Seed '': no rotation (a, b, c: a [0, 0.5), b [0.5, 0.6), c [0.6, 1)), u = 0.5734: b.
+  t.equal(seedUnit('').toFixed(4), '0.5734')
+  t.same(allocateRotated(7, abc, ''), [
+    { id: 'a', chunkStart: 0, chunkEnd: 2, count: 3 }, { id: 'b', chunkStart: 3, chunkEnd: 5, count: 3 }, { id: 'c', chunkStart: 6, chunkEnd: 6, count: 1 }
+  ])
+  // Seed 'b': rotated by 98 mod 3 = 2 (c [0, 0.4), a [0.4, 0.9), b [0.9, 1)), u = 0.3504: c.
+  t.equal(seedUnit('b').toFixed(4), '0.3504')
+  t.same(allocateRotated(7, abc, 'b'), [
+    { id: 'c', chunkStart: 0, chunkEnd: 1, count: 2 }, { id: 'a', chunkStart: 2, chunkEnd: 4, count: 3 }, { id: 'b', chunkStart: 5, chunkEnd: 6, count: 2 }
+  ])
+  // One chunk, seed 'c' (no rotation), u = 0.1870: a; seed 'e' (c, a, b: c [0, 0.2), a [0.2, 0.7), b [0.7, 1)), u = 0.7880: b.
+  t.same(allocateRotated(1, abc, 'c'), [{ id: 'a', chunkStart: 0, chunkEnd: 0, count: 1 }])
+  t.same(allocateRotated(1, abc, 'e'), [{ id: 'b', chunkStart: 0, chunkEnd: 0, count: 1 }])
+  // Two leftovers: 3 chunks over 1, 3, 1, 3 (quotas ⅜, 1⅛, ⅜, 1⅛; floors 0/1/0/1; fractions ⅜, ⅛, ⅜, ⅛),
+  // seed '' (no rotation), points 0.5734 and 1.5734 over a [0, ⅜), b [⅜, ½), c [½, ⅞), d [⅞, 1).
+  t.same(allocateRotated(3, [{ id: 'a', score: 1 }, { id: 'b', score: 3 }, { id: 'c', score: 1 }, { id: 'd', score: 3 }], ''), [
+    { id: 'b', chunkStart: 0, chunkEnd: 0, count: 1 }, { id: 'c', chunkStart: 1, chunkEnd: 1, count: 1 }, { id: 'd', chunkStart: 2, chunkEnd: 2, count: 1 }
+  ])
   // 4 chunks over scores 1, 1, 2 (quotas 1, 1, 2): no leftover, exact.
   t.same(allocateRotated(4, [{ id: 'a', score: 1 }, { id: 'b', score: 1 }, { id: 'c', score: 2 }], ''), [
     { id: 'a', chunkStart: 0, chunkEnd: 0, count: 1 }, { id: 'b', chunkStart: 1, chunkEnd: 1, count: 1 }, { id: 'c', chunkStart: 2, chunkEnd: 3, count: 2 }
   ])
-  // 3 chunks over 1, 3, 1, 3 (quotas ⅜, 1⅛, ⅜, 1⅛): the leftover goes to a larger fraction (⅜), a lower
-  // score, not to a higher score; of the two equal ones, to the first position.
-  t.same(allocateRotated(3, [{ id: 'a', score: 1 }, { id: 'b', score: 3 }, { id: 'c', score: 1 }, { id: 'd', score: 3 }], ''), [
-    { id: 'a', chunkStart: 0, chunkEnd: 0, count: 1 }, { id: 'b', chunkStart: 1, chunkEnd: 1, count: 1 }, { id: 'd', chunkStart: 2, chunkEnd: 2, count: 1 }
-  ])
 })
 
-t.test('allocateRotated with every score zero: an equal split, the remainder to the first positions', async t => {
+t.test('allocateRotated with every score zero: an equal split, the remainder sampled like any other', async t => {
   const zero = [{ id: 'a', score: 0 }, { id: 'b', score: 0 }, { id: 'c', score: -2 }]
+  // Quotas 5/3 each: floors 1, fractions ⅔ (a [0, ⅔), b [⅔, 1⅓), c [1⅓, 2)); points 0.5734 and 1.5734: a and c.
   t.same(allocateRotated(5, zero, ''), [
-    { id: 'a', chunkStart: 0, chunkEnd: 1, count: 2 }, { id: 'b', chunkStart: 2, chunkEnd: 3, count: 2 }, { id: 'c', chunkStart: 4, chunkEnd: 4, count: 1 }
+    { id: 'a', chunkStart: 0, chunkEnd: 1, count: 2 }, { id: 'b', chunkStart: 2, chunkEnd: 2, count: 1 }, { id: 'c', chunkStart: 3, chunkEnd: 4, count: 2 }
   ])
-  // Rotated by 97 mod 3 = 1: b, c, a.
+  // Rotated by 97 mod 3 = 1: b, c, a; points 0.6404 and 1.6404: b and a.
   t.same(allocateRotated(5, zero, 'a'), [
-    { id: 'b', chunkStart: 0, chunkEnd: 1, count: 2 }, { id: 'c', chunkStart: 2, chunkEnd: 3, count: 2 }, { id: 'a', chunkStart: 4, chunkEnd: 4, count: 1 }
+    { id: 'b', chunkStart: 0, chunkEnd: 1, count: 2 }, { id: 'c', chunkStart: 2, chunkEnd: 2, count: 1 }, { id: 'a', chunkStart: 3, chunkEnd: 4, count: 2 }
   ])
   t.same(allocateRotated(6, zero, ''), [
     { id: 'a', chunkStart: 0, chunkEnd: 1, count: 2 }, { id: 'b', chunkStart: 2, chunkEnd: 3, count: 2 }, { id: 'c', chunkStart: 4, chunkEnd: 5, count: 2 }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { allocateChunks, allocateRotated, hamiltonCounts, allocateRecovery, eligibleCandidates, hashSeed, rotatedOrder, scoreOrder } from '../../../actors/domain/index.ts'
+import { allocateChunks, allocateRotated, hamiltonCounts, allocateRecovery, eligibleCandidates, hashSeed, rotatedOrder, scoreOrder, seedUnit } from '../../../actors/domain/index.ts'
 
 const counts = (r: Array<{ count: number }>): number[] => r.map(c => c.count)
 
@@ -49,26 +49,74 @@ t.test('seeded orders are deterministic', async t => {
   t.same(scoreOrder(cands).map(c => c.id), ['a', 'b', 'c'])
 })
 
-t.test('allocateRotated gives the slices of allocateChunks over rotatedOrder with positional keys', async t => {
+t.test('allocateRotated: every count within one of its quota, contiguous slices in the rotated order, the same for the same seed', async t => {
   // A small seeded generator: scores with ties, zeros and float noise; candidates in and out of key order.
   let s = 12345
   const rnd = (): number => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return s / 2 ** 32 }
-  // Small integers make equal fractional parts under different scores (1 and 3 of 4 over 2 chunks: ½ and
-  // 1½), so the score tie-break is exercised, not only the positional one.
   const pick = (): number => { const r = rnd(); return r < 0.25 ? 1 : r < 0.32 ? 2 : r < 0.39 ? 3 : r < 0.45 ? 0 : r < 0.5 ? 0.1 + 0.2 : Math.round(rnd() * 1000) / 1000 }
-  let compared = 0
+  let checked = 0
   for (let round = 0; round < 400; round++) {
     const n = 1 + Math.floor(rnd() * (round % 2 === 0 ? 120 : 6))
     const cands = Array.from({ length: n }, (_, i) => ({ id: `orch-${String(i).padStart(3, '0')}`, score: pick() }))
     if (round % 3 === 0) cands.reverse()
     const T = Math.floor(rnd() * (round % 5 === 0 ? 300 : 9))
     const seed = `t${round}/${round % 7}`
-    const expected = allocateChunks(T, rotatedOrder(cands, seed).map((c, i) => ({ ...c, key: String(i).padStart(6, '0') }))).slices
-    t.same(allocateRotated(T, cands, seed), expected, `round ${round}: n ${n}, T ${T}`)
-    compared++
+    const slices = allocateRotated(T, cands, seed)
+    const sum = cands.reduce((a, c) => a + c.score, 0)
+    const quota = new Map(cands.map(c => [c.id, sum > 0 ? c.score / sum * T : T / n]))
+    const bad = slices.filter(sl => sl.count < Math.floor(quota.get(sl.id)! - 1e-9) || sl.count > Math.ceil(quota.get(sl.id)! + 1e-9))
+    t.same(bad, [], `round ${round}: n ${n}, T ${T}: counts within one of the quotas`)
+    const missing = cands.filter(c => quota.get(c.id)! >= 1 + 1e-9 && !slices.some(sl => sl.id === c.id))
+    t.same(missing, [], `round ${round}: every quota of 1 or more gets chunks`)
+    let next = 0
+    for (const sl of slices) {
+      if (sl.chunkStart !== next || sl.chunkEnd !== next + sl.count - 1 || sl.count < 1) t.fail(`round ${round}: slice ${JSON.stringify(sl)} after ${next}`)
+      next += sl.count
+    }
+    t.equal(next, T, `round ${round}: the slices cover 0..T-1`)
+    const order = rotatedOrder(cands, seed).map(c => c.id)
+    const positions = slices.map(sl => order.indexOf(sl.id))
+    t.same(positions, [...positions].sort((x, y) => x - y), `round ${round}: slices in the rotated order`)
+    t.same(allocateRotated(T, [...cands].reverse(), seed), slices, `round ${round}: the input order does not matter`)
+    checked++
   }
-  t.equal(compared, 400)
+  t.equal(checked, 400)
   t.throws(() => allocateRotated(3, [], 's'), RangeError)
   t.throws(() => allocateRotated(3, [{ id: 'a', score: 1 }, { id: 'a', score: 2 }], 's'), RangeError)
   t.same(allocateRotated(0, [], 's'), [])
+})
+
+t.test('allocateRotated shares by routing score in expectation, whatever the size: one-chunk transfers do not all go to the top score', async t => {
+  const cands = [{ id: 'a', score: 0.5 }, { id: 'b', score: 0.3 }, { id: 'c', score: 0.2 }]
+  // The share of all chunks each took over 10,000 transfers, as far off its score share as it is.
+  const offBy = (T: number): Record<string, number> => {
+    const chunks: Record<string, number> = { a: 0, b: 0, c: 0 }
+    for (let k = 0; k < 10_000; k++) for (const sl of allocateRotated(T, cands, `transfer-${k}/0`)) chunks[sl.id]! += sl.count
+    return Object.fromEntries(cands.map(c => [c.id, Math.abs(chunks[c.id]! / (10_000 * T) - c.score)]))
+  }
+  // Largest remainders would give every one-chunk transfer to a (off by 0.5, 0.3, 0.2) and every
+  // seven-chunk one 4/2/1 (off by 0.07, 0.01, 0.06). Three standard deviations at 10,000 draws: 0.015.
+  for (const T of [1, 2, 7]) {
+    const off = offBy(T)
+    t.ok(Object.values(off).every(d => d <= 0.015), `${T} chunk(s): each orchestrator within 0.015 of its share (${JSON.stringify(off)})`)
+  }
+  // Two orchestrators at 3 : 1, one chunk each time: the small one takes a quarter.
+  let low = 0
+  for (let k = 0; k < 4000; k++) if (allocateRotated(1, [{ id: 'hi', score: 3 }, { id: 'lo', score: 1 }], `t-${k}/0`)[0]!.id === 'lo') low++
+  t.ok(low > 4000 * 0.23 && low < 4000 * 0.27, `the 1-in-4 orchestrator took ${low} of 4000`)
+})
+
+t.test('seedUnit: in [0, 1), spread evenly, and not the rotation', async t => {
+  const buckets = new Array<number>(10).fill(0)
+  let sameAsRotation = 0
+  for (let k = 0; k < 10_000; k++) {
+    const seed = `transfer-${k}/0`
+    const u = seedUnit(seed)
+    if (!(u >= 0 && u < 1)) t.fail(`${seed}: ${u}`)
+    buckets[Math.floor(u * 10)]!++
+    if (Math.floor(u * 3) === hashSeed(seed) % 3) sameAsRotation++
+  }
+  t.ok(buckets.every(b => b > 900 && b < 1100), `tenths: ${buckets.join(' ')}`)
+  t.ok(sameAsRotation > 3000 && sameAsRotation < 3700, `u's third agrees with the rotation's start ${sameAsRotation} times in 10,000 (a third: independent)`)
+  t.equal(seedUnit(''), seedUnit(''), 'deterministic')
 })

@@ -115,7 +115,7 @@ async function firstWave (t: Pick<typeof tap, 'same'>, clock: ManualClock, confi
   t.same(plain(wave), {
     ops: [
       put('transfer_assignment_plans', 't1/000000', {
-        transfer_id: 't1', wave: 0, wave_kind: 'initial', allocation_rule: 'hamilton_largest_remainder_by_routing_score', created_at: iso(p),
+        transfer_id: 't1', wave: 0, wave_kind: 'initial', allocation_rule: 'quota_floor_sampled_remainder_by_routing_score_v2', created_at: iso(p),
         deliveries: [{ orchestrator_id: SELF, routing_score: 3, chunk_count: 2, chunk_indices: [0, 1] }]
       }),
       put('tasks', 't1/id-2', taskRow('t1', 0, 'id-2', 'id-3', p)),
@@ -304,7 +304,7 @@ t.test('failed deliveries: each failure\'s rows and events, and the recovery wav
   const recovery = core.planned('t1', ONLY_SELF, q)
   const rec = plain(recovery)
   t.same(rec.ops.slice(0, 9), [
-    put('transfer_assignment_plans', 't1/000001', { transfer_id: 't1', wave: 1, wave_kind: 'recovery', allocation_rule: 'hamilton_largest_remainder_by_routing_score', created_at: iso(q), deliveries: [{ orchestrator_id: SELF, routing_score: 1, chunk_count: 2, chunk_indices: [0, 1] }] }),
+    put('transfer_assignment_plans', 't1/000001', { transfer_id: 't1', wave: 1, wave_kind: 'recovery', allocation_rule: 'quota_floor_sampled_remainder_by_routing_score_v2', created_at: iso(q), deliveries: [{ orchestrator_id: SELF, routing_score: 1, chunk_count: 2, chunk_indices: [0, 1] }] }),
     put('overseer_interventions', 't1/00000000-id-8', iv(0, 'id-8', 'worker_lost', 'id-3', W1, 'id-7')),
     put('tasks', 't1/id-2', task(0, 'id-7')),
     put('task_attempts', 't1/id-7', attempt(0, 'id-7')),
@@ -901,8 +901,25 @@ t.test('more edges of delivery: ties spread by transfer, a partial recovery wave
       return to
     }
     const together = split(false)
-    t.same(Object.fromEntries(Object.entries(together).map(([k, v]) => [k, v.length])), { 'orch-a': 5, 'orch-b': 3, 'orch-c': 2 }, 'all at once: 5, 3 and 2 of 10 chunks (Hamilton on 0.5, 0.3, 0.2)')
+    t.same(Object.fromEntries(Object.entries(together).map(([k, v]) => [k, v.length])), { 'orch-a': 5, 'orch-b': 3, 'orch-c': 2 }, 'all at once: 5, 3 and 2 of 10 chunks (the quotas of 0.5, 0.3, 0.2)')
     t.same(split(true), together, 'one at a time: the same chunks to the same orchestrators, not every chunk to the highest score')
+  })
+
+  await t.test('one-chunk transfers reach each orchestrator as often as its routing score says, not all the top one', async t => {
+    const SCORED = [{ hotkey: 'orch-a', workers: 1, score: 0.5 }, { hotkey: 'orch-b', workers: 1, score: 0.3 }, { hotkey: 'orch-c', workers: 1, score: 0.2 }]
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId: counter() })
+    const to: Record<string, number> = {}
+    for (let k = 0; k < 1000; k++) {
+      const id = `transfer-${k}`
+      core.create(transferRow(id, 1), clock.now())
+      core.chunk({ transferId: id, index: 0, sha256: sha(0), md5: 'm', length: CHUNK }, clock.now())
+      core.dispatch(id)
+      core.begun(id, 'd1', UPLOAD, null, clock.now())
+      for (const o of offersOf(core.planned(id, SCORED, clock.now()))) to[o.to] = (to[o.to] ?? 0) + 1
+    }
+    // Largest remainders gave all 1000 to orch-a. Three standard deviations at 1000 transfers: about 45.
+    t.ok(Math.abs(to['orch-a']! - 500) <= 50 && Math.abs(to['orch-b']! - 300) <= 45 && Math.abs(to['orch-c']! - 200) <= 40, `1000 one-chunk transfers: ${JSON.stringify(to)} (expected about 500, 300, 200)`)
   })
 
   await t.test('a wave with one chunk recovering and one new is a recovery wave; a recovered chunk is not recovered again', async t => {
