@@ -61,7 +61,8 @@ define beside_typecheck
 	[ $$types -eq 0 ] && [ $$tests -eq 0 ]
 endef
 
-# Two tap jobs (package.json): a third was not faster in the runs so far (docs/testing.md#timing-of-the-suite).
+# Three tap jobs (package.json) on two cores: the end-to-end files wait on chain epochs, rate limits and
+# timeouts a good part of their time, and a third file fills those waits (docs/testing.md#timing-of-the-suite).
 test: install test-deps
 	$(call beside_typecheck,test,,)
 
@@ -69,9 +70,10 @@ test: install test-deps
 # simulator), without the browser, devnet and network tests of `make test`.
 CHECK_TESTS = test/actors test/protocol test/api test/sim
 # The typecheck is incremental (its state in .toolchain/): after an edit it checks what the edit touched.
-# It runs beside the tests (one process against tap's two jobs).
+# It runs beside the tests (one process against tap's two jobs: these files only compute, so a third
+# job would only share the two cores more ways).
 check: install
-	$(call beside_typecheck,check,--incremental --tsBuildInfoFile .toolchain/check.tsbuildinfo,--exclude 'test/api/dashboard.test.ts' $(CHECK_TESTS))
+	$(call beside_typecheck,check,--incremental --tsBuildInfoFile .toolchain/check.tsbuildinfo,--jobs=2 --exclude 'test/api/dashboard.test.ts' $(CHECK_TESTS))
 
 # What must hold on every supported Node line (.ci/run runs it on the other LTS): the CLI, a devnet, a
 # transfer across it, two nodes over hyperswarm, the LevelDB store.
