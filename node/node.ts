@@ -12,6 +12,7 @@ import { startMembership, type Membership } from '../actors/membership.ts'
 import type { Clock, Logger, Store } from '../actors/ports.ts'
 import type { ApiDeps } from '../api/deps.ts'
 import type { AccountsService } from '../api/accounts/service.ts'
+import type { LedgerJournal } from '../api/accounts/journal.ts'
 import { FileBlobStore } from './adapters/blob-store.ts'
 import { SwarmTransport } from './adapters/swarm-transport.ts'
 import { Messenger } from './messenger.ts'
@@ -72,6 +73,7 @@ export class BwnetNode {
   /** URL of the health and metrics server, when `metricsPort` is set. */
   metricsUrl: string | null = null
   #metricsServer: MetricsServer | null = null
+  #ledgerJournal: LedgerJournal | null = null
   #role: RoleHandle | null = null
   #authChain: NodeChain | null = null
   #dht: DHT | undefined
@@ -251,8 +253,13 @@ export class BwnetNode {
     if (this.#serveHttp) {
       // Loaded here, not at the top: only a node that serves the API needs Fastify and the routes'
       // compiled schemas, and a devnet thread of workers and a validator is then ~10 MiB lighter.
-      const [{ buildApp }, { AccountsService }] = await Promise.all([import('../api/app.ts'), import('../api/accounts/service.ts')])
-      this.accounts = new AccountsService({ store: this.store, clock: this.clock })
+      const [{ buildApp }, { AccountsService }, { LedgerJournal }] = await Promise.all([import('../api/app.ts'), import('../api/accounts/service.ts'), import('../api/accounts/journal.ts')])
+      // Paid reads are answered once their charge is in the ledger's journal (docs/telemetry.md#charges-and-the-ledger).
+      this.#ledgerJournal = new LedgerJournal(join(config.data, 'ledger.journal'))
+      this.accounts = new AccountsService({ store: this.store, clock: this.clock, journal: this.#ledgerJournal })
+      const replay = await this.accounts.start()
+      if (replay.replayed > 0 || replay.ignoredBytes > 0) log.info({ event: 'ledger_journal_replayed', ...replay }, `ledger journal: ${replay.replayed} commit(s) the store lacked replayed`)
+      if (replay.setAside !== null) log.warn({ event: 'ledger_journal_set_aside', ...replay }, `ledger journal: its commits do not follow the store's; kept in ${replay.setAside}, not replayed`)
       const deps: ApiDeps = {
         accounts: this.accounts,
         logger: this.logger.child({ role: config.role, component: 'api' }),
@@ -296,6 +303,8 @@ export class BwnetNode {
   async #stop (): Promise<void> {
     this.#ready = false
     if (this.app !== null) await this.app.close()
+    // The store takes the ledger's journaled charges before it closes (the next start would replay them).
+    await this.accounts?.flush().catch(() => {})
     await this.#role?.stop()
     await this.#authChain?.stop()
     this.membership?.stop()
@@ -309,6 +318,7 @@ export class BwnetNode {
     if (this.system !== undefined) stopActor(this.system)
     this.storage?.close()
     if (this.db !== undefined) await this.db.close()
+    this.#ledgerJournal?.close()
     await this.#metricsServer?.close()
     this.logger.info({ role: this.config.role, hotkey: this.key?.address, event: 'node_stopped' }, 'node stopped')
   }

@@ -15,12 +15,15 @@
 // made while it is written goes into the next one (cut as soon as the write ends, or at the end of the
 // event-loop turn when none is in flight), so the store always holds a prefix of the changes in order.
 // A grant and a paid read are both answered only once their batch is written: a crash forgets only
-// changes no one was told of, and never records a read twice.
+// changes no one was told of, and never records a read twice. With a journal (journal.ts; a node's
+// API has one), "written" is one synchronous append to it, in the same event-loop turn, and the store
+// gets the same changes right after, in batches of its own; start() replays what the store lacks.
 import { randomUUID } from 'node:crypto'
 import type { Store, StoreOp } from '../../actors/ports.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
 import { BadRequest, BalanceLimit, EnvironmentNotFound, InsufficientCredits, KeyNotFound, OrganizationNotFound, ProjectNotFound } from '../errors.ts'
 import { generateKey, hashMatches, keyIdOf, visiblePrefix } from './keys.ts'
+import type { LedgerJournal } from './journal.ts'
 import { BINDABLE_ROLES } from './model.ts'
 import type {
   ApiKeyRecord, ApiKeyView, Balance, CreatedKey, Environment, LedgerEntry, NewKey, Organization, Principal, Project
@@ -52,12 +55,23 @@ export const MAX_BALANCE = Number.MAX_SAFE_INTEGER
  * this full, further charges wait for the write, so one store batch stays small however many reads wait.
  */
 export const LEDGER_BATCH_MAX_READS = 512
+/** The journal is emptied once the store holds all of it and it has grown past this. */
+export const JOURNAL_RESET_BYTES = 1024 * 1024
+/** A store batch of journaled changes that failed is tried again after this long (the journal holds them). */
+export const JOURNAL_STORE_RETRY_MS = 1000
+/** credit_ledger key of the last journal commit the store holds. */
+const JOURNAL_APPLIED_KEY = 'journal/applied'
 
 export interface AccountsOptions {
   store: Store
   /** Milliseconds since the epoch; injected so expiry is testable. */
   clock?: { now (): number }
   pricing?: Partial<Pricing>
+  /**
+   * Commits are written here synchronously and answered at once; the store follows (call start()
+   * before use, to replay what it lacks). Without one, answers wait for the store batch.
+   */
+  journal?: LedgerJournal
 }
 
 export type AuthResult =
@@ -95,6 +109,9 @@ function newCommit (): Commit {
 
 const entryKey = (organizationId: string, seq: number): string => `entry/${organizationId}/${String(seq).padStart(SEQ_DIGITS, '0')}`
 
+/** What start() found in the journal: commits replayed into the store, a damaged tail, a file set aside. */
+export interface JournalReplay { replayed: number, ignoredBytes: number, setAside: string | null }
+
 /** One read's debit in a batch. */
 export interface DebitItem { amount: number, keyId: string, memo: string }
 export type DebitOutcome = { ok: true, balance: Balance } | { ok: false, error: Error }
@@ -120,6 +137,15 @@ export class AccountsService {
   #keyGeneration = 0
   /** Nonce claims run one at a time: check and record are one step for this process (the store's only writer). */
   #nonceClaims: Promise<unknown> = Promise.resolve()
+  readonly #journal: LedgerJournal | null
+  /** The last commit number appended to the journal. */
+  #journaled = 0
+  /** Journaled changes the store does not hold yet, in order, and whether a store batch of them is out. */
+  #toStore: StoreOp[] = []
+  #storing = false
+  #storeRetry: NodeJS.Timeout | null = null
+  /** Waiting for the store to hold every journaled change (a load, a listing, stop). */
+  #caughtUp: Array<(err: unknown) => void> = []
 
   /** Changes whenever a key is revoked: caches of authenticated keys compare it on every use. */
   get keyGeneration (): number { return this.#keyGeneration }
@@ -127,6 +153,7 @@ export class AccountsService {
   constructor (opts: AccountsOptions) {
     this.#store = opts.store
     this.#clock = opts.clock ?? { now: () => Date.now() }
+    this.#journal = opts.journal ?? null
     this.pricing = { ...DEFAULT_PRICING, ...opts.pricing }
     for (const [name, v] of Object.entries(this.pricing)) {
       if (!Number.isSafeInteger(v) || v < 0) throw new TypeError(`price ${name} must be a non-negative integer`)
@@ -135,6 +162,31 @@ export class AccountsService {
 
   /** The service's clock (expiry is judged on it). */
   now (): number { return this.#clock.now() }
+
+  /**
+   * Replays into the store the journal's commits it does not hold yet (a node stopped before its store
+   * caught up), then empties the journal. Call once, before any other use, when there is a journal.
+   */
+  async start (): Promise<JournalReplay> {
+    if (this.#journal === null) return { replayed: 0, ignoredBytes: 0, setAside: null }
+    const applied = (await this.#ledger.get(JOURNAL_APPLIED_KEY) as { n: number } | undefined)?.n ?? 0
+    const { records, ignoredBytes } = this.#journal.read()
+    const missing = records.filter(r => r.n > applied)
+    let last = applied
+    for (const r of missing) {
+      // Only commits that follow the store's last one, without a gap: anything else (the store restored
+      // from an older copy, or replaced) is not this store's history, and is kept aside, not replayed.
+      if (r.n !== last + 1) {
+        this.#journaled = applied
+        return { replayed: 0, ignoredBytes, setAside: this.#journal.setAside(`unreplayed-${this.#clock.now()}`) }
+      }
+      last = r.n
+    }
+    if (missing.length > 0) await this.#store.batch([...missing.flatMap(r => r.ops), appliedOp(last)])
+    this.#journaled = last
+    this.#journal.reset()
+    return { replayed: missing.length, ignoredBytes, setAside: null }
+  }
 
   price (name: PriceName): number {
     if (name === 'realtime') return 2 * this.pricing.snapshotRead
@@ -490,12 +542,14 @@ export class AccountsService {
     return outcomes
   }
 
-  /** Writes every change made so far and waits for it. */
+  /** Writes every change made so far and waits for it (with a journal: until the store holds it too). */
   async flush (): Promise<void> {
     const last = this.#collecting ?? this.#writing
-    if (last === null) return
-    this.#cut()
-    await last.promise.catch(() => {}) // a failure is reported to the callers that wait for their change
+    if (last !== null) {
+      this.#cut()
+      await last.promise.catch(() => {}) // a failure is reported to the callers that wait for their change
+    }
+    await this.#storeCaughtUp()
   }
 
   /** Applies one read's debit to the in-memory row and the collecting batch; throws (changing nothing) when short. */
@@ -515,7 +569,9 @@ export class AccountsService {
       pending.push({ entry: { seq: row.seq, organizationId, amount: -item.amount, kind: 'read', memo: item.memo, keyId: item.keyId, balanceAfter: row.balance, at: this.#iso() }, reads: 1 })
     }
     commit.reads++
-    if (commit.reads >= LEDGER_BATCH_MAX_READS) this.#cut() // full: written now if none is in flight
+    // Full: written now if none is in flight. A journal never has one in flight and is cut at the end of
+    // the turn, as an answer registered after this call (chargeThen) must not miss its commit's end.
+    if (commit.reads >= LEDGER_BATCH_MAX_READS && this.#journal === null) this.#cut()
     return commit
   }
 
@@ -557,13 +613,14 @@ export class AccountsService {
     const commit = this.#collecting
     if (commit === null || this.#writing !== null) return
     this.#collecting = null
-    this.#writing = commit
     const ops: StoreOp[] = []
     for (const [organizationId, pending] of commit.orgs) {
       for (const { entry, reads } of pending) ops.push({ type: 'put', table: 'credit_ledger', key: entryKey(organizationId, entry.seq), value: reads > 1 ? { ...entry, reads } : entry })
       const last = pending[pending.length - 1]!.entry
       ops.push({ type: 'put', table: 'credit_ledger', key: `balance/${organizationId}`, value: { balance: last.balanceAfter, seq: last.seq } satisfies BalanceRow })
     }
+    if (this.#journal !== null) { this.#journalCommit(commit, ops); return }
+    this.#writing = commit
     this.#store.batch(ops).then(() => {
       this.#writing = null
       commit.resolve()
@@ -576,6 +633,63 @@ export class AccountsService {
       this.#room = []
       for (const wake of waiting) wake()
       this.#cut()
+    })
+  }
+
+  /**
+   * Appends a commit to the journal and answers its waiters in this turn; the store follows. An append
+   * that fails refuses the commit as a failed store batch would.
+   */
+  #journalCommit (commit: Commit, ops: StoreOp[]): void {
+    const n = this.#journaled + 1
+    try {
+      this.#journal!.append({ n, ops })
+    } catch (err) {
+      this.#failed(commit, err)
+      return
+    }
+    this.#journaled = n
+    for (const op of ops) this.#toStore.push(op)
+    this.#storeJournaled()
+    commit.resolve()
+    wake(commit.waiters, null)
+  }
+
+  /** Writes the journaled changes the store lacks, one batch at a time, with the last commit number. */
+  #storeJournaled (): void {
+    if (this.#storing || this.#storeRetry !== null || this.#toStore.length === 0) return
+    const ops = this.#toStore
+    this.#toStore = []
+    this.#storing = true
+    this.#store.batch([...ops, appliedOp(this.#journaled)]).then(() => {
+      this.#storing = false
+      if (this.#toStore.length > 0) { this.#storeJournaled(); return }
+      // The store holds every journaled commit: the journal may be emptied (appends are synchronous on
+      // this thread, so none comes in between).
+      if (this.#journal!.bytes >= JOURNAL_RESET_BYTES) {
+        try { this.#journal!.reset() } catch { /* kept: the next start replays what the store already holds, which changes nothing */ }
+      }
+      const waiting = this.#caughtUp
+      this.#caughtUp = []
+      wake(waiting, null)
+    }, (err: unknown) => {
+      // The answers stand (the journal holds them): keep the changes, in order, and try again later.
+      this.#storing = false
+      this.#toStore = [...ops, ...this.#toStore]
+      const waiting = this.#caughtUp
+      this.#caughtUp = []
+      wake(waiting, err)
+      this.#storeRetry = setTimeout(() => { this.#storeRetry = null; this.#storeJournaled() }, JOURNAL_STORE_RETRY_MS)
+      this.#storeRetry.unref()
+    })
+  }
+
+  /** Resolves once the store holds every journaled change; rejects if the store's write fails meanwhile. */
+  #storeCaughtUp (): Promise<void> {
+    if (this.#journal === null || (!this.#storing && this.#toStore.length === 0)) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      this.#caughtUp.push(err => { err === null ? resolve() : reject(err) })
+      if (this.#storeRetry !== null) { clearTimeout(this.#storeRetry); this.#storeRetry = null; this.#storeJournaled() }
     })
   }
 
@@ -600,6 +714,7 @@ export class AccountsService {
     if (loading === undefined) {
       loading = (async () => {
         try {
+          await this.#storeCaughtUp() // a journaled change to this row may not be in the store yet
           const stored = await this.#ledger.get(`balance/${organizationId}`) as BalanceRow | undefined
           if (!this.#balances.has(organizationId)) this.#remember(organizationId, { balance: stored?.balance ?? 0, seq: stored?.seq ?? 0 })
         } finally {
@@ -615,7 +730,7 @@ export class AccountsService {
     if (this.#balances.size >= BALANCE_CACHE_MAX) {
       // Forget rows without unwritten changes (they are read again when needed).
       for (const id of this.#balances.keys()) {
-        if (this.#collecting?.orgs.has(id) !== true && this.#writing?.orgs.has(id) !== true) this.#balances.delete(id)
+        if (this.#collecting?.orgs.has(id) !== true && this.#writing?.orgs.has(id) !== true && !this.#storing && this.#toStore.length === 0) this.#balances.delete(id)
       }
     }
     this.#balances.set(organizationId, row)
@@ -628,6 +743,8 @@ function wake (waiters: ReadonlyArray<(err: unknown) => void>, err: unknown): vo
     try { w(err) } catch { /* the waiter answers its own caller; the batch's outcome is unchanged */ }
   }
 }
+
+const appliedOp = (n: number): StoreOp => ({ type: 'put', table: 'credit_ledger', key: JOURNAL_APPLIED_KEY, value: { n } })
 
 function insufficient (balance: number, price: number): Error {
   const err = new InsufficientCredits(`This read costs ${price} credits; the organization has ${balance}`)

@@ -4,43 +4,15 @@
 // forgets no answered read; a failed write refuses the reads and grants it held, and the balance is
 // read from the store again.
 import t from 'tap'
-import { MemoryLevel } from 'memory-level'
 import { collect, LevelStore } from '../../../actors/store.ts'
-import type { StoreOp } from '../../../actors/ports.ts'
 import { AccountsService, LEDGER_BATCH_MAX_READS } from '../../../api/accounts/service.ts'
 import { buildApp } from '../../../api/app.ts'
 import { testDeps } from '../../helpers/api.ts'
 import { PROBES, registerProbes } from '../../helpers/probes.ts'
+import { gatedStore } from '../../helpers/gated-store.ts'
 
 const READ = { amount: 1, keyId: '0123456789abcdef', memo: 'GET /v1/telemetry/network' }
 const clock = { now: () => Date.parse('2030-01-01T00:00:00Z') }
-
-/** A store whose batch writes can be held (a slow disk), failed, and watched. */
-function gatedStore () {
-  const store = new LevelStore(new MemoryLevel() as never)
-  const write = store.batch.bind(store)
-  let gate: Promise<void> | null = null
-  let open: () => void = () => {}
-  let failNext: Error | null = null
-  const writes: StoreOp[][] = []
-  const watchers: Array<() => void> = []
-  store.batch = async (ops: StoreOp[]) => {
-    writes.push(ops)
-    for (const w of watchers.splice(0)) w()
-    if (gate !== null) await gate
-    if (failNext !== null) { const err = failNext; failNext = null; throw err }
-    await write(ops)
-  }
-  return {
-    store,
-    writes,
-    hold () { gate = new Promise(resolve => { open = resolve }) },
-    release () { gate = null; open() },
-    failNextWrite (err: Error) { failNext = err },
-    /** Resolves when the next batch write starts. */
-    nextWrite: () => new Promise<void>(resolve => watchers.push(resolve))
-  }
-}
 
 async function setup (credits: number) {
   const g = gatedStore()
