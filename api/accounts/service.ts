@@ -59,6 +59,12 @@ export const LEDGER_BATCH_MAX_READS = 512
 export const JOURNAL_RESET_BYTES = 1024 * 1024
 /** A store batch of journaled changes that failed is tried again after this long (the journal holds them). */
 export const JOURNAL_STORE_RETRY_MS = 1000
+/**
+ * Journaled changes reach the store at most once per this interval under load (the first after a quiet
+ * spell at once): nothing waits on them but listings, which ask for them at once, so one batch carries
+ * many commits, compacted (compactLedgerOps) to a run and a balance row per organization and key.
+ */
+export const JOURNAL_STORE_INTERVAL_MS = 20
 /** credit_ledger key of the last journal commit the store holds. */
 const JOURNAL_APPLIED_KEY = 'journal/applied'
 
@@ -143,6 +149,7 @@ export class AccountsService {
   /** Journaled changes the store does not hold yet, in order, and whether a store batch of them is out. */
   #toStore: StoreOp[] = []
   #storing = false
+  /** The next store batch of journaled changes, when one waits for the interval or a retry. */
   #storeRetry: NodeJS.Timeout | null = null
   /** Waiting for the store to hold every journaled change (a load, a listing, stop). */
   #caughtUp: Array<(err: unknown) => void> = []
@@ -658,12 +665,17 @@ export class AccountsService {
   /** Writes the journaled changes the store lacks, one batch at a time, with the last commit number. */
   #storeJournaled (): void {
     if (this.#storing || this.#storeRetry !== null || this.#toStore.length === 0) return
-    const ops = this.#toStore
+    const ops = compactLedgerOps(this.#toStore)
     this.#toStore = []
     this.#storing = true
     this.#store.batch([...ops, appliedOp(this.#journaled)]).then(() => {
       this.#storing = false
-      if (this.#toStore.length > 0) { this.#storeJournaled(); return }
+      if (this.#toStore.length > 0) {
+        if (this.#caughtUp.length > 0) { this.#storeJournaled(); return } // someone waits: at once
+        this.#storeRetry = setTimeout(() => { this.#storeRetry = null; this.#storeJournaled() }, JOURNAL_STORE_INTERVAL_MS)
+        this.#storeRetry.unref()
+        return
+      }
       // The store holds every journaled commit: the journal may be emptied (appends are synchronous on
       // this thread, so none comes in between).
       if (this.#journal!.bytes >= JOURNAL_RESET_BYTES) {
@@ -745,6 +757,45 @@ function wake (waiters: ReadonlyArray<(err: unknown) => void>, err: unknown): vo
 }
 
 const appliedOp = (n: number): StoreOp => ({ type: 'put', table: 'credit_ledger', key: JOURNAL_APPLIED_KEY, value: { n } })
+
+/**
+ * The same ledger changes in fewer store operations, for a batch of several commits: an organization's
+ * balance row only as last written, and consecutive runs of read debits (one organization, key, memo
+ * and price, seqs following on) merged into one run, stored at the last one's seq with the first one's
+ * time. A listing expands a run into its reads, so it lists exactly what the operations before would have.
+ * Other operations are kept as they are, in order.
+ */
+export function compactLedgerOps (ops: readonly StoreOp[]): StoreOp[] {
+  const out: Array<StoreOp | null> = []
+  const balanceAt = new Map<string, number>() // key → its index in out
+  const lastEntryAt = new Map<string, number>() // organization → index in out of its last entry
+  for (const op of ops) {
+    if (op.type !== 'put' || op.table !== 'credit_ledger') { out.push(op); continue }
+    if (op.key.startsWith('balance/')) {
+      const at = balanceAt.get(op.key)
+      if (at !== undefined) out[at] = null
+      balanceAt.set(op.key, out.length)
+      out.push(op)
+      continue
+    }
+    if (!op.key.startsWith('entry/')) { out.push(op); continue }
+    const entry = op.value as StoredEntry
+    const at = lastEntryAt.get(entry.organizationId)
+    const prev = at === undefined ? null : (out[at]!.type === 'put' ? out[at]!.value as StoredEntry : null)
+    const reads = entry.reads ?? 1
+    if (prev !== null && prev.kind === 'read' && entry.kind === 'read' && prev.keyId === entry.keyId && prev.memo === entry.memo &&
+        prev.amount === entry.amount && entry.seq - reads === prev.seq) {
+      out[at!] = null
+      const merged: StoredEntry = { ...entry, reads: (prev.reads ?? 1) + reads, at: prev.at }
+      lastEntryAt.set(entry.organizationId, out.length)
+      out.push({ ...op, value: merged })
+      continue
+    }
+    lastEntryAt.set(entry.organizationId, out.length)
+    out.push(op)
+  }
+  return out.filter((op): op is StoreOp => op !== null)
+}
 
 function insufficient (balance: number, price: number): Error {
   const err = new InsufficientCredits(`This read costs ${price} credits; the organization has ${balance}`)

@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { collect, type LevelStore } from '../../../actors/store.ts'
-import { AccountsService, JOURNAL_RESET_BYTES, JOURNAL_STORE_RETRY_MS } from '../../../api/accounts/service.ts'
+import { AccountsService, compactLedgerOps, JOURNAL_RESET_BYTES, JOURNAL_STORE_RETRY_MS } from '../../../api/accounts/service.ts'
 import { LedgerJournal, type JournalRecord } from '../../../api/accounts/journal.ts'
 import { gatedStore } from '../../helpers/gated-store.ts'
 
@@ -261,4 +261,48 @@ t.test('the journal file: one line per commit, each with its checksum', async t 
   t.same(j.read(), { records: [], ignoredBytes: 0 })
   writeFileSync(path, 'not a journal\n')
   t.same(j.read().records, [], 'a line without a checksum stops the reading')
+})
+
+t.test('compactLedgerOps: many commits in fewer operations, listed exactly as before', async t => {
+  const { accounts, journal, hold, store } = await setup(t, 1)
+  hold()
+  const orgs = [await accounts.createOrganization({ name: 'a' }), await accounts.createOrganization({ name: 'b' })]
+  for (const org of orgs) accounts.grantCredits(org.id, 100_000, 'budget').catch(() => {}) // held: journaled, not stored
+  await new Promise(resolve => setImmediate(resolve))
+  // 60 turns of reads over two organizations, two keys, two memos and two prices, with a grant between.
+  let s = 7
+  const rnd = (n: number): number => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return s % n }
+  for (let turn = 0; turn < 60; turn++) {
+    for (let i = 0; i < 1 + rnd(12); i++) {
+      const org = orgs[rnd(4) === 0 ? 1 : 0]!
+      accounts.chargeThen(org.id, { amount: 1 + rnd(2) * (rnd(3) === 0 ? 1 : 0), keyId: rnd(5) === 0 ? 'k2' : 'k1', memo: rnd(6) === 0 ? 'GET /b' : 'GET /a' }, () => {})
+    }
+    if (turn === 30) accounts.grantCredits(orgs[0]!.id, 5, 'top-up').catch(() => {})
+    await new Promise(resolve => setImmediate(resolve))
+  }
+  const ops = journal.read().records.flatMap(r => r.ops)
+  const compacted = compactLedgerOps(ops)
+  t.ok(compacted.length < ops.length * 0.7, `${ops.length} operations → ${compacted.length}`)
+  const raw = gatedStore().store
+  const small = gatedStore().store
+  const orgRows = await Promise.all(orgs.map(async o => ({ type: 'put' as const, table: 'accounts' as const, key: `org/${o.id}`, value: await store.table('accounts').get(`org/${o.id}`) })))
+  await raw.batch([...orgRows, ...ops])
+  await small.batch([...orgRows, ...compacted])
+  for (const org of orgs) {
+    const [a, b] = [await stored(raw, org.id), await stored(small, org.id)]
+    t.ok(a.ledger.length > 20, `${org.name}: ${a.ledger.length} entries`)
+    t.same(b, a, `${org.name}: the same balance and the same entries, seq by seq`)
+    const lists = async (store: LevelStore) => (await new AccountsService({ store, clock }).ledger(org.id))
+    t.same(await lists(small), await lists(raw), `${org.name}: the same listing, field by field`)
+  }
+})
+
+t.test('compactLedgerOps: a steady stream of one key\'s reads is one run and one balance row', async t => {
+  const entry = (seq: number, reads?: number) => ({ type: 'put' as const, table: 'credit_ledger' as const, key: `entry/o/${seq}`, value: { seq, organizationId: 'o', amount: -1, kind: 'read', memo: 'm', keyId: 'k', balanceAfter: 100 - seq, at: `t${seq}`, ...(reads === undefined ? {} : { reads }) } })
+  const balance = (seq: number) => ({ type: 'put' as const, table: 'credit_ledger' as const, key: 'balance/o', value: { balance: 100 - seq, seq } })
+  // A run of reads 1–3 (its time the first's, here 't3'), read 4, a run of 5–7: one run of 7 at seq 7.
+  t.same(compactLedgerOps([entry(3, 3), balance(3), entry(4), balance(4), entry(7, 3), balance(7)]), [
+    { ...entry(7), value: { ...entry(7).value, reads: 7, at: 't3' } }, balance(7)
+  ], 'one run stored at seq 7 with the first run\'s time, and the last balance row')
+  t.same(compactLedgerOps([entry(3, 3), entry(5)]).length, 2, 'a gap in the seqs (a grant between) is not merged')
 })
