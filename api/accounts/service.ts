@@ -201,7 +201,14 @@ export class AccountsService {
     return this.pricing.snapshotRead
   }
 
-  #iso (): string { return new Date(this.#clock.now()).toISOString() }
+  /** The clock as ISO 8601, kept for the millisecond it was made in (many reads share one under load). */
+  #iso (): string {
+    const now = this.#clock.now()
+    if (now !== this.#isoAt) { this.#isoAt = now; this.#isoText = new Date(now).toISOString() }
+    return this.#isoText
+  }
+  #isoAt = Number.NaN
+  #isoText = ''
   get #accounts () { return this.#store.table<unknown>('accounts') }
   get #keys () { return this.#store.table<ApiKeyRecord | ''>('api_keys') }
   get #ledger () { return this.#store.table<LedgerEntry | BalanceRow>('credit_ledger') }
