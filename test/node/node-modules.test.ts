@@ -8,18 +8,22 @@ import { fileURLToPath } from 'node:url'
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url))
 
-const HOOKS = `
-export async function resolve (specifier, context, next) {
-  const r = await next(specifier, context)
-  const m = /node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(r.url)
-  if (m) process.stdout.write('package ' + m[1] + '\\n')
-  return r
-}`
+// A synchronous resolve hook in the process's own thread (module.registerHooks): what it records is in
+// memory when the import ends, unlike output written from an off-thread hook, which a process may exit
+// without flushing.
 const MAIN = `
-import { register } from 'node:module'
-register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(HOOKS)}))
+import { registerHooks } from 'node:module'
+const seen = new Set()
+registerHooks({
+  resolve (specifier, context, next) {
+    const r = next(specifier, context)
+    const m = /node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(r.url)
+    if (m) seen.add(m[1])
+    return r
+  }
+})
 await import(process.argv[1])
-process.stdout.write('imported\\n')`
+process.stdout.write([...seen].map(p => 'package ' + p + '\\n').join('') + 'imported\\n')`
 
 function packagesLoadedBy (modulePath: string): Set<string> {
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', MAIN, new URL(modulePath, `file://${REPO}/`).href], { cwd: REPO, encoding: 'utf8', timeout: 60_000 })
