@@ -2,12 +2,13 @@
 // identifier, zero scores in and out of the pool, the tie-breaks of the orderings after equal keys, and
 // allocateRotated's worked examples (docs/formulas.md#allocation).
 import t from 'tap'
-import { allocateChunks, allocateRotated, allocateRecovery, eligibleCandidates, hamiltonCounts, rotatedOrder, scoreOrder, hashSeed, seedUnit } from '../../../actors/domain/index.ts'
+import { allocateChunks, allocateRotated, allocateRecovery, eligibleCandidates, hamiltonCounts, rotatedOrder, scoreOrder, hashSeed, seedUnit, ROUTED_ALLOCATION_RULE } from '../../../actors/domain/index.ts'
 
 const ids = (cs: Array<{ id: string }>): string[] => cs.map(c => c.id)
 
 t.test('the rule identifier of every allocation', async t => {
   t.equal(allocateChunks(1, [{ id: 'a', score: 1 }]).rule, 'hamilton_largest_remainder_score_desc_key_asc_v1')
+  t.equal(ROUTED_ALLOCATION_RULE, 'quota_floor_sampled_remainder_by_routing_score_v2', 'the coordinator\'s, in every stored plan')
 })
 
 t.test('bad chunk counts throw a RangeError naming the count', async t => {
