@@ -255,7 +255,12 @@ export class BwnetNode {
       // compiled schemas, and a devnet thread of workers and a validator is then ~10 MiB lighter.
       const [{ buildApp }, { AccountsService }, { LedgerJournal }] = await Promise.all([import('../api/app.ts'), import('../api/accounts/service.ts'), import('../api/accounts/journal.ts')])
       // Paid reads are answered once their charge is in the ledger's journal (docs/telemetry.md#charges-and-the-ledger).
-      this.#ledgerJournal = new LedgerJournal(join(config.data, 'ledger.journal'))
+      // A charge that finds the disk full is refused as any write is (507), and frees the ballast, so the
+      // next one fits (node/storage.ts).
+      const storage = this.storage
+      this.#ledgerJournal = new LedgerJournal(join(config.data, 'ledger.journal'), {
+        appendError: err => storage.failed(err) ? Object.assign(storage.refusal('a credit charge', 0, null), { cause: err }) : err
+      })
       this.accounts = new AccountsService({ store: this.store, clock: this.clock, journal: this.#ledgerJournal })
       const replay = await this.accounts.start()
       if (replay.replayed > 0 || replay.ignoredBytes > 0) log.info({ event: 'ledger_journal_replayed', ...replay }, `ledger journal: ${replay.replayed} commit(s) the store lacked replayed`)

@@ -22,13 +22,23 @@ export interface JournalContents {
   ignoredBytes: number
 }
 
+export interface LedgerJournalOptions {
+  /**
+   * What an append that failed throws: given the error (with the journal already put back), returns the
+   * error to throw instead (a node answers a full disk with 507 and frees its ballast, node/storage.ts).
+   */
+  appendError?: (err: unknown) => unknown
+}
+
 export class LedgerJournal {
   readonly path: string
+  readonly #appendError: (err: unknown) => unknown
   #fd: number | null
   #bytes: number
 
-  constructor (path: string) {
+  constructor (path: string, opts: LedgerJournalOptions = {}) {
     this.path = path
+    this.#appendError = opts.appendError ?? (err => err)
     this.#fd = openSync(path, 'a+', 0o600)
     this.#bytes = fstatSync(this.#fd).size
   }
@@ -54,7 +64,7 @@ export class LedgerJournal {
         // The file cannot be put back: refuse every later append rather than write after a damaged line.
         this.close()
       }
-      throw err
+      throw this.#appendError(err)
     }
     this.#bytes = before + line.byteLength
   }

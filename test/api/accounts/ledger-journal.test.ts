@@ -306,3 +306,22 @@ t.test('compactLedgerOps: a steady stream of one key\'s reads is one run and one
   ], 'one run stored at seq 7 with the first run\'s time, and the last balance row')
   t.same(compactLedgerOps([entry(3, 3), entry(5)]).length, 2, 'a gap in the seqs (a grant between) is not merged')
 })
+
+t.test('an append that fails for space throws what the node makes of it (507)', { skip: process.platform !== 'linux' ? '/dev/full is Linux' : false }, async t => {
+  // /dev/full takes no byte: every write fails with ENOSPC, as on a full disk.
+  const mapped: unknown[] = []
+  const full = new LedgerJournal('/dev/full', { appendError: err => { mapped.push(err); return Object.assign(new Error('the disk is full'), { statusCode: 507 }) } })
+  t.teardown(() => full.close())
+  t.throws(() => full.append({ n: 1, ops: [] }), { message: 'the disk is full', statusCode: 507 })
+  t.match(mapped, [{ code: 'ENOSPC' }], 'given the filesystem\'s error')
+  // Through the service: the grant's commit is refused with that error, and nothing is charged.
+  const g = gatedStore()
+  const accounts = new AccountsService({ store: g.store, clock, journal: new LedgerJournal(join(dir(t), 'j'), { appendError: () => new Error('mapped') }) })
+  const org = await accounts.createOrganization({ name: 'o' })
+  await accounts.grantCredits(org.id, 3, 'start')
+  const onFull = new LedgerJournal('/dev/full', { appendError: () => Object.assign(new Error('the disk is full'), { statusCode: 507 }) })
+  t.teardown(() => onFull.close())
+  const broken = new AccountsService({ store: g.store, clock, journal: onFull })
+  await t.rejects(broken.grantCredits(org.id, 5, 'more'), { message: 'the disk is full' })
+  t.equal((await broken.balance(org.id)).balance, 3, 'the refused grant is not in the balance')
+})
