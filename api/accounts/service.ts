@@ -150,7 +150,7 @@ export class AccountsService {
   #toStore: StoreOp[] = []
   #storing = false
   /** The next store batch of journaled changes, when one waits for the interval or a retry. */
-  #storeRetry: NodeJS.Timeout | null = null
+  #storeTimer: NodeJS.Timeout | null = null
   /** Waiting for the store to hold every journaled change (a load, a listing, stop). */
   #caughtUp: Array<(err: unknown) => void> = []
 
@@ -671,7 +671,7 @@ export class AccountsService {
 
   /** Writes the journaled changes the store lacks, one batch at a time, with the last commit number. */
   #storeJournaled (): void {
-    if (this.#storing || this.#storeRetry !== null || this.#toStore.length === 0) return
+    if (this.#storing || this.#storeTimer !== null || this.#toStore.length === 0) return
     const ops = compactLedgerOps(this.#toStore)
     this.#toStore = []
     this.#storing = true
@@ -679,8 +679,8 @@ export class AccountsService {
       this.#storing = false
       if (this.#toStore.length > 0) {
         if (this.#caughtUp.length > 0) { this.#storeJournaled(); return } // someone waits: at once
-        this.#storeRetry = setTimeout(() => { this.#storeRetry = null; this.#storeJournaled() }, JOURNAL_STORE_INTERVAL_MS)
-        this.#storeRetry.unref()
+        this.#storeTimer = setTimeout(() => { this.#storeTimer = null; this.#storeJournaled() }, JOURNAL_STORE_INTERVAL_MS)
+        this.#storeTimer.unref()
         return
       }
       // The store holds every journaled commit: the journal may be emptied (appends are synchronous on
@@ -698,8 +698,8 @@ export class AccountsService {
       const waiting = this.#caughtUp
       this.#caughtUp = []
       wake(waiting, err)
-      this.#storeRetry = setTimeout(() => { this.#storeRetry = null; this.#storeJournaled() }, JOURNAL_STORE_RETRY_MS)
-      this.#storeRetry.unref()
+      this.#storeTimer = setTimeout(() => { this.#storeTimer = null; this.#storeJournaled() }, JOURNAL_STORE_RETRY_MS)
+      this.#storeTimer.unref()
     })
   }
 
@@ -708,7 +708,7 @@ export class AccountsService {
     if (this.#journal === null || (!this.#storing && this.#toStore.length === 0)) return Promise.resolve()
     return new Promise((resolve, reject) => {
       this.#caughtUp.push(err => { err === null ? resolve() : reject(err) })
-      if (this.#storeRetry !== null) { clearTimeout(this.#storeRetry); this.#storeRetry = null; this.#storeJournaled() }
+      if (this.#storeTimer !== null) { clearTimeout(this.#storeTimer); this.#storeTimer = null; this.#storeJournaled() }
     })
   }
 
@@ -747,9 +747,11 @@ export class AccountsService {
 
   #remember (organizationId: string, row: BalanceRow): void {
     if (this.#balances.size >= BALANCE_CACHE_MAX) {
-      // Forget rows without unwritten changes (they are read again when needed).
+      // Forget rows without unwritten changes (they are read again when needed); none while the store
+      // has journaled changes still to take (a row read again now would miss them).
+      const storeBehind = this.#storing || this.#toStore.length > 0
       for (const id of this.#balances.keys()) {
-        if (this.#collecting?.orgs.has(id) !== true && this.#writing?.orgs.has(id) !== true && !this.#storing && this.#toStore.length === 0) this.#balances.delete(id)
+        if (!storeBehind && this.#collecting?.orgs.has(id) !== true && this.#writing?.orgs.has(id) !== true) this.#balances.delete(id)
       }
     }
     this.#balances.set(organizationId, row)

@@ -1,7 +1,7 @@
-// A LevelStore on memory whose batch writes can be held (a slow disk), failed, and watched: for the
-// credit ledger's commit and journal tests.
+// A LevelStore on memory whose batch writes can be held (a slow disk), failed, and watched, and the
+// ledger as stored: for the credit ledger's commit, journal and reconciliation tests.
 import { MemoryLevel } from 'memory-level'
-import { LevelStore } from '../../actors/store.ts'
+import { collect, LevelStore } from '../../actors/store.ts'
 import type { StoreOp } from '../../actors/ports.ts'
 
 /** A store whose batch writes can be held (a slow disk), failed, lost with a crash, and watched. */
@@ -38,3 +38,15 @@ export function gatedStore () {
   }
 }
 
+
+export interface StoredLedgerEntry { seq: number, amount: number, balanceAfter: number, kind: string }
+
+/** An organization's stored ledger entries, runs of reads expanded, oldest first: what a restarted node would list. */
+export async function storedLedger (store: LevelStore, organizationId: string): Promise<StoredLedgerEntry[]> {
+  const out: StoredLedgerEntry[] = []
+  for (const [, row] of await collect(store.table<StoredLedgerEntry & { reads?: number }>('credit_ledger'), { gte: `entry/${organizationId}/`, lt: `entry/${organizationId}/\xff` })) {
+    const reads = row.reads ?? 1
+    for (let i = reads - 1; i >= 0; i--) out.push({ seq: row.seq - i, amount: row.amount, balanceAfter: row.balanceAfter - row.amount * i, kind: row.kind })
+  }
+  return out
+}

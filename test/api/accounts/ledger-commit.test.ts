@@ -9,7 +9,7 @@ import { AccountsService, LEDGER_BATCH_MAX_READS } from '../../../api/accounts/s
 import { buildApp } from '../../../api/app.ts'
 import { testDeps } from '../../helpers/api.ts'
 import { PROBES, registerProbes } from '../../helpers/probes.ts'
-import { gatedStore } from '../../helpers/gated-store.ts'
+import { gatedStore, storedLedger } from '../../helpers/gated-store.ts'
 
 const READ = { amount: 1, keyId: '0123456789abcdef', memo: 'GET /v1/telemetry/network' }
 const clock = { now: () => Date.parse('2030-01-01T00:00:00Z') }
@@ -25,11 +25,7 @@ async function setup (credits: number) {
 /** What a node restarted on this store sees: the stored balance and every stored entry (runs expanded), oldest first. */
 async function restartedOn (store: LevelStore, organizationId: string) {
   const fresh = new AccountsService({ store, clock })
-  const ledger: Array<{ seq: number, amount: number, balanceAfter: number }> = []
-  for (const [, row] of await collect(store.table<{ seq: number, amount: number, balanceAfter: number, reads?: number }>('credit_ledger'), { gte: `entry/${organizationId}/`, lt: `entry/${organizationId}/\xff` })) {
-    const reads = row.reads ?? 1
-    for (let i = reads - 1; i >= 0; i--) ledger.push({ seq: row.seq - i, amount: row.amount, balanceAfter: row.balanceAfter - row.amount * i })
-  }
+  const ledger = await storedLedger(store, organizationId)
   return { balance: (await fresh.balance(organizationId)).balance, ledger }
 }
 

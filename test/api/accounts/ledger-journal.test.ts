@@ -7,10 +7,10 @@ import t, { type Test } from 'tap'
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { collect, type LevelStore } from '../../../actors/store.ts'
+import type { LevelStore } from '../../../actors/store.ts'
 import { AccountsService, compactLedgerOps, JOURNAL_RESET_BYTES, JOURNAL_STORE_RETRY_MS } from '../../../api/accounts/service.ts'
 import { LedgerJournal, type JournalRecord } from '../../../api/accounts/journal.ts'
-import { gatedStore } from '../../helpers/gated-store.ts'
+import { gatedStore, storedLedger } from '../../helpers/gated-store.ts'
 
 const READ = { amount: 1, keyId: '0123456789abcdef', memo: 'GET /v1/telemetry/network' }
 let now = Date.parse('2030-01-01T00:00:00Z')
@@ -38,11 +38,7 @@ async function setup (t: Test, credits: number) {
 
 /** The stored balance and entries (runs expanded), oldest first: what a node started on this store lists. */
 async function stored (store: LevelStore, organizationId: string) {
-  const ledger: Array<{ seq: number, amount: number }> = []
-  for (const [, row] of await collect(store.table<{ seq: number, amount: number, reads?: number }>('credit_ledger'), { gte: `entry/${organizationId}/`, lt: `entry/${organizationId}/\xff` })) {
-    const reads = row.reads ?? 1
-    for (let i = reads - 1; i >= 0; i--) ledger.push({ seq: row.seq - i, amount: row.amount })
-  }
+  const ledger = (await storedLedger(store, organizationId)).map(({ seq, amount }) => ({ seq, amount }))
   const balance = (await store.table<{ balance: number }>('credit_ledger').get(`balance/${organizationId}`))?.balance
   return { balance, ledger }
 }

@@ -2,10 +2,10 @@
 // a budget that runs out, reconcile with the ledger read by read; and no paid read is answered before
 // its charge is written (docs/telemetry.md#charges-and-the-ledger).
 import t from 'tap'
-import { collect, type LevelStore } from '../../../actors/store.ts'
 import { AccountsService } from '../../../api/accounts/service.ts'
 import { CHARGED_HEADER, REMAINING_HEADER } from '../../../api/plugins/credits.ts'
 import { telemetryApp } from '../../helpers/telemetry.ts'
+import { storedLedger } from '../../helpers/gated-store.ts'
 
 const READS = 10_000
 const BUDGET = 12_000 // 5,000 reads at 1 credit and 5,000 at 2 would cost 15,000: about 2,000 are refused
@@ -18,16 +18,6 @@ async function paidKey (credits: number): Promise<{ orgId: string, key: string }
   await env.accounts.grantCredits(org.id, credits, 'budget')
   const { key } = await env.accounts.createKey(org.id, { role: 'console', plan: 'enterprise', scopes: ['telemetry:read', 'telemetry:realtime:read'] })
   return { orgId: org.id, key }
-}
-
-/** The organization's stored entries, runs expanded, oldest first: what a restarted node would list. */
-async function storedLedger (store: LevelStore, orgId: string) {
-  const out: Array<{ seq: number, amount: number, balanceAfter: number, kind: string }> = []
-  for (const [, row] of await collect(store.table<{ seq: number, amount: number, balanceAfter: number, kind: string, reads?: number }>('credit_ledger'), { gte: `entry/${orgId}/`, lt: `entry/${orgId}/\xff` })) {
-    const reads = row.reads ?? 1
-    for (let i = reads - 1; i >= 0; i--) out.push({ seq: row.seq - i, amount: row.amount, balanceAfter: row.balanceAfter - row.amount * i, kind: row.kind })
-  }
-  return out
 }
 
 t.test(`${READS} concurrent paid reads reconcile with the ledger, read by read`, async t => {
