@@ -50,13 +50,14 @@ test-deps:
 	  exit 1; \
 	fi
 
-# beside_typecheck(TARGET, TSC ARGS, TAP ARGS): the typecheck runs beside the tests (it needs one core for
-# 20 s, and the tests wait on chains, epochs and rate limits a third of the time); either failing fails
-# the target.
 # TAP_NODE_OPTIONS: the suite runs with coverage off, so tap's per-process record of every loaded module
 # (for coverage) is turned off in each test process and each process a test starts
 # (test/helpers/tap-no-processinfo.mjs; about 0.2 s of CPU per node process, docs/testing.md).
 TAP_NODE_OPTIONS = NODE_OPTIONS="$$NODE_OPTIONS --import=$(CURDIR)/test/helpers/tap-no-processinfo.mjs"
+
+# beside_typecheck(TARGET, TSC ARGS, TAP ARGS): the typecheck runs beside the tests (it needs one core for
+# 20 s, and the tests wait on chains, epochs and rate limits a third of the time); either failing fails
+# the target.
 define beside_typecheck
 	@npx tsc -p tsconfig.json --noEmit $(2) & typecheck=$$!; \
 	$(TAP_NODE_OPTIONS) npx tap $(3); tests=$$?; \
