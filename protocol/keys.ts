@@ -1,6 +1,23 @@
 // Hotkeys: sr25519 key pairs named by their SS58 address, as on Substrate chains.
-import { cryptoWaitReady, sr25519PairFromSeed, sr25519Sign, sr25519Verify, encodeAddress, decodeAddress, checkAddress, randomAsU8a } from '@polkadot/util-crypto'
-import { u8aToHex, hexToU8a } from '@polkadot/util'
+import { createRequire } from 'node:module'
+
+// The @polkadot libraries are loaded as CommonJS, and only the modules used here. Node's ESM loader reads
+// a module's package.json again for every module it loads, parsing its `exports` each time, and the
+// @polkadot packages list every file there (50-190 KB): through ESM, their index modules cost about
+// 0.45 s of CPU in every process and thread that starts; these files as CommonJS about 0.1 s
+// (docs/node.md#start-up). node/adapters/subtensor/polkadot.ts loads the chain's libraries the same way,
+// so a process holds one copy of each.
+const require = createRequire(import.meta.url)
+const { cryptoWaitReady } = require('@polkadot/util-crypto/crypto') as typeof import('@polkadot/util-crypto/crypto')
+const { sr25519PairFromSeed } = require('@polkadot/util-crypto/sr25519/pair/fromSeed') as typeof import('@polkadot/util-crypto/sr25519/pair/fromSeed')
+const { sr25519Sign } = require('@polkadot/util-crypto/sr25519/sign') as typeof import('@polkadot/util-crypto/sr25519/sign')
+const { sr25519Verify } = require('@polkadot/util-crypto/sr25519/verify') as typeof import('@polkadot/util-crypto/sr25519/verify')
+const { encodeAddress } = require('@polkadot/util-crypto/address/encode') as typeof import('@polkadot/util-crypto/address/encode')
+const { decodeAddress } = require('@polkadot/util-crypto/address/decode') as typeof import('@polkadot/util-crypto/address/decode')
+const { checkAddress } = require('@polkadot/util-crypto/address/check') as typeof import('@polkadot/util-crypto/address/check')
+const { randomAsU8a } = require('@polkadot/util-crypto/random/asU8a') as typeof import('@polkadot/util-crypto/random/asU8a')
+const { u8aToHex } = require('@polkadot/util/u8a/toHex') as typeof import('@polkadot/util/u8a/toHex')
+const { hexToU8a } = require('@polkadot/util/hex/toU8a') as typeof import('@polkadot/util/hex/toU8a')
 
 /** Generic Substrate SS58 prefix; every bwnet address uses it. */
 export const SS58_PREFIX = 42

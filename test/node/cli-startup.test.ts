@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -14,20 +14,24 @@ const run = promisify(execFile)
 /** Packages a client command must not load: they belong to the node, its keys and its servers. */
 const HEAVY = ['@polkadot/', 'msgpackr', 'fastify', 'hyperswarm', 'hyperdht', 'classic-level', 'nact', 'prom-client']
 
-/** The modules `bwnet ARGS` resolves, as file URLs: a resolve hook (on the loader's thread) appends each to a file. */
+/**
+ * The modules `bwnet ARGS` resolves, as file URLs: a synchronous resolve hook (module.registerHooks, which
+ * sees `require` as well as `import`: the @polkadot libraries are loaded as CommonJS) appends each to a file.
+ */
 async function modulesOf (t: Test, args: string[]): Promise<string[]> {
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-cli-startup-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
-  const hooks = join(dir, 'hooks.mjs')
-  await writeFile(hooks, `import { appendFileSync } from 'node:fs'
-export async function resolve (specifier, context, next) {
-  const r = await next(specifier, context)
-  appendFileSync(process.env.BWN_TEST_MODULES, r.url + '\\n')
-  return r
-}
-`)
   const register = join(dir, 'register.mjs')
-  await writeFile(register, `import { register } from 'node:module'\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`)
+  await writeFile(register, `import { registerHooks } from 'node:module'
+import { appendFileSync } from 'node:fs'
+registerHooks({
+  resolve (specifier, context, next) {
+    const r = next(specifier, context)
+    appendFileSync(process.env.BWN_TEST_MODULES, r.url + '\\n')
+    return r
+  }
+})
+`)
   const list = join(dir, 'modules.txt')
   // Without the test runner's own NODE_OPTIONS: the CLI as a user starts it.
   const { NODE_OPTIONS: _, ...env } = process.env
@@ -45,5 +49,26 @@ t.test('client commands and --version load no node-side package', async t => {
 
 t.test('a node command still loads the whole CLI (the check above can fail)', async t => {
   const modules = await modulesOf(t, ['keys', '--help'])
-  t.ok(modules.some(m => m.includes('/node_modules/@polkadot/')), 'keys --help loads @polkadot (the whole CLI)')
+  const polkadot = modules.filter(m => /\/node_modules\/@polkadot\/[^/]+\//.test(m) && !/\/@polkadot\/[^/]+\/node_modules\//.test(m))
+  t.ok(polkadot.length > 10, `keys --help loads @polkadot (the whole CLI): ${polkadot.length} modules`)
+  // Loaded as CommonJS (docs/node.md#start-up): through ESM each of these modules costs a parse of its
+  // package's 50 KB exports map.
+  t.same(polkadot.filter(m => !m.includes('/cjs/')), [], 'every @polkadot module it loads is the CommonJS build')
+})
+
+t.test('no source module imports a @polkadot value through ESM (types only): they load as CommonJS', async t => {
+  const found: string[] = []
+  let scanned = 0
+  for (const top of ['node', 'actors', 'protocol', 'api', 'sim', 'test', 'bench']) {
+    for (const f of await readdir(join(REPO, top), { recursive: true })) {
+      if (!f.endsWith('.ts') || f.includes('node_modules') || f.startsWith('out/')) continue
+      scanned++
+      const src = await readFile(join(REPO, top, f), 'utf8')
+      for (const m of src.matchAll(/^\s*import\s+(?!type\b)[^'"]*?from\s+['"](@polkadot\/[^'"]+)['"]|^\s*import\s+['"](@polkadot\/[^'"]+)['"]|(?<!typeof\s+)(?<!\btype\s+\w+\s*=\s*)import\(\s*['"](@polkadot\/[^'"]+)['"]\s*\)/gm)) {
+        found.push(`${top}/${f}: ${m[0].trim().slice(0, 120)}`)
+      }
+    }
+  }
+  t.ok(scanned > 300, `scanned ${scanned} TypeScript files`)
+  t.same(found, [], 'no ESM value import of @polkadot')
 })

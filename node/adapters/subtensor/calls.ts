@@ -3,7 +3,7 @@
 // calls bwnet needs, and refuses clearly on a runtime whose weight calls it does not know.
 import type { ApiPromise } from '@polkadot/api'
 import type { SubmittableExtrinsic } from '@polkadot/api/types'
-import { blake2AsHex } from '@polkadot/util-crypto'
+import { blake2AsHex } from './polkadot.ts'
 import { ChainError } from '../../../actors/chain/ports.ts'
 
 /** Runtime spec versions the adapter is tested against (test/node/adapters/subtensor.test.ts). */

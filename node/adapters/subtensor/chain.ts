@@ -3,7 +3,7 @@
 // weights with its own hotkey; follows every block to index the subnet's emissions and alpha sales
 // (which chain state does not keep as history) and to announce epoch closes. See docs/chain.md.
 import { randomInt } from 'node:crypto'
-import { ApiPromise, WsProvider, Keyring } from '@polkadot/api'
+import { ApiPromise, WsProvider, Keyring } from './polkadot.ts'
 import type { SubmittableExtrinsic } from '@polkadot/api/types'
 import type { KeyringPair } from '@polkadot/keyring/types'
 import type { Role } from '../../../protocol/index.ts'

@@ -2,7 +2,7 @@
 // spec in test/fixtures/subtensor): a validator's epoch weights land in the chain's Weights storage,
 // commit-reveal survives a validator restart, rate limits and version-key changes are handled.
 import t from 'tap'
-import { Keyring } from '@polkadot/api'
+import { Keyring } from '../../../node/adapters/subtensor/polkadot.ts'
 import { MemoryLevel } from 'memory-level'
 import { cryptoReady, hotkeyFromSeed } from '../../../protocol/keys.ts'
 import { LevelStore } from '../../../actors/store.ts'
