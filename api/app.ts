@@ -1,5 +1,6 @@
 // The HTTP API as a Fastify instance, built without listening (tests use app.inject()).
 import Fastify, { type FastifyInstance } from 'fastify'
+import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import { randomUUID } from 'node:crypto'
 import problem from './problem.ts'
 import auth from './plugins/auth.ts'
@@ -19,7 +20,7 @@ import { WS_PROTOCOL, WS_KEY_PROTOCOL_PREFIX } from './plugins/auth.ts'
 import { CLOSE_CODES } from '../protocol/index.ts'
 import type { ApiDeps } from './deps.ts'
 import { requestSerializer } from './log-redaction.ts'
-import { buildValidator } from './validation.ts'
+import { buildValidator, lazySerializers } from './validation.ts'
 
 export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set their own
 
@@ -71,7 +72,8 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
     // Path ids up to 128 characters (audit orchestratorId/workerId) must reach validation, not 404.
     routerOptions: { maxParamLength: 256 },
     // Bodies are validated without type coercion, querystrings and params with it (validation.ts).
-    schemaController: { compilersFactory: { buildValidator: buildValidator as never } }
+    // Each route's schemas are compiled on its first request, not at start (validation.ts).
+    schemaController: { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: lazySerializers(SerializerSelector() as never) as never } }
   })
   await app.register(problem)
   await app.register(openapi)

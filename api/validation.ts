@@ -14,18 +14,52 @@ function compiler (externalSchemas: Record<string, unknown>, options: Options): 
   const ajv = new Ajv({ ...BASE, ...options })
   addFormats(ajv)
   for (const schema of Object.values(externalSchemas)) ajv.addSchema(schema as never)
-  return ({ schema }) => {
+  return ({ schema }) => lazyValidator(() => {
     if (typeof schema.$id === 'string') {
       const stored = ajv.getSchema(schema.$id)
       if (stored) return stored
     }
     return ajv.compile(schema)
-  }
+  })
 }
 
-/** Fastify `schemaController.compilersFactory.buildValidator`. */
+type AjvFunction = ((data: unknown, ctx?: never) => unknown) & { errors?: unknown, schemaEnv?: unknown }
+
+/**
+ * A route's validator, compiled on the route's first request rather than when the server starts: a node
+ * serves a handful of its ~90 routes in most runs, and compiling every schema (and every response
+ * serializer, `lazySerializers`) took ~0.4 s of CPU at each API start (docs/api.md#schemas-compiled-on-first-use).
+ * Fastify passes the request as the parent (so Ajv may coerce a whole querystring) to a function with
+ * `schemaEnv`, and reads `errors` after a failure: both are forwarded.
+ */
+export function lazyValidator (compile: () => AjvFunction): AjvFunction {
+  let fn: AjvFunction | undefined
+  const validate = ((data: unknown, ctx?: never) => (fn ??= compile())(data, ctx)) as AjvFunction
+  Object.defineProperty(validate, 'errors', { get: () => fn?.errors ?? null })
+  Object.defineProperty(validate, 'schemaEnv', { get: () => (fn ??= compile()).schemaEnv })
+  return validate
+}
+
+/** Fastify `schemaController.compilersFactory.buildValidator`: each route's validator compiled on first use. */
 export function buildValidator (externalSchemas: Record<string, unknown>): (route: Route) => unknown {
   const text = compiler(externalSchemas, { coerceTypes: 'array' })
   const json = compiler(externalSchemas, { coerceTypes: false })
   return (route) => route.httpPart === 'body' ? json(route) : text(route)
+}
+
+type Serializer = (data: unknown) => string
+type SerializerFactory = (externalSchemas: unknown, options: unknown) => (route: unknown) => Serializer
+
+/**
+ * Fastify `schemaController.compilersFactory.buildSerializer`: Fastify's own (fast-json-stringify), each
+ * route's response serializer built on the first response it writes (see `lazyValidator`).
+ */
+export function lazySerializers (base: SerializerFactory): SerializerFactory {
+  return (externalSchemas, options) => {
+    const build = base(externalSchemas, options)
+    return (route) => {
+      let fn: Serializer | undefined
+      return (data) => (fn ??= build(route))(data)
+    }
+  }
 }

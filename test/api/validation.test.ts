@@ -3,6 +3,7 @@ import t from 'tap'
 import { Type } from '@sinclair/typebox'
 import { buildApp } from '../../api/app.ts'
 import { testDeps } from '../helpers/api.ts'
+import { lazySerializers, lazyValidator } from '../../api/validation.ts'
 
 const env = testDeps()
 const app = await buildApp(env.deps)
@@ -51,4 +52,34 @@ t.test('POST /transfers/create refuses total_size true and "10" before the servi
     t.equal(res.json().code, 'BWN_ERR_VALIDATION')
   }
   t.equal(seen.length, 0)
+})
+
+t.test('schemas are compiled on a route\'s first use, once, with Ajv\'s errors and root coercion passed through', async t => {
+  const { Ajv } = await import('ajv')
+  const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true })
+  let compiles = 0
+  const validate = lazyValidator(() => { compiles++; return ajv.compile(Type.Object({ limit: Type.Integer({ default: 3 }) })) })
+  t.equal(compiles, 0, 'nothing compiled when the route is set up')
+  t.equal(validate.errors, null, 'no errors before any call')
+  t.ok(validate.schemaEnv, 'Fastify sees an Ajv function (so it passes the request as the parent)')
+  t.equal(compiles, 1)
+  t.equal(validate('x'), false)
+  t.match(validate.errors, [{ instancePath: '', keyword: 'type' }], 'the failure\'s errors are Ajv\'s')
+  // Called as Fastify calls an Ajv function: the request as the parent, so Ajv may coerce the part as a whole.
+  const request: Record<string, unknown> = { query: { limit: '5' } }
+  t.equal(validate(request.query, { parentData: request, parentDataProperty: 'query' } as never), true)
+  t.same(request.query, { limit: 5 }, 'coerced in place')
+  t.equal(compiles, 1, 'compiled once')
+
+  let builds = 0
+  const factory = lazySerializers(() => () => { builds++; return (data: unknown) => `<${JSON.stringify(data)}>` })
+  const serialize = factory({}, {})({ schema: {}, url: '/x', method: 'GET', httpStatus: '200' })
+  t.equal(builds, 0, 'no serializer built when the route is set up')
+  t.equal(serialize({ a: 1 }), '<{"a":1}>')
+  t.equal(serialize({ a: 2 }), '<{"a":2}>')
+  t.equal(builds, 1, 'built once, on the first response')
+
+  // Through a real app: the probe route above answered with its validator built on first use.
+  const res = await post('/probe/3?limit=2', { total_size: 1 })
+  t.same(res.json().query, { limit: 2 })
 })
