@@ -33,11 +33,30 @@ type AjvFunction = ((data: unknown, ctx?: never) => unknown) & { errors?: unknow
  * `schemaEnv`, and reads `errors` after a failure: both are forwarded.
  */
 export function lazyValidator (compile: () => AjvFunction): AjvFunction {
+  const compiled = once(compile)
   let fn: AjvFunction | undefined
-  const validate = ((data: unknown, ctx?: never) => (fn ??= compile())(data, ctx)) as AjvFunction
+  const validate = ((data: unknown, ctx?: never) => (fn ??= compiled())(data, ctx)) as AjvFunction
   Object.defineProperty(validate, 'errors', { get: () => fn?.errors ?? null })
-  Object.defineProperty(validate, 'schemaEnv', { get: () => (fn ??= compile()).schemaEnv })
+  Object.defineProperty(validate, 'schemaEnv', { get: () => (fn ??= compiled()).schemaEnv })
   return validate
+}
+
+/**
+ * `build` run once: its result, or the same error on every later call. A schema that does not compile is
+ * a defect of the route, not of the request: the error is an internal one (a 500 that shows no detail),
+ * and it is not compiled again on each request.
+ */
+function once<T> (build: () => T): () => T {
+  let failure: Error | undefined
+  return () => {
+    if (failure !== undefined) throw failure
+    try {
+      return build()
+    } catch (err) {
+      failure = Object.assign(new Error(`a route schema does not compile: ${(err as Error).message}`), { code: 'BWN_ERR_INTERNAL', statusCode: 500, cause: err })
+      throw failure
+    }
+  }
 }
 
 /** Fastify `schemaController.compilersFactory.buildValidator`: each route's validator compiled on first use. */
@@ -58,8 +77,9 @@ export function lazySerializers (base: SerializerFactory): SerializerFactory {
   return (externalSchemas, options) => {
     const build = base(externalSchemas, options)
     return (route) => {
+      const built = once(() => build(route))
       let fn: Serializer | undefined
-      return (data) => (fn ??= build(route))(data)
+      return (data) => (fn ??= built())(data)
     }
   }
 }

@@ -1,7 +1,7 @@
 // Hotkeys: sr25519 key pairs named by their SS58 address, as on Substrate chains.
 import { createRequire } from 'node:module'
 
-// The @polkadot libraries are loaded as CommonJS, and only the modules used here. Node's ESM loader reads
+// The @polkadot libraries are loaded as CommonJS, and only the util-crypto modules used here. Node's ESM loader reads
 // a module's package.json again for every module it loads, parsing its `exports` each time, and the
 // @polkadot packages list every file there (50-190 KB): through ESM, their index modules cost about
 // 0.45 s of CPU in every process and thread that starts; these files as CommonJS about 0.1 s
@@ -16,8 +16,9 @@ const { encodeAddress } = require('@polkadot/util-crypto/address/encode') as typ
 const { decodeAddress } = require('@polkadot/util-crypto/address/decode') as typeof import('@polkadot/util-crypto/address/decode')
 const { checkAddress } = require('@polkadot/util-crypto/address/check') as typeof import('@polkadot/util-crypto/address/check')
 const { randomAsU8a } = require('@polkadot/util-crypto/random/asU8a') as typeof import('@polkadot/util-crypto/random/asU8a')
-const { u8aToHex } = require('@polkadot/util/u8a/toHex') as typeof import('@polkadot/util/u8a/toHex')
-const { hexToU8a } = require('@polkadot/util/hex/toU8a') as typeof import('@polkadot/util/hex/toU8a')
+// The index, not the subpaths: under Node the subpaths resolve to Buffer-based variants that treat
+// malformed hex differently, and the util-crypto files above load the index anyway.
+const { u8aToHex, hexToU8a } = require('@polkadot/util') as typeof import('@polkadot/util')
 
 /** Generic Substrate SS58 prefix; every bwnet address uses it. */
 export const SS58_PREFIX = 42

@@ -83,3 +83,26 @@ t.test('schemas are compiled on a route\'s first use, once, with Ajv\'s errors a
   const res = await post('/probe/3?limit=2', { total_size: 1 })
   t.same(res.json().query, { limit: 2 })
 })
+
+t.test('a schema that does not compile fails its route with an internal error, compiled once, and the others still answer', async t => {
+  let compiles = 0
+  const validate = lazyValidator(() => { compiles++; throw new Error('schema is invalid: data/type must be equal to one of the allowed values') })
+  for (let i = 0; i < 2; i++) t.throws(() => validate({}), { code: 'BWN_ERR_INTERNAL', statusCode: 500 })
+  t.equal(compiles, 1, 'the failure is kept, not compiled again per request')
+
+  const h = testDeps()
+  const api = await buildApp(h.deps)
+  t.teardown(() => api.close())
+  api.post('/broken-body', { schema: { body: { type: 'object', properties: { a: { type: 'nonsense' } } } } }, async () => ({ ok: true }))
+  api.get('/broken-response', { schema: { response: { 200: { type: 'nonsense' } } } }, async () => ({ ok: true }))
+  await api.ready()
+  for (const req of [{ method: 'POST' as const, url: '/broken-body', payload: { a: 1 } }, { method: 'GET' as const, url: '/broken-response' }]) {
+    for (let i = 0; i < 2; i++) {
+      const res = await api.inject(req)
+      t.equal(res.statusCode, 500, `${req.url}: 500`)
+      t.match(res.headers['content-type'], /application\/problem\+json/)
+      t.match(res.json(), { code: 'BWN_ERR_INTERNAL', detail: 'The server could not complete the request.' }, `${req.url}: an internal error that shows nothing of the schema`)
+    }
+  }
+  t.equal((await api.inject({ method: 'GET', url: '/health' })).statusCode, 200, 'the other routes answer')
+})

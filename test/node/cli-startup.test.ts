@@ -64,7 +64,7 @@ t.test('no source module imports a @polkadot value through ESM (types only): the
       if (!f.endsWith('.ts') || f.includes('node_modules') || f.startsWith('out/')) continue
       scanned++
       const src = await readFile(join(REPO, top, f), 'utf8')
-      for (const m of src.matchAll(/^\s*import\s+(?!type\b)[^'"]*?from\s+['"](@polkadot\/[^'"]+)['"]|^\s*import\s+['"](@polkadot\/[^'"]+)['"]|(?<!typeof\s+)(?<!\btype\s+\w+\s*=\s*)import\(\s*['"](@polkadot\/[^'"]+)['"]\s*\)/gm)) {
+      for (const m of src.matchAll(/^\s*(?:import|export)\s+(?!type\b)[^'"]*?from\s+['"](@polkadot\/[^'"]+)['"]|^\s*import\s+['"](@polkadot\/[^'"]+)['"]|(?<!typeof\s+)(?<!\btype\s+\w+\s*=\s*)import\(\s*['"](@polkadot\/[^'"]+)['"]\s*\)/gm)) {
         found.push(`${top}/${f}: ${m[0].trim().slice(0, 120)}`)
       }
     }

@@ -4,8 +4,8 @@
 // hotkey/UID (peer trust: never its orchestrator); its orchestrator earns nothing for the lies (zero
 // weight, no verified bytes) while the transfer still completes correctly.
 import t from 'tap'
-// Three devnets of their own that mostly wait for epochs: side by side.
-t.jobs = 3
+// Two devnets of their own that mostly wait for epochs: side by side.
+t.jobs = 2
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { startTestDevnet, sinkFile, apiClient, upload, waitForStatus, sha256, testBytes } from '../../helpers/devnet.ts'
