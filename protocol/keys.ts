@@ -3,9 +3,8 @@ import { createRequire } from 'node:module'
 
 // The @polkadot libraries are loaded as CommonJS, and only the util-crypto modules used here. Node's ESM loader reads
 // a module's package.json again for every module it loads, parsing its `exports` each time, and the
-// @polkadot packages list every file there (50-190 KB): through ESM, their index modules cost about
-// 0.45 s of CPU in every process and thread that starts; these files as CommonJS about 0.1 s
-// (docs/node.md#start-up). node/adapters/subtensor/polkadot.ts loads the chain's libraries the same way,
+// @polkadot packages list every file there (50-190 KB): through ESM, loading this module cost about
+// 0.55 s of CPU in every process and thread that starts; as CommonJS about 0.2 s (docs/node.md#start-up). node/adapters/subtensor/polkadot.ts loads the chain's libraries the same way,
 // so a process holds one copy of each.
 const require = createRequire(import.meta.url)
 const { cryptoWaitReady } = require('@polkadot/util-crypto/crypto') as typeof import('@polkadot/util-crypto/crypto')

@@ -6,10 +6,9 @@ import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
 const api = require('@polkadot/api') as typeof import('@polkadot/api')
-const { blake2AsHex: blake2 } = require('@polkadot/util-crypto/blake2/asU8a') as typeof import('@polkadot/util-crypto/blake2/asU8a')
 
 export const { ApiPromise, WsProvider, Keyring } = api
 export type ApiPromise = import('@polkadot/api').ApiPromise
 export type WsProvider = import('@polkadot/api').WsProvider
 export type Keyring = import('@polkadot/api').Keyring
-export const blake2AsHex = blake2
+export const { blake2AsHex } = require('@polkadot/util-crypto/blake2/asU8a') as typeof import('@polkadot/util-crypto/blake2/asU8a')
