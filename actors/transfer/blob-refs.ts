@@ -8,8 +8,11 @@
 // rename that makes it exist and unpins it only once the coordinator has recorded the chunk and its
 // reference in one LevelDB batch (or refused it). A release finds either the pin or the reference, so
 // a cancel of transfer X can never delete the bytes that transfer Y's upload of the same content just
-// made durable and is about to acknowledge (docs/transfers.md#staging). Pins live in memory: they
-// only bridge an upload in flight, which a crash ends before its acknowledgement anyway.
+// made durable and is about to acknowledge (docs/transfers.md#staging). A release that finds only a
+// pin is not lost: the last unpin runs it again, so bytes whose references all went while an upload
+// held them (a cancel of that very transfer, cleaned up before the upload heard its answer) are
+// deleted then. Pins live in memory: they only bridge an upload in flight, which a crash ends before
+// its acknowledgement anyway.
 import type { BlobStore, Store } from '../ports.ts'
 import { collect, prefixRange } from '../store.ts'
 
@@ -36,8 +39,16 @@ export async function withBlobLock<T> (blobs: BlobStore, sha256: string, fn: () 
 }
 
 const pins = new WeakMap<object, Map<string, number>>()
+// Per blob store, per digest: a release that found the blob pinned, with the store to check again
+// when the last pin goes.
+const deferred = new WeakMap<object, Map<string, Store>>()
 
-/** Pins a blob against deletion; call inside `withBlobLock`, in the step that made it exist. Returns the unpin. */
+/**
+ * Pins a blob against deletion; call inside `withBlobLock`, in the step that made it exist. Returns the
+ * unpin, which (when it drops the last pin and a release was put off meanwhile) checks the blob's
+ * references again and deletes it if none is left; that check runs behind the digest's lock, and a
+ * failure of it leaves the blob (at worst unreferenced), never throws.
+ */
 export function pinBlob (blobs: BlobStore, sha256: string): () => void {
   let byDigest = pins.get(blobs)
   if (byDigest === undefined) { byDigest = new Map(); pins.set(blobs, byDigest) }
@@ -47,8 +58,12 @@ export function pinBlob (blobs: BlobStore, sha256: string): () => void {
     if (!pinned) return
     pinned = false
     const n = (byDigest.get(sha256) ?? 1) - 1
-    if (n <= 0) byDigest.delete(sha256)
-    else byDigest.set(sha256, n)
+    if (n > 0) { byDigest.set(sha256, n); return }
+    byDigest.delete(sha256)
+    const store = deferred.get(blobs)?.get(sha256)
+    if (store === undefined) return
+    deferred.get(blobs)!.delete(sha256)
+    releaseBlobRef(store, blobs, sha256, null, 0).catch(() => {})
   }
 }
 
@@ -56,12 +71,17 @@ const pinned = (blobs: BlobStore, sha256: string): boolean => (pins.get(blobs)?.
 
 /**
  * Drops one reference (when named) and deletes the blob when neither another reference nor a pin
- * remains. True when the blob was deleted.
+ * remains. True when the blob was deleted. Kept for a pin, the check runs again at the last unpin.
  */
 export async function releaseBlobRef (store: Store, blobs: BlobStore, sha256: string, transferId: string | null, chunkIndex: number): Promise<boolean> {
   return withBlobLock(blobs, sha256, async () => {
     if (transferId !== null) await store.table('index').del(blobRefKey(sha256, transferId, chunkIndex))
-    if (pinned(blobs, sha256)) return false
+    if (pinned(blobs, sha256)) {
+      let byDigest = deferred.get(blobs)
+      if (byDigest === undefined) { byDigest = new Map(); deferred.set(blobs, byDigest) }
+      byDigest.set(sha256, store)
+      return false
+    }
     const others = await collect(store.table('index'), { ...prefixRange(blobRefPrefix(sha256)), limit: 1 })
     if (others.length > 0) return false
     await blobs.delete(sha256)

@@ -37,6 +37,37 @@ t.test('a release keeps a blob that is pinned or referenced elsewhere, and delet
   t.notOk(blobs.files.has(SHA))
 })
 
+t.test('a release put off by a pin runs again at the last unpin: bytes whose every reference went meanwhile are deleted', async t => {
+  const store = new LevelStore(new MemoryLevel() as never)
+  const blobs = memoryBlobs()
+  blobs.files.add(SHA)
+  // X's upload made the blob and pinned it; the coordinator recorded X's chunk; X was cancelled and
+  // cleaned up before the upload heard its answer and unpinned.
+  const unpin = await withBlobLock(blobs, SHA, async () => pinBlob(blobs, SHA))
+  const alsoPinned = await withBlobLock(blobs, SHA, async () => pinBlob(blobs, SHA)) // a second upload of the same bytes
+  await store.table('index').put(blobRefKey(SHA, 'x', 0), 1)
+  t.equal(await releaseBlobRef(store, blobs, SHA, 'x', 0), false, 'pinned: kept for now')
+  unpin()
+  await withBlobLock(blobs, SHA, async () => {})
+  t.ok(blobs.files.has(SHA), 'another pin still holds it')
+  await store.table('index').put(blobRefKey(SHA, 'y', 0), 1) // the second upload's chunk is recorded
+  alsoPinned()
+  await withBlobLock(blobs, SHA, async () => {})
+  t.ok(blobs.files.has(SHA), 'referenced by y at the last unpin: kept')
+  t.equal(await releaseBlobRef(store, blobs, SHA, 'y', 0), true, 'and deleted with its last reference')
+
+  // The same race with no other reference: the last unpin deletes the bytes.
+  blobs.files.add(SHA)
+  const third = await withBlobLock(blobs, SHA, async () => pinBlob(blobs, SHA))
+  await store.table('index').put(blobRefKey(SHA, 'z', 0), 1)
+  t.equal(await releaseBlobRef(store, blobs, SHA, 'z', 0), false, 'pinned: kept for now')
+  third()
+  third() // a second unpin changes nothing
+  await withBlobLock(blobs, SHA, async () => {})
+  t.notOk(blobs.files.has(SHA), 'the last unpin deleted the unreferenced bytes')
+  t.equal(await blobRefCount(store, SHA), 0)
+})
+
 t.test('critical sections on one digest run one at a time, in order; other digests do not wait', async t => {
   const blobs = memoryBlobs()
   const order: string[] = []
