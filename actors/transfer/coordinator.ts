@@ -4,8 +4,9 @@
 // destination, recovers stalled or failed work (the overseer), completes the destination object on
 // finalize, and cancels.
 //
-// The handler applies one input to the state, persists the resulting rows in one batch, then runs the
-// effects. Destination calls (begin, check, complete, abort) and staging cleanup run outside the
+// The handler applies one input to the state and queues the resulting rows; they are written with the
+// rows of the messages handled meanwhile (a group commit, step-writer.ts), and each step's effects run
+// once its rows are durable. Destination calls (begin, check, complete, abort) and staging cleanup run outside the
 // mailbox (io.ts), in a bounded queue per destination kind, and report back by message: one slow destination
 // never holds up the other transfers. On start every unfinished transfer is hydrated from the store and
 // driven on (docs/transfers.md#recovery-on-start).
@@ -23,6 +24,7 @@ import { startIo, loadTransfer } from './io.ts'
 import { prefixRange } from '../store.ts'
 import type { WorkerStandingRow } from './worker-standing.ts'
 import { TransferEventLog } from './events.ts'
+import { StepWriter } from './step-writer.ts'
 import type { Attachment, TransferEvent } from '../../protocol/index.ts'
 
 export {
@@ -105,7 +107,11 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
   const log = env.logger.child({ component: 'coordinator' })
   let self: Ref<CoordinatorMsg>
   let current: TransferState | null = null
-  const newEventLog = (): TransferEventLog | null => deps.onTransferEvents === undefined ? null : new TransferEventLog(store)
+  // One writer for the coordinator's life: after a crash the new state waits for the old one's writes.
+  const writer = new StepWriter(store,
+    () => { tell(self, { type: 'start' }) }, // the next message finds the writer failed and restarts the actor
+    (err) => { log.warn({ err }, 'a step\'s effects failed') })
+  const newEventLog = (): TransferEventLog | null => deps.onTransferEvents === undefined ? null : new TransferEventLog(store, async () => { await writer.idle() })
   let events = newEventLog()
   let processStart = true
   const io = startIo({ deps, log, tell: (msg) => tell(self, msg), isLive: (id) => current?.isLive(id) === true, offerTtlMs: () => current?.config.offerTtlMs ?? OFFER_TTL_MS })
@@ -128,28 +134,34 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
   }
 
   /**
-   * Persists the step's rows with the transfer events they amount to (one batch), publishes the
-   * events, then runs its effects (crash points first), then answers.
+   * Queues the step's rows with the transfer events they amount to (one write); once they are durable,
+   * publishes the events, runs its effects (crash points first), then answers. A failed write answers
+   * with its error and runs nothing.
    */
   async function run (step: Step, reply?: Reply<Outcome<any>>): Promise<void> {
-    if (step.ops.length > 0) {
-      let recorded: Awaited<ReturnType<TransferEventLog['record']>> = NO_EVENTS
-      try {
-        if (events !== null) recorded = await events.record(step.ops, env.clock.now())
-        await store.batch(recorded.ops.length === 0 ? step.ops : [...step.ops, ...recorded.ops])
-      } catch (err) { reply?.reject(err as Error); throw err }
+    let ops = step.ops
+    let recorded: Awaited<ReturnType<TransferEventLog['record']>> = NO_EVENTS
+    if (ops.length > 0 && events !== null) {
+      try { recorded = await events.record(ops, env.clock.now()) } catch (err) { reply?.reject(err as Error); throw err }
+      if (recorded.ops.length > 0) ops = [...ops, ...recorded.ops]
+    }
+    writer.write(ops, (err) => {
+      if (err !== null) { reply?.reject(err); return }
       if (recorded.events.length > 0) {
         try { deps.onTransferEvents?.(recorded.events) } catch (err) { log.warn({ err }, 'transfer event consumer failed') }
       }
-    }
-    for (const e of step.effects) if (e.kind === 'fault') perform(e)
-    for (const e of step.effects) if (e.kind !== 'fault') perform(e)
-    if (reply !== undefined && step.reply !== undefined) reply.resolve(step.reply)
+      for (const e of step.effects) if (e.kind === 'fault') perform(e)
+      for (const e of step.effects) if (e.kind !== 'fault') perform(e)
+      if (reply !== undefined && step.reply !== undefined) reply.resolve(step.reply)
+    })
   }
 
   /** Loads every transfer of this coordinator that is unfinished or not cleaned up. */
   async function hydrateAll (state: State): Promise<void> {
     state.started = true
+    // The state this replaces may still have rows on their way (or a failed write): read after them.
+    await writer.idle()
+    writer.reset()
     const atProcessStart = processStart
     processStart = false
     // What this coordinator holds against workers (their strikes and cool-downs) outlives restarts.
@@ -163,17 +175,26 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     }
   }
 
-  const stored = async (core: TransferState, id: string): Promise<TransferRow | undefined> =>
-    core.get(id) === undefined ? await store.table<TransferRow>('transfers').get(id) : undefined
+  /** The stored row of a transfer not in memory, read once every queued step is written. */
+  const stored = async (core: TransferState, id: string): Promise<TransferRow | undefined> => {
+    if (core.get(id) !== undefined) return undefined
+    await writer.idle()
+    return await store.table<TransferRow>('transfers').get(id)
+  }
 
   const handler = async (state: State, msg: CoordinatorMsg): Promise<State> => {
     // After a restart (or a crash reset) the state starts empty: hydrate before anything else.
     if (!state.started) await hydrateAll(state)
+    // A write failed: the state in memory is ahead of the store. Restart from the store.
+    if (writer.failed !== null) {
+      if ('reply' in msg) msg.reply.reject(writer.failed)
+      throw writer.failed
+    }
     const core = state.core
     const now = env.clock.now()
     switch (msg.type) {
       case 'start': return state
-      case 'create': await run(core.create(msg.row, now), msg.reply); return state
+      case 'create': events?.fresh(msg.row); await run(core.create(msg.row, now), msg.reply); return state
       case 'chunk': await run(core.chunk(msg, now, await stored(core, msg.transferId)), msg.reply); return state
       case 'finalize': await run(core.finalize(msg.transferId, now, await stored(core, msg.transferId)), msg.reply); return state
       case 'cancel': await run(core.cancel(msg.transferId, msg.reply, now, await stored(core, msg.transferId)), msg.reply); return state
@@ -190,6 +211,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'complete-retry': await run(core.completeRetry(msg.transferId)); return state
       case 'aborted': await run(core.aborted(msg.transferId, now)); return state
       case 'cleaned': {
+        await writer.idle()
         const row = await store.table<TransferRow>('transfers').get(msg.transferId)
         if (row !== undefined && row.cleanup_pending === true && TERMINAL.has(row.status)) await store.batch([{ type: 'put', table: 'transfers', key: row.id, value: { ...row, cleanup_pending: false } }])
         return state

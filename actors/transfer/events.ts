@@ -33,7 +33,18 @@ const progressOf = (row: TransferRow): Track['progress'] => ({
 export class TransferEventLog {
   readonly #store: Store
   readonly #tracks = new Map<string, Track>()
-  constructor (store: Store) { this.#store = store }
+  readonly #beforeRead: () => Promise<void>
+  /** `beforeRead`: awaited before the store is read (the coordinator's queued steps are written first). */
+  constructor (store: Store, beforeRead: () => Promise<void> = async () => {}) {
+    this.#store = store
+    this.#beforeRead = beforeRead
+  }
+
+  /** A transfer created now, which the store cannot know yet: followed without reading it. */
+  fresh (row: TransferRow): void {
+    if (this.#tracks.has(row.id)) return
+    this.#tracks.set(row.id, { seq: 0, status: null, chunks: new Map(), progress: progressOf(row) })
+  }
 
   /** Transfers followed in memory now (terminal ones leave). */
   get size (): number { return this.#tracks.size }
@@ -88,6 +99,7 @@ export class TransferEventLog {
 
   /** What the store holds about a transfer first seen now; null for a chunk of a transfer the store does not know. */
   async #load (id: string, row: TransferRow | undefined): Promise<Track | null> {
+    await this.#beforeRead()
     const stored = await this.#store.table<TransferRow>('transfers').get(id)
     if (stored === undefined && row === undefined) return null
     const last = await collect(this.#store.table<TransferEvent>('transfer_events'), { ...prefixRange(keys.prefix(id)), reverse: true, limit: 1 })

@@ -253,3 +253,67 @@ t.test('transfer events: numbered 1..N without gaps, persisted in the same batch
   t.same(await readTransferEvents(store, row.id, stored.length), [], 'nothing after the last')
   stuck.open()
 })
+
+/** The store under test, with each batch counted and, while `hold` is set, held until released. */
+function watchedStore (): { store: Store, sizes: number[], hold: { on: boolean, release: () => void, failNext: Error | null } } {
+  const inner = new LevelStore(new MemoryLevel() as never)
+  const sizes: number[] = []
+  const held: Array<() => void> = []
+  const hold = {
+    on: false,
+    failNext: null as Error | null,
+    release: () => { for (const r of held.splice(0)) r() }
+  }
+  const store: Store = {
+    table: (name) => inner.table(name),
+    batch: async (ops) => {
+      sizes.push(ops.length)
+      if (hold.on) await new Promise<void>(resolve => { held.push(resolve) })
+      const fail = hold.failNext
+      if (fail !== null) { hold.failNext = null; throw fail }
+      await inner.batch(ops)
+    }
+  }
+  return { store, sizes, hold }
+}
+
+t.test('group commit: the messages handled while a write is in flight share the next batch, and none is answered before its rows are durable', async t => {
+  const { store, sizes, hold } = watchedStore()
+  const h = harness(t, { store })
+  const first = newRow(1)
+  await h.call(reply => ({ type: 'create', row: first, reply }))
+  const rows = Array.from({ length: 20 }, () => newRow(1))
+  hold.on = true
+  const before = sizes.length
+  let answered = 0
+  const creates = rows.map(row => h.call(reply => ({ type: 'create', row, reply })).then(() => { answered++ }))
+  await eventually(async () => sizes.length === before + 1 || undefined, 5_000, 'the first create\'s batch')
+  await eventually(async () => (await Promise.all(rows.map(async r => await statusOf(store, r.id)))).every(r => r === undefined) || undefined, 5_000, 'nothing written yet')
+  t.equal(answered, 0, 'no create answered while its batch is held')
+  for (let i = 0; i < 5; i++) await new Promise(resolve => setImmediate(resolve))
+  t.equal(sizes.length, before + 1, 'one batch in flight: the others wait for it')
+  hold.on = false
+  hold.release()
+  await Promise.all(creates)
+  t.equal(answered, 20, 'all answered once written')
+  t.ok(sizes.length - before <= 3, `20 creates took ${sizes.length - before} batches (sizes ${sizes.slice(before).join(', ')})`)
+  for (const r of rows) t.equal((await statusOf(store, r.id))?.status, 'pending', 'each create is stored')
+})
+
+t.test('a failed write answers its messages with the error and restarts the coordinator from the store', async t => {
+  const { store, hold } = watchedStore()
+  const h = harness(t, { store })
+  const kept = newRow(2)
+  await h.call(reply => ({ type: 'create', row: kept, reply }))
+  const lost = newRow(1)
+  hold.failNext = new Error('EIO: the disk went away')
+  await t.rejects(h.call(reply => ({ type: 'create', row: lost, reply })), /EIO/, 'the create whose write failed is refused with the error')
+  t.equal(await statusOf(store, lost.id), undefined, 'and nothing of it is stored')
+  // The restarted coordinator knows what the store holds: the first transfer takes its chunks.
+  const blobs = new Map<string, Uint8Array>()
+  await eventually(async () => {
+    try { await sendAll(h, kept, blobs, 3); return true } catch { return undefined }
+  }, 10_000, 'the restarted coordinator taking the stored transfer\'s chunks')
+  t.equal((await statusOf(store, kept.id))?.chunks_received, 2, 'the stored transfer went on')
+  await t.rejects(h.call(reply => ({ type: 'chunk', transferId: lost.id, index: 0, sha256: 'a'.repeat(64), md5: 'b'.repeat(32), length: CHUNK, reply })), /NOT_FOUND|not found|unknown/i, 'the lost one is unknown')
+})
