@@ -51,6 +51,22 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
   const log = env.logger.child({ component: 'router' })
   const iso = (): string => isoFromMs(env.clock.now())
   let attached = 0
+  // The record of each routed batch is written behind the routing, in order, so a busy router routes
+  // the next batch while the last one's row is written; the row is this node's account of what it
+  // routed (the audit routes read it), nothing waits for it.
+  let recording: Promise<void> = Promise.resolve()
+  const recordBatch = (from: string, body: TaskOfferBatch, routed: OfferBatchRow['routed']): void => {
+    recording = recording.then(async () => {
+      const table = store.table<OfferBatchRow>('task_offer_batches')
+      const key = keys.row(body.transferId, body.batchId)
+      const existing = await table.get(key)
+      await table.put(key, existing !== undefined
+        ? { ...existing, routed }
+        : { id: body.batchId, transfer_id: body.transferId, orchestrator_id: deps.self, coordinator_id: from, wave_kind: body.waveKind, task_ids: body.offers.map(o => o.taskId), attempt_ids: body.offers.map(o => o.attemptId), offered_at: iso(), routed })
+    }).catch((err: unknown) => {
+      if (env.stopping?.() !== true) log.warn({ err, transferId: body.transferId, batchId: body.batchId }, 'could not record a routed offer batch')
+    })
+  }
 
   const lost = (state: State, worker: string, reason: 'worker_lost' | 'session_displaced'): void => {
     const s = state.sessions.get(worker)
@@ -128,13 +144,7 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         }
         net.send(msg.from, 'task_assigned', { transferId: body.transferId, batchId: body.batchId, assignments })
         // The receiving orchestrator's record of the batch (merged into the coordinator's when both are this node).
-        const table = store.table<OfferBatchRow>('task_offer_batches')
-        const key = keys.row(body.transferId, body.batchId)
-        const existing = await table.get(key)
-        const routed = assignments.map(a => ({ attempt_id: a.attemptId, worker_id: a.worker }))
-        await table.put(key, existing !== undefined
-          ? { ...existing, routed }
-          : { id: body.batchId, transfer_id: body.transferId, orchestrator_id: deps.self, coordinator_id: msg.from, wave_kind: body.waveKind, task_ids: body.offers.map(o => o.taskId), attempt_ids: body.offers.map(o => o.attemptId), offered_at: iso(), routed })
+        recordBatch(msg.from, body, assignments.map(a => ({ attempt_id: a.attemptId, worker_id: a.worker })))
         return state
       }
       case 'result': {
