@@ -80,6 +80,12 @@ export class PeerAuth {
   readonly #cache = new Map<string, CacheEntry>()
   readonly #waiting = new Map<string, Waiting[]>()
   readonly #refreshing = new Set<string>()
+  /**
+   * Lookups in flight, by hotkey: callers asking meanwhile share one (a burst of 200 verify requests
+   * naming two workers asks the chain twice, not 200 times). Dropped when the hotkey's standing is
+   * invalidated, so a caller after a change never gets an answer begun before it.
+   */
+  readonly #lookups = new Map<string, Promise<{ standing: PeerStanding | null, until: number }>>()
   readonly #loggedAt = new Map<string, number>()
   /** Verified attachments of unregistered workers, by worker hotkey. */
   readonly #attachments = new Map<string, Attachment>()
@@ -127,6 +133,7 @@ export class PeerAuth {
       this.#attachments.set(worker, check.attachment)
       const cached = this.#cache.get(worker)
       if (cached !== undefined && (cached.standing === null || cached.standing.source === 'attachment')) this.#cache.delete(worker)
+      this.#lookups.delete(worker) // a lookup begun before this attachment was held may answer without it
     }
     return check
   }
@@ -135,6 +142,7 @@ export class PeerAuth {
   dropAttachment (worker: string): void {
     this.#attachments.delete(worker)
     this.#cache.delete(worker)
+    this.#lookups.delete(worker)
   }
 
   #hold (worker: string, work: () => Promise<void>): void {
@@ -263,6 +271,22 @@ export class PeerAuth {
     const known = this.cached(hotkey)
     if (known !== undefined) return known
     if (this.#chain === null && !this.#attachments.has(hotkey)) return null
+    let lookup = this.#lookups.get(hotkey)
+    if (lookup === undefined) {
+      const started = this.#lookUp(hotkey)
+      lookup = started
+      this.#lookups.set(hotkey, started)
+      const settled = (): void => { if (this.#lookups.get(hotkey) === started) this.#lookups.delete(hotkey) }
+      started.then(({ standing, until }) => {
+        // Cached only when nothing invalidated the hotkey meanwhile.
+        if (this.#lookups.get(hotkey) === started) this.#cache.set(hotkey, { standing, until })
+        settled()
+      }, settled)
+    }
+    return (await lookup).standing
+  }
+
+  async #lookUp (hotkey: string): Promise<{ standing: PeerStanding | null, until: number }> {
     let standing = await this.#chainStanding(hotkey)
     let until = this.#clock.now() + (standing === null ? UNREGISTERED_TTL_MS : STANDING_TTL_MS)
     if (standing === null) {
@@ -279,8 +303,7 @@ export class PeerAuth {
         }
       }
     }
-    this.#cache.set(hotkey, { standing, until })
-    return standing
+    return { standing, until }
   }
 
   /** The hotkey's registration on the chain (null: none, or no chain). */
@@ -303,7 +326,7 @@ export class PeerAuth {
   }
 
   /** Forgets a cached standing (a registration just changed). */
-  forget (hotkey: string): void { this.#cache.delete(hotkey) }
+  forget (hotkey: string): void { this.#cache.delete(hotkey); this.#lookups.delete(hotkey) }
 
   /**
    * Delivers `type` messages to `handler` only from senders whose standing satisfies `need`; others are

@@ -99,3 +99,32 @@ t.test('a worker announce held while its standing is read is decided after the r
   t.same(refused, [], 'the worker is not refused')
   t.same(delivered, [worker, worker], 'both announces delivered')
 })
+
+t.test('asks for one hotkey while its lookup runs share it; a change meanwhile starts a fresh one', async t => {
+  const s = setup()
+  const open = s.hold()
+  // A burst of verify requests naming one worker: one question to the chain, every caller answered.
+  const answers = Promise.all(Array.from({ length: 200 }, async () => await s.auth.standing(VALIDATOR)))
+  t.equal(s.lookups(), 1, '200 concurrent asks, one lookup')
+  open()
+  const got = await answers
+  t.ok(got.every(w => w?.uid === 3), 'every caller gets the answer')
+  t.equal(s.auth.cached(VALIDATOR)?.uid, 3, 'and it is cached')
+
+  // Deregistered and forgotten while a lookup runs, and that lookup answers last: a caller after the
+  // change never gets the old answer, and the old answer is not cached over the new one.
+  const answers2: Array<(w: Standing | null) => void> = []
+  const slow = { standing: async () => await new Promise<Standing | null>(resolve => { answers2.push(resolve) }) } as unknown as Chain
+  s.auth.useChain(slow)
+  s.clock.advance(STANDING_TTL_MS + 1)
+  const before = s.auth.standing(VALIDATOR)
+  s.auth.forget(VALIDATOR)
+  const after = s.auth.standing(VALIDATOR)
+  t.equal(answers2.length, 2, 'the ask after forget() did not join the lookup begun before it')
+  answers2[1]!(null) // the new lookup: deregistered
+  t.equal(await after, null, 'the later ask sees the change')
+  answers2[0]!({ hotkey: VALIDATOR, uid: 3, role: 'validator', registeredAtBlock: 1, stakeRao: 10n ** 12n, validatorPermit: true })
+  t.equal((await before)?.uid, 3, 'the earlier ask gets what the chain said when it was asked')
+  await settle()
+  t.equal(s.auth.cached(VALIDATOR), null, 'the answer begun before the change is not cached over it')
+})
