@@ -9,9 +9,12 @@
 // a growing back-off. Connections are admitted (node/peer-gate.ts): broadcasts go to admitted peers only,
 // pending connections are capped and must announce within a deadline, and a peer whose announce is
 // refused (node/peer-auth.ts) is disconnected and banned for REFUSED_BAN_MS.
+// What this node sends is paced to stay inside the same budget at the receiver (OUTBOUND_SHARE of it):
+// frames beyond it wait in a per-connection queue, signed when they go, instead of being dropped there
+// unseen. A burst of 200 verify requests or offers arrives a little later, not 100 of them never.
 import { randomBytes } from 'node:crypto'
 import { encodeFrame, decodeFrame, MAX_CLOCK_SKEW_MS, type Envelope, type KeyPair, type MessageType, type MessageBody, type AnnounceFacts, type DropReason } from '../protocol/index.ts'
-import type { Clock, Logger, Network } from '../actors/ports.ts'
+import type { Clock, Logger, Network, Timer } from '../actors/ports.ts'
 import { PeerGate, type GateLimits, type GateCloseReason } from './peer-gate.ts'
 
 export interface FrameLink {
@@ -62,6 +65,14 @@ export const PEER_LIMITS: PeerLimits = {
   sliceMs: FRAME_SLICE_MS
 }
 
+/**
+ * The share of a receiver's budget (rate and burst) this node's own sends keep to: the margin covers
+ * frames that leave spaced and arrive together, and the few frames sent outside the pacing (announces).
+ */
+export const OUTBOUND_SHARE = 0.8
+/** Frames waiting for one connection's budget at most; beyond it a send is refused (false) and logged. */
+export const MAX_OUTBOUND_QUEUE = 10_000
+
 /** Score cost of each kind of misbehaviour. */
 export const PENALTY_POINTS: Partial<Record<DropReason, number>> & { default: number } = {
   rate_limited: 1, stale: 2, not_for_us: 2, duplicate: 5, unauthorized: 5, default: 10
@@ -85,6 +96,8 @@ export interface MessengerOptions {
 }
 
 interface PeerState { tokens: number, refilledAt: number, score: number, scoredAt: number, warned: boolean, full: boolean }
+/** This node's sends to one connection: the tokens left of its share of the receiver's budget, and what waits. */
+interface Outbound { tokens: number, refilledAt: number, queue: Array<() => Uint8Array>, timer: Timer | null, warned: boolean }
 
 export type InboundHandler = (msg: Envelope, peer: string) => void
 
@@ -110,6 +123,8 @@ export class Messenger implements Network {
   readonly #bannedHotkeys = new Map<string, number>()
   /** Frames waiting for a later turn, per connection (Map order = round-robin order). */
   readonly #backlog = new Map<string, Uint8Array[]>()
+  /** Sends paced per connection (OUTBOUND_SHARE of the receiver's budget). */
+  readonly #outbound = new Map<string, Outbound>()
   /** Connections this node closed whose close the transport has not reported yet: their frames are ignored. */
   readonly #closing = new Set<string>()
   #drainScheduled = false
@@ -162,7 +177,7 @@ export class Messenger implements Network {
     }
     const peer = this.#peerOfHotkey.get(to)
     if (peer === undefined || this.#link === null) return false
-    return this.#link.send(peer, this.frame(type, body, to))
+    return this.#emit(peer, () => this.frame(type, body, to))
   }
 
   sendToPeer<T extends MessageType> (peer: string, type: T, body: MessageBody<T>): boolean {
@@ -180,9 +195,79 @@ export class Messenger implements Network {
     const link = this.#link
     if (link === null) return 0
     let frame: Uint8Array | undefined
+    const make = (): Uint8Array => (frame ??= this.frame(type, body))
     let n = 0
-    for (const peer of this.gate.admitted()) if (link.send(peer, frame ??= this.frame(type, body))) n++
+    for (const peer of this.gate.admitted()) if (this.#emit(peer, make)) n++
     return n
+  }
+
+  /** Frames waiting for a connection's budget now (tests, metrics). */
+  outboundQueued (hotkey?: string): number {
+    if (hotkey !== undefined) return this.#outbound.get(this.#peerOfHotkey.get(hotkey) ?? '')?.queue.length ?? 0
+    let n = 0
+    for (const o of this.#outbound.values()) n += o.queue.length
+    return n
+  }
+
+  /**
+   * Sends a frame on `peer` within this node's share of the receiver's budget, or queues it (made, and
+   * so signed and stamped, when it goes). False when the connection is gone or its queue is full.
+   */
+  #emit (peer: string, make: () => Uint8Array): boolean {
+    const link = this.#link
+    if (link === null) return false
+    const o = this.#refillOutbound(peer)
+    if (o.queue.length === 0 && o.tokens >= 1) {
+      o.tokens -= 1
+      return link.send(peer, make())
+    }
+    if (o.queue.length >= MAX_OUTBOUND_QUEUE) {
+      this.#count('send_queue_full')
+      if (!o.warned) { o.warned = true; this.#log.warn({ peer: peer.slice(0, 16), queued: o.queue.length, event: 'send_queue_full' }, 'frames to a peer wait past the queue bound; sends refused') }
+      return false
+    }
+    o.queue.push(make)
+    this.#scheduleOutbound(peer, o)
+    return true
+  }
+
+  #refillOutbound (peer: string): Outbound {
+    const now = this.#clock.now()
+    const burst = Math.max(1, Math.floor(this.#limits.burst * OUTBOUND_SHARE))
+    let o = this.#outbound.get(peer)
+    if (o === undefined) {
+      o = { tokens: burst, refilledAt: now, queue: [], timer: null, warned: false }
+      this.#outbound.set(peer, o)
+      return o
+    }
+    o.tokens = Math.min(burst, o.tokens + (now - o.refilledAt) / 1000 * this.#limits.framesPerSecond * OUTBOUND_SHARE)
+    o.refilledAt = now
+    return o
+  }
+
+  #scheduleOutbound (peer: string, o: Outbound): void {
+    if (o.timer !== null) return
+    const waitMs = Math.max(1, Math.ceil((1 - o.tokens) / (this.#limits.framesPerSecond * OUTBOUND_SHARE) * 1000))
+    o.timer = this.#clock.setTimer(waitMs, () => {
+      o.timer = null
+      if (this.#outbound.get(peer) !== o) return // the connection went meanwhile
+      this.#refillOutbound(peer)
+      while (o.queue.length > 0 && o.tokens >= 1) {
+        o.tokens -= 1
+        const make = o.queue.shift()!
+        if (this.#link === null || !this.#link.send(peer, make())) { this.#dropOutbound(peer); return }
+      }
+      if (o.queue.length > 0) this.#scheduleOutbound(peer, o)
+      else o.warned = false
+    })
+  }
+
+  /** Forgets what waits for a connection that went away. */
+  #dropOutbound (peer: string): void {
+    const o = this.#outbound.get(peer)
+    if (o === undefined) return
+    o.timer?.cancel()
+    this.#outbound.delete(peer)
   }
 
   /** The peer on `peer` (bound to `hotkey`) is registered: it is admitted and receives broadcasts. */
@@ -252,6 +337,7 @@ export class Messenger implements Network {
     this.#hotkeyOfPeer.delete(peer)
     this.#peers.delete(peer)
     this.#backlog.delete(peer)
+    this.#dropOutbound(peer)
     this.#closing.delete(peer)
     this.gate.closed(peer)
     // A hotkey that reconnected (or opened a newer session) elsewhere is still here: only the old
@@ -397,6 +483,7 @@ export class Messenger implements Network {
   #close (peer: string, reason: DisconnectReason, banMs: number, detail: string, hotkey = this.#hotkeyOfPeer.get(peer)): void {
     this.disconnects.set(reason, (this.disconnects.get(reason) ?? 0) + 1)
     this.#backlog.delete(peer)
+    this.#dropOutbound(peer)
     this.gate.closed(peer)
     if (this.#link?.disconnect !== undefined) this.#closing.add(peer)
     try { this.onDisconnected(reason) } catch (err) { this.#log.error({ err }, 'disconnect hook failed') }

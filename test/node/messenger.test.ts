@@ -85,3 +85,32 @@ t.test('honest peers exchange messages through the budget and the binding', asyn
   t.same(got, Array.from({ length: 50 }, (_, i) => i), 'every frame delivered once, in order')
   t.equal(pair.b.dropped.size, 0, 'nothing dropped')
 })
+
+t.test('a burst past the receiver\'s budget waits at the sender and arrives whole, in order; a dead connection drops what waits', async t => {
+  const clock = new ManualClock(Date.now())
+  const pair = linkedMessengers(clock, { a: 'orchestrator', b: 'validator' })
+  const got: number[] = []
+  pair.b.on('heartbeat', (msg) => got.push((msg.body as { seq: number }).seq))
+  await pair.settle()
+  const N = 300 // three times the receiver's burst (PEER_LIMITS: 100 frames, 100 a second)
+  for (let i = 0; i < N; i++) t.equal(pair.a.send(pair.keyB.address, 'heartbeat', { role: 'orchestrator', seq: i, capacity: { slots: 1, bandwidthMbps: 1 }, load: 0, workers: 0 }), true)
+  await pair.settle()
+  const first = got.length
+  t.ok(first > 0 && first < N, `the sender's share of the budget went at once (${first}), the rest waits (${pair.a.outboundQueued(pair.keyB.address)})`)
+  t.equal(first + pair.a.outboundQueued(pair.keyB.address), N, 'nothing lost')
+  // Time passes: the queue drains at the paced rate, and the receiver never sees more than its budget.
+  for (let ms = 0; ms < 5_000 && got.length < N; ms += 50) { clock.advance(50); await pair.settle() }
+  t.same(got, Array.from({ length: N }, (_, i) => i), 'every frame delivered once, in order')
+  t.equal(pair.b.dropped.get('rate_limited') ?? 0, 0, 'the receiver dropped nothing for its budget')
+
+  // Frames waiting when the connection goes are dropped with it, and no timer delivers them later.
+  for (let i = 0; i < N; i++) pair.a.send(pair.keyB.address, 'heartbeat', { role: 'orchestrator', seq: N + i, capacity: { slots: 1, bandwidthMbps: 1 }, load: 0, workers: 0 })
+  await pair.settle()
+  const before = got.length
+  t.ok(pair.a.outboundQueued() > 0, 'some wait')
+  pair.cut()
+  t.equal(pair.a.outboundQueued(), 0, 'dropped with the connection')
+  clock.advance(10_000)
+  await pair.settle()
+  t.equal(got.length, before, 'nothing sent after the cut')
+})
