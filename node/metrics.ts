@@ -15,6 +15,8 @@ export const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
 export interface MetricsSources {
   peers? (): Promise<Record<string, number>>
   mailboxes? (): Record<string, number>
+  /** Frames waiting for peers' budgets (node/messenger.ts), all connections together. */
+  framesWaiting? (): number
 }
 
 export class NodeMetrics {
@@ -72,6 +74,11 @@ export class NodeMetrics {
         this.reset()
         for (const [actor, n] of Object.entries(sources().mailboxes?.() ?? {})) this.set({ actor }, n)
       }
+    })
+    // eslint-disable-next-line no-new
+    new Gauge({
+      name: `${p}frames_waiting`, help: 'Frames this node holds back to stay inside its peers\' frame budgets', registers,
+      collect () { this.set(sources().framesWaiting?.() ?? 0) }
     })
     if (opts.defaults !== false) collectDefaultMetrics({ register: this.registry, prefix: p })
   }

@@ -247,7 +247,8 @@ export class BwnetNode {
         for (const p of (await this.membership.view()).peers) counts[p.role] = (counts[p.role] ?? 0) + 1
         return counts
       },
-      mailboxes: () => mailboxDepths(this.system)
+      mailboxes: () => mailboxDepths(this.system),
+      framesWaiting: () => this.messenger.outboundQueued()
     })
 
     if (this.#serveHttp) {

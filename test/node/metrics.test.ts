@@ -11,7 +11,7 @@ t.test('every metric is prefixed bwnet_ and labelled with the role; two nodes in
   const a = new NodeMetrics('worker', { defaults: false })
   const b = new NodeMetrics('worker', { defaults: false })
   a.tasks.inc({ outcome: 'delivered' }, 3)
-  a.setSources({ peers: async () => ({ orchestrator: 1, worker: 0, validator: 2 }), mailboxes: () => ({ worker: 7 }) })
+  a.setSources({ peers: async () => ({ orchestrator: 1, worker: 0, validator: 2 }), mailboxes: () => ({ worker: 7 }), framesWaiting: () => 12 })
   const e = parsePrometheus(await a.text())
   t.ok(e.samples.length > 0)
   t.ok(e.samples.every(s => s.name.startsWith('bwnet_')), 'prefix')
@@ -19,6 +19,7 @@ t.test('every metric is prefixed bwnet_ and labelled with the role; two nodes in
   t.equal(sample(e, 'bwnet_tasks_total', { outcome: 'delivered' }), 3)
   t.equal(sample(e, 'bwnet_peers', { peer_role: 'validator' }), 2)
   t.equal(sample(e, 'bwnet_mailbox_depth', { actor: 'worker' }), 7)
+  t.equal(sample(e, 'bwnet_frames_waiting'), 12)
   t.equal(sample(parsePrometheus(await b.text()), 'bwnet_tasks_total', { outcome: 'delivered' }), undefined, 'the other registry is untouched')
 })
 
