@@ -47,14 +47,15 @@ const deferred = new WeakMap<object, Map<string, Store>>()
  * Pins a blob against deletion; call inside `withBlobLock`, in the step that made it exist. Returns the
  * unpin, which (when it drops the last pin and a release was put off meanwhile) checks the blob's
  * references again and deletes it if none is left; that check runs behind the digest's lock, and a
- * failure of it leaves the blob (at worst unreferenced), never throws.
+ * failure of it leaves the blob (at worst unreferenced), never throws. An upload that cannot tell
+ * whether its own reference is still coming unpins with `recheck: false`.
  */
-export function pinBlob (blobs: BlobStore, sha256: string): () => void {
+export function pinBlob (blobs: BlobStore, sha256: string): (opts?: { recheck?: boolean }) => void {
   let byDigest = pins.get(blobs)
   if (byDigest === undefined) { byDigest = new Map(); pins.set(blobs, byDigest) }
   byDigest.set(sha256, (byDigest.get(sha256) ?? 0) + 1)
   let pinned = true
-  return () => {
+  return (opts = {}) => {
     if (!pinned) return
     pinned = false
     const n = (byDigest.get(sha256) ?? 1) - 1
@@ -63,6 +64,10 @@ export function pinBlob (blobs: BlobStore, sha256: string): () => void {
     const store = deferred.get(blobs)?.get(sha256)
     if (store === undefined) return
     deferred.get(blobs)!.delete(sha256)
+    // `recheck: false`: the upload does not know whether its reference is still on its way (the
+    // coordinator did not answer in time), so the check is not run now: the blob stays, at worst
+    // unreferenced, rather than go from under a chunk about to be recorded.
+    if (opts.recheck === false) return
     releaseBlobRef(store, blobs, sha256, null, 0).catch(() => {})
   }
 }

@@ -212,7 +212,7 @@ export class NodeTransferService implements TransferService {
     // Durable before acknowledged: the file and its directory entry are fsynced. The blob is pinned
     // in the same step as the rename (no release on the digest runs between) and stays pinned until
     // the coordinator has written the chunk row and its blob reference in one batch.
-    let unpin = (): void => {}
+    let unpin: (opts?: { recheck?: boolean }) => void = () => {}
     try {
       await staged.commit(async () => { unpin = pinBlob(this.#deps.blobs, digest) })
     } catch (err) {
@@ -224,10 +224,11 @@ export class NodeTransferService implements TransferService {
       out = await this.#ask<ChunkRecorded>(reply => ({ type: 'chunk', transferId: id, index, sha256: digest, md5: staged.md5 ?? '', length: staged.bytes, reply }))
     } catch (err) {
       // Refused (cancelled meanwhile, or a racing upload of other bytes): the blob goes unless
-      // another chunk references the same content.
-      unpin()
-      // After a timeout the coordinator may still record the chunk: the blob stays (at worst unreferenced).
-      if ((err as { code?: string }).code !== 'BWN_ERR_TIMEOUT') await releaseBlobRef(this.#deps.store, this.#deps.blobs, digest, null, index)
+      // another chunk references the same content. After a timeout the coordinator may still record
+      // the chunk: the blob stays (at worst unreferenced), and no release put off by the pin runs now.
+      const timedOut = (err as { code?: string }).code === 'BWN_ERR_TIMEOUT'
+      unpin({ recheck: !timedOut })
+      if (!timedOut) await releaseBlobRef(this.#deps.store, this.#deps.blobs, digest, null, index)
       throw err
     }
     unpin()

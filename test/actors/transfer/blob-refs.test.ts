@@ -68,6 +68,25 @@ t.test('a release put off by a pin runs again at the last unpin: bytes whose eve
   t.equal(await blobRefCount(store, SHA), 0)
 })
 
+t.test('an upload that timed out unpins without the put-off check: its chunk may still be recorded, so the bytes stay', async t => {
+  const store = new LevelStore(new MemoryLevel() as never)
+  const blobs = memoryBlobs()
+  blobs.files.add(SHA)
+  await store.table('index').put(blobRefKey(SHA, 'x', 0), 1)
+  const unpin = await withBlobLock(blobs, SHA, async () => pinBlob(blobs, SHA)) // Y's upload
+  t.equal(await releaseBlobRef(store, blobs, SHA, 'x', 0), false, 'X released while Y is pinned: put off')
+  unpin({ recheck: false }) // Y's coordinator did not answer in time: its reference may still come
+  await withBlobLock(blobs, SHA, async () => {})
+  t.ok(blobs.files.has(SHA), 'the bytes stay')
+  await store.table('index').put(blobRefKey(SHA, 'y', 0), 1) // the coordinator records Y's chunk after all
+  t.equal(await blobRefCount(store, SHA), 1, 'and back the chunk recorded late')
+  // A later upload's last unpin does not run the dropped check either.
+  const again = await withBlobLock(blobs, SHA, async () => pinBlob(blobs, SHA))
+  again()
+  await withBlobLock(blobs, SHA, async () => {})
+  t.ok(blobs.files.has(SHA))
+})
+
 t.test('critical sections on one digest run one at a time, in order; other digests do not wait', async t => {
   const blobs = memoryBlobs()
   const order: string[] = []
