@@ -226,7 +226,7 @@ export class PeerAuth {
   async #issuerStanding (hotkey: string): Promise<PeerStanding | null> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.standing(hotkey)
+        return await this.#registeredStanding(hotkey)
       } catch (err) {
         if (attempt >= LOOKUP_ATTEMPTS) throw err
         await new Promise<void>(resolve => this.#clock.setTimer(LOOKUP_RETRY_MS, resolve))
@@ -293,7 +293,7 @@ export class PeerAuth {
       const held = this.#attachments.get(hotkey)
       if (held !== undefined) {
         // Checked again in full: the issuer may have lost its UID, or revoked it, since.
-        const issuer = held.orchestrator === hotkey ? null : await this.standing(held.orchestrator)
+        const issuer = held.orchestrator === hotkey ? null : await this.#registeredStanding(held.orchestrator)
         const check = checkAttachment(held, { worker: hotkey, now: this.#clock.now(), issuer, revoked: (a) => this.#policy?.isRevoked(a) === true })
         if (check.ok) {
           standing = { hotkey, role: 'worker', uid: null, stakeRao: 0n, validatorPermit: false, source: 'attachment' }
@@ -304,6 +304,17 @@ export class PeerAuth {
       }
     }
     return { standing, until }
+  }
+
+  /**
+   * An issuer's standing: its registration only (chain, trusted or self), never an attachment of its
+   * own, as only a registered orchestrator issues attachments. So a lookup never waits on another
+   * attachment's lookup: two hotkeys holding attachments from each other cannot wait on each other.
+   */
+  async #registeredStanding (hotkey: string): Promise<PeerStanding | null> {
+    const known = this.cached(hotkey)
+    if (known !== undefined) return known?.source === 'attachment' ? null : known
+    return await this.#chainStanding(hotkey)
   }
 
   /** The hotkey's registration on the chain (null: none, or no chain). */

@@ -128,3 +128,29 @@ t.test('asks for one hotkey while its lookup runs share it; a change meanwhile s
   await settle()
   t.equal(s.auth.cached(VALIDATOR), null, 'the answer begun before the change is not cached over it')
 })
+
+t.test('two hotkeys holding attachments issued by each other: a lookup of either ends (issuers are read from their registration only)', async t => {
+  await cryptoReady()
+  const clock = new ManualClock()
+  const a = newHotkey()
+  const b = newHotkey()
+  const registered = new Set([a.address, b.address])
+  const chain = {
+    standing: async (h: string) => registered.has(h) ? { hotkey: h, uid: h === a.address ? 1 : 2, role: 'orchestrator', registeredAtBlock: 1, stakeRao: 0n, validatorPermit: false } : null
+  } as unknown as Chain
+  const auth = new PeerAuth({ self: { hotkey: newHotkey().address, role: 'validator' }, clock, logger: pino({ level: 'silent' }), messenger: { on () {} } as unknown as Messenger })
+  auth.useChain(chain)
+  // While both are registered, each presents an attachment the other issued: both are held.
+  t.ok((await auth.present(signAttachment(b, { worker: a.address, issuedAt: clock.now() }), a.address)).ok)
+  t.ok((await auth.present(signAttachment(a, { worker: b.address, issuedAt: clock.now() }), b.address)).ok)
+  // Both deregister; once the cache expires, a lookup of one reads the other's standing as an issuer.
+  registered.clear()
+  clock.advance(STANDING_TTL_MS + 1)
+  const ended = await Promise.race([
+    auth.standing(a.address).then(w => ({ w })),
+    (async () => { await settle(); await settle(); return 'hung' as const })()
+  ])
+  t.not(ended, 'hung', 'the lookup ends')
+  t.same(ended, { w: null }, 'neither holds a registration, so neither attachment stands')
+  t.equal(await auth.standing(b.address), null, 'and the other one ends too')
+})
