@@ -12,6 +12,7 @@
 // What this node sends is paced to stay inside the same budget at the receiver (OUTBOUND_SHARE of it):
 // frames beyond it wait in a per-connection queue, signed when they go, instead of being dropped there
 // unseen. A burst of 200 verify requests or offers arrives a little later, not 100 of them never.
+// Heartbeats and chain lookups go ahead of queued task frames, and nothing waits past MAX_OUTBOUND_WAIT_MS.
 import { randomBytes } from 'node:crypto'
 import { encodeFrame, decodeFrame, MAX_CLOCK_SKEW_MS, type Envelope, type KeyPair, type MessageType, type MessageBody, type AnnounceFacts, type DropReason } from '../protocol/index.ts'
 import type { Clock, Logger, Network, Timer } from '../actors/ports.ts'
@@ -70,8 +71,18 @@ export const PEER_LIMITS: PeerLimits = {
  * frames that leave spaced and arrive together, and the few frames sent outside the pacing (announces).
  */
 export const OUTBOUND_SHARE = 0.8
-/** Frames waiting for one connection's budget at most; beyond it a send is refused (false) and logged. */
-export const MAX_OUTBOUND_QUEUE = 10_000
+/**
+ * How long a frame may expect to wait for its connection's budget: a send that would queue past this
+ * (the rate times this long, 400 frames at the default budget) is refused (false) and logged, as a send
+ * on a dead connection is. Every timeout that rests on a frame (a chain lookup's 10 s, a peer's 15 s of
+ * silence, an offer's wave) is longer.
+ */
+export const MAX_OUTBOUND_WAIT_MS = 5_000
+/**
+ * Frames that go ahead of the queued bulk (still within the budget): liveness and chain lookups, whose
+ * order against task frames means nothing. Task frames keep their order (a cancel never overtakes its offer).
+ */
+const AHEAD: ReadonlySet<MessageType> = new Set(['heartbeat', 'chain_request', 'chain_response'] as MessageType[])
 
 /** Score cost of each kind of misbehaviour. */
 export const PENALTY_POINTS: Partial<Record<DropReason, number>> & { default: number } = {
@@ -97,7 +108,7 @@ export interface MessengerOptions {
 
 interface PeerState { tokens: number, refilledAt: number, score: number, scoredAt: number, warned: boolean, full: boolean }
 /** This node's sends to one connection: the tokens left of its share of the receiver's budget, and what waits. */
-interface Outbound { tokens: number, refilledAt: number, queue: Array<() => Uint8Array>, timer: Timer | null, warned: boolean }
+interface Outbound { tokens: number, refilledAt: number, ahead: Array<() => Uint8Array>, queue: Array<() => Uint8Array>, timer: Timer | null, warned: boolean }
 
 export type InboundHandler = (msg: Envelope, peer: string) => void
 
@@ -177,7 +188,7 @@ export class Messenger implements Network {
     }
     const peer = this.#peerOfHotkey.get(to)
     if (peer === undefined || this.#link === null) return false
-    return this.#emit(peer, () => this.frame(type, body, to))
+    return this.#emit(peer, () => this.frame(type, body, to), AHEAD.has(type))
   }
 
   sendToPeer<T extends MessageType> (peer: string, type: T, body: MessageBody<T>): boolean {
@@ -197,36 +208,39 @@ export class Messenger implements Network {
     let frame: Uint8Array | undefined
     const make = (): Uint8Array => (frame ??= this.frame(type, body))
     let n = 0
-    for (const peer of this.gate.admitted()) if (this.#emit(peer, make)) n++
+    for (const peer of this.gate.admitted()) if (this.#emit(peer, make, AHEAD.has(type))) n++
     return n
   }
 
   /** Frames waiting for a connection's budget now (tests, metrics). */
   outboundQueued (hotkey?: string): number {
-    if (hotkey !== undefined) return this.#outbound.get(this.#peerOfHotkey.get(hotkey) ?? '')?.queue.length ?? 0
+    const waiting = (o: Outbound | undefined): number => o === undefined ? 0 : o.ahead.length + o.queue.length
+    if (hotkey !== undefined) return waiting(this.#outbound.get(this.#peerOfHotkey.get(hotkey) ?? ''))
     let n = 0
-    for (const o of this.#outbound.values()) n += o.queue.length
+    for (const o of this.#outbound.values()) n += waiting(o)
     return n
   }
 
   /**
    * Sends a frame on `peer` within this node's share of the receiver's budget, or queues it (made, and
-   * so signed and stamped, when it goes). False when the connection is gone or its queue is full.
+   * so signed and stamped, when it goes; `ahead`: before the queued bulk). False when the connection is
+   * gone or the frame would wait longer than MAX_OUTBOUND_WAIT_MS.
    */
-  #emit (peer: string, make: () => Uint8Array): boolean {
+  #emit (peer: string, make: () => Uint8Array, ahead: boolean): boolean {
     const link = this.#link
     if (link === null) return false
     const o = this.#refillOutbound(peer)
-    if (o.queue.length === 0 && o.tokens >= 1) {
+    if (o.ahead.length === 0 && (ahead || o.queue.length === 0) && o.tokens >= 1) {
       o.tokens -= 1
       return link.send(peer, make())
     }
-    if (o.queue.length >= MAX_OUTBOUND_QUEUE) {
+    const lane = ahead ? o.ahead : o.queue
+    if (lane.length >= Math.ceil(this.#limits.framesPerSecond * OUTBOUND_SHARE * MAX_OUTBOUND_WAIT_MS / 1000)) {
       this.#count('send_queue_full')
-      if (!o.warned) { o.warned = true; this.#log.warn({ peer: peer.slice(0, 16), queued: o.queue.length, event: 'send_queue_full' }, 'frames to a peer wait past the queue bound; sends refused') }
+      if (!o.warned) { o.warned = true; this.#log.warn({ peer: peer.slice(0, 16), queued: o.ahead.length + o.queue.length, event: 'send_queue_full' }, 'frames to a peer would wait past the bound; sends refused') }
       return false
     }
-    o.queue.push(make)
+    lane.push(make)
     this.#scheduleOutbound(peer, o)
     return true
   }
@@ -236,7 +250,7 @@ export class Messenger implements Network {
     const burst = Math.max(1, Math.floor(this.#limits.burst * OUTBOUND_SHARE))
     let o = this.#outbound.get(peer)
     if (o === undefined) {
-      o = { tokens: burst, refilledAt: now, queue: [], timer: null, warned: false }
+      o = { tokens: burst, refilledAt: now, ahead: [], queue: [], timer: null, warned: false }
       this.#outbound.set(peer, o)
       return o
     }
@@ -252,12 +266,12 @@ export class Messenger implements Network {
       o.timer = null
       if (this.#outbound.get(peer) !== o) return // the connection went meanwhile
       this.#refillOutbound(peer)
-      while (o.queue.length > 0 && o.tokens >= 1) {
+      while ((o.ahead.length > 0 || o.queue.length > 0) && o.tokens >= 1) {
         o.tokens -= 1
-        const make = o.queue.shift()!
+        const make = o.ahead.length > 0 ? o.ahead.shift()! : o.queue.shift()!
         if (this.#link === null || !this.#link.send(peer, make())) { this.#dropOutbound(peer); return }
       }
-      if (o.queue.length > 0) this.#scheduleOutbound(peer, o)
+      if (o.ahead.length > 0 || o.queue.length > 0) this.#scheduleOutbound(peer, o)
       else o.warned = false
     })
   }

@@ -114,3 +114,28 @@ t.test('a burst past the receiver\'s budget waits at the sender and arrives whol
   await pair.settle()
   t.equal(got.length, before, 'nothing sent after the cut')
 })
+
+t.test('heartbeats go ahead of queued task frames; a send that would wait past the bound is refused', async t => {
+  const clock = new ManualClock(Date.now())
+  const pair = linkedMessengers(clock, { a: 'orchestrator', b: 'validator' })
+  const got: string[] = []
+  pair.b.on('prism_scores', (msg) => got.push(`bulk ${(msg.body as { epoch: number }).epoch}`))
+  pair.b.on('heartbeat', (msg) => got.push(`hb ${(msg.body as { seq: number }).seq}`))
+  await pair.settle()
+  const bulk = (i: number): boolean => pair.a.send(pair.keyB.address, 'prism_scores', { epoch: i, computedAt: clock.now(), scores: [] })
+  let accepted = 0
+  for (let i = 0; i < 1_000; i++) if (bulk(i)) accepted++
+  // 80 at once, and 400 more (5 s at 80 a second) wait; the rest is refused, as on a dead connection.
+  t.equal(accepted, 480, 'a burst past the wait bound is refused, not queued without end')
+  t.equal(pair.a.dropped.get('send_queue_full'), 520)
+  t.equal(pair.a.send(pair.keyB.address, 'heartbeat', { role: 'orchestrator', seq: 1, capacity: { slots: 1, bandwidthMbps: 1 }, load: 0, workers: 0 }), true)
+  await pair.settle()
+  t.equal(got.length, 80)
+  clock.advance(50) // room for a few frames: the heartbeat goes first
+  await pair.settle()
+  t.equal(got[80], 'hb 1', 'the heartbeat went before the 400 queued task frames')
+  for (let ms = 0; ms < 10_000 && got.length < 481; ms += 100) { clock.advance(100); await pair.settle() }
+  t.equal(got.length, 481, 'then every queued frame, none lost')
+  t.same(got.filter(g => g.startsWith('bulk')), Array.from({ length: 480 }, (_, i) => `bulk ${i}`), 'task frames in order')
+  t.equal(pair.b.dropped.get('rate_limited') ?? 0, 0, 'the receiver dropped nothing for its budget')
+})
