@@ -1,7 +1,7 @@
 import t from 'tap'
 import {
   cryptoReady, newHotkey, signUrl, verifySignedUrl, canonicalRequest, authorityOf, requestTarget,
-  AUDIENCE_PARAM, EXPIRES_PARAM, SIGNATURE_PARAM, SIGNER_PARAM, type VerifyUrlOptions
+  AUDIENCE_PARAM, EXPIRES_PARAM, SIGNATURE_PARAM, SIGNER_PARAM, mintedUrls, type VerifyUrlOptions
 } from '../../protocol/index.ts'
 
 await cryptoReady()
@@ -86,4 +86,38 @@ t.test('unsigned, malformed and untrusted URLs are refused', async t => {
 t.test('the canonical string is documented and stable', async t => {
   const url = new URL('http://h/a%20b/c?z=2&a=x%2By&a=1&X-Bwn-Signature=ignored')
   t.equal(new TextDecoder().decode(canonicalRequest('put', 'H:80', 'bwnet-sink', url)), 'bwnet-signed-url/v2\nbwnet-sink\nPUT\nh:80\n/a%20b/c\na=1&a=x%2By&z=2')
+})
+
+t.test('a URL signed in this process is checked against what was signed; nothing else rides on that', async t => {
+  const url = signUrl({ method: 'PUT', url: 'http://10.0.0.1:8100/sink/uploads/u1/chunks/0?slot=1', audience: 'bwnet-sink', expiresAt: NOW + 60_000, key: coordinator })
+  const target = requestTarget(url)
+  const put = (u: string | URL, over: Partial<VerifyUrlOptions> = {}) => at(u, { method: 'PUT', audience: 'bwnet-sink', ...over })
+  const hits = mintedUrls.hits
+  t.ok(put(target).ok)
+  t.equal(mintedUrls.hits, hits + 1, 'answered from memory')
+
+  // The same signature over anything else is not vouched for and fails the real check.
+  const other = new URL(url); other.searchParams.set('slot', '2')
+  t.same(put(other), { ok: false, reason: 'bad_signature' }, 'another parameter value')
+  t.same(put(target, { authority: '10.0.0.2:8100' }), { ok: false, reason: 'bad_signature' }, 'another authority')
+  t.same(put(target, { method: 'POST' }), { ok: false, reason: 'bad_signature' }, 'another method')
+  t.same(put(target.replace('/chunks/0', '/chunks/1')), { ok: false, reason: 'bad_signature' }, 'another path')
+  const claimed = new URL(url); claimed.searchParams.set(SIGNER_PARAM, stranger.address)
+  t.same(put(claimed, { trustedSigners: new Set([coordinator.address, stranger.address]) }), { ok: false, reason: 'bad_signature' }, 'another signer named')
+  t.equal(mintedUrls.hits, hits + 1, 'none of them matched what was signed')
+
+  t.same(put(target, { now: NOW + 60_000 }), { ok: false, reason: 'expired' }, 'expired, as without the memory')
+  t.same(put(target, { trustedSigners: new Set() }), { ok: false, reason: 'untrusted_signer' }, 'the trusted set is still asked')
+
+  mintedUrls.clear()
+  t.ok(put(target).ok, 'forgotten, it verifies the long way')
+  t.equal(mintedUrls.hits, hits + 1)
+
+  const thirdParty = signUrl({ method: 'PUT', url: 'http://elsewhere.example/x', audience: 'http-destination', expiresAt: NOW + 60_000, key: coordinator })
+  t.ok(thirdParty)
+  t.equal(mintedUrls.size, 0, 'a URL for a third-party server is not kept: no bwnet endpoint checks it')
+
+  for (let i = 0; i < mintedUrls.max + 10; i++) signUrl({ method: 'GET', url: `http://10.0.0.1:8100/c/${i}`, audience: 'bwnet-data', expiresAt: NOW + 60_000, key: coordinator })
+  t.equal(mintedUrls.size, mintedUrls.max, 'bounded')
+  mintedUrls.clear()
 })
