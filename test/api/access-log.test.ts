@@ -1,0 +1,44 @@
+// One access line per request, written when it is answered, with the request and the answer together.
+import t from 'tap'
+import { buildApp } from '../../api/app.ts'
+import { testDeps } from '../helpers/api.ts'
+
+const env = testDeps()
+const app = await buildApp(env.deps)
+app.get('/probe/fails', { schema: { response: { 200: { type: 'object', properties: {} } } } }, async () => { throw new Error('the handler broke') })
+await app.ready()
+t.teardown(() => app.close())
+
+const linesFor = (path: string) => env.logLines.map(l => JSON.parse(l)).filter(l => typeof l.req?.url === 'string' && l.req.url.startsWith(path))
+
+t.test('an answered request leaves one line: method, redacted URL, status, response time', async t => {
+  const res = await app.inject({ method: 'GET', url: '/healthz?token=hunter2' })
+  t.equal(res.statusCode, 200)
+  const lines = linesFor('/healthz')
+  t.equal(lines.length, 1, 'one line, not one on arrival and one on answer')
+  const [line] = lines
+  t.equal(line.msg, 'request completed')
+  t.equal(line.level, 30)
+  t.equal(line.req.method, 'GET')
+  t.equal(line.req.url, '/healthz?token=[redacted]')
+  t.equal(line.res.statusCode, 200)
+  t.type(line.responseTime, 'number')
+  t.type(line.reqId, 'string', 'the request id ties it to what the handler logged')
+  t.notOk(env.logLines.some(l => l.includes('"incoming request"')))
+})
+
+t.test('a refused request is logged with its status', async t => {
+  const res = await app.inject({ method: 'GET', url: '/admin/organizations' })
+  t.equal(res.statusCode, 401)
+  const lines = linesFor('/admin/organizations')
+  t.equal(lines.length, 1)
+  t.equal(lines[0].res.statusCode, 401)
+})
+
+t.test('a failing handler still leaves its access line, with the status sent', async t => {
+  const res = await app.inject({ method: 'GET', url: '/probe/fails' })
+  t.equal(res.statusCode, 500)
+  const lines = linesFor('/probe/fails').filter(l => l.msg === 'request completed')
+  t.equal(lines.length, 1)
+  t.equal(lines[0].res.statusCode, 500)
+})
