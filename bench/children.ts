@@ -1,5 +1,6 @@
 // Child processes of a bench: stopped the same way everywhere.
 import type { ChildProcess } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
 
 /** How long a child may take to exit after SIGTERM before it is killed. */
 export const STOP_GRACE_MS = 10_000
@@ -15,4 +16,20 @@ export async function stopChild (child: ChildProcess, graceMs = STOP_GRACE_MS): 
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
   await exited
   clearTimeout(timer)
+}
+
+const CLOCK_TICKS = 100 // USER_HZ of /proc/<pid>/stat on Linux
+
+/** User and system CPU seconds of a process (or one of its threads) from its /proc stat file; null when unreadable. */
+export async function userSystemOf (statPath: string): Promise<[number, number] | null> {
+  try {
+    const fields = (await readFile(statPath, 'utf8')).replace(/^.*\) /s, '').split(' ')
+    return [Number(fields[11]) / CLOCK_TICKS, Number(fields[12]) / CLOCK_TICKS]
+  } catch { return null }
+}
+
+/** CPU seconds (user + system) a process, or one of its threads, has used so far, from /proc (Linux); null when unreadable. */
+export async function cpuSecondsOf (pid: number, thread?: number): Promise<number | null> {
+  const cpu = await userSystemOf(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`)
+  return cpu === null ? null : cpu[0] + cpu[1]
 }

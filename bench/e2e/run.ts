@@ -15,7 +15,7 @@ import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { floodChunk } from '../ingest/flood.ts'
 import { sinkFilePath } from '../../node/adapters/destinations/node-sink.ts'
-import { stopChild } from '../children.ts'
+import { cpuSecondsOf, stopChild, userSystemOf } from '../children.ts'
 
 const MIB = 1024 * 1024
 const MAX_SIZE_MIB = 16 * 1024
@@ -87,7 +87,6 @@ const oversizeMib = Number(args['oversize-mib'])
 const oversizeCount = Number(args['oversize-count'])
 if (!Number.isInteger(oversizeMib) || oversizeMib < 0 || oversizeMib > 4096) throw new Error('--oversize-mib 0..4096')
 if (!Number.isInteger(oversizeCount) || oversizeCount < 1 || oversizeCount > 16) throw new Error('--oversize-count 1..16')
-const CLOCK_TICKS = 100 // USER_HZ of /proc/<pid>/stat on Linux
 const CHUNK_BYTES = 16 * MIB // the CLI's chunk size for files up to ~52 GiB: each chunk of the source differs
 
 const children: ChildProcess[] = []
@@ -242,20 +241,6 @@ async function rssOf (pid: number): Promise<number | null> {
     const m = /^VmRSS:\s+(\d+) kB$/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))
     return m === null ? null : Number(m[1]) * 1024
   } catch { return null }
-}
-
-/** User and system CPU seconds of a process (or one of its threads) from its /proc stat file; null when unreadable. */
-async function userSystemOf (statPath: string): Promise<[number, number] | null> {
-  try {
-    const fields = (await readFile(statPath, 'utf8')).replace(/^.*\) /s, '').split(' ')
-    return [Number(fields[11]) / CLOCK_TICKS, Number(fields[12]) / CLOCK_TICKS]
-  } catch { return null }
-}
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); null when unreadable. */
-async function cpuSecondsOf (pid: number, thread?: number): Promise<number | null> {
-  const cpu = await userSystemOf(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`)
-  return cpu === null ? null : cpu[0] + cpu[1]
 }
 
 /** CPU seconds (user, system) of each thread of a process, by thread id. */

@@ -15,7 +15,7 @@ import { createInterface } from 'node:readline'
 import PQueue from 'p-queue'
 import { cryptoReady, newHotkey } from '../../protocol/index.ts'
 import { floodChunk, type FloodResult } from './flood.ts'
-import { stopChild } from '../children.ts'
+import { cpuSecondsOf, stopChild } from '../children.ts'
 
 const MIB = 1024 * 1024
 const MB = 1_000_000
@@ -65,11 +65,8 @@ async function rssOf (pid: number): Promise<number | null> {
 
 /** CPU time (user + system, ms) a process has used so far, from /proc (Linux); null elsewhere. */
 async function cpuMsOf (pid: number): Promise<number | null> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 10 ms
-  } catch { return null }
+  const s = await cpuSecondsOf(pid)
+  return s === null ? null : s * 1000
 }
 
 /** Samples a process's RSS every 50 ms until stopped; returns the peak. */

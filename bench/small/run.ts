@@ -5,10 +5,10 @@
 // byte for byte. docs/benchmarks.md#small-transfers.
 // It also prints where the transfers waited: the median time each stage was reached (a sample of 50).
 // Usage: npm run bench:small -- [--transfers 200] [--size-kib 1024] [--concurrency 200] [--rounds 1]
-//        [--workers 2] [--profile DIR] [--devnet-args '...'] [--out file]
+//        [--workers 2] [--profile DIR] [--keep-log FILE] [--devnet-args '...'] [--out file]
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtemp, mkdir, readFile, rm, unlink, writeFile } from 'node:fs/promises'
+import { copyFile, mkdtemp, mkdir, readFile, rm, unlink, writeFile } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -19,7 +19,7 @@ import PQueue from 'p-queue'
 import { TransferApiClient } from '../../node/transfers/api-client.ts'
 import { sinkFilePath } from '../../node/adapters/destinations/node-sink.ts'
 import { cryptoReady, newHotkey } from '../../protocol/index.ts'
-import { stopChild } from '../children.ts'
+import { cpuSecondsOf, stopChild } from '../children.ts'
 
 const KIB = 1024
 const MAX_TRANSFERS = 2000
@@ -42,6 +42,8 @@ const { values: args } = parseArgs({
     'devnet-args': { type: 'string', default: '' },
     // Profile the devnet: --cpu-prof into this directory.
     profile: { type: 'string' },
+    // Copy the devnet's log (devnet.log under its --data, info and above) here before it is removed.
+    'keep-log': { type: 'string' },
     out: { type: 'string', default: join(import.meta.dirname, '..', 'out', 'small.json') }
   }
 })
@@ -205,14 +207,19 @@ async function main (): Promise<void> {
     const hotkey = newHotkey().address
 
     let verified = 0 // delivered files read back from the sink and compared with what was sent
-    const per: { bwnet: number[], bwnetUpload: number[], bwnetPolled: number[], baseline: number[], stages: Array<Record<string, number>> } = { bwnet: [], bwnetUpload: [], bwnetPolled: [], baseline: [], stages: [] }
+    const per: { bwnet: number[], bwnetUpload: number[], bwnetPolled: number[], cpuMs: Array<{ process: number, mainThread: number } | null>, baseline: number[], stages: Array<Record<string, number>> } = { bwnet: [], bwnetUpload: [], bwnetPolled: [], cpuMs: [], baseline: [], stages: [] }
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? ['bwnet', 'baseline'] : ['baseline', 'bwnet']
       for (const path of order) {
         const batch = files(round).map(f => ({ ...f, name: `${path}-${f.name}` }))
         if (path === 'bwnet') {
+          // The devnet's CPU over the round (all its threads, and its main thread alone): steadier than a
+          // rate on a shared 2-core machine, and what per-transfer work the devnet does.
+          const cpu0 = [await cpuSecondsOf(devnet.pid!), await cpuSecondsOf(devnet.pid!, devnet.pid!)]
           const r = await viaBwnet(batch, client, hotkey)
+          const cpu1 = [await cpuSecondsOf(devnet.pid!), await cpuSecondsOf(devnet.pid!, devnet.pid!)]
           per.bwnet.push(r.ms); per.bwnetUpload.push(r.uploadMs); per.bwnetPolled.push(r.polledMs)
+          per.cpuMs.push(cpu0.includes(null) || cpu1.includes(null) ? null : { process: (cpu1[0]! - cpu0[0]!) * 1000 / count, mainThread: (cpu1[1]! - cpu0[1]!) * 1000 / count })
           const orchestrator = file.nodes.find((n: { role: string }) => n.role === 'orchestrator').hotkey as string
           per.stages.push(await stagesOf(file.baseUrl, created.key, file.keys.admin, orchestrator, r.ids, r.wall0))
           for (const f of batch) {
@@ -242,7 +249,8 @@ async function main (): Promise<void> {
       workers,
       // ms: first create to the last completion (the orchestrator's completed_at); uploadMs: until every
       // finalize was answered; polledMs: until the client saw every one completed.
-      bwnet: { perSecond: count / (bwnetMs / 1000), ms: per.bwnet, uploadMs: per.bwnetUpload, polledMs: per.bwnetPolled },
+      // cpuMsPerTransfer: the devnet's CPU ms per transfer over each round (the process, its main thread).
+      bwnet: { perSecond: count / (bwnetMs / 1000), ms: per.bwnet, uploadMs: per.bwnetUpload, polledMs: per.bwnetPolled, cpuMsPerTransfer: per.cpuMs },
       // Per round: the median ms (after its first create) at which a sample of its transfers reached each stage.
       stages: per.stages,
       baseline: { perSecond: count / (baselineMs / 1000), ms: per.baseline },
@@ -255,6 +263,7 @@ async function main (): Promise<void> {
     await writeFile(args.out!, JSON.stringify(result, null, 2) + '\n')
     process.stderr.write(`small: ${count} × ${sizeBytes / KIB} KiB, ${concurrency} at a time: bwnet ${result.bwnet.perSecond.toFixed(1)} transfers/s (median ${bwnetMs.toFixed(0)} ms), ` +
       `direct durable PUTs ${result.baseline.perSecond.toFixed(1)}/s (${baselineMs.toFixed(0)} ms): ${result.ratio.toFixed(3)}× the baseline's rate; ${verified} of ${count * rounds} read back identical; goal ≥ ${GOAL_PER_SECOND}/s ${result.goal.met ? 'met' : 'not met'}\n`)
+    for (const [i, c] of per.cpuMs.entries()) if (c !== null) process.stderr.write(`devnet CPU, round ${i}: ${c.process.toFixed(1)} ms per transfer (main thread ${c.mainThread.toFixed(1)} ms)\n`)
     for (const [i, st] of per.stages.entries()) process.stderr.write(`stages, round ${i} (median ms after the first create): ${Object.entries(st).map(([k, v]) => `${k} ${v}`).join(', ')}\n`)
     process.stdout.write(JSON.stringify(result) + '\n')
     await stopChild(receiver)
@@ -262,6 +271,7 @@ async function main (): Promise<void> {
     putAgent.destroy()
   } finally {
     killAll()
+    if (args['keep-log'] !== undefined) await copyFile(join(work, 'devnet', 'devnet.log'), args['keep-log']).catch((err: Error) => process.stderr.write(`devnet log not kept: ${err.message}\n`))
     await rm(work, { recursive: true, force: true })
   }
 }
