@@ -41,8 +41,46 @@ export type AttachmentCheck = { ok: true, attachment: Attachment } | { ok: false
 /** What is known of the issuer's registration: its role and UID (null for a trusted or self standing). */
 export interface IssuerStanding { role: Role, uid: number | null, source: string }
 
+function canonicalText (a: Omit<Attachment, 'signature'>): string {
+  return [ATTACHMENT_VERSION, a.worker, a.workerId, a.orchestrator, a.limits.slots ?? '-', a.issuedAt, a.expiresAt, a.serial].join('\n')
+}
+
 function canonical (a: Omit<Attachment, 'signature'>): Uint8Array {
-  return ENCODER.encode([ATTACHMENT_VERSION, a.worker, a.workerId, a.orchestrator, a.limits.slots ?? '-', a.issuedAt, a.expiresAt, a.serial].join('\n'))
+  return ENCODER.encode(canonicalText(a))
+}
+
+/**
+ * Signatures already verified, by signature: an attachment travels with every verify request that names
+ * its worker and is checked again at each standing lookup, so the same few are checked over and over
+ * (two sr25519 verifications per verify request, a quarter of a validator's CPU on small transfers). A
+ * hit needs the same signature over byte-for-byte the same canonical text, which names the issuer: that
+ * triple verified once verifies forever. Only the signature is remembered; every other check (worker,
+ * times, issuer standing, revocation) runs every time. Bounded; the oldest go first.
+ */
+const verifiedSignatures = new Map<string, string>()
+const MAX_VERIFIED_SIGNATURES = 4096
+let verifiedHits = 0
+
+function verifiedBefore (signature: string, text: string): boolean {
+  const hit = verifiedSignatures.get(signature) === text
+  if (hit) verifiedHits++
+  return hit
+}
+
+function rememberVerified (signature: string, text: string): void {
+  if (verifiedSignatures.size >= MAX_VERIFIED_SIGNATURES) {
+    const oldest = verifiedSignatures.keys().next()
+    if (oldest.done !== true) verifiedSignatures.delete(oldest.value)
+  }
+  verifiedSignatures.set(signature, text)
+}
+
+/** How many attachment signatures are remembered as verified, how many checks they answered, and forgetting them (tests). */
+export const verifiedAttachments = {
+  get size (): number { return verifiedSignatures.size },
+  get hits (): number { return verifiedHits },
+  clear: (): void => verifiedSignatures.clear(),
+  max: MAX_VERIFIED_SIGNATURES
 }
 
 /** Issues an attachment for `worker`, signed by the orchestrator's `key`. */
@@ -70,7 +108,11 @@ export function checkAttachmentSelf (value: unknown, opts: { worker: string, now
   if (a.issuedAt > opts.now + MAX_CLOCK_SKEW_MS) return { ok: false, reason: 'not_yet_valid' }
   if (a.expiresAt <= opts.now) return { ok: false, reason: 'expired' }
   const { signature, ...body } = a
-  if (!verify(a.orchestrator, canonical(body), fromHex(signature))) return { ok: false, reason: 'bad_signature' }
+  const text = canonicalText(body)
+  if (!verifiedBefore(signature, text)) {
+    if (!verify(a.orchestrator, ENCODER.encode(text), fromHex(signature))) return { ok: false, reason: 'bad_signature' }
+    rememberVerified(signature, text)
+  }
   return { ok: true, attachment: a }
 }
 

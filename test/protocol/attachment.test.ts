@@ -1,7 +1,7 @@
 // Worker attachments: signed by an orchestrator's hotkey, checked for signature, worker, times, the
 // issuer's standing and its revocations.
 import t from 'tap'
-import { cryptoReady, newHotkey, nodeIdOf, signAttachment, checkAttachment, ATTACHMENT_MAX_LIFETIME_MS, type Attachment } from '../../protocol/index.ts'
+import { cryptoReady, newHotkey, nodeIdOf, signAttachment, checkAttachment, verifiedAttachments, ATTACHMENT_MAX_LIFETIME_MS, type Attachment } from '../../protocol/index.ts'
 
 await cryptoReady()
 const orch = newHotkey()
@@ -67,4 +67,35 @@ t.test('any tampered field breaks the signature', async t => {
   t.same(check({ ...selfSigned, orchestrator: orch.address }), { ok: false, reason: 'bad_signature' }, 'signed by another key, naming the orchestrator')
   t.same(check({ ...a, extra: 1 }), { ok: false, reason: 'malformed' })
   t.same(check(null), { ok: false, reason: 'malformed' })
+})
+
+t.test('a signature verified once is not verified again; nothing else is remembered', async t => {
+  verifiedAttachments.clear()
+  const a = signAttachment(orch, { worker: worker.address, issuedAt: NOW, slots: 4 })
+  const hits = verifiedAttachments.hits
+  t.ok(check(a).ok)
+  t.equal(verifiedAttachments.size, 1)
+  t.ok(check(structuredClone(a)).ok, 'the same attachment again (a copy, as a new frame carries it)')
+  t.equal(verifiedAttachments.hits, hits + 1, 'answered without sr25519')
+
+  // The remembered signature vouches for nothing but the exact text it was verified over.
+  t.same(check({ ...a, limits: { slots: 40 } }), { ok: false, reason: 'bad_signature' }, 'another limit')
+  t.same(check({ ...a, expiresAt: a.expiresAt + 1 }), { ok: false, reason: 'bad_signature' }, 'another expiry')
+  t.same(check({ ...a, serial: 'f'.repeat(32) }), { ok: false, reason: 'bad_signature' }, 'another serial')
+  t.same(check({ ...a, orchestrator: other.address }), { ok: false, reason: 'bad_signature' }, 'another issuer named')
+  t.equal(verifiedAttachments.hits, hits + 1)
+
+  // Every other check still runs on a remembered one.
+  t.same(check(a, { now: a.expiresAt }), { ok: false, reason: 'expired' })
+  t.same(check(a, { worker: other.address }), { ok: false, reason: 'wrong_worker' })
+  t.same(check(a, { issuer: null }), { ok: false, reason: 'issuer_unregistered' })
+  t.same(check(a, { revoked: () => true }), { ok: false, reason: 'revoked' })
+
+  const forged = { ...signAttachment(other, { worker: worker.address, issuedAt: NOW }), orchestrator: orch.address }
+  t.same(check(forged), { ok: false, reason: 'bad_signature' })
+  t.equal(verifiedAttachments.size, 1, 'a failed verification is not remembered')
+
+  for (let i = 0; i < verifiedAttachments.max + 5; i++) check(signAttachment(orch, { worker: worker.address, issuedAt: NOW, serial: i.toString(16).padStart(32, '0') }))
+  t.equal(verifiedAttachments.size, verifiedAttachments.max, 'bounded')
+  verifiedAttachments.clear()
 })
