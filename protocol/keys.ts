@@ -51,10 +51,35 @@ export function sign (key: KeyPair, message: Uint8Array): Uint8Array {
   return sr25519Sign(message, { publicKey: key.publicKey, secretKey: key.secretKey })
 }
 
+/**
+ * Addresses already decoded, with their public key and whether they are valid bwnet hotkeys (prefix 42):
+ * every frame names its sender, and decoding an SS58 address (base58 and a blake2b checksum) twice per
+ * frame was a few percent of a busy node's CPU. A pure function of the string, so remembering it is safe;
+ * only well-formed addresses are kept, and at most MAX_DECODED of them (the oldest go first).
+ */
+const decoded = new Map<string, { publicKey: Uint8Array, hotkey: boolean }>()
+const MAX_DECODED = 4096
+
+function decodedAddress (address: string): { publicKey: Uint8Array, hotkey: boolean } {
+  let entry = decoded.get(address)
+  if (entry === undefined) {
+    const publicKey = decodeAddress(address) // throws on a malformed address
+    let hotkey = false
+    try { hotkey = checkAddress(address, SS58_PREFIX)[0] } catch {}
+    entry = { publicKey, hotkey }
+    if (decoded.size >= MAX_DECODED) {
+      const oldest = decoded.keys().next()
+      if (oldest.done !== true) decoded.delete(oldest.value)
+    }
+    decoded.set(address, entry)
+  }
+  return entry
+}
+
 /** True when `signature` is `address`'s signature over `message`; false on any malformed input. */
 export function verify (address: string | Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   try {
-    const publicKey = typeof address === 'string' ? decodeAddress(address) : address
+    const publicKey = typeof address === 'string' ? decodedAddress(address).publicKey : address
     return signature.length === 64 && sr25519Verify(message, signature, publicKey)
   } catch {
     return false
@@ -63,8 +88,10 @@ export function verify (address: string | Uint8Array, message: Uint8Array, signa
 
 /** Checks an SS58 address including its checksum; returns the reason when it is not valid. */
 export function checkHotkey (address: string): { ok: true } | { ok: false, reason: string } {
+  if (decoded.get(address)?.hotkey === true) return { ok: true }
   try {
     const [ok, reason] = checkAddress(address, SS58_PREFIX)
+    if (ok) decodedAddress(address)
     return ok ? { ok: true } : { ok: false, reason: reason ?? 'invalid address' }
   } catch (err) {
     return { ok: false, reason: (err as Error).message }
