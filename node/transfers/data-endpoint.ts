@@ -84,6 +84,7 @@ async function openSignedChunk (src: ChunkSource, signedPath: string): Promise<{
 export function dataRoutes (src: ChunkSource) {
   return async function (app: FastifyInstance): Promise<void> {
     app.get(`${DATA_PREFIX}/:transferId/chunks/:index`, {
+      config: { internal: true },
       schema: {
         hide: true,
         params: Type.Object({ transferId: Type.String({ format: 'uuid' }), index: Type.Integer({ minimum: 0 }) }),

@@ -5,6 +5,10 @@ import { testDeps } from '../helpers/api.ts'
 
 const env = testDeps()
 const app = await buildApp(env.deps)
+app.get('/probe/internal', { config: { internal: true }, schema: { querystring: { type: 'object', properties: { ok: { type: 'string' } } } } }, async (req, reply) => {
+  if ((req.query as { ok?: string }).ok !== 'yes') return await reply.code(403).send({ refused: true })
+  return { fine: true }
+})
 app.get('/probe/fails', { schema: { response: { 200: { type: 'object', properties: {} } } } }, async () => { throw new Error('the handler broke') })
 await app.ready()
 t.teardown(() => app.close())
@@ -41,4 +45,11 @@ t.test('a failing handler still leaves its access line, with the status sent', a
   const lines = linesFor('/probe/fails').filter(l => l.msg === 'request completed')
   t.equal(lines.length, 1)
   t.equal(lines[0].res.statusCode, 500)
+})
+
+t.test('node-to-node routes: a success is logged at debug, a refusal at info', async t => {
+  t.equal((await app.inject({ method: 'GET', url: '/probe/internal?ok=yes' })).statusCode, 200)
+  t.equal((await app.inject({ method: 'GET', url: '/probe/internal?ok=no' })).statusCode, 403)
+  const lines = linesFor('/probe/internal')
+  t.same(lines.map(l => [l.res.statusCode, l.level]), [[200, 20], [403, 30]])
 })

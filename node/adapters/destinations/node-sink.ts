@@ -172,6 +172,8 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   // Chunk bodies are not parsed: the chunk route streams req.raw into the file itself.
   app.addContentTypeParser('application/octet-stream', (_req, _payload, done) => { done(null) })
 
+  // Node-to-node routes: their successful answers' access lines are at debug (api/app.ts).
+  app.addHook('onRoute', (route) => { route.config = { ...route.config, internal: true } })
   app.addHook('onRequest', async (req: FastifyRequest) => {
     verifySinkRequest(req.method, req.url, { authority: opts.authority, trustedSigners: opts.trustedSigners, now })
   })

@@ -55,7 +55,7 @@ export const sinkNameRoutes: FastifyPluginAsync<SinkNameRoutesOptions> = async f
     void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem)
   })
   app.addHook('onRequest', async (req) => { verifySinkRequest(req.method, req.url, opts) })
-  app.get<{ Querystring: Static<typeof NameQuery> }>('/sink/names', { schema: { hide: true, querystring: NameQuery } }, async (req) => {
+  app.get<{ Querystring: Static<typeof NameQuery> }>('/sink/names', { config: { internal: true }, schema: { hide: true, querystring: NameQuery } }, async (req) => {
     const filename = normalizeFilename(req.query.filename)
     const problem = pathProblem(filename)
     if (problem !== null) throw new SinkBadFilename(problem)
