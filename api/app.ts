@@ -58,21 +58,33 @@ function closeLiveSockets (this: FastifyInstance, done: () => void): void {
  * One access line per request, written when it is answered: method, redacted URL, peer, status and
  * response time together (Fastify's default writes two, one on arrival and one on answer, which on
  * a node moving small transfers was a tenth of every request's work: six internal requests per
- * transfer). A request still in flight shows in the metrics, not the log.
+ * transfer). A request that ends without an answer (the client went away, a streamed body was cut)
+ * gets a `request aborted` line when its connection closes; a WebSocket is logged when it opens and
+ * closes (api/routes/live.ts). A request still in flight shows in the metrics, not the log.
  */
 class AccessLog extends LogController {
-  override incomingRequest (): void {}
+  override incomingRequest (request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request) || request.headers.upgrade?.toLowerCase() === 'websocket') return
+    const raw = reply.raw
+    raw.once('close', () => {
+      if (raw.writableFinished || ANSWERED.has(request)) return
+      reply.log.info({ req: request, res: { statusCode: raw.headersSent ? raw.statusCode : null }, responseTime: reply.elapsedTime }, 'request aborted')
+    })
+  }
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return
+    ANSWERED.add(request)
     const line = { req: request, res: reply, responseTime: reply.elapsedTime }
     if (error) reply.log.error({ ...line, err: error }, 'request errored')
     // Node-to-node traffic (a node sink, staged chunk bytes: six requests per transfer) that went well
     // is at debug; a refusal there (a bad or expired signature, a conflict) stays at info.
-    else if (request.routeOptions.config?.internal === true && reply.statusCode < 400) reply.log.debug(line, 'request completed')
+    else if (reply.statusCode < 400 && request.routeOptions.config?.internal === true) reply.log.debug(line, 'request completed')
     else reply.log.info(line, 'request completed')
   }
 }
+/** Requests whose access line was written (a close after the answer writes none). */
+const ANSWERED = new WeakSet<FastifyRequest>()
 
 declare module 'fastify' {
   interface FastifyContextConfig {

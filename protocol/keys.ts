@@ -55,26 +55,37 @@ export function sign (key: KeyPair, message: Uint8Array): Uint8Array {
  * Addresses already decoded, with their public key and whether they are valid bwnet hotkeys (prefix 42):
  * every frame names its sender, and decoding an SS58 address (base58 and a blake2b checksum) twice per
  * frame was a few percent of a busy node's CPU. A pure function of the string, so remembering it is safe;
- * only well-formed addresses are kept, and at most MAX_DECODED of them (the oldest go first).
+ * only addresses that decode are kept, at most MAX_DECODED of them (the oldest go first: a peer naming
+ * fresh addresses can only push others out, which costs a decode later, never a wrong answer).
  */
-const decoded = new Map<string, { publicKey: Uint8Array, hotkey: boolean }>()
+interface DecodedAddress { publicKey: Uint8Array, hotkey: boolean, reason: string }
+const decoded = new Map<string, DecodedAddress>()
 const MAX_DECODED = 4096
 
-function decodedAddress (address: string): { publicKey: Uint8Array, hotkey: boolean } {
-  let entry = decoded.get(address)
-  if (entry === undefined) {
-    const publicKey = decodeAddress(address) // throws on a malformed address
-    let hotkey = false
-    try { hotkey = checkAddress(address, SS58_PREFIX)[0] } catch {}
-    entry = { publicKey, hotkey }
-    if (decoded.size >= MAX_DECODED) {
-      const oldest = decoded.keys().next()
-      if (oldest.done !== true) decoded.delete(oldest.value)
-    }
-    decoded.set(address, entry)
+/** The address's public key, and whether (else why not) it is a bwnet hotkey; throws on one that does not decode. */
+function decodedAddress (address: string): DecodedAddress {
+  const known = decoded.get(address)
+  if (known !== undefined) return known
+  let hotkey = false
+  let reason = 'invalid address'
+  try {
+    const [ok, why] = checkAddress(address, SS58_PREFIX)
+    hotkey = ok
+    if (!ok && why !== null) reason = why
+  } catch (err) { reason = (err as Error).message }
+  let publicKey: Uint8Array
+  try { publicKey = decodeAddress(address) } catch (err) { throw new Error(hotkey ? (err as Error).message : reason) }
+  const entry = { publicKey, hotkey, reason }
+  if (decoded.size >= MAX_DECODED) {
+    const oldest = decoded.keys().next()
+    if (oldest.done !== true) decoded.delete(oldest.value)
   }
+  decoded.set(address, entry)
   return entry
 }
+
+/** How many decoded addresses are remembered, and forgetting them (tests). */
+export const decodedAddresses = { get size (): number { return decoded.size }, clear: (): void => decoded.clear(), max: MAX_DECODED }
 
 /** True when `signature` is `address`'s signature over `message`; false on any malformed input. */
 export function verify (address: string | Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
@@ -88,11 +99,9 @@ export function verify (address: string | Uint8Array, message: Uint8Array, signa
 
 /** Checks an SS58 address including its checksum; returns the reason when it is not valid. */
 export function checkHotkey (address: string): { ok: true } | { ok: false, reason: string } {
-  if (decoded.get(address)?.hotkey === true) return { ok: true }
   try {
-    const [ok, reason] = checkAddress(address, SS58_PREFIX)
-    if (ok) decodedAddress(address)
-    return ok ? { ok: true } : { ok: false, reason: reason ?? 'invalid address' }
+    const entry = decodedAddress(address)
+    return entry.hotkey ? { ok: true } : { ok: false, reason: entry.reason }
   } catch (err) {
     return { ok: false, reason: (err as Error).message }
   }

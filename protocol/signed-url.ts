@@ -20,6 +20,7 @@
 // client's to choose): it checks against the authority it serves under and its own audience, so a URL
 // minted for another host, port or kind of endpoint never verifies there. Scheme is not signed (a
 // TLS-terminating proxy in front keeps host and port). See docs/security.md for every token's fields.
+import { createHash } from 'node:crypto'
 import { sign, verify, type KeyPair } from './keys.ts'
 
 export const SIGNED_URL_VERSION = 'bwnet-signed-url/v2'
@@ -105,7 +106,9 @@ export function signUrl (options: SignUrlOptions): string {
  * goes through `verify` as before. Bounded in count; the oldest go first.
  */
 class MintedUrls {
-  readonly #entries = new Map<string, { text: string, expiresAt: number }>()
+  // signature → sha256 of `signer\ncanonical text` (the text can be kilobytes: a filename of 1,024
+  // characters, percent-encoded), and the URL's expiry.
+  readonly #entries = new Map<string, { digest: string, expiresAt: number }>()
   hits = 0
   readonly max: number
   constructor (max: number) { this.max = max }
@@ -115,7 +118,7 @@ class MintedUrls {
       const oldest = this.#entries.keys().next()
       if (oldest.done !== true) this.#entries.delete(oldest.value)
     }
-    this.#entries.set(signature, { text: `${signer}\n${canonical}`, expiresAt })
+    this.#entries.set(signature, { digest: digestOf(signer, canonical), expiresAt })
   }
 
   /** True only for a signature this process made, by `signer`, over exactly `canonical`. */
@@ -123,7 +126,7 @@ class MintedUrls {
     const entry = this.#entries.get(signature)
     if (entry === undefined) return false
     if (now >= entry.expiresAt) { this.#entries.delete(signature); return false }
-    const same = entry.text.length === signer.length + 1 + canonical.length && entry.text === `${signer}\n${canonical}`
+    const same = entry.digest === digestOf(signer, canonical)
     if (same) this.hits++
     return same
   }
@@ -131,7 +134,12 @@ class MintedUrls {
   get size (): number { return this.#entries.size }
   clear (): void { this.#entries.clear() }
 }
-// 8,192 URLs of ~0.5 KB: a few MiB at most; a coordinator mints a handful per chunk, each for minutes.
+
+function digestOf (signer: string, canonical: string): string {
+  return createHash('sha256').update(signer).update('\n').update(canonical).digest('base64url')
+}
+// 8,192 entries of ~0.3 KB (a signature, a digest, an expiry): ~2.5 MiB at most; a coordinator mints a
+// handful of URLs per chunk, each for minutes.
 const minted = new MintedUrls(8192)
 /** How many signed URLs are remembered, how many checks they answered, and forgetting them (tests). */
 export const mintedUrls = {

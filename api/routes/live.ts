@@ -67,9 +67,13 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
     const live = new LiveSocket(socket, limits, req.log)
     const keyId = req.principal!.keyId
     perKey.set(keyId, (perKey.get(keyId) ?? 0) + 1)
+    // Its access lines (api/app.ts writes none for an upgrade): who opened it, and how long it stayed.
+    const openedAt = performance.now()
+    req.log.info({ req, event: 'websocket_opened' }, 'websocket opened')
     live.onClose(() => {
       const n = (perKey.get(keyId) ?? 1) - 1
       if (n <= 0) perKey.delete(keyId); else perKey.set(keyId, n)
+      req.log.info({ req, event: 'websocket_closed', openMs: Math.round(performance.now() - openedAt) }, 'websocket closed')
     })
     return live
   }

@@ -1,5 +1,6 @@
 // One access line per request, written when it is answered, with the request and the answer together.
 import t from 'tap'
+import { request } from 'node:http'
 import { buildApp } from '../../api/app.ts'
 import { testDeps } from '../helpers/api.ts'
 
@@ -8,6 +9,10 @@ const app = await buildApp(env.deps)
 app.get('/probe/internal', { config: { internal: true }, schema: { querystring: { type: 'object', properties: { ok: { type: 'string' } } } } }, async (req, reply) => {
   if ((req.query as { ok?: string }).ok !== 'yes') return await reply.code(403).send({ refused: true })
   return { fine: true }
+})
+let releaseSlow: () => void = () => {}
+const slowSeen = new Promise<void>(resolve => {
+  app.get('/probe/slow', async () => { resolve(); await new Promise<void>(r => { releaseSlow = r }); return {} })
 })
 app.get('/probe/fails', { schema: { response: { 200: { type: 'object', properties: {} } } } }, async () => { throw new Error('the handler broke') })
 await app.ready()
@@ -52,4 +57,20 @@ t.test('node-to-node routes: a success is logged at debug, a refusal at info', a
   t.equal((await app.inject({ method: 'GET', url: '/probe/internal?ok=no' })).statusCode, 403)
   const lines = linesFor('/probe/internal')
   t.same(lines.map(l => [l.res.statusCode, l.level]), [[200, 20], [403, 30]])
+})
+
+t.test('a request the client gave up on leaves a `request aborted` line', async t => {
+  const base = await app.listen({ host: '127.0.0.1', port: 0 })
+  const req = request(`${base}/probe/slow?x=1`)
+  req.on('error', () => {})
+  req.end()
+  await slowSeen
+  req.destroy()
+  const deadline = Date.now() + 10_000
+  while (linesFor('/probe/slow').length === 0 && Date.now() < deadline) await new Promise(r => setTimeout(r, 10))
+  const [line] = linesFor('/probe/slow')
+  t.equal(line?.msg, 'request aborted')
+  t.equal(line?.req.method, 'GET')
+  t.equal(line?.res.statusCode, null, 'nothing was sent')
+  releaseSlow()
 })

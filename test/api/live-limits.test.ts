@@ -55,7 +55,17 @@ t.test('per-key socket limit, 426, 1003 and the handshake', async t => {
   second.ws.close()
   await second.closed
   again.ws.close()
+  await again.closed
   t.notMatch(logs.join('\n'), key, 'the key (headers or subprotocol) never reaches the logs')
+  // Each socket that opened has its access lines: opened, and closed with how long it stayed.
+  const lines = logs.map(l => JSON.parse(l))
+  const opened = lines.filter(l => l.event === 'websocket_opened')
+  t.equal(opened.length, 4, 'four sockets opened')
+  t.ok(opened.every(l => l.req?.url === `/transfers/${ID}/events` && typeof l.req?.remotePort === 'number'), 'with the URL and the peer')
+  const closedLines = (): Array<Record<string, unknown>> => logs.filter(l => l.includes('websocket_closed')).map(l => JSON.parse(l))
+  for (const deadline = Date.now() + 10_000; closedLines().length < 4 && Date.now() < deadline;) await new Promise(r => setTimeout(r, 10))
+  t.equal(closedLines().length, 4, 'four closed')
+  t.ok(closedLines().every(l => typeof l.openMs === 'number'), 'with how long each stayed open')
 })
 
 t.test('idle sockets are closed 4408; a peer that stops answering pings is dropped', async t => {

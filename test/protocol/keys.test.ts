@@ -1,7 +1,7 @@
 // Hotkeys: addresses are checked in full however often they are seen; signatures verify only for their signer.
 import t from 'tap'
 import { createRequire } from 'node:module'
-import { cryptoReady, newHotkey, sign, verify, checkHotkey, publicKeyOf } from '../../protocol/index.ts'
+import { cryptoReady, newHotkey, sign, verify, checkHotkey, publicKeyOf, decodedAddresses } from '../../protocol/index.ts'
 
 await cryptoReady()
 const require = createRequire(import.meta.url)
@@ -36,4 +36,24 @@ t.test('a signature verifies for its signer only, whatever was verified before',
   const copy = publicKeyOf(alice.address)
   copy.fill(0)
   t.ok(verify(alice.address, message, sig), 'a caller changing its copy of a public key changes nothing here')
+})
+
+t.test('decoded addresses are remembered, bounded; ones that do not decode are not', async t => {
+  decodedAddresses.clear()
+  const k = newHotkey()
+  t.same(checkHotkey(k.address), { ok: true })
+  t.equal(decodedAddresses.size, 1, 'a hotkey, once checked')
+  t.ok(verify(k.address, message, sign(k, message)))
+  t.equal(decodedAddresses.size, 1, 'the signature check used the same entry')
+  t.equal(checkHotkey('not an address').ok, false)
+  t.equal(checkHotkey(k.address.slice(0, -1) + (k.address.at(-1) === 'a' ? 'b' : 'a')).ok, false)
+  t.equal(decodedAddresses.size, 1, 'nothing kept for what does not decode')
+  const reason = checkHotkey(encodeAddress(k.publicKey, 2))
+  t.equal(reason.ok, false)
+  t.match(reason, { reason: /prefix/i }, 'another network\'s address says why, remembered or not')
+  t.match(checkHotkey(encodeAddress(k.publicKey, 2)), { ok: false, reason: /prefix/i })
+  for (let i = 0; i < decodedAddresses.max + 5; i++) checkHotkey(newHotkey().address)
+  t.equal(decodedAddresses.size, decodedAddresses.max, 'bounded')
+  t.same(checkHotkey(k.address), { ok: true }, 'pushed out, checked afresh')
+  decodedAddresses.clear()
 })

@@ -39,6 +39,12 @@ t.test('a devnet\'s logs after real traffic hold no key and no URL signature', a
   const signed = requestLines.filter(l => l.includes('X-Bwn-Signature=[redacted]'))
   t.ok(signed.length >= 3, `signed data, sink and read-back requests were logged (${signed.length}), their signatures redacted`)
   t.ok(requestLines.some(l => l.includes('api_key=[redacted]')), 'the ?api_key= request was logged, its key redacted')
+  // Node-to-node routes: answered at debug when they went well, at info when refused.
+  const internal = requestLines.map(l => JSON.parse(l)).filter(l => /^\/(sink|data)\//.test(l.req?.url ?? ''))
+  const ok = internal.filter(l => l.res.statusCode < 400)
+  t.ok(ok.length >= 4 && ok.every(l => l.level === 20), `successful sink and data requests at debug (${ok.length})`)
+  const refused = internal.filter(l => l.res.statusCode >= 400)
+  t.ok(refused.length >= 1 && refused.every(l => l.level === 30), `refused ones at info (${refused.length})`)
   const secrets = [key, net.file.keys.admin, net.file.keys.client, net.file.keys.clientFree, net.file.keys.console].map(k => k.slice('bwn_'.length + 17))
   const findings = scanForSecrets(lines.map(l => ({ url: 'log', statusCode: 0, body: l })), secrets, [
     ['a URL signature', /X-(Bwn|Amz)-Signature=(?!\[redacted\])/i],
