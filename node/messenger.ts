@@ -132,8 +132,8 @@ export class Messenger implements Network {
   /** `from/id` of every frame accepted within the freshness window → when it may be forgotten. */
   readonly #seen = new Map<string, number>()
   readonly #bannedHotkeys = new Map<string, number>()
-  /** Frames waiting for a later turn, per connection (Map order = round-robin order). */
-  readonly #backlog = new Map<string, Uint8Array[]>()
+  /** Frames waiting for a later turn, per connection (Map order = round-robin order), with when each arrived. */
+  readonly #backlog = new Map<string, Array<{ frame: Uint8Array, at: number }>>()
   /** Sends paced per connection (OUTBOUND_SHARE of the receiver's budget). */
   readonly #outbound = new Map<string, Outbound>()
   /** Connections this node closed whose close the transport has not reported yet: their frames are ignored. */
@@ -370,11 +370,24 @@ export class Messenger implements Network {
     if (!this.#takeToken(peer, now)) return this.#drop(peer, 'rate_limited', 'frame budget exceeded')
     const waiting = this.#backlog.get(peer)
     if (waiting !== undefined || this.#turnSpent() > this.#limits.sliceMs) {
-      if (waiting !== undefined) waiting.push(frame); else this.#backlog.set(peer, [frame])
+      if (waiting !== undefined) waiting.push({ frame, at: now }); else this.#backlog.set(peer, [{ frame, at: now }])
       this.#scheduleDrain()
       return
     }
     this.#process(peer, frame, now)
+  }
+
+  /**
+   * When the oldest frame received and not yet read arrived (this node's clock), or null when none waits.
+   * What a busy node has not read yet it cannot judge by: the overseer counts no stall time past it.
+   */
+  unreadSince (): number | null {
+    let oldest: number | null = null
+    for (const q of this.#backlog.values()) {
+      const at = q[0]?.at
+      if (at !== undefined && (oldest === null || at < oldest)) oldest = at
+    }
+    return oldest
   }
 
   /** Resolves once every frame received so far has been processed (tests). */
@@ -402,14 +415,15 @@ export class Messenger implements Network {
   #drain (): void {
     this.#drainScheduled = false
     const start = performance.now()
-    while (this.#backlog.size > 0 && performance.now() - start <= this.#limits.sliceMs) {
+    // At least one frame a turn, however short the slice: the backlog always moves.
+    do {
       for (const [peer, q] of this.#backlog) {
-        const frame = q.shift()!
+        const { frame } = q.shift()!
         if (q.length === 0) this.#backlog.delete(peer)
         if (!this.isBanned(peer) && !this.#closing.has(peer)) this.#process(peer, frame, this.#clock.now())
         if (performance.now() - start > this.#limits.sliceMs) break
       }
-    }
+    } while (this.#backlog.size > 0 && performance.now() - start <= this.#limits.sliceMs)
     if (this.#backlog.size > 0) this.#scheduleDrain()
   }
 

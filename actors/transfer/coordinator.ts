@@ -51,6 +51,11 @@ export interface CoordinatorDeps {
   validators?: () => string[]
   /** The attachment a worker without registration answers with, for verify requests naming it. */
   attachmentOf?: (worker: string) => Attachment | undefined
+  /**
+   * When the oldest frame the node received and has not read yet arrived (env.clock), or null when none
+   * waits: the overseer counts no stall time past it (a worker's progress report may be among them).
+   */
+  unreadSince?: () => number | null
   /** Hook for evidence consumers (validators, telemetry): every settled attempt and transfer change. */
   onEvent?: (event: CoordinatorEvent) => void
   /**
@@ -202,7 +207,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'result': await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [], msg.evidence)); return state
       case 'progress': await run(core.progress(msg.from, msg.body, now)); return state
       case 'verdict': await run(core.verdict(msg.from, msg.body, now)); return state
-      case 'overseer': await run(core.tick(now)); return state
+      case 'overseer': await run(core.tick(now, deps.unreadSince?.() ?? undefined)); return state
       case 'dispatch': await run(core.dispatch(msg.transferId)); return state
       case 'planned': await run(core.planned(msg.transferId, msg.candidates, now)); return state
       case 'begun': await run(core.begun(msg.transferId, msg.destinationId, msg.upload, msg.error, now)); return state

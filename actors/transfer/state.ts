@@ -798,11 +798,13 @@ export class TransferState {
    * reassigned (`wave_timeout`); a worker holding accepted work with no result from it (for any
    * transfer) for the chunk's result gap (resultGapFor) since the later of the acceptance and its last
    * result loses that work (`result_gap`); a validator silent for verifyTimeoutFor(chunk) is replaced by
-   * the coordinator's own check.
+   * the coordinator's own check. `readThrough`: when the oldest frame this node received and has not yet
+   * read arrived (its frames wait when it is busy); the stall clocks count no time past it, since a
+   * report may be among them.
    */
-  tick (now: number): Step {
+  tick (now: number, readThrough?: number): Step {
     const step: Step = { ops: [], effects: [] }
-    const watchedNow = this.watched(now)
+    const watchedNow = this.watched(readThrough === undefined ? now : Math.min(now, readThrough))
     this.#watchedAtTick = watchedNow
     this.#lastTickAt = now
     // One no-progress strike per worker per tick, however many chunks it held, and only for a worker that

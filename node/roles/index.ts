@@ -130,7 +130,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     },
     onTransferEvents: (events) => transferEvents.publish(events),
     faultPoint: crashPoint(ctx),
-    attachmentOf: (worker) => auth.attachmentOf(worker)
+    attachmentOf: (worker) => auth.attachmentOf(worker),
+    unreadSince: () => messenger.unreadSince()
   })
   service = new NodeTransferService({ store, blobs, clock, coordinator: coordinator.ref, destinations, storage: ctx.storage })
   destinations.inUse = (id) => service!.activeForDestination(id)

@@ -141,3 +141,22 @@ t.test('heartbeats go ahead of queued task frames; a send that would wait past t
   t.same(got.filter(g => g.startsWith('bulk')), Array.from({ length: 480 }, (_, i) => `bulk ${i}`), 'task frames in order')
   t.equal(pair.b.dropped.get('rate_limited') ?? 0, 0, 'the receiver dropped nothing for its budget')
 })
+
+t.test('unreadSince: when the oldest frame still waiting to be read arrived', async t => {
+  const clock = new ManualClock(1_800_000_000_000)
+  // No time for frames in a turn: the first of a turn is read at once, the rest wait for later turns.
+  const m = new Messenger(newHotkey(), clock, silentLogger(), { sliceMs: 0 })
+  m.attach({ publicKey: randomBytes(32).toString('hex'), send: () => true, disconnect: () => {} }, { onConnect: () => {}, onDisconnect: () => {} })
+  t.equal(m.unreadSince(), null, 'nothing received')
+  const a = randomBytes(32).toString('hex'); const b = randomBytes(32).toString('hex')
+  m.receive(a, randomBytes(40))
+  t.equal(m.unreadSince(), null, 'read at once')
+  for (const s = performance.now(); performance.now() === s;); // the turn has spent time on frames
+  m.receive(a, randomBytes(40))
+  clock.advance(100)
+  m.receive(b, randomBytes(40))
+  m.receive(a, randomBytes(40))
+  t.equal(m.unreadSince(), 1_800_000_000_000, 'the oldest of every connection\'s waiting frames')
+  await m.settled()
+  t.equal(m.unreadSince(), null, 'all read')
+})

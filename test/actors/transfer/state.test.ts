@@ -753,3 +753,23 @@ t.test('waiting for an orchestrator with workers is said once at warn, and its e
   t.same(logs(resumed), [{ level: 'info', msg: 'orchestrators with workers again; offers go out' }])
   t.equal(offersOf(resumed).length, 2, 'both chunks offered')
 })
+
+t.test('the overseer counts no stall time past the oldest frame its node has not read yet', async t => {
+  const clock = new ManualClock()
+  const core = new TransferState({ self: SELF, newId })
+  const { offers } = heldBy(clock, core, 1, 1024 * 1024)
+  core.tick(clock.now())
+  // The node is behind on its frames: the oldest unread one arrived now, and stays unread while the
+  // overseer ticks on time for ten stall windows. The worker's report may be among them: nothing moves.
+  const unreadSince = clock.now()
+  const taken: unknown[] = []
+  for (let i = 0; i < (10 * RESULT_GAP_MS) / OVERSEER_TICK_MS; i++) {
+    clock.advance(OVERSEER_TICK_MS)
+    taken.push(...core.tick(clock.now(), unreadSince).ops)
+  }
+  t.same(taken, [], 'ten stall windows of ticks take nothing back')
+  t.equal(core.watched(clock.now()) - core.watched(unreadSince), 0, 'no time counted past the unread frame')
+  // Caught up (nothing waits) and the worker still silent: its work moves once the window is full.
+  const moved = puts(watchFor(core, clock, RESULT_GAP_MS), 'task_attempts') as AttemptRow[]
+  t.same(moved.map(a => [a.id, a.failure_reason]), [[offers[0]!.attemptId, 'result_gap']])
+})
