@@ -18,6 +18,8 @@ import type { Clock, Logger, Timer } from '../actors/ports.ts'
 import type { Messenger } from './messenger.ts'
 
 export const STANDING_TTL_MS = 30_000 // a registration or permit change is seen within 30 s
+/** Issuers' registrations kept at most (PeerAuth.#registrations). */
+const MAX_REGISTRATIONS_KEPT = 4096
 export const UNREGISTERED_TTL_MS = 10_000 // a refused hotkey is not looked up again for 10 s
 const MAX_WAITING_PER_SENDER = 1_024 // messages held while a sender's standing is looked up
 const REFUSAL_LOG_EVERY_MS = 60_000 // one log line per sender and message type per minute (floods are counted, not logged)
@@ -86,6 +88,12 @@ export class PeerAuth {
    * invalidated, so a caller after a change never gets an answer begun before it.
    */
   readonly #lookups = new Map<string, Promise<{ standing: PeerStanding | null, until: number }>>()
+  /**
+   * Issuers' registrations (chain only, never an attachment), kept as standings are and looked up once
+   * for concurrent callers: every verify request carries an attachment whose issuer is checked.
+   */
+  readonly #registrations = new Map<string, CacheEntry>()
+  readonly #registrationLookups = new Map<string, Promise<PeerStanding | null>>()
   readonly #loggedAt = new Map<string, number>()
   /** Verified attachments of unregistered workers, by worker hotkey. */
   readonly #attachments = new Map<string, Attachment>()
@@ -129,6 +137,9 @@ export class PeerAuth {
     const check = checkAttachment(value, { worker, now: this.#clock.now(), issuer, revoked: (a) => this.#policy?.isRevoked(a) === true })
     if (!check.ok) return check
     const held = this.#attachments.get(worker)
+    // The attachment held already (every verify request naming a worker carries it): nothing changes,
+    // and the worker's cached standing stays (dropping it cost a chain lookup per verify request).
+    if (held !== undefined && held.signature === check.attachment.signature) return check
     if (held === undefined || held.expiresAt <= check.attachment.expiresAt) {
       this.#attachments.set(worker, check.attachment)
       const cached = this.#cache.get(worker)
@@ -314,7 +325,25 @@ export class PeerAuth {
   async #registeredStanding (hotkey: string): Promise<PeerStanding | null> {
     const known = this.cached(hotkey)
     if (known !== undefined) return known?.source === 'attachment' ? null : known
-    return await this.#chainStanding(hotkey)
+    const kept = this.#registrations.get(hotkey)
+    if (kept !== undefined && this.#clock.now() < kept.until) return kept.standing
+    let lookup = this.#registrationLookups.get(hotkey)
+    if (lookup === undefined) {
+      const started = this.#chainStanding(hotkey)
+      lookup = started
+      this.#registrationLookups.set(hotkey, started)
+      const settled = (): void => { if (this.#registrationLookups.get(hotkey) === started) this.#registrationLookups.delete(hotkey) }
+      started.then((standing) => {
+        // Kept only when nothing invalidated the hotkey meanwhile (forget).
+        if (this.#registrationLookups.get(hotkey) === started) {
+          // Bounded: attachments signed by made-up issuers must not grow it (the oldest go first).
+          if (this.#registrations.size >= MAX_REGISTRATIONS_KEPT) this.#registrations.delete(this.#registrations.keys().next().value!)
+          this.#registrations.set(hotkey, { standing, until: this.#clock.now() + (standing === null ? UNREGISTERED_TTL_MS : STANDING_TTL_MS) })
+        }
+        settled()
+      }, settled)
+    }
+    return await lookup
   }
 
   /** The hotkey's registration on the chain (null: none, or no chain). */
@@ -337,7 +366,10 @@ export class PeerAuth {
   }
 
   /** Forgets a cached standing (a registration just changed). */
-  forget (hotkey: string): void { this.#cache.delete(hotkey); this.#lookups.delete(hotkey) }
+  forget (hotkey: string): void {
+    this.#cache.delete(hotkey); this.#lookups.delete(hotkey)
+    this.#registrations.delete(hotkey); this.#registrationLookups.delete(hotkey)
+  }
 
   /**
    * Delivers `type` messages to `handler` only from senders whose standing satisfies `need`; others are

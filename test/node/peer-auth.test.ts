@@ -154,3 +154,28 @@ t.test('two hotkeys holding attachments issued by each other: a lookup of either
   t.same(ended, { w: null }, 'neither holds a registration, so neither attachment stands')
   t.equal(await auth.standing(b.address), null, 'and the other one ends too')
 })
+
+t.test('the same attachment presented again keeps the worker\'s standing: no lookup per presentation', async t => {
+  await cryptoReady()
+  const s = setup()
+  const issuer = newHotkey()
+  const worker = newHotkey()
+  s.standings.set(issuer.address, { hotkey: issuer.address, uid: 1, role: 'orchestrator', registeredAtBlock: 1, stakeRao: 0n, validatorPermit: false })
+  const attachment = signAttachment(issuer, { worker: worker.address, issuedAt: s.clock.now() })
+  t.ok((await s.auth.present(attachment, worker.address)).ok)
+  t.match(await s.auth.standing(worker.address), { source: 'attachment', role: 'worker' })
+  const after = s.lookups()
+  for (let i = 0; i < 20; i++) {
+    t.ok((await s.auth.present(structuredClone(attachment), worker.address)).ok)
+    t.match(await s.auth.standing(worker.address), { source: 'attachment' })
+  }
+  t.equal(s.lookups(), after, '20 presentations of the held attachment, 20 standings read: no lookup')
+  // A new attachment (renewed) does replace it, and its standing is read afresh.
+  s.clock.advance(1000)
+  t.ok((await s.auth.present(signAttachment(issuer, { worker: worker.address, issuedAt: s.clock.now() }), worker.address)).ok)
+  t.match(await s.auth.standing(worker.address), { source: 'attachment' })
+  t.ok(s.lookups() > after, 'a renewed attachment starts a fresh lookup')
+  // A revoked one is refused even when it is the one held.
+  s.auth.useAttachmentPolicy({ isRevoked: () => true } as never)
+  t.match(await s.auth.present(attachment, worker.address), { ok: false, reason: 'revoked' })
+})
