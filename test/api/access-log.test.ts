@@ -3,6 +3,7 @@ import t from 'tap'
 import { request } from 'node:http'
 import { buildApp } from '../../api/app.ts'
 import { testDeps } from '../helpers/api.ts'
+import { eventually } from '../helpers/proc.ts'
 
 const env = testDeps()
 const app = await buildApp(env.deps)
@@ -66,9 +67,7 @@ t.test('a request the client gave up on leaves a `request aborted` line', async 
   req.end()
   await slowSeen
   req.destroy()
-  const deadline = Date.now() + 10_000
-  while (linesFor('/probe/slow').length === 0 && Date.now() < deadline) await new Promise(r => setTimeout(r, 10))
-  const [line] = linesFor('/probe/slow')
+  const [line] = await eventually(async () => { const l = linesFor('/probe/slow'); return l.length > 0 && l }, 10_000, 'the aborted request\'s line', 10)
   t.equal(line?.msg, 'request aborted')
   t.equal(line?.req.method, 'GET')
   t.equal(line?.res.statusCode, null, 'nothing was sent')

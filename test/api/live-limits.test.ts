@@ -7,6 +7,7 @@ import type WebSocket from 'ws'
 import { connectWs } from '../helpers/ws.ts'
 import { buildApp } from '../../api/app.ts'
 import { testDeps } from '../helpers/api.ts'
+import { eventually } from '../helpers/proc.ts'
 import { TransferEventHub } from '../../actors/transfer/events.ts'
 import type { TransferService } from '../../api/transfers.ts'
 
@@ -63,7 +64,7 @@ t.test('per-key socket limit, 426, 1003 and the handshake', async t => {
   t.equal(opened.length, 4, 'four sockets opened')
   t.ok(opened.every(l => l.req?.url === `/transfers/${ID}/events` && typeof l.req?.remotePort === 'number'), 'with the URL and the peer')
   const closedLines = (): Array<Record<string, unknown>> => logs.filter(l => l.includes('websocket_closed')).map(l => JSON.parse(l))
-  for (const deadline = Date.now() + 10_000; closedLines().length < 4 && Date.now() < deadline;) await new Promise(r => setTimeout(r, 10))
+  await eventually(async () => closedLines().length >= 4, 10_000, 'four websocket_closed lines', 10)
   t.equal(closedLines().length, 4, 'four closed')
   t.ok(closedLines().every(l => typeof l.openMs === 'number'), 'with how long each stayed open')
 })
