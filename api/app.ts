@@ -1,5 +1,5 @@
 // The HTTP API as a Fastify instance, built without listening (tests use app.inject()).
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import { randomUUID } from 'node:crypto'
 import problem from './problem.ts'
@@ -64,7 +64,8 @@ function closeLiveSockets (this: FastifyInstance, done: () => void): void {
  */
 class AccessLog extends LogController {
   override incomingRequest (request: FastifyRequest, reply: FastifyReply): void {
-    if (this.isLogDisabled(request) || request.headers.upgrade?.toLowerCase() === 'websocket') return
+    // Nothing to watch for when the line could not be written (a quieter level: no per-request listener).
+    if (this.isLogDisabled(request) || !enabled(request.log, 'info') || request.headers.upgrade?.toLowerCase() === 'websocket') return
     const raw = reply.raw
     raw.once('close', () => {
       if (raw.writableFinished || ANSWERED.has(request)) return
@@ -75,14 +76,16 @@ class AccessLog extends LogController {
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return
     ANSWERED.add(request)
-    const line = { req: request, res: reply, responseTime: reply.elapsedTime }
-    if (error) reply.log.error({ ...line, err: error }, 'request errored')
+    const log = reply.log
+    if (error) { log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored'); return }
     // Node-to-node traffic (a node sink, staged chunk bytes: six requests per transfer) that went well
     // is at debug; a refusal there (a bad or expired signature, a conflict) stays at info.
-    else if (reply.statusCode < 400 && request.routeOptions.config?.internal === true) reply.log.debug(line, 'request completed')
-    else reply.log.info(line, 'request completed')
+    const level = reply.statusCode < 400 && request.routeOptions.config?.internal === true ? 'debug' : 'info'
+    if (enabled(log, level)) log[level]({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
   }
 }
+const enabled = (log: FastifyBaseLogger, level: 'info' | 'debug'): boolean =>
+  (log as FastifyBaseLogger & { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.(level) ?? true
 /** Requests whose access line was written (a close after the answer writes none). */
 const ANSWERED = new WeakSet<FastifyRequest>()
 

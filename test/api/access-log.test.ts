@@ -73,3 +73,13 @@ t.test('a request the client gave up on leaves a `request aborted` line', async 
   t.equal(line?.res.statusCode, null, 'nothing was sent')
   releaseSlow()
 })
+
+t.test('at a level above info nothing is written for an answered request', async t => {
+  const quiet = testDeps()
+  quiet.deps.logger.level = 'warn'
+  const app2 = await buildApp(quiet.deps)
+  await app2.ready()
+  t.teardown(() => app2.close())
+  t.equal((await app2.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
+  t.same(quiet.logLines.filter(l => l.includes('/healthz')), [])
+})
