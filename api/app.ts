@@ -75,13 +75,16 @@ class AccessLog extends LogController {
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return
-    ANSWERED.add(request)
     const log = reply.log
-    if (error) { log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored'); return }
+    if (error) { ANSWERED.add(request); log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored'); return }
+    // Above info nothing below is written, and no close listener waits (incomingRequest): done.
+    if (!enabled(log, 'info')) return
+    ANSWERED.add(request)
     // Node-to-node traffic (a node sink, staged chunk bytes: six requests per transfer) that went well
     // is at debug; a refusal there (a bad or expired signature, a conflict) stays at info.
-    const level = reply.statusCode < 400 && request.routeOptions.config?.internal === true ? 'debug' : 'info'
-    if (enabled(log, level)) log[level]({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
+    if (reply.statusCode < 400 && request.routeOptions.config?.internal === true) {
+      if (enabled(log, 'debug')) log.debug({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
+    } else log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
   }
 }
 const enabled = (log: FastifyBaseLogger, level: 'info' | 'debug'): boolean =>
