@@ -419,7 +419,9 @@ export class Messenger implements Network {
     do {
       for (const [peer, q] of this.#backlog) {
         const { frame } = q.shift()!
-        if (q.length === 0) this.#backlog.delete(peer)
+        // Served: to the back of the round, so a turn cut short by the slice resumes with the next peer.
+        this.#backlog.delete(peer)
+        if (q.length > 0) this.#backlog.set(peer, q)
         if (!this.isBanned(peer) && !this.#closing.has(peer)) this.#process(peer, frame, this.#clock.now())
         if (performance.now() - start > this.#limits.sliceMs) break
       }

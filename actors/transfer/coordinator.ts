@@ -83,7 +83,8 @@ export type CoordinatorMsg =
   | { type: 'result', from: string, body: TaskResult, evidence?: Uint8Array }
   | { type: 'progress', from: string, body: TaskProgress }
   | { type: 'verdict', from: string, body: VerifyVerdict }
-  | { type: 'overseer' }
+  /** `readThrough`: when the oldest frame then unread arrived (unreadSince), read as the tick was sent. */
+  | { type: 'overseer', readThrough?: number }
   // Reports from timers and from destination work outside the mailbox:
   | { type: 'dispatch', transferId: string }
   | { type: 'planned', transferId: string, candidates: OrchestratorCandidate[] }
@@ -207,7 +208,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'result': await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [], msg.evidence)); return state
       case 'progress': await run(core.progress(msg.from, msg.body, now)); return state
       case 'verdict': await run(core.verdict(msg.from, msg.body, now)); return state
-      case 'overseer': await run(core.tick(now, deps.unreadSince?.() ?? undefined)); return state
+      case 'overseer': await run(core.tick(now, msg.readThrough)); return state
       case 'dispatch': await run(core.dispatch(msg.transferId)); return state
       case 'planned': await run(core.planned(msg.transferId, msg.candidates, now)); return state
       case 'begun': await run(core.begun(msg.transferId, msg.destinationId, msg.upload, msg.error, now)); return state
@@ -232,7 +233,8 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
   }
   self = spawnSupervised<State, CoordinatorMsg>(parent, 'coordinator', env, init, handler)
   tell(self, { type: 'start' })
-  const ticker = env.clock.every(OVERSEER_TICK_MS, () => tell(self, { type: 'overseer' }))
+  // What was unread when the tick is sent: a report read after it may still wait behind it in this mailbox.
+  const ticker = env.clock.every(OVERSEER_TICK_MS, () => tell(self, { type: 'overseer', readThrough: deps.unreadSince?.() ?? undefined }))
   return {
     ref: self,
     stop: () => ticker.cancel(),

@@ -804,9 +804,12 @@ export class TransferState {
    */
   tick (now: number, readThrough?: number): Step {
     const step: Step = { ops: [], effects: [] }
-    const watchedNow = this.watched(readThrough === undefined ? now : Math.min(now, readThrough))
+    // Watched through the unread frame, and from there on the next tick: time held back is counted
+    // once the frames before it are read, not lost (a node always a little behind still judges).
+    const through = Math.max(this.#lastTickAt ?? -Infinity, readThrough === undefined ? now : Math.min(now, readThrough))
+    const watchedNow = this.watched(through)
     this.#watchedAtTick = watchedNow
-    this.#lastTickAt = now
+    this.#lastTickAt = through
     // One no-progress strike per worker per tick, however many chunks it held, and only for a worker that
     // moved none of them at all: one whose bytes stopped part-way (a destination that stalls, a machine
     // under load) loses the work but is not struck.

@@ -74,12 +74,19 @@ t.test('a request the client gave up on leaves a `request aborted` line', async 
   releaseSlow()
 })
 
-t.test('at a level above info nothing is written for an answered request', async t => {
-  const quiet = testDeps()
-  quiet.deps.logger.level = 'warn'
-  const app2 = await buildApp(quiet.deps)
-  await app2.ready()
-  t.teardown(() => app2.close())
-  t.equal((await app2.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
-  t.same(quiet.logLines.filter(l => l.includes('/healthz')), [])
+t.test('at a level above info nothing is written, and nothing is watched, for a request', async t => {
+  const closeListeners = async (level: string): Promise<number> => {
+    const env2 = testDeps()
+    env2.deps.logger.level = level
+    const app2 = await buildApp(env2.deps)
+    app2.get('/probe/listeners', async (_req, reply) => ({ n: reply.raw.listenerCount('close') }))
+    await app2.ready()
+    t.teardown(() => app2.close())
+    t.equal((await app2.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
+    if (level === 'warn') t.same(env2.logLines.filter(l => l.includes('/healthz')), [], 'no line at warn')
+    return (await app2.inject({ method: 'GET', url: '/probe/listeners' })).json().n
+  }
+  const atInfo = await closeListeners('info')
+  const atWarn = await closeListeners('warn')
+  t.equal(atInfo - atWarn, 1, 'the close listener for an unanswered request exists only where its line could be written')
 })

@@ -762,14 +762,33 @@ t.test('the overseer counts no stall time past the oldest frame its node has not
   // The node is behind on its frames: the oldest unread one arrived now, and stays unread while the
   // overseer ticks on time for ten stall windows. The worker's report may be among them: nothing moves.
   const unreadSince = clock.now()
+  const watchedBefore = core.watched(unreadSince)
   const taken: unknown[] = []
   for (let i = 0; i < (10 * RESULT_GAP_MS) / OVERSEER_TICK_MS; i++) {
     clock.advance(OVERSEER_TICK_MS)
     taken.push(...core.tick(clock.now(), unreadSince).ops)
   }
   t.same(taken, [], 'ten stall windows of ticks take nothing back')
-  t.equal(core.watched(clock.now()) - core.watched(unreadSince), 0, 'no time counted past the unread frame')
+  t.equal(core.watched(unreadSince), watchedBefore, 'no time counted past the unread frame')
   // Caught up (nothing waits) and the worker still silent: its work moves once the window is full.
   const moved = puts(watchFor(core, clock, RESULT_GAP_MS), 'task_attempts') as AttemptRow[]
   t.same(moved.map(a => [a.id, a.failure_reason]), [[offers[0]!.attemptId, 'result_gap']])
+})
+
+t.test('a node always a little behind on its frames still judges: the held-back time counts once read', async t => {
+  for (const lag of [125, 400, 1000]) {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId })
+    const { offers } = heldBy(clock, core, 1, 1024 * 1024)
+    core.tick(clock.now())
+    const start = clock.now()
+    let movedAt: number | null = null
+    for (let i = 0; i < 100 && movedAt === null; i++) {
+      clock.advance(OVERSEER_TICK_MS)
+      // Every tick finds a frame unread that arrived `lag` ms ago (the frames before it were read).
+      const moved = puts(core.tick(clock.now(), clock.now() - lag), 'task_attempts') as AttemptRow[]
+      if (moved.some(a => a.id === offers[0]!.attemptId && a.failure_reason === 'result_gap')) movedAt = clock.now()
+    }
+    t.ok(movedAt !== null && movedAt - start <= RESULT_GAP_MS + lag + 2 * OVERSEER_TICK_MS, `${lag} ms behind: the silent worker's work moved after ${movedAt === null ? 'never' : movedAt - start} ms`)
+  }
 })
