@@ -282,18 +282,7 @@ export class PeerAuth {
     const known = this.cached(hotkey)
     if (known !== undefined) return known
     if (this.#chain === null && !this.#attachments.has(hotkey)) return null
-    let lookup = this.#lookups.get(hotkey)
-    if (lookup === undefined) {
-      const started = this.#lookUp(hotkey)
-      lookup = started
-      this.#lookups.set(hotkey, started)
-      const settled = (): void => { if (this.#lookups.get(hotkey) === started) this.#lookups.delete(hotkey) }
-      started.then(({ standing, until }) => {
-        // Cached only when nothing invalidated the hotkey meanwhile.
-        if (this.#lookups.get(hotkey) === started) this.#cache.set(hotkey, { standing, until })
-        settled()
-      }, settled)
-    }
+    const lookup = shared(this.#lookups, hotkey, () => this.#lookUp(hotkey), (entry) => { this.#cache.set(hotkey, entry) })
     return (await lookup).standing
   }
 
@@ -327,23 +316,11 @@ export class PeerAuth {
     if (known !== undefined) return known?.source === 'attachment' ? null : known
     const kept = this.#registrations.get(hotkey)
     if (kept !== undefined && this.#clock.now() < kept.until) return kept.standing
-    let lookup = this.#registrationLookups.get(hotkey)
-    if (lookup === undefined) {
-      const started = this.#chainStanding(hotkey)
-      lookup = started
-      this.#registrationLookups.set(hotkey, started)
-      const settled = (): void => { if (this.#registrationLookups.get(hotkey) === started) this.#registrationLookups.delete(hotkey) }
-      started.then((standing) => {
-        // Kept only when nothing invalidated the hotkey meanwhile (forget).
-        if (this.#registrationLookups.get(hotkey) === started) {
-          // Bounded: attachments signed by made-up issuers must not grow it (the oldest go first).
-          if (this.#registrations.size >= MAX_REGISTRATIONS_KEPT) this.#registrations.delete(this.#registrations.keys().next().value!)
-          this.#registrations.set(hotkey, { standing, until: this.#clock.now() + (standing === null ? UNREGISTERED_TTL_MS : STANDING_TTL_MS) })
-        }
-        settled()
-      }, settled)
-    }
-    return await lookup
+    return await shared(this.#registrationLookups, hotkey, () => this.#chainStanding(hotkey), (standing) => {
+      // Bounded: attachments signed by made-up issuers must not grow it (the oldest go first).
+      if (this.#registrations.size >= MAX_REGISTRATIONS_KEPT) this.#registrations.delete(this.#registrations.keys().next().value!)
+      this.#registrations.set(hotkey, { standing, until: this.#clock.now() + (standing === null ? UNREGISTERED_TTL_MS : STANDING_TTL_MS) })
+    })
   }
 
   /** The hotkey's registration on the chain (null: none, or no chain). */
@@ -444,4 +421,22 @@ export class PeerAuth {
     const role = this.#trusted.get(hotkey)
     return role === undefined ? undefined : { hotkey, role, uid: null, stakeRao: 0n, validatorPermit: role === 'validator', source: 'trusted' }
   }
+}
+
+/**
+ * One lookup per key at a time: callers while `inflight` holds one share it. `keep` stores an answer only
+ * when nothing invalidated the key meanwhile (removing it from `inflight`), so a caller after a change
+ * never gets an answer begun before it, and none is cached over the change.
+ */
+function shared<T> (inflight: Map<string, Promise<T>>, key: string, start: () => Promise<T>, keep: (value: T) => void): Promise<T> {
+  const running = inflight.get(key)
+  if (running !== undefined) return running
+  const started = start()
+  inflight.set(key, started)
+  const settled = (): void => { if (inflight.get(key) === started) inflight.delete(key) }
+  started.then((value) => {
+    if (inflight.get(key) === started) keep(value)
+    settled()
+  }, settled)
+  return started
 }

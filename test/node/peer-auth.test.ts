@@ -179,3 +179,23 @@ t.test('the same attachment presented again keeps the worker\'s standing: no loo
   s.auth.useAttachmentPolicy({ isRevoked: () => true } as never)
   t.match(await s.auth.present(attachment, worker.address), { ok: false, reason: 'revoked' })
 })
+
+t.test('an issuer\'s registration is looked up once for concurrent presentations, and kept', async t => {
+  await cryptoReady()
+  const s = setup()
+  const issuer = newHotkey()
+  s.standings.set(issuer.address, { hotkey: issuer.address, uid: 1, role: 'orchestrator', registeredAtBlock: 1, stakeRao: 0n, validatorPermit: false })
+  const before = s.lookups()
+  const workers = Array.from({ length: 20 }, () => newHotkey())
+  const checks = await Promise.all(workers.map(async w => await s.auth.present(signAttachment(issuer, { worker: w.address, issuedAt: s.clock.now() }), w.address)))
+  t.ok(checks.every(c => c.ok), '20 attachments from one issuer, presented at once')
+  t.equal(s.lookups() - before, 1, 'its registration asked once')
+  const more = newHotkey()
+  t.ok((await s.auth.present(signAttachment(issuer, { worker: more.address, issuedAt: s.clock.now() }), more.address)).ok)
+  t.equal(s.lookups() - before, 1, 'and kept for the next one')
+  // Deregistered and forgotten: the next presentation reads the chain again and is refused.
+  s.standings.delete(issuer.address)
+  s.auth.forget(issuer.address)
+  const late = newHotkey()
+  t.match(await s.auth.present(signAttachment(issuer, { worker: late.address, issuedAt: s.clock.now() }), late.address), { ok: false, reason: 'issuer_unregistered' })
+})
