@@ -207,7 +207,7 @@ async function main (): Promise<void> {
     const hotkey = newHotkey().address
 
     let verified = 0 // delivered files read back from the sink and compared with what was sent
-    const per: { bwnet: number[], bwnetUpload: number[], bwnetPolled: number[], cpuMs: Array<{ process: number, mainThread: number } | null>, baseline: number[], stages: Array<Record<string, number>> } = { bwnet: [], bwnetUpload: [], bwnetPolled: [], cpuMs: [], baseline: [], stages: [] }
+    const per: { bwnet: number[], bwnetUpload: number[], bwnetPolled: number[], cpuMs: Array<{ process: number, mainThread: number, client: number } | null>, baseline: number[], stages: Array<Record<string, number>> } = { bwnet: [], bwnetUpload: [], bwnetPolled: [], cpuMs: [], baseline: [], stages: [] }
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? ['bwnet', 'baseline'] : ['baseline', 'bwnet']
       for (const path of order) {
@@ -216,10 +216,12 @@ async function main (): Promise<void> {
           // The devnet's CPU over the round (all its threads, and its main thread alone): steadier than a
           // rate on a shared 2-core machine, and what per-transfer work the devnet does.
           const cpu0 = [await cpuSecondsOf(devnet.pid!), await cpuSecondsOf(devnet.pid!, devnet.pid!)]
+          const own0 = process.cpuUsage()
           const r = await viaBwnet(batch, client, hotkey)
+          const own = process.cpuUsage(own0)
           const cpu1 = [await cpuSecondsOf(devnet.pid!), await cpuSecondsOf(devnet.pid!, devnet.pid!)]
           per.bwnet.push(r.ms); per.bwnetUpload.push(r.uploadMs); per.bwnetPolled.push(r.polledMs)
-          per.cpuMs.push(cpu0.includes(null) || cpu1.includes(null) ? null : { process: (cpu1[0]! - cpu0[0]!) * 1000 / count, mainThread: (cpu1[1]! - cpu0[1]!) * 1000 / count })
+          per.cpuMs.push(cpu0.includes(null) || cpu1.includes(null) ? null : { process: (cpu1[0]! - cpu0[0]!) * 1000 / count, mainThread: (cpu1[1]! - cpu0[1]!) * 1000 / count, client: (own.user + own.system) / 1000 / count })
           const orchestrator = file.nodes.find((n: { role: string }) => n.role === 'orchestrator').hotkey as string
           per.stages.push(await stagesOf(file.baseUrl, created.key, file.keys.admin, orchestrator, r.ids, r.wall0))
           for (const f of batch) {
@@ -263,7 +265,7 @@ async function main (): Promise<void> {
     await writeFile(args.out!, JSON.stringify(result, null, 2) + '\n')
     process.stderr.write(`small: ${count} × ${sizeBytes / KIB} KiB, ${concurrency} at a time: bwnet ${result.bwnet.perSecond.toFixed(1)} transfers/s (median ${bwnetMs.toFixed(0)} ms), ` +
       `direct durable PUTs ${result.baseline.perSecond.toFixed(1)}/s (${baselineMs.toFixed(0)} ms): ${result.ratio.toFixed(3)}× the baseline's rate; ${verified} of ${count * rounds} read back identical; goal ≥ ${GOAL_PER_SECOND}/s ${result.goal.met ? 'met' : 'not met'}\n`)
-    for (const [i, c] of per.cpuMs.entries()) if (c !== null) process.stderr.write(`devnet CPU, round ${i}: ${c.process.toFixed(1)} ms per transfer (main thread ${c.mainThread.toFixed(1)} ms)\n`)
+    for (const [i, c] of per.cpuMs.entries()) if (c !== null) process.stderr.write(`devnet CPU, round ${i}: ${c.process.toFixed(1)} ms per transfer (main thread ${c.mainThread.toFixed(1)} ms); the bench's client ${c.client.toFixed(1)} ms\n`)
     for (const [i, st] of per.stages.entries()) process.stderr.write(`stages, round ${i} (median ms after the first create): ${Object.entries(st).map(([k, v]) => `${k} ${v}`).join(', ')}\n`)
     process.stdout.write(JSON.stringify(result) + '\n')
     await stopChild(receiver)

@@ -8,6 +8,9 @@
 // (onWait) so the CLI can say "rate limited, resuming in N s" instead of stalling silently, and every
 // request and wait stops at once when the client's signal aborts (Ctrl-C).
 import { setTimeout as sleep } from 'node:timers/promises'
+import { STATUS_CODES } from 'node:http'
+import type { Readable } from 'node:stream'
+import { request as undiciRequest } from 'undici'
 import type { TransferRecord, ChunkAck, TransferChunks } from '../../api/transfers.ts'
 import { createApiClient, type ApiClient } from '../../api/client/index.ts'
 import { ApiProblem, ApiUnavailable, ApiUnreachable } from '../errors.ts'
@@ -48,20 +51,6 @@ export const BODY_SLICE_BYTES = 256 * 1024
 
 const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true
 
-function sliceStream (body: ChunkBody, signal: AbortSignal): ReadableStream<Uint8Array> {
-  let offset = 0
-  return new ReadableStream<Uint8Array>({
-    async pull (controller) {
-      if (offset >= body.bytes.length) { controller.close(); return }
-      const n = Math.min(BODY_SLICE_BYTES, body.bytes.length - offset)
-      if (body.pace !== undefined) await body.pace(n, signal)
-      controller.enqueue(body.bytes.subarray(offset, offset + n))
-      offset += n
-      body.onBytes?.(n)
-    }
-  }, { highWaterMark: 0 })
-}
-
 /** Delay before retry number `attempt` (1-based): base·2^(attempt-1), capped, with ±50% jitter. */
 export function backoffMs (attempt: number, random: () => number = Math.random): number {
   const raw = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1))
@@ -77,8 +66,25 @@ export function retryAfterMs (header: string | null, now = Date.now()): number |
   return Math.min(RETRY_AFTER_MAX_MS, Math.max(0, ms))
 }
 
-/** What one attempt of a call returns (openapi-fetch's answer). */
-interface Sent { response: Response, data?: unknown, error?: unknown }
+/** What one attempt of a call returns: the answer's status and headers, its parsed body (data when 2xx, error otherwise). */
+interface Sent { status: number, statusText: string, header: (name: string) => string | null, data?: unknown, error?: unknown }
+
+/** openapi-fetch's answer as a Sent. */
+async function fromFetch (pending: Promise<{ response: Response, data?: unknown, error?: unknown }>): Promise<Sent> {
+  const { response, data, error } = await pending
+  return { status: response.status, statusText: response.statusText, header: (name) => response.headers.get(name), data, error }
+}
+
+/** A chunk body as slices, each handed over when the socket wants more (paced first, counted once taken). */
+async function * slices (body: ChunkBody, signal: AbortSignal): AsyncGenerator<Buffer> {
+  for (let offset = 0; offset < body.bytes.length;) {
+    const n = Math.min(BODY_SLICE_BYTES, body.bytes.length - offset)
+    if (body.pace !== undefined) await body.pace(n, signal)
+    yield body.bytes.subarray(offset, offset + n)
+    offset += n
+    body.onBytes?.(n)
+  }
+}
 interface Call { method: string, path: string, timeoutMs?: number, send: (init: { signal: AbortSignal }) => Promise<Sent> }
 
 export class TransferApiClient {
@@ -88,6 +94,7 @@ export class TransferApiClient {
   readonly client: ApiClient
 
   readonly #opts: TransferApiClientOptions
+  readonly #key: string
   /** Whether the API has answered (any status) in this client's life. */
   #reached = false
 
@@ -95,6 +102,7 @@ export class TransferApiClient {
     this.api = api
     this.client = createApiClient(this.api.endsWith('/') ? this.api.slice(0, -1) : this.api, { key })
     this.#opts = opts
+    this.#key = key
   }
 
   async #wait (wait: RetryWait): Promise<void> {
@@ -125,49 +133,52 @@ export class TransferApiClient {
         await this.#wait({ reason: 'unavailable', ms: backoffMs(transient), status: null, code: null })
         continue
       }
-      const res = sent.response
+      const res = sent
       this.#reached = true
-      let body: any = res.ok ? (sent.data ?? null) : (sent.error ?? null)
+      let body: any = res.status >= 200 && res.status < 300 ? (sent.data ?? null) : (sent.error ?? null)
       if (typeof body === 'string') body = body === '' ? null : { detail: body }
       if (res.status === 429) {
         if (++limited > MAX_RATE_LIMIT_WAITS) throw new ApiProblem(429, body?.code ?? 'BWN_ERR_RATE_LIMITED', body?.detail ?? 'rate limited', body ?? {})
         this.stats.rateLimited++
-        await this.#wait({ reason: 'rate_limited', ms: retryAfterMs(res.headers.get('retry-after')) ?? RETRY_AFTER_DEFAULT_MS, status: 429, code: body?.code ?? null })
+        await this.#wait({ reason: 'rate_limited', ms: retryAfterMs(res.header('retry-after')) ?? RETRY_AFTER_DEFAULT_MS, status: 429, code: body?.code ?? null })
         continue
       }
       // 507: the node's disk is full; repeating the same request cannot pass until someone frees space.
       if (res.status >= 500 && res.status !== 507) {
         if (++transient > MAX_TRANSIENT_RETRIES) throw new ApiUnavailable(`${call.method} ${hostPort(url)}${url.pathname}: ${res.status} ${body?.code ?? ''} (gave up after ${MAX_TRANSIENT_RETRIES} retries)`)
         this.stats.retries++
-        await this.#wait({ reason: 'unavailable', ms: retryAfterMs(res.headers.get('retry-after')) ?? backoffMs(transient), status: res.status, code: body?.code ?? null })
+        await this.#wait({ reason: 'unavailable', ms: retryAfterMs(res.header('retry-after')) ?? backoffMs(transient), status: res.status, code: body?.code ?? null })
         continue
       }
       if (res.status >= 400) throw new ApiProblem(res.status, body?.code ?? `HTTP_${res.status}`, body?.detail ?? res.statusText, body ?? {})
+      // Redirects are not followed: a POST would come back as a GET without its body, and the key would
+      // go wherever the answer points. The API never redirects; a proxy in front of it may.
+      if (res.status >= 300) throw new ApiProblem(res.status, 'BWN_ERR_CLI_API_REDIRECTED', `${call.method} ${hostPort(url)}${url.pathname} answered ${res.status}${res.header('location') !== null ? ` pointing to ${res.header('location')}` : ''}: bwnet does not follow redirects; give the API's own URL (--api)`, body ?? {})
       return { status: res.status, body }
     }
   }
 
   async create (body: { sender_hotkey: string, total_size: number, filename: string, tier: string, destination_id?: string }): Promise<TransferRecord> {
-    return (await this.#request({ method: 'POST', path: '/transfers/create', send: (init) => this.client.POST('/transfers/create', { body, ...init }) })).body as TransferRecord
+    return (await this.#request({ method: 'POST', path: '/transfers/create', send: (init) => fromFetch(this.client.POST('/transfers/create', { body, ...init, redirect: 'manual' })) })).body as TransferRecord
   }
 
   async get (id: string): Promise<TransferRecord> {
-    return (await this.#request({ method: 'GET', path: `/transfers/${encodeURIComponent(id)}`, send: (init) => this.client.GET('/transfers/{id}', { params: { path: { id } }, ...init }) })).body as TransferRecord
+    return (await this.#request({ method: 'GET', path: `/transfers/${encodeURIComponent(id)}`, send: (init) => fromFetch(this.client.GET('/transfers/{id}', { params: { path: { id } }, ...init, redirect: 'manual' })) })).body as TransferRecord
   }
 
   /** Your transfers, newest first (one page). */
   async list (query: { limit: number, offset: number, status?: TransferRecord['status'] }): Promise<{ items: TransferRecord[], total: number }> {
-    return (await this.#request({ method: 'GET', path: '/transfers', send: (init) => this.client.GET('/transfers', { params: { query: query as never }, ...init }) })).body as { items: TransferRecord[], total: number }
+    return (await this.#request({ method: 'GET', path: '/transfers', send: (init) => fromFetch(this.client.GET('/transfers', { params: { query: query as never }, ...init, redirect: 'manual' })) })).body as { items: TransferRecord[], total: number }
   }
 
   /** GET /transfers/{id}/chunks: the received chunks' sha256, in index order. */
   async chunks (id: string): Promise<TransferChunks> {
-    return (await this.#request({ method: 'GET', path: `/transfers/${encodeURIComponent(id)}/chunks`, send: (init) => this.client.GET('/transfers/{id}/chunks', { params: { path: { id } }, ...init }) })).body as TransferChunks
+    return (await this.#request({ method: 'GET', path: `/transfers/${encodeURIComponent(id)}/chunks`, send: (init) => fromFetch(this.client.GET('/transfers/{id}/chunks', { params: { path: { id } }, ...init, redirect: 'manual' })) })).body as TransferChunks
   }
 
   /** DELETE /transfers/{id}: cancels (idempotent); 409 when it already ended otherwise. */
   async cancel (id: string): Promise<TransferRecord> {
-    return (await this.#request({ method: 'DELETE', path: `/transfers/${encodeURIComponent(id)}`, send: (init) => this.client.DELETE('/transfers/{id}', { params: { path: { id } }, ...init }) })).body as TransferRecord
+    return (await this.#request({ method: 'DELETE', path: `/transfers/${encodeURIComponent(id)}`, send: (init) => fromFetch(this.client.DELETE('/transfers/{id}', { params: { path: { id } }, ...init, redirect: 'manual' })) })).body as TransferRecord
   }
 
   /**
@@ -175,31 +186,47 @@ export class TransferApiClient {
    * Content-Length), reporting bytes as they go and pacing them for a bandwidth limit. A retry
    * sends the whole chunk again; `onRestart` is called first, so a progress count can drop the
    * bytes of the failed attempt.
+   *
+   * Through undici's request() rather than the typed client: fetch wraps a body in a Request, pipes it
+   * through a stream of its own and, when redirects may be followed, keeps a copy of every slice for a
+   * second send; on loopback that tripled the client's CPU per MiB (docs/benchmarks.md#small-transfers).
    */
   async putChunk (id: string, index: number, data: Buffer | ChunkBody, sha256: string, onRestart?: () => void): Promise<{ ack: ChunkAck, created: boolean }> {
     const body: ChunkBody = Buffer.isBuffer(data) ? { bytes: data } : data
     const streamed = !Buffer.isBuffer(data)
+    const path = `/transfers/${encodeURIComponent(id)}/chunks`
+    const target = new URL(path.slice(1), this.api.endsWith('/') ? this.api : `${this.api}/`)
+    const headers = {
+      authorization: `Bearer ${this.#key}`,
+      'content-type': 'application/octet-stream',
+      'content-length': String(body.bytes.length),
+      'x-chunk-index': String(index),
+      'x-chunk-sha256': sha256
+    }
     let attempt = 0
     const { status, body: ack } = await this.#request({
       method: 'POST',
-      path: `/transfers/${encodeURIComponent(id)}/chunks`,
+      path,
       timeoutMs: CHUNK_TIMEOUT_MS,
-      send: (init) => {
+      send: async (init) => {
         if (attempt++ > 0) onRestart?.()
-        return this.client.POST('/transfers/{id}/chunks', {
-          params: { path: { id }, header: { 'x-chunk-index': String(index), 'x-chunk-sha256': sha256 } },
-          body: (streamed ? sliceStream(body, init.signal) : body.bytes) as never,
-          bodySerializer: (b: unknown) => b as Uint8Array<ArrayBuffer>,
-          headers: { 'content-type': 'application/octet-stream', ...(streamed ? { 'content-length': String(body.bytes.length) } : {}) },
-          ...(streamed ? { duplex: 'half' } as never : {}),
-          ...init
-        })
+        // An async iterable body (undici's documented `AsyncIterable`; its types list only Readable).
+        const res = await undiciRequest(target, { method: 'POST', headers, body: streamed ? slices(body, init.signal) as unknown as Readable : body.bytes, signal: init.signal })
+        const text = await res.body.text()
+        const type = res.headers['content-type']
+        let parsed: unknown = text
+        if (typeof type === 'string' && /\bjson\b/.test(type) && text !== '') {
+          try { parsed = JSON.parse(text) } catch { parsed = text }
+        }
+        const header = (name: string): string | null => { const v = res.headers[name.toLowerCase()]; return typeof v === 'string' ? v : Array.isArray(v) ? v.join(', ') : null }
+        const ok = res.statusCode >= 200 && res.statusCode < 300
+        return { status: res.statusCode, statusText: STATUS_CODES[res.statusCode] ?? '', header, ...(ok ? { data: parsed } : { error: parsed }) }
       }
     })
     return { ack: ack as ChunkAck, created: status === 201 }
   }
 
   async finalize (id: string): Promise<TransferRecord> {
-    return (await this.#request({ method: 'POST', path: `/transfers/${encodeURIComponent(id)}/finalize`, send: (init) => this.client.POST('/transfers/{id}/finalize', { params: { path: { id } }, ...init }) })).body as TransferRecord
+    return (await this.#request({ method: 'POST', path: `/transfers/${encodeURIComponent(id)}/finalize`, send: (init) => fromFetch(this.client.POST('/transfers/{id}/finalize', { params: { path: { id } }, ...init, redirect: 'manual' })) })).body as TransferRecord
   }
 }

@@ -80,3 +80,50 @@ t.test('nothing listening: fails at once before the first answer, retried after 
   t.ok(warm.stats.retries >= 1, `retried ${warm.stats.retries}×`)
   server.close()
 })
+
+t.test('a redirect is refused with a coded problem, never followed (the key and the body stay here)', async t => {
+  const hits: string[] = []
+  const server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      hits.push(`${req.method} ${req.url}`)
+      res.writeHead(req.url === '/elsewhere' ? 200 : 307, { location: '/elsewhere', 'content-type': 'application/json' }).end('{}')
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => server.close())
+  const client = new TransferApiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'k')
+  const create = await client.create({ sender_hotkey: 'h', total_size: 1, filename: 'f', tier: 'STANDARD' }).catch((e: unknown) => e)
+  t.match(create, { status: 307, code: 'BWN_ERR_CLI_API_REDIRECTED', message: /pointing to \/elsewhere/ })
+  const put = await client.putChunk('x', 0, Buffer.from('a'), 'ab').catch((e: unknown) => e)
+  t.match(put, { status: 307, code: 'BWN_ERR_CLI_API_REDIRECTED' })
+  const streamed = await client.putChunk('x', 0, { bytes: Buffer.from('a') }, 'ab').catch((e: unknown) => e)
+  t.match(streamed, { status: 307, code: 'BWN_ERR_CLI_API_REDIRECTED' })
+  t.same(hits, ['POST /transfers/create', 'POST /transfers/x/chunks', 'POST /transfers/x/chunks'], '/elsewhere never asked')
+})
+
+t.test('a streamed chunk is paced and counted slice by slice, with its length up front', async t => {
+  let got: { length: string | undefined, bytes: number } | null = null
+  const server = createServer((req, res) => {
+    let bytes = 0
+    req.on('data', (c: Buffer) => { bytes += c.length })
+    req.on('end', () => {
+      got = { length: req.headers['content-length'], bytes }
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ transfer_id: 'x', chunk_index: 0, sha256: 'ab', bytes, duplicate: false, chunks_received: 1 }))
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => server.close())
+  const client = new TransferApiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'k')
+  const size = 600 * 1024
+  const paced: number[] = []
+  const counted: number[] = []
+  const { ack, created } = await client.putChunk('x', 0, { bytes: Buffer.alloc(size, 1), pace: async (n) => { paced.push(n) }, onBytes: (n) => counted.push(n) }, 'ab')
+  t.equal(created, true)
+  t.equal(ack.bytes, size)
+  t.same(got, { length: String(size), bytes: size })
+  t.same(paced, [256 * 1024, 256 * 1024, 88 * 1024])
+  t.same(counted, paced)
+})
