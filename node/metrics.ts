@@ -35,7 +35,7 @@ export class NodeMetrics {
   readonly chainHead: Gauge
   readonly epoch: Gauge
   readonly httpSeconds: Histogram<'method' | 'route' | 'status'>
-  /** Connections this node closed, by reason: score, refused, banned, cap_address, cap_pending, announce_timeout. */
+  /** Connections this node closed, by reason: score, refused, banned, cap_address, cap_pending, announce_timeout, admission_timeout. */
   readonly peerDisconnects: Counter<'reason'>
   readonly actorRestarts: Counter<'actor'>
   #sources: MetricsSources = {}

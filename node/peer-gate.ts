@@ -2,9 +2,11 @@
 // (its announce named a registered hotkey, node/peer-auth.ts); only admitted peers receive broadcasts.
 // Pending connections are what an attacker can open for free (a fresh Noise key per connection), so they
 // are bounded: per remote address, in total, and in time (a connection that has not announced within
-// the deadline is closed). Admitted peers never count against a cap, and a full cap closes the oldest
-// pending connection rather than refusing the new one, so a registered node that connects during a
-// flood is always given its chance to announce.
+// the deadline is closed, and one that announced but is not admitted within the admission deadline from
+// its first announce is closed too: an announce whose check is held, re-sent forever, must not keep a
+// slot). Admitted peers never count against a cap, and a full cap closes the oldest pending connection,
+// never the one that just opened, so a registered node that connects during a flood is always given its
+// chance to announce.
 import type { Clock, Timer } from '../actors/ports.ts'
 
 /** Connections not yet admitted, from one remote address (IP), before the oldest of them is closed. */
@@ -13,6 +15,12 @@ export const MAX_PENDING_PER_ADDRESS = 8
 export const MAX_PENDING_TOTAL = 64
 /** A connection that has not sent a valid announce by then is closed. */
 export const ANNOUNCE_DEADLINE_MS = 5_000 // 5 s
+/**
+ * A connection that announced but is not admitted this long after its first announce is closed. Room
+ * for an unattached worker's wait for its attachment (node/peer-auth.ts ATTACHMENT_WAIT_MS, 5 s) and a
+ * slow chain lookup; re-announcing does not extend it.
+ */
+export const ADMISSION_DEADLINE_MS = 20_000 // 20 s
 /**
  * How long a hotkey whose announce was refused (not registered in any role), and its connection key,
  * are refused after the disconnect: long enough that it cannot spin on reconnects, short enough that a
@@ -31,6 +39,7 @@ export interface GateLimits {
   maxPendingPerAddress: number
   maxPendingTotal: number
   announceDeadlineMs: number
+  admissionDeadlineMs: number
   refusedBanMs: number
   /** Whether loopback addresses count against the per-address cap. */
   capLoopback: boolean
@@ -40,12 +49,13 @@ export const GATE_LIMITS: GateLimits = {
   maxPendingPerAddress: MAX_PENDING_PER_ADDRESS,
   maxPendingTotal: MAX_PENDING_TOTAL,
   announceDeadlineMs: ANNOUNCE_DEADLINE_MS,
+  admissionDeadlineMs: ADMISSION_DEADLINE_MS,
   refusedBanMs: REFUSED_BAN_MS,
   capLoopback: CAP_LOOPBACK
 }
 
 /** Why the gate closes a connection (a bounded metric label). */
-export type GateCloseReason = 'cap_address' | 'cap_pending' | 'announce_timeout'
+export type GateCloseReason = 'cap_address' | 'cap_pending' | 'announce_timeout' | 'admission_timeout'
 
 interface Entry { address: string | null, seq: number, announced: boolean, admitted: boolean, deadline: Timer | null }
 
@@ -82,19 +92,25 @@ export class PeerGate {
     this.#conns.set(peer, entry)
     if (address !== null && (this.#limits.capLoopback || !isLoopback(address))) {
       while (this.#pending(e => e.address === address).length > this.#limits.maxPendingPerAddress) {
-        this.#evict(this.#oldest(e => e.address === address)!, 'cap_address')
+        this.#evict(this.#oldest(peer, e => e.address === address) ?? peer, 'cap_address')
       }
     }
-    while (this.#pending(() => true).length > this.#limits.maxPendingTotal) this.#evict(this.#oldest(() => true)!, 'cap_pending')
+    while (this.#pending(() => true).length > this.#limits.maxPendingTotal) this.#evict(this.#oldest(peer, () => true) ?? peer, 'cap_pending')
   }
 
-  /** The connection sent a valid announce (bound to a hotkey): the deadline no longer applies. */
+  /**
+   * The connection sent a valid announce (bound to a hotkey): the announce deadline gives way to the
+   * admission deadline, armed once, at the first announce.
+   */
   announced (peer: string): void {
     const e = this.#conns.get(peer)
-    if (e === undefined) return
+    if (e === undefined || e.announced || e.admitted) return
     e.announced = true
     e.deadline?.cancel()
-    e.deadline = null
+    e.deadline = this.#clock.setTimer(this.#limits.admissionDeadlineMs, () => {
+      e.deadline = null
+      if (this.#conns.get(peer) === e && !e.admitted) this.#evict(peer, 'admission_timeout')
+    })
   }
 
   /** The connection's peer is admitted: it receives broadcasts and no longer counts as pending. */
@@ -139,17 +155,13 @@ export class PeerGate {
   }
 
   /**
-   * The pending connection to close first: the oldest that has not announced (it costs an attacker
-   * nothing), else the oldest whose announce is still being checked.
+   * The pending connection to close first: the oldest, announced or not (a hotkey to announce with costs
+   * an attacker nothing either), and never `newest`, the one just opened: were pending connections
+   * that announced spared, a cap full of them would close every newcomer before it could announce.
    */
-  #oldest (pred: (e: Entry) => boolean): string | undefined {
-    let bound: string | undefined
-    for (const [peer, e] of this.#conns) {
-      if (e.admitted || !pred(e)) continue
-      if (!e.announced) return peer
-      bound ??= peer
-    }
-    return bound
+  #oldest (newest: string, pred: (e: Entry) => boolean): string | undefined {
+    for (const [peer, e] of this.#conns) if (!e.admitted && peer !== newest && pred(e)) return peer
+    return undefined
   }
 
   #evict (peer: string, reason: GateCloseReason): void {

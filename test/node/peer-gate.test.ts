@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto'
 import { cryptoReady, newHotkey, encodeFrame, type KeyPair } from '../../protocol/index.ts'
 import { Messenger } from '../../node/messenger.ts'
 import { PeerAuth, ATTACHMENT_WAIT_MS } from '../../node/peer-auth.ts'
-import { PeerGate, ANNOUNCE_DEADLINE_MS, REFUSED_BAN_MS, MAX_PENDING_TOTAL, isLoopback, type GateLimits } from '../../node/peer-gate.ts'
+import { PeerGate, ANNOUNCE_DEADLINE_MS, ADMISSION_DEADLINE_MS, REFUSED_BAN_MS, MAX_PENDING_TOTAL, MAX_PENDING_PER_ADDRESS, isLoopback, type GateLimits } from '../../node/peer-gate.ts'
 import type { Chain, Standing } from '../../actors/chain/index.ts'
 import { ManualClock } from '../helpers/clock.ts'
 import { silentLogger } from '../helpers/logger.ts'
@@ -47,7 +47,7 @@ function node (gate: Partial<GateLimits> = {}) {
     m.receive(peer, encodeFrame(k, 'announce', { ...FACTS, role, hotkey: k.address, noiseKey: peer, peerNoiseKey: self, nonce: randomBytes(16).toString('hex') }, { ts: clock.now() }))
   }
   const settle = async (): Promise<void> => { for (let i = 0; i < 10; i++) { await m.settled(); await new Promise(setImmediate) } }
-  return { m, clock, closed, sent, open, registered, connect, announce, settle, auth }
+  return { m, clock, closed, sent, open, registered, connect, announce, settle, auth, self }
 }
 
 t.test('per-address cap: the oldest pending connection of that address is closed; other addresses and admitted peers untouched', async t => {
@@ -77,7 +77,7 @@ t.test('loopback is exempt from the per-address cap unless configured otherwise'
   t.equal(capped.closed.length, 3, 'with capLoopback the cap applies to 127.0.0.1 too')
 })
 
-t.test('pending total cap: oldest closed first, never-announced before announced; a registered peer connecting at the cap is admitted', async t => {
+t.test('pending total cap: oldest closed first, never the newcomer; a registered peer connecting at the cap is admitted', async t => {
   t.ok(MAX_PENDING_TOTAL >= 16, 'the default total cap leaves room for a test network')
   const n = node({ maxPendingTotal: 4 })
   const silent = [n.connect('192.0.2.1'), n.connect('192.0.2.2'), n.connect('192.0.2.3'), n.connect('192.0.2.4')]
@@ -95,6 +95,44 @@ t.test('pending total cap: oldest closed first, never-announced before announced
   t.ok(n.open.has(honest), 'the admitted peer stays connected through the churn')
   t.equal(n.m.gate.pendingCount(), 4, 'pending held at the cap')
   t.notOk(n.closed.some(c => c.peer === honest))
+})
+
+t.test('unregistered workers re-announcing to keep their checks held fill the cap no longer: each is closed at the admission deadline, and a registered peer connecting meanwhile is admitted', async t => {
+  t.ok(ADMISSION_DEADLINE_MS > ATTACHMENT_WAIT_MS + ANNOUNCE_DEADLINE_MS, 'room for an honest worker to fetch its attachment')
+  const n = node()
+  const ips = MAX_PENDING_TOTAL / MAX_PENDING_PER_ADDRESS
+  const sybils: Array<{ peer: string, k: KeyPair }> = []
+  for (let i = 0; i < MAX_PENDING_TOTAL; i++) {
+    // A worker announcing without an attachment, to attach elsewhere: its check waits ATTACHMENT_WAIT_MS.
+    const k = newHotkey(); const peer = n.connect(`203.0.113.${i % ips}`)
+    n.m.receive(peer, encodeFrame(k, 'announce', { ...FACTS, attachTo: newHotkey().address, role: 'worker', hotkey: k.address, noiseKey: peer, peerNoiseKey: n.self, nonce: randomBytes(16).toString('hex') }, { ts: n.clock.now() }))
+    sybils.push({ peer, k })
+  }
+  await n.settle()
+  t.equal(n.m.gate.pendingCount(), MAX_PENDING_TOTAL, 'the pending cap is full of announced, unadmitted connections')
+  // A registered peer connecting now is not the one closed, though it alone has not announced yet.
+  const worker = newHotkey(); n.registered.add(worker.address)
+  const honest = n.connect('198.51.100.77')
+  t.ok(n.open.has(honest), 'the newcomer stays open')
+  t.equal(n.closed.length, 1, 'the oldest pending connection made room')
+  n.announce(honest, worker)
+  await n.settle()
+  t.ok(n.m.gate.isAdmitted(honest), 'and is admitted')
+  // The rest re-announce every 4 s (inside their checks' waits): closed all the same at the deadline.
+  for (let elapsed = 0; elapsed + 4_000 < ADMISSION_DEADLINE_MS; elapsed += 4_000) {
+    n.clock.advance(4_000)
+    for (const { peer, k } of sybils) {
+      if (!n.open.has(peer)) continue
+      n.m.receive(peer, encodeFrame(k, 'announce', { ...FACTS, attachTo: newHotkey().address, role: 'worker', hotkey: k.address, noiseKey: peer, peerNoiseKey: n.self, nonce: randomBytes(16).toString('hex') }, { ts: n.clock.now() }))
+    }
+    await n.settle()
+  }
+  t.ok(sybils.filter(s => n.open.has(s.peer)).length > 0, 'before the admission deadline some are still open')
+  n.clock.advance(ADMISSION_DEADLINE_MS)
+  await n.settle()
+  t.equal(sybils.filter(s => n.open.has(s.peer)).length, 0, 'none outlives the deadline from its first announce')
+  t.ok((n.m.disconnects.get('admission_timeout') ?? 0) + (n.m.disconnects.get('refused') ?? 0) >= MAX_PENDING_TOTAL - 1, 'closed by the admission deadline or refused')
+  t.ok(n.open.has(honest), 'the admitted peer stays')
 })
 
 t.test('a connection that does not announce within the deadline is closed; one that announced is not', async t => {
