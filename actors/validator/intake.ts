@@ -80,6 +80,15 @@ export interface ValidatorIntake {
 const EMPTY: PrismLatest = { validator: null, epoch: null, computedAt: null, scores: [], totalStakeRao: null, validators: [] }
 interface VectorRow { epoch: number, computedAt: number }
 
+/** Why a published snapshot's frame names another slot than its content (epoch, revision, hotkey), or null. */
+function labelMismatch (body: SnapshotPublished, snapshot: Record<string, unknown>): string | null {
+  const data = (snapshot.data ?? {}) as Record<string, unknown>
+  if (snapshot.sourceEpoch !== body.epoch) return `epoch ${body.epoch}, content ${String(snapshot.sourceEpoch)}`
+  if (body.kind === 'epoch') return data.revision === body.revision ? null : `revision ${body.revision}, content ${String(data.revision)}`
+  if (data.hotkey !== body.hotkey) return `hotkey ${String(body.hotkey)}, content ${String(data.hotkey)}`
+  return data.epoch === body.epoch ? null : `epoch ${body.epoch}, content data ${String(data.epoch)}`
+}
+
 export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
   const log = deps.logger.child({ component: 'validator-intake' })
   const meta = deps.store.table<unknown>('meta')
@@ -187,10 +196,27 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
     snapshot (from, body, stakeRao) {
       const snapshot = body.snapshot as SnapshotPublished['snapshot'] & Record<string, unknown>
       if (!idMatchesContent(snapshot)) { deps.penalize(from, 'snapshot id does not match its content'); return Promise.resolve() }
+      // The slot comes from the frame; it must be the one the content names (an honest validator's always is).
+      const mislabelled = labelMismatch(body, snapshot)
+      if (mislabelled !== null) { deps.penalize(from, `snapshot labelled unlike its content: ${mislabelled}`); return Promise.resolve() }
       const slot = body.kind === 'epoch' ? KEYS.epochSnapshot(body.epoch, body.revision) : body.kind === 'sell_paid' ? KEYS.sellPaid(body.hotkey ?? '', body.epoch) : KEYS.sellFree(body.hotkey ?? '', body.epoch)
-      // Several validators' copies are combined by stake, never last-one-wins.
-      votes = votes.then(() => voteSnapshot(deps.store, { group: body.kind === 'epoch' ? `epoch/${body.epoch}` : slot, slot, validator: from, stakeRao, snapshot, idKey: KEYS.snapshotId }))
-        .then(() => {}, (err: Error) => log.warn({ err: err.message }, 'snapshot vote failed'))
+      // Several validators' copies are combined by stake, never last-one-wins; only for epochs the chain
+      // has closed (every snapshot is of a closed epoch), and only once validators holding half the
+      // permitted stake have published for it: a lone small validator serves nothing.
+      votes = votes.then(async () => {
+        const e = await epochsNow()
+        let permitted: ReadonlyMap<string, bigint>
+        try { permitted = await deps.chain.validatorStakes() } catch (err) {
+          log.warn({ err: (err as Error).message, validator: from, epoch: body.epoch }, 'snapshot not counted: validator stakes unavailable (validators publish again at the next close)')
+          return
+        }
+        if (e === null || body.epoch > e.lastClosed) {
+          log.warn({ validator: from, epoch: body.epoch, lastClosed: e?.lastClosed, kind: body.kind, event: 'snapshot_refused' }, e === null ? 'snapshot refused: chain head unknown' : 'snapshot refused: its epoch has not closed')
+          return
+        }
+        const permittedStake = [...permitted.values()].reduce((a, x) => a + x, 0n)
+        await voteSnapshot(deps.store, { group: body.kind === 'epoch' ? `epoch/${body.epoch}` : slot, slot, validator: from, stakeRao: permitted.get(from) ?? stakeRao, snapshot, idKey: KEYS.snapshotId, permittedStake })
+      }).then(() => {}, (err: Error) => log.warn({ err: err.message }, 'snapshot vote failed'))
       return votes
     },
     routingScore: (hotkey) => routing.get(hotkey),

@@ -1,7 +1,8 @@
 // An orchestrator serves the validators' published snapshots (telemetry epochs, sell allowances). It
 // does not trust the last one that arrives: every permitted validator's copy is a vote weighted by its
-// stake, and a version is served only when the copy backed by the most stake holds at least half the
-// stake of the validators that published anything for the same epoch (or key). Validators that saw the
+// stake, and a version is served only when validators holding at least half of all permitted stake have
+// published for the same epoch (or key), and the copy backed by the most stake holds at least half of
+// theirs. Validators that saw the
 // same evidence produce byte-identical envelopes with the same content-derived id, so honest copies
 // agree; a minority validator cannot replace a version or add a revision on its own.
 import type { Store, StoreOp } from '../ports.ts'
@@ -30,8 +31,9 @@ export function idMatchesContent (snapshot: { snapshotId: string } & Record<stri
 /**
  * Records `validator`'s copy for `slot` (the key the version is served under) within `group` (its epoch,
  * or the slot itself), then re-decides every slot of the group. Returns the slots now served.
+ * `permittedStake`: the stake of every permitted validator, the quorum's base (without it, none).
  */
-export async function voteSnapshot (store: Store, opts: { group: string, slot: string, validator: string, stakeRao: bigint, snapshot: { snapshotId: string } & Record<string, unknown>, idKey: (id: string) => string }): Promise<string[]> {
+export async function voteSnapshot (store: Store, opts: { group: string, slot: string, validator: string, stakeRao: bigint, snapshot: { snapshotId: string } & Record<string, unknown>, idKey: (id: string) => string, permittedStake?: bigint }): Promise<string[]> {
   const table = store.table<unknown>('snapshots')
   const vote: SnapshotVote = { validator: opts.validator, stakeRao: (opts.stakeRao > 0n ? opts.stakeRao : 1n).toString(), snapshotId: opts.snapshot.snapshotId }
   await store.batch([
@@ -49,11 +51,13 @@ export async function voteSnapshot (store: Store, opts: { group: string, slot: s
     if (stake > (voters.get(vote.validator) ?? 0n)) voters.set(vote.validator, stake)
   }
   const total = [...voters.values()].reduce((a, s) => a + s, 0n)
+  // The group's voters must hold half the permitted stake: alone, a small validator decides nothing.
+  const quorate = opts.permittedStake === undefined || total * 2n >= opts.permittedStake
   const ops: StoreOp[] = []
   const served: string[] = []
   for (const [slot, votes] of bySlot) {
     const best = pickByStake(votes)
-    if (best === null || best.stake * 2n < total) {
+    if (!quorate || best === null || best.stake * 2n < total) {
       // Served while its validator was the only voter, outvoted since: no longer served.
       if (await table.get(slot) !== undefined) ops.push({ type: 'del', table: 'snapshots', key: slot })
       continue

@@ -13,6 +13,8 @@ import { silentLogger, capturingLogger } from '../../helpers/logger.ts'
 const score = (hotkey: string, routingScore: number, pool: 'qualifying' | 'qualified') => ({ hotkey, pool, routingScore, finalScore: routingScore, penaltyMultiplier: 1, readinessMultiplier: 1, activeTimeRatio: 1 })
 const snap = (count: number) => sealEnvelope({ version: 'v', observedAt: 'a', sourceEpoch: 3, formulaReference: 'f', publishedAt: 'p', evidenceSequence: '1', data: { revision: 0, count } }) as any
 
+const sellSnap = (hotkey: string, epoch: number) => sealEnvelope({ version: 'v', observedAt: 'a', sourceEpoch: epoch, formulaReference: 'f', publishedAt: 'p', evidenceSequence: '1', data: { hotkey, epoch, sellAllowance: 1 } }) as any
+
 /** A chain view whose head and permitted validators a test sets. */
 function fakeChain (stakes: Record<string, bigint>, epochs = { current: 7, lastClosed: 6 }) {
   const state = { stakes: new Map(Object.entries(stakes)), epochs, down: false }
@@ -124,7 +126,45 @@ t.test('snapshots: a copy is a vote by stake; a copy whose id does not match its
   await intake.snapshot('T', { kind: 'epoch', epoch: 3, revision: 0, hotkey: null, snapshot: tampered }, 10_000n)
   t.same(penalties, [['T', 'snapshot id does not match its content']])
   t.equal((await table.get(slot)).snapshotId, honest.snapshotId, 'a tampered copy is not even a vote')
-  const paid = snap(5)
+  const paid = sellSnap('hk', 3)
   await intake.snapshot('H', { kind: 'sell_paid', epoch: 3, revision: 0, hotkey: 'hk', snapshot: paid }, 900n)
   t.equal((await table.get(KEYS.sellPaid('hk', 3))).snapshotId, paid.snapshotId, 'sell-allowance proofs are served under their own slot')
+})
+
+t.test('snapshots: only for closed epochs, labelled as their content, and only once half the permitted stake has published', async t => {
+  const store = newStore()
+  const penalties: Array<[string, string]> = []
+  const chain = fakeChain({ big: A, big2: A, small: ONE })
+  const intake = validatorIntake({ store, logger: silentLogger(), chain: chain.view, penalize: (v, d) => penalties.push([v, d]) })
+  const table = store.table<any>('snapshots')
+  const at = (epoch: number, extra: Record<string, unknown> = {}) => sealEnvelope({ version: 'v', observedAt: 'a', sourceEpoch: epoch, formulaReference: 'f', publishedAt: 'p', evidenceSequence: '1', data: { revision: 0, epoch, ...extra } }) as any
+  // The smallest validator alone, for an epoch the chain has not reached, then for a closed one.
+  await intake.snapshot('small', { kind: 'epoch', epoch: 99999, revision: 0, hotkey: null, snapshot: at(99999) }, ONE)
+  t.equal(await table.get(KEYS.epochSnapshot(99999, 0)), undefined, 'a future epoch is refused')
+  await intake.snapshot('small', { kind: 'epoch', epoch: 7, revision: 0, hotkey: null, snapshot: at(7) }, ONE)
+  t.equal(await table.get(KEYS.epochSnapshot(7, 0)), undefined, 'so is the current epoch, not closed yet')
+  await intake.snapshot('small', { kind: 'epoch', epoch: 6, revision: 0, hotkey: null, snapshot: at(6, { forged: true }) }, ONE)
+  t.equal(await table.get(KEYS.epochSnapshot(6, 0)), undefined, 'a closed epoch: not served while its publishers hold under half the permitted stake')
+  const lone = sellSnap('nobody-else', 6)
+  await intake.snapshot('small', { kind: 'sell_paid', epoch: 6, revision: 0, hotkey: 'nobody-else', snapshot: lone }, ONE)
+  t.equal(await table.get(KEYS.sellPaid('nobody-else', 6)), undefined, 'nor a sell allowance only it publishes')
+  // A large validator's copy of a sell allowance alone: half of the permitted stake exactly is not reached.
+  const paid = sellSnap('hk', 6)
+  await intake.snapshot('big', { kind: 'sell_paid', epoch: 6, revision: 0, hotkey: 'hk', snapshot: paid }, A)
+  t.equal(await table.get(KEYS.sellPaid('hk', 6)), undefined, 'one of two equal validators is not yet half of the permitted stake')
+  await intake.snapshot('big2', { kind: 'sell_paid', epoch: 6, revision: 0, hotkey: 'hk', snapshot: paid }, A)
+  t.equal((await table.get(KEYS.sellPaid('hk', 6)))?.snapshotId, paid.snapshotId, 'both large validators agree: served')
+  // The epoch: the small validator's copy plus a large one's make the quorum, and the large one's copy wins.
+  const honest = at(6)
+  await intake.snapshot('big', { kind: 'epoch', epoch: 6, revision: 0, hotkey: null, snapshot: honest }, A)
+  t.equal((await table.get(KEYS.epochSnapshot(6, 0)))?.snapshotId, honest.snapshotId, 'the stake-backed copy is served, never the small one\'s')
+  t.same(penalties, [], 'no penalty so far: a future epoch is refused, not punished')
+  // A copy relabelled under another epoch, revision or hotkey than its content names: a penalty, not a vote.
+  await intake.snapshot('big', { kind: 'epoch', epoch: 5, revision: 0, hotkey: null, snapshot: honest }, A)
+  await intake.snapshot('big', { kind: 'epoch', epoch: 6, revision: 3, hotkey: null, snapshot: honest }, A)
+  await intake.snapshot('big', { kind: 'sell_free', epoch: 6, revision: 0, hotkey: 'other', snapshot: sellSnap('hk', 6) }, A)
+  t.same(penalties.map(([v, d]) => [v, d.replace(/:.*/, '')]), Array(3).fill(['big', 'snapshot labelled unlike its content']))
+  t.equal(await table.get(KEYS.epochSnapshot(5, 0)), undefined)
+  t.equal(await table.get(KEYS.epochSnapshot(6, 3)), undefined)
+  t.equal(await table.get(KEYS.sellFree('other', 6)), undefined)
 })
