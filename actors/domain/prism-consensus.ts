@@ -42,7 +42,10 @@ const compareNumber = (a: number, b: number): number => a - b
  * Combines validators' vectors. `stakes` holds every permitted validator and its stake (rao); vectors of
  * hotkeys not in it do not count. When no permitted validator holds stake, each counts as one equal
  * stake (as yumaConsensus does). No consensus (empty scores, nulls) until validators holding ≥ κ of the
- * total have reported; then every κ-quantile is taken over the reporting stake.
+ * total have reported; then every κ-quantile is taken over the total stake, the silent validators' stake
+ * supporting no value (as Yuma counts a validator that set no weights): a score stands only if validators
+ * holding κ of all the permitted stake gave it or more. While part of the stake is silent, the reporters
+ * can hold a score down to what the ones needed for κ gave, never raise it above what κ of all backs.
  */
 export function prismConsensus (vectors: readonly ValidatorVector[], stakes: ReadonlyMap<string, bigint>, kappaParts: bigint = YUMA_KAPPA_PARTS): PrismConsensus {
   const equal = [...stakes.values()].every(s => s <= 0n)
@@ -64,19 +67,19 @@ export function prismConsensus (vectors: readonly ValidatorVector[], stakes: Rea
     const col: Array<{ value: number, stake: bigint }> = []
     for (const r of rows) { const value = pick(r); if (value !== undefined) col.push({ value, stake: r.stake }) }
     // Entries that are missing count as 0: when the present ones do not reach κ, neither does any value > 0.
-    return kappaQuantile(col, reportingStake, compareNumber, kappaParts) ?? 0
+    return kappaQuantile(col, totalStake, compareNumber, kappaParts) ?? 0
   }
   const hotkeys = [...new Set(rows.flatMap(r => [...r.byHotkey.keys()]))].sort()
   const scores: PrismScore[] = []
   for (const hotkey of hotkeys) {
     const present = rows.filter(r => r.byHotkey.has(hotkey)).reduce((a, r) => a + r.stake, 0n)
-    if (!kappaHolds(present, reportingStake, kappaParts)) continue
+    if (!kappaHolds(present, totalStake, kappaParts)) continue
     const qualified = rows.filter(r => r.byHotkey.get(hotkey)?.pool === 'qualified').reduce((a, r) => a + r.stake, 0n)
-    const entry = { hotkey, pool: kappaHolds(qualified, reportingStake, kappaParts) ? 'qualified' : 'qualifying' } as PrismScore
+    const entry = { hotkey, pool: kappaHolds(qualified, totalStake, kappaParts) ? 'qualified' : 'qualifying' } as PrismScore
     for (const field of NUMERIC) entry[field] = quantile(r => r.byHotkey.get(hotkey)?.[field])
     scores.push(entry)
   }
-  const alone = rows.find(r => kappaHolds(r.stake, reportingStake, kappaParts) && !kappaHolds(reportingStake - r.stake, reportingStake, kappaParts))
+  const alone = rows.find(r => kappaHolds(r.stake, totalStake, kappaParts) && !kappaHolds(reportingStake - r.stake, totalStake, kappaParts))
   return {
     validator: alone?.v.validator ?? null,
     epoch: quantile(r => r.v.epoch),

@@ -55,13 +55,24 @@ t.test('no consensus until validators holding half of the permitted stake have r
   t.same(rogueOnly, { validator: null, epoch: null, computedAt: null, scores: [], totalStake: 2n * A + SMALL, reportingStake: 0n }, 'the 1 α validator alone decides nothing')
   t.same(prismConsensus([vec('v1', [score('orch', 0.8)])], THREE).scores, [], '1000 α of 2001 α is not half: nothing yet')
   const oneLarge = prismConsensus([vec('v1', [score('orch', 0.8)]), vec('rogue', [score('orch', 0), score('rogue', 1)])], THREE)
-  t.same(routing(oneLarge), { orch: 0.8 }, 'the 1 α validator completes the quorum, but the values are the 1000 α validator\'s')
-  t.equal(oneLarge.validator, 'v1', 'which decides alone among those that reported')
+  // With v2 silent, its stake backs no value: 0.8 has 1000 of 2001 α, so the score falls to what the
+  // reporters needed for half of all stake gave. It can be held down while stake is silent, never raised.
+  t.same(routing(oneLarge), { orch: 0 }, 'the 1 α validator completes the quorum: 0.8 is not backed by half of all stake')
+  t.equal(oneLarge.validator, null, 'no reporter holds half of all stake alone')
   t.equal(oneLarge.reportingStake, A + SMALL)
   t.same(prismConsensus([], THREE).scores, [])
   t.same(prismConsensus(honest, new Map()).scores, [], 'no permitted validator: nothing')
   const unpermitted = prismConsensus([...honest, vec('gone', [score('orch', 0)])], THREE)
   t.same(routing(unpermitted), { orch: 0.8 }, 'a vector of a hotkey without a permit does not count')
+})
+
+t.test('a quarter of the stake cannot raise a score while half is silent (quantiles over all permitted stake)', async t => {
+  const s = stakes(['big', 2n * A], ['v1', A], ['rogue', A])
+  const c = prismConsensus([vec('v1', [score('honest', 0.9), score('rogueOrch', 0)]), vec('rogue', [score('honest', 0.9), score('rogueOrch', 1)])], s)
+  t.equal(c.reportingStake, 2n * A, 'the quorum holds: half of all stake reported')
+  t.same(routing(c), { honest: 0.9, rogueOrch: 0 }, 'rogueOrch at 1 is backed by a quarter of all stake only')
+  const later = prismConsensus([vec('big', [score('honest', 0.9), score('rogueOrch', 1)]), vec('v1', [score('honest', 0.9), score('rogueOrch', 0)]), vec('rogue', [score('honest', 0.9), score('rogueOrch', 1)])], s)
+  t.same(routing(later), { honest: 0.9, rogueOrch: 1 }, 'once the half that was silent backs it, it stands')
 })
 
 t.test('a missing score counts as 0; an orchestrator is scored only when half the stake scored it', async t => {

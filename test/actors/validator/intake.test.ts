@@ -41,7 +41,7 @@ t.test('PRISM scores: routing weights and pools from the validators\' consensus,
   t.equal(await intake.prism('v1', { epoch: 6, computedAt: 1000, scores: [score('o1', 0.25, 'qualifying'), score('o2', 0.75, 'qualified')] }), 'accepted')
   t.equal(intake.routingScore('o1'), undefined, 'one of two 1000 α validators is not enough')
   t.equal(await intake.prism('rogue', { epoch: 7, computedAt: 1500, scores: [score('o1', 0, 'qualifying'), score('rogue', 1, 'qualified')] }), 'accepted')
-  t.equal(intake.routingScore('o1'), 0.25, 'the 1 α validator completes the quorum; the values are v1\'s')
+  t.equal(intake.routingScore('o1'), 0, 'the 1 α validator completes the quorum; with v2 silent, 0.25 is not backed by half of all stake (held down, never raised)')
   t.equal(intake.routingScore('rogue'), undefined, 'the 1 α validator cannot score itself')
   t.equal(await intake.prism('v2', { epoch: 6, computedAt: 2000, scores: [score('o1', 0.5, 'qualified'), score('o2', 0.75, 'qualified')] }), 'accepted')
   t.equal(intake.routingScore('o1'), 0.25, 'v1 and v2 disagree: the lower value')
