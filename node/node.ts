@@ -221,7 +221,7 @@ export class BwnetNode {
       }
     })
     // Registrations decide who is a member and in which role; the announce's own role claim does not.
-    this.auth = new PeerAuth({ self: { hotkey: key.address, role: config.role }, clock: this.clock, logger: log, messenger: this.messenger, trusted: parseTrustedPeers(config.trustedPeers) })
+    this.auth = new PeerAuth({ self: { hotkey: key.address, role: config.role }, clock: this.clock, logger: log, messenger: this.messenger, trusted: parseTrustedPeers(config.trustedPeers), attachTo: config.attachTo })
     this.messenger.isRegistered = (hotkey) => this.auth.wasRegistered(hotkey)
     // A worker's attachment rides in its announces: on every connection from now on, and again on the
     // open ones (a peer met before it was attached holds that announce until the attachment comes).

@@ -102,6 +102,8 @@ export class PeerAuth {
   /** Unattached workers whose announce waits for their attachment: ends the wait. */
   readonly #awaiting = new Map<string, { done: () => void, timer: Timer }>()
   #policy: AttachmentPolicy | null = null
+  /** The orchestrator this worker attaches to (null: any that issues one). */
+  readonly #attachTo: string | null
   /** This node's own attachment (a worker), once its orchestrator issued one. */
   own: Attachment | null = null
   /** Called when this worker receives a new attachment from its orchestrator. */
@@ -109,8 +111,9 @@ export class PeerAuth {
   /** Refused messages by type, for metrics and tests. */
   readonly refused = new Map<string, number>()
 
-  constructor (deps: { self: { hotkey: string, role: Role }, clock: Clock, logger: Logger, messenger: Messenger, trusted?: Map<string, Role> }) {
+  constructor (deps: { self: { hotkey: string, role: Role }, clock: Clock, logger: Logger, messenger: Messenger, trusted?: Map<string, Role>, attachTo?: string | null }) {
     this.#self = deps.self
+    this.#attachTo = deps.attachTo ?? null
     this.#clock = deps.clock
     this.#log = deps.logger.child({ component: 'peer-auth' })
     this.#messenger = deps.messenger
@@ -209,9 +212,15 @@ export class PeerAuth {
   #handed (msg: Envelope): void {
     const { attachment } = msg.body as WorkerAttachment
     if (attachment.worker === this.#self.hotkey) {
-      // Ours, from the orchestrator that issued it.
+      // Ours, from the orchestrator that issued it, and only the one we attach to when we name one.
       if (attachment.orchestrator !== msg.from) return
+      if (this.#attachTo !== null && msg.from !== this.#attachTo) return
+      // Taken (and announced on every connection) only when it is a renewal: none held, the one held in
+      // the second half of its life, or from our orchestrator in place of another's. Any registered
+      // orchestrator can send attachments; it must not make this worker re-announce at its pace.
+      if (!this.#wantsAttachment(msg.from)) return
       this.#hold(this.#self.hotkey, async () => {
+        if (!this.#wantsAttachment(msg.from)) return
         const check = await this.present(attachment, this.#self.hotkey)
         if (!check.ok) { this.#refusedAttachment(this.#self.hotkey, check.reason); return }
         this.own = check.attachment
@@ -224,6 +233,15 @@ export class PeerAuth {
     // Checked at once, not behind the sender's queue: its announce may be waiting for exactly this.
     this.#presentAwaited(attachment, msg.from)
       .then((check) => { if (!check.ok) this.#refusedAttachment(msg.from, check.reason) }, (err: Error) => { this.#log.warn({ peer: msg.from, err: err.message }, 'attachment check failed') })
+  }
+
+  /** Whether this worker takes a new attachment of its own from `issuer` now (see #handed). */
+  #wantsAttachment (issuer: string): boolean {
+    const own = this.own
+    if (own === null) return true
+    const now = this.#clock.now()
+    if (own.expiresAt - now <= (own.expiresAt - own.issuedAt) / 2) return true
+    return this.#attachTo !== null && issuer === this.#attachTo && own.orchestrator !== this.#attachTo
   }
 
   /** Presents an attachment a held announce may be waiting for: the wait lasts as long as the check. */
