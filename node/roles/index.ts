@@ -251,7 +251,7 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
     const checked = checkVerifyRequest(m, clock.now())
     if (!checked.ok) {
       ctx.logger.warn({ peer: m.from, reason: checked.reason, event: 'verify_request_refused' }, 'verify request refused')
-      messenger.penalize(m.from, 'unauthorized', checked.reason)
+      if (checked.blameless !== true) messenger.penalize(m.from, 'unauthorized', checked.reason)
       return
     }
     // The worker answers for its delivery with its attachment (any penalty is keyed by its hotkey), or

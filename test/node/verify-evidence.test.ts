@@ -2,8 +2,8 @@
 // addressed to that coordinator and describing the same attempt, worker and hash, must come with it.
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { cryptoReady, newHotkey, encodeFrame, type Envelope } from '../../protocol/index.ts'
-import { checkVerifyRequest } from '../../node/verify-evidence.ts'
+import { cryptoReady, newHotkey, encodeFrame, MAX_CLOCK_SKEW_MS, type Envelope } from '../../protocol/index.ts'
+import { checkVerifyRequest, EVIDENCE_MAX_AGE_MS } from '../../node/verify-evidence.ts'
 
 await cryptoReady()
 const orch = newHotkey(); const coord = newHotkey(); const worker = newHotkey(); const rogue = newHotkey()
@@ -33,5 +33,17 @@ t.test('every forgery is refused', async t => {
     ['not a frame', request(coord.address, Buffer.from('nope').toString('base64'))]
   ]
   for (const [name, msg] of cases) t.equal(checkVerifyRequest(msg, now).ok, false, name)
-  t.equal(checkVerifyRequest(request(coord.address, evidence()), now + 10 * 60_000).ok, false, 'stale evidence')
+})
+
+t.test('the evidence\'s age is judged against its request: an orchestrator cannot make it expire in the coordinator\'s hands', async t => {
+  const at = (ts: number): string => Buffer.from(encodeFrame(orch, 'task_result', result, { ts, to: coord.address })).toString('base64')
+  // Signed just inside the frame window, forwarded a minute later: still good evidence.
+  const edge = { ...request(coord.address, at(now - MAX_CLOCK_SKEW_MS + 1000)), ts: now + 60_000 }
+  t.same(checkVerifyRequest(edge, now + 60_000), { ok: true })
+  t.ok(EVIDENCE_MAX_AGE_MS >= MAX_CLOCK_SKEW_MS + 60_000)
+  const old = { ...request(coord.address, at(now - EVIDENCE_MAX_AGE_MS - 1)), ts: now }
+  t.match(checkVerifyRequest(old, now), { ok: false, blameless: true }, 'older than that: refused, and not the forwarder\'s fault')
+  const future = { ...request(coord.address, at(now + 2 * MAX_CLOCK_SKEW_MS)), ts: now }
+  t.match(checkVerifyRequest(future, now), { ok: false, blameless: true }, 'signed in the future: refused the same way')
+  t.notOk((checkVerifyRequest(request(coord.address, evidence(rogue)), now) as { blameless?: true }).blameless, 'a forgery is not blameless')
 })
