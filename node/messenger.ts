@@ -112,6 +112,11 @@ interface Outbound { tokens: number, refilledAt: number, ahead: Array<() => Uint
 
 export type InboundHandler = (msg: Envelope, peer: string) => void
 
+/** Bans remembered at most (connection keys, and hotkeys), oldest forgotten first. */
+export const BAN_MEMORY_MAX = 16_384
+/** Bans recorded between two sweeps of those that are over. */
+const BAN_SWEEP_EVERY = 256
+
 export class Messenger implements Network {
   readonly self: string
   readonly #key: KeyPair
@@ -125,8 +130,12 @@ export class Messenger implements Network {
   #onDisconnect: ((hotkey: string | undefined, peer: string) => void) | null = null
   /** Counts of dropped frames by reason, for metrics and tests. */
   readonly dropped = new Map<string, number>()
-  /** Peers disconnected for their score, by connection key. */
+  /**
+   * Peers disconnected for their score, by connection key. An entry outlives its ban by maxBanMs (the
+   * memory that doubles a repeat offender's next ban), then goes; at most BAN_MEMORY_MAX are kept.
+   */
   readonly disconnected = new Map<string, { hotkey: string | undefined, until: number, bans: number }>()
+  #bansSinceSweep = 0
   readonly #limits: PeerLimits
   readonly #peers = new Map<string, PeerState>()
   /** `from/id` of every frame accepted within the freshness window → when it may be forgotten. */
@@ -302,6 +311,7 @@ export class Messenger implements Network {
     const prior = this.disconnected.get(peer)
     this.disconnected.set(peer, { hotkey, until: Math.max(prior?.until ?? 0, now + banMs), bans: prior?.bans ?? 0 })
     this.#bannedHotkeys.set(hotkey, Math.max(this.#bannedHotkeys.get(hotkey) ?? 0, now + banMs))
+    this.#banned(now)
     this.#close(peer, 'refused', banMs, detail, hotkey)
   }
 
@@ -311,6 +321,7 @@ export class Messenger implements Network {
     if (peer === undefined || this.#closing.has(peer)) return
     const banMs = this.gate.limits.refusedBanMs
     this.#bannedHotkeys.set(hotkey, Math.max(this.#bannedHotkeys.get(hotkey) ?? 0, this.#clock.now() + banMs))
+    this.#banned(this.#clock.now())
     this.#close(peer, 'refused', banMs, detail, hotkey)
   }
 
@@ -322,6 +333,20 @@ export class Messenger implements Network {
   peerUp (peer: string, address: string | null = null): void {
     this.gate.open(peer, address)
     this.#onConnect?.(peer)
+  }
+
+  /**
+   * After a ban is recorded: every BAN_SWEEP_EVERY bans, forgets bans long over (a peer refused once and
+   * never seen again must not stay in memory for ever), and keeps at most BAN_MEMORY_MAX of each kind,
+   * oldest out first.
+   */
+  #banned (now: number): void {
+    if (++this.#bansSinceSweep < BAN_SWEEP_EVERY && this.disconnected.size <= BAN_MEMORY_MAX && this.#bannedHotkeys.size <= BAN_MEMORY_MAX) return
+    this.#bansSinceSweep = 0
+    for (const [peer, d] of this.disconnected) if (d.until + this.#limits.maxBanMs <= now) this.disconnected.delete(peer)
+    for (const [hotkey, until] of this.#bannedHotkeys) if (until <= now) this.#bannedHotkeys.delete(hotkey)
+    for (const k of this.disconnected.keys()) { if (this.disconnected.size <= BAN_MEMORY_MAX) break; this.disconnected.delete(k) }
+    for (const k of this.#bannedHotkeys.keys()) { if (this.#bannedHotkeys.size <= BAN_MEMORY_MAX) break; this.#bannedHotkeys.delete(k) }
   }
 
   /** True while `peer` (a connection key) or `hotkey` is banned for its score. */
@@ -504,6 +529,7 @@ export class Messenger implements Network {
     const banMs = Math.min(this.#limits.maxBanMs, this.#limits.banMs * 2 ** prior)
     this.disconnected.set(peer, { hotkey, until: now + banMs, bans: prior + 1 })
     if (hotkey !== undefined) this.#bannedHotkeys.set(hotkey, now + banMs)
+    this.#banned(now)
     this.#peers.delete(peer)
     this.#backlog.delete(peer)
     this.#close(peer, 'score', banMs, `score ${Math.round(st.score)}`, hotkey)

@@ -69,6 +69,11 @@ export function satisfies (s: PeerStanding | null, need: Need): boolean {
   return s.role === need
 }
 
+/** Standings (and verified attachments) kept at most; see PeerAuth#sweep. */
+export const STANDINGS_MAX = 16_384
+/** Standings or attachments taken in between two sweeps of the expired ones. */
+const SWEEP_EVERY = 256
+
 interface CacheEntry { standing: PeerStanding | null, until: number }
 interface Waiting { msg: Envelope, peer: string, need: Need, handler: AuthorizedHandler }
 
@@ -95,6 +100,7 @@ export class PeerAuth {
   readonly #registrations = new Map<string, CacheEntry>()
   readonly #registrationLookups = new Map<string, Promise<PeerStanding | null>>()
   readonly #loggedAt = new Map<string, number>()
+  #sinceSweep = 0
   /** Verified attachments of unregistered workers, by worker hotkey. */
   readonly #attachments = new Map<string, Attachment>()
   /** Attachments being checked, by worker hotkey: that sender's messages wait for the answer. */
@@ -126,6 +132,9 @@ export class PeerAuth {
   /** This node issues attachments (an orchestrator). */
   useAttachmentPolicy (policy: AttachmentPolicy): void { this.#policy = policy }
 
+  /** How many standings and verified attachments this node holds (bounded: #sweep). */
+  get remembered (): { standings: number, attachments: number } { return { standings: this.#cache.size, attachments: this.#attachments.size } }
+
   /** The verified attachment held for `worker`, if any (for verify requests naming it). */
   attachmentOf (worker: string): Attachment | undefined { return this.#attachments.get(worker) }
 
@@ -145,6 +154,7 @@ export class PeerAuth {
     if (held !== undefined && held.signature === check.attachment.signature) return check
     if (held === undefined || held.expiresAt <= check.attachment.expiresAt) {
       this.#attachments.set(worker, check.attachment)
+      this.#sweep()
       const cached = this.#cache.get(worker)
       if (cached !== undefined && (cached.standing === null || cached.standing.source === 'attachment')) this.#cache.delete(worker)
       this.#lookups.delete(worker) // a lookup begun before this attachment was held may answer without it
@@ -300,7 +310,7 @@ export class PeerAuth {
     const known = this.cached(hotkey)
     if (known !== undefined) return known
     if (this.#chain === null && !this.#attachments.has(hotkey)) return null
-    const lookup = shared(this.#lookups, hotkey, () => this.#lookUp(hotkey), (entry) => { this.#cache.set(hotkey, entry) })
+    const lookup = shared(this.#lookups, hotkey, () => this.#lookUp(hotkey), (entry) => { this.#cache.set(hotkey, entry); this.#sweep() })
     return (await lookup).standing
   }
 
@@ -358,6 +368,23 @@ export class PeerAuth {
   /** Whether the hotkey was registered when last looked up (however long ago): for frame budgets. */
   wasRegistered (hotkey: string): boolean {
     return this.#fixed(hotkey) !== undefined || (this.#cache.get(hotkey)?.standing ?? null) !== null
+  }
+
+  /**
+   * Every SWEEP_EVERY standings or attachments taken in: forgets "not registered" answers that have
+   * expired and attachments past their expiry (every fresh hotkey a Sybil announces with, or a rogue
+   * issuer mints, would otherwise stay for ever), and keeps at most STANDINGS_MAX of each, the oldest
+   * "not registered" answers out first. Registered standings stay: they are the last known ones.
+   */
+  #sweep (): void {
+    if (++this.#sinceSweep < SWEEP_EVERY && this.#cache.size <= STANDINGS_MAX && this.#attachments.size <= STANDINGS_MAX) return
+    this.#sinceSweep = 0
+    const now = this.#clock.now()
+    for (const [h, e] of this.#cache) if (e.standing === null && e.until <= now) this.#cache.delete(h)
+    for (const [w, a] of this.#attachments) if (a.expiresAt <= now) this.#attachments.delete(w)
+    for (const [h, e] of this.#cache) { if (this.#cache.size <= STANDINGS_MAX) break; if (e.standing === null) this.#cache.delete(h) }
+    for (const h of this.#cache.keys()) { if (this.#cache.size <= STANDINGS_MAX) break; this.#cache.delete(h) }
+    for (const w of this.#attachments.keys()) { if (this.#attachments.size <= STANDINGS_MAX) break; this.#attachments.delete(w) }
   }
 
   /** Forgets a cached standing (a registration just changed). */

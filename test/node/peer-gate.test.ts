@@ -198,6 +198,22 @@ t.test('an unregistered announce claiming a role other than worker: disconnected
   }
 })
 
+t.test('bans and standings long over are forgotten: refused Sybils do not stay in memory for ever', async t => {
+  const n = node({ maxPendingTotal: 1_000 })
+  const refuseMany = async (count: number): Promise<void> => {
+    for (let i = 0; i < count; i++) { const peer = n.connect(`192.0.2.${i % 200}`); n.announce(peer, newHotkey(), 'validator') }
+    await n.settle()
+  }
+  await refuseMany(300)
+  t.equal(n.m.disconnected.size, 300, 'each refused connection remembered while its ban runs')
+  // Past the ban and the escalation memory after it: the next sweep forgets them.
+  n.clock.advance(REFUSED_BAN_MS + 3_600_000 + 1)
+  await refuseMany(300)
+  t.ok(n.m.disconnected.size <= 300, `only the recent ones are left (${n.m.disconnected.size})`)
+  t.ok(n.m.disconnected.size >= 44, 'and the recent ones are kept')
+  t.ok(n.auth.remembered.standings <= 300, `their "not registered" standings too (${n.auth.remembered.standings} left of 600)`)
+})
+
 t.test('broadcasts reach admitted peers only', async t => {
   const n = node()
   const worker = newHotkey(); n.registered.add(worker.address)
