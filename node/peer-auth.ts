@@ -48,6 +48,8 @@ export interface PeerStanding {
 export interface AttachmentPolicy {
   issue (worker: string, announce: Announce): Attachment | null
   isRevoked (a: Attachment): boolean
+  /** Whether this orchestrator holds a live attachment it issued to `worker`. */
+  holds (worker: string): boolean
 }
 
 export type AuthorizedHandler = (msg: Envelope, peer: string, standing: PeerStanding) => void
@@ -205,12 +207,15 @@ export class PeerAuth {
     this.#hold(msg.from, async () => {
       if (body.attachment !== undefined) {
         const check = await (presented ?? this.present(body.attachment, msg.from))
-        if (check.ok) return
-        this.#refusedAttachment(msg.from, check.reason)
+        // Another orchestrator's attachment gives the worker a standing here, but attaches it to that
+        // orchestrator: when this one would attach it too, it does so under its own limits (below).
+        if (check.ok && (this.#policy === null || check.attachment.orchestrator === this.#self.hotkey)) return
+        if (!check.ok) this.#refusedAttachment(msg.from, check.reason)
       }
       // An orchestrator attaches a worker without a registration on its first contact, within its limits.
       if (this.#policy === null || body.role !== 'worker' || (body.attachTo !== null && body.attachTo !== this.#self.hotkey)) return
-      if (await this.standing(msg.from) !== null) return
+      const known = await this.standing(msg.from)
+      if ((known !== null && known.source !== 'attachment') || this.#policy.holds(msg.from)) return
       const issued = this.#policy.issue(msg.from, body)
       if (issued === null) return
       const check = await this.present(issued, msg.from)

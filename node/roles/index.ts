@@ -22,14 +22,14 @@ import { keepRegistered } from '../../actors/chain/registration.ts'
 import { ORCHESTRATOR_INBOUND, WORKER_INBOUND, type InboundRoute } from '../../actors/transfer/inbound.ts'
 import { DevChain, validatorsView, type Chain } from '../../actors/chain/index.ts'
 import { checkVerifyRequest } from '../verify-evidence.ts'
-import { authorityOf, type PrismScores, type SnapshotPublished, type VerifyRequest } from '../../protocol/index.ts'
+import { authorityOf, type Envelope, type PrismScores, type SnapshotPublished, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
 import { InflightBudget } from '../adapters/inflight-budget.ts'
 import chainRoutes from '../../api/routes/chain.ts'
 import prismRoutes from '../../api/routes/prism.ts'
 import { AttachmentIssuer } from '../attachments.ts'
-import { parseTrustedPeers, type PeerAuth } from '../peer-auth.ts'
+import { parseTrustedPeers, type PeerAuth, type PeerStanding } from '../peer-auth.ts'
 import type { RoleContext, RoleHandle } from './types.ts'
 import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics } from '../metrics-ports.ts'
 
@@ -104,7 +104,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   })
   auth.useAttachmentPolicy({
     issue: (worker) => { const r = attachments.issue(worker); return r.ok ? r.attachment : null },
-    isRevoked: (a) => attachments.isRevoked(a)
+    isRevoked: (a) => attachments.isRevoked(a),
+    holds: (worker) => { const a = attachments.current(worker); return a !== undefined && a.expiresAt > clock.now() }
   })
   const router = startRouter(ctx.system, {
     env, self: key.address, net: messenger, store,
@@ -137,7 +138,20 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   destinations.inUse = (id) => service!.activeForDestination(id)
 
   // Every role-scoped message needs its sender's registration (node/peer-auth.ts).
-  routeInbound(auth, ORCHESTRATOR_INBOUND, { router: router.ref, coordinator: coordinator.ref })
+  // Attached here means by this orchestrator: a worker that holds another orchestrator's attachment
+  // does not get round this one's revocations, allowlist or --max-workers by sending it worker_attach.
+  const attachedHere = (worker: string, s: PeerStanding): boolean => {
+    if (s.source !== 'attachment') return true // registered on the chain, trusted, or this node
+    const a = attachments.current(worker)
+    return a !== undefined && a.expiresAt > clock.now() && !attachments.isRevoked(a)
+  }
+  routeInbound(auth, ORCHESTRATOR_INBOUND, { router: router.ref, coordinator: coordinator.ref }, {
+    worker_attach: (m, s) => {
+      if (attachedHere(m.from, s)) return true
+      ctx.logger.info({ worker: m.from, event: 'worker_attach_refused' }, 'worker attach refused: its attachment is not from this orchestrator')
+      return false
+    }
+  })
   ctx.transport.serveBulk(async (_peer, signedPath) => {
     try { return await readSignedChunk(source, signedPath) } catch { return null }
   })
@@ -280,8 +294,14 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
   return { stop: async () => { unsubscribe(); unmeterChain(); await lifecycle.stop(); await nodeChain.stop() } }
 }
 
-/** Wires a shared inbound table (actors/transfer/inbound.ts) to the messenger behind peer authorization. */
-function routeInbound<T> (auth: PeerAuth, table: ReadonlyArray<InboundRoute<T>>, to: T): void {
+/**
+ * Wires a shared inbound table (actors/transfer/inbound.ts) to the messenger behind peer authorization;
+ * `admit` adds a node's own condition for some types (dropped when it answers false).
+ */
+function routeInbound<T> (auth: PeerAuth, table: ReadonlyArray<InboundRoute<T>>, to: T, admit: Partial<Record<string, (m: Envelope, s: PeerStanding) => boolean>> = {}): void {
   // `raw` stays lazy: the messenger frames (signs) a message to itself only when its frame is read.
-  for (const r of table) auth.on(r.type, r.from, (m, _peer, s) => r.deliver(to, { type: r.type, from: m.from, body: m.body, role: s.role, get raw () { return m.raw } }))
+  for (const r of table) {
+    const ok = admit[r.type]
+    auth.on(r.type, r.from, (m, _peer, s) => { if (ok === undefined || ok(m, s)) r.deliver(to, { type: r.type, from: m.from, body: m.body, role: s.role, get raw () { return m.raw } }) })
+  }
 }

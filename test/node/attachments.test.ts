@@ -92,6 +92,21 @@ t.test('attachments that are missing, expired, revoked, for another worker or no
   await eventually(async () => lines.some(l => l.event === 'worker_attach_refused' && l.worker === bare.key.address && l.reason === 'not_allowed'), 30_000, 'b to refuse attaching the bare rogue')
   rogues.push(bare.key.address)
 
+  // A valid attachment from another orchestrator (a) gives a standing at b, but does not attach the
+  // worker to b: b's allowlist (and revocations, --max-workers) still decide who works for b.
+  {
+    const dir = join(net.data, 'roaming')
+    await mkdir(dir, { recursive: true })
+    const { key } = await loadOrCreateKeystore(join(dir, 'hotkey.json'))
+    const fromA = signAttachment(a.key, { worker: key.address, issuedAt: Date.now() })
+    const roaming = await net.addNode('roaming', { role: 'worker', attachTo: b.key.address }, { enroll: false })
+    roaming.auth.onOwnAttachment(fromA)
+    await eventually(async () => lines.some(l => l.event === 'worker_attach_refused' && l.worker === key.address && l.hotkey === b.key.address && l.reason === undefined), 30_000, 'b to refuse the attach of a worker a attached')
+    t.match(await b.auth.standing(key.address), { source: 'attachment' }, 'it has a standing at b, on a\'s attachment')
+    t.notOk((await sessions(b)).some(s => s.hotkey === key.address), 'but no session at b')
+    t.equal(b.workersAttached(), 0)
+  }
+
   for (const w of rogues) {
     t.equal(await b.auth.standing(w), null, 'no standing at b')
     if (w !== revokedRogue) {
