@@ -2,7 +2,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import { randomUUID } from 'node:crypto'
-import problem from './problem.ts'
+import problem, { clientErrorHandler, frameworkErrors } from './problem.ts'
 import auth from './plugins/auth.ts'
 import credits from './plugins/credits.ts'
 import rateLimit from './plugins/rate-limit.ts'
@@ -115,6 +115,9 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
     childLoggerFactory: (logger, bindings, opts) => (opts.level === undefined && logger.level === 'silent' ? logger : logger.child(bindings, opts)),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    // Answers given before a route runs, and the HTTP parser's refusals, are problem+json too.
+    frameworkErrors,
+    clientErrorHandler,
     // Path ids up to 128 characters (audit orchestratorId/workerId) must reach validation, not 404.
     routerOptions: { maxParamLength: 256 },
     // Bodies are validated without type coercion, querystrings and params with it (validation.ts).

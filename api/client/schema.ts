@@ -532,8 +532,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** Published closed-epoch versions (every revision), in publication order; one epoch late, kept 30 days (headers only, charged like GET) */
-        head: operations["headV1TelemetryEpochs"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -550,8 +549,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** Latest published network summary, or the one named by snapshotId (headers only, charged like GET) */
-        head: operations["headV1TelemetryNetwork"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -568,8 +566,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** Published network summaries, oldest first (at least one an hour) (headers only, charged like GET) */
-        head: operations["headV1TelemetryNetworkHistory"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -586,8 +583,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** The current revision of every retained closed epoch, by epoch; one epoch late, kept 30 days (headers only, charged like GET) */
-        head: operations["headV1TelemetryRealtimeEpochs"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -604,8 +600,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** Live network summary (transfers in progress included), or the live version named by snapshotId (headers only, charged like GET) */
-        head: operations["headV1TelemetryRealtimeNetwork"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -622,8 +617,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** Live network summary versions still readable (current and superseded within 10 minutes), oldest first (headers only, charged like GET) */
-        head: operations["headV1TelemetryRealtimeNetworkHistory"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -663,11 +657,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /**
-         * Live task evidence, transfers in progress included; pending_verification apart from verified (headers only, charged like GET)
-         * @description snapshotId pins the live version (from a realtime read) the listing shows; without it the current version is pinned.
-         */
-        head: operations["headV1TelemetryRealtimeTasks"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -684,8 +674,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** Sell allowance proof of a miner hotkey (published one epoch late, kept 7 days) (headers only, charged like GET) */
-        head: operations["headV1TelemetrySellAllowanceByHotkey"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -702,8 +691,7 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        /** Finished task evidence of published terminal transfers, in publication order (headers only, charged like GET) */
-        head: operations["headV1TelemetryTasks"];
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -4615,104 +4603,6 @@ export interface operations {
             };
         };
     };
-    headV1TelemetryEpochs: {
-        parameters: {
-            query?: {
-                /** @description nextCursor of the previous page; the filters must stay the same */
-                cursor?: string;
-                /** @description Items per page, 1 to 100 */
-                limit?: number;
-                /** @description Only items observed at or after this time */
-                since?: string;
-                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
-                snapshotId?: string;
-                /** @description Only items observed at or before this time */
-                until?: string;
-            };
-            header?: {
-                /** @description An ETag of a payload already held: the answer is then 304, free */
-                "if-none-match"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    /** @description Credits this read cost the organization */
-                    "X-Credits-Charged"?: string;
-                    /** @description The organization's balance after the charge */
-                    "X-Credits-Remaining"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
-            304: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Internal error (BWN_ERR_INTERNAL) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getV1TelemetryNetwork: {
         parameters: {
             query?: {
@@ -4823,96 +4713,6 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
-            };
-        };
-    };
-    headV1TelemetryNetwork: {
-        parameters: {
-            query?: {
-                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
-                snapshotId?: string;
-            };
-            header?: {
-                /** @description An ETag of a payload already held: the answer is then 304, free */
-                "if-none-match"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Snapshot envelope (seed §2.1) of a network summary */
-            200: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    /** @description Credits this read cost the organization */
-                    "X-Credits-Charged"?: string;
-                    /** @description The organization's balance after the charge */
-                    "X-Credits-Remaining"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
-            304: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Internal error (BWN_ERR_INTERNAL) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -5037,104 +4837,6 @@ export interface operations {
             };
         };
     };
-    headV1TelemetryNetworkHistory: {
-        parameters: {
-            query?: {
-                /** @description nextCursor of the previous page; the filters must stay the same */
-                cursor?: string;
-                /** @description Items per page, 1 to 100 */
-                limit?: number;
-                /** @description Only items observed at or after this time */
-                since?: string;
-                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
-                snapshotId?: string;
-                /** @description Only items observed at or before this time */
-                until?: string;
-            };
-            header?: {
-                /** @description An ETag of a payload already held: the answer is then 304, free */
-                "if-none-match"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    /** @description Credits this read cost the organization */
-                    "X-Credits-Charged"?: string;
-                    /** @description The organization's balance after the charge */
-                    "X-Credits-Remaining"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
-            304: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Internal error (BWN_ERR_INTERNAL) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getV1TelemetryRealtimeEpochs: {
         parameters: {
             query?: {
@@ -5256,104 +4958,6 @@ export interface operations {
             };
         };
     };
-    headV1TelemetryRealtimeEpochs: {
-        parameters: {
-            query?: {
-                /** @description nextCursor of the previous page; the filters must stay the same */
-                cursor?: string;
-                /** @description Items per page, 1 to 100 */
-                limit?: number;
-                /** @description Only items observed at or after this time */
-                since?: string;
-                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
-                snapshotId?: string;
-                /** @description Only items observed at or before this time */
-                until?: string;
-            };
-            header?: {
-                /** @description An ETag of a payload already held: the answer is then 304, free */
-                "if-none-match"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    /** @description Credits this read cost the organization */
-                    "X-Credits-Charged"?: string;
-                    /** @description The organization's balance after the charge */
-                    "X-Credits-Remaining"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
-            304: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Internal error (BWN_ERR_INTERNAL) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getV1TelemetryRealtimeNetwork: {
         parameters: {
             query?: {
@@ -5464,96 +5068,6 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
-            };
-        };
-    };
-    headV1TelemetryRealtimeNetwork: {
-        parameters: {
-            query?: {
-                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
-                snapshotId?: string;
-            };
-            header?: {
-                /** @description An ETag of a payload already held: the answer is then 304, free */
-                "if-none-match"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Snapshot envelope (seed §2.1) of a live network summary */
-            200: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    /** @description Credits this read cost the organization */
-                    "X-Credits-Charged"?: string;
-                    /** @description The organization's balance after the charge */
-                    "X-Credits-Remaining"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
-            304: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Internal error (BWN_ERR_INTERNAL) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -5675,104 +5189,6 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
-            };
-        };
-    };
-    headV1TelemetryRealtimeNetworkHistory: {
-        parameters: {
-            query?: {
-                /** @description nextCursor of the previous page; the filters must stay the same */
-                cursor?: string;
-                /** @description Items per page, 1 to 100 */
-                limit?: number;
-                /** @description Only items observed at or after this time */
-                since?: string;
-                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
-                snapshotId?: string;
-                /** @description Only items observed at or before this time */
-                until?: string;
-            };
-            header?: {
-                /** @description An ETag of a payload already held: the answer is then 304, free */
-                "if-none-match"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    /** @description Credits this read cost the organization */
-                    "X-Credits-Charged"?: string;
-                    /** @description The organization's balance after the charge */
-                    "X-Credits-Remaining"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
-            304: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Internal error (BWN_ERR_INTERNAL) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -6005,107 +5421,6 @@ export interface operations {
             };
         };
     };
-    headV1TelemetryRealtimeTasks: {
-        parameters: {
-            query?: {
-                /** @description nextCursor of the previous page; the filters must stay the same */
-                cursor?: string;
-                /** @description Items per page, 1 to 100 */
-                limit?: number;
-                /** @description An orchestrator or worker id (hotkey) */
-                participantId?: string;
-                /** @description Only items observed at or after this time */
-                since?: string;
-                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
-                snapshotId?: string;
-                transferId?: string;
-                /** @description Only items observed at or before this time */
-                until?: string;
-            };
-            header?: {
-                /** @description An ETag of a payload already held: the answer is then 304, free */
-                "if-none-match"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    /** @description Credits this read cost the organization */
-                    "X-Credits-Charged"?: string;
-                    /** @description The organization's balance after the charge */
-                    "X-Credits-Remaining"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
-            304: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Internal error (BWN_ERR_INTERNAL) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     getV1TelemetrySellAllowanceByHotkey: {
         parameters: {
             query?: {
@@ -6209,92 +5524,6 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
-            };
-        };
-    };
-    headV1TelemetrySellAllowanceByHotkey: {
-        parameters: {
-            query?: {
-                /** @description Selects a retained epoch proof */
-                epoch?: string;
-            };
-            header?: {
-                /** @description An ETag of a payload already held: the answer is then 304, free */
-                "if-none-match"?: string;
-            };
-            path: {
-                /** @description SS58 hotkey */
-                hotkey: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Snapshot envelope (seed §2.1) of a sell allowance */
-            200: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    /** @description Credits this read cost the organization */
-                    "X-Credits-Charged"?: string;
-                    /** @description The organization's balance after the charge */
-                    "X-Credits-Remaining"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
-            304: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };
@@ -6419,107 +5648,6 @@ export interface operations {
                     "application/json": components["schemas"]["Problem"];
                     "application/problem+json": components["schemas"]["Problem"];
                 };
-            };
-        };
-    };
-    headV1TelemetryTasks: {
-        parameters: {
-            query?: {
-                /** @description nextCursor of the previous page; the filters must stay the same */
-                cursor?: string;
-                /** @description Items per page, 1 to 100 */
-                limit?: number;
-                /** @description An orchestrator or worker id (hotkey) */
-                participantId?: string;
-                /** @description Only items observed at or after this time */
-                since?: string;
-                /** @description A snapshot id; on realtime routes, a live version obtained from a realtime read */
-                snapshotId?: string;
-                transferId?: string;
-                /** @description Only items observed at or before this time */
-                until?: string;
-            };
-            header?: {
-                /** @description An ETag of a payload already held: the answer is then 304, free */
-                "if-none-match"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    /** @description Credits this read cost the organization */
-                    "X-Credits-Charged"?: string;
-                    /** @description The organization's balance after the charge */
-                    "X-Credits-Remaining"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not Modified: If-None-Match matches the current ETag. No body, no charge. */
-            304: {
-                headers: {
-                    /** @description The version of the answer; send it back in If-None-Match for a 304 */
-                    ETag?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Bad request: a parameter, header or body failed validation (BWN_ERR_VALIDATION, BWN_ERR_BAD_REQUEST) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No key, or the key is unknown, revoked or expired (BWN_ERR_KEY_*) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The organization has too few prepaid credits for this read (BWN_ERR_INSUFFICIENT_CREDITS) */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The key may not use this route: wrong role, missing scope, or a grant narrower than required */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Too many requests for the key's plan; see Retry-After (BWN_ERR_RATE_LIMITED) */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before trying again */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Internal error (BWN_ERR_INTERNAL) */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
         };
     };

@@ -98,6 +98,8 @@ export default fp(async function creditsPlugin (app: FastifyInstance, opts: { ac
     if (read !== undefined) route.preHandler = prepend(route.preHandler, resolveReadFirst(read))
     const auth = route.config?.auth
     if (auth?.telemetry === undefined) return
+    // Paid reads are GET only (`exposeHeadRoute: false`): a HEAD would be charged for headers.
+    if ((Array.isArray(route.method) ? route.method : [route.method]).includes('HEAD')) throw new Error(`${route.url} is a paid read: give it exposeHeadRoute: false (paid reads are not served by HEAD)`)
     const rule = resolveAuth(auth)
     const priceName = rule.telemetry!.price ?? (rule.telemetry!.realtime === true ? 'realtime' : 'snapshot')
     const memo = `${String(route.method)} ${route.url}`

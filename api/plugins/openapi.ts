@@ -65,7 +65,7 @@ export interface RouteFacts {
   requestBodies: Map<string, RequestBody>
   /** Conditional reads (`config.read`): their 200 and 304 carry an ETag. By `GET /path`. */
   conditional: Set<string>
-  /** Paid reads (`config.auth.telemetry`, not WebSocket): credit headers on 200, and HEAD is served. */
+  /** Paid reads (`config.auth.telemetry`, not WebSocket): credit headers on 200 (GET only; no HEAD is served). */
   paid: Set<string>
 }
 
@@ -93,20 +93,6 @@ function declareHeaders (op: Json, key: string, facts: RouteFacts): void {
   if (facts.paid.has(key)) add('200', CREDIT_HEADERS)
 }
 
-/** HEAD of a paid read, as served: the GET's statuses and headers, no body, charged like the GET. */
-function headOf (get: Json, path: string): Json {
-  const responses: Json = {}
-  for (const [status, r] of Object.entries(get.responses as Json)) {
-    const { content: _content, ...rest } = r as Json
-    responses[status] = rest
-  }
-  return {
-    ...get,
-    operationId: operationIdOf('head', path),
-    summary: `${String(get.summary ?? path)} (headers only, charged like GET)`,
-    responses
-  }
-}
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options']
 const COMPONENT_NAME = /^[A-Z][A-Za-z0-9]*$/
 
@@ -148,8 +134,7 @@ function hoistTitled (doc: Json): void {
 /**
  * What the generated document needs for linters and client generators: servers, an operationId and a
  * summary on every operation, `security: []` on public ones, declared raw request bodies, the response
- * headers the server sends, HEAD on paid reads (served by Fastify beside every GET, and charged), and
- * named component schemas for every titled schema.
+ * headers the server sends, and named component schemas for every titled schema.
  */
 export function finalizeDocument (source: Json, facts: RouteFacts): Json {
   const doc = structuredClone(source) // the generated objects may share schemas with the routes
@@ -166,7 +151,6 @@ export function finalizeDocument (source: Json, facts: RouteFacts): Json {
       if (body !== undefined && op.requestBody === undefined) op.requestBody = body
       declareHeaders(op, key, facts)
     }
-    if (item.get !== undefined && item.head === undefined && facts.paid.has(`GET ${path}`)) item.head = headOf(item.get, path)
   }
   hoistTitled(doc)
   return doc

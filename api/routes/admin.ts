@@ -3,12 +3,12 @@
 // Two kinds of admin key (docs/security.md): the network operator's (`operator: true`) reaches every
 // organization; any other admin key is an organization admin, confined to its own organization: another
 // organization, its projects, environments and keys answer exactly like missing ones (404), and what
-// only the operator may do (create organizations, grant credits, issue or revoke operator keys, choose
-// the plan of a key) answers 403 BWN_ERR_OPERATOR_ONLY.
+// only the operator may do (create organizations, grant credits, issue or revoke operator keys, issue
+// validator keys, choose the plan of a key) answers 403 BWN_ERR_OPERATOR_ONLY.
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { ApiDeps } from '../deps.ts'
-import type { Principal } from '../accounts/model.ts'
+import type { KeyRole, Principal } from '../accounts/model.ts'
 import { HotkeyProofInvalid, HotkeyProofReplayed, HotkeyProofStale, KeyNotFound, OperatorOnly, OrganizationNotFound, ProjectNotFound } from '../errors.ts'
 import { ApiKeyView, Balance, CreatedKey, Environment, Id, KeyId, LedgerEntry, NewKey, Organization, Project } from '../accounts/model.ts'
 import { LEDGER_PAGE_MAX } from '../accounts/service.ts'
@@ -16,6 +16,13 @@ import { checkProof, PROOF_MAX_SKEW_MS } from '../accounts/binding.ts'
 import { guardedResponses } from '../responses.ts'
 
 export const ADMIN_PREFIX = '/admin'
+
+/**
+ * Roles only the operator issues: their keys read beyond one organization. Orchestrator and worker keys
+ * are not among them: unbound they read nothing, and bound they read their participant's own rows only
+ * with that participant's signature over the issuing request.
+ */
+export const OPERATOR_ISSUED_ROLES: readonly KeyRole[] = ['validator']
 
 const NameBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false })
 const OrgParams = Type.Object({ organizationId: Id })
@@ -101,6 +108,9 @@ export default async function adminRoutes (app: FastifyInstance, opts: { deps: A
   }, async (req, reply) => {
     ownOrg(req, req.params.organizationId)
     if (req.body.operator === true) operatorOnly(req, 'issue operator keys')
+    // A validator key reads every organization's audit rows (api/routes/audit.ts): it is the network's,
+    // never an organization's to mint.
+    if (OPERATOR_ISSUED_ROLES.includes(req.body.role)) operatorOnly(req, `issue ${req.body.role} keys`)
     // Plans (and the limits they carry) are the operator's to set: an organization admin issues keys
     // on its own key's plan, never another (a Free admin minting an Enterprise client lifts Free's limits).
     const p = who(req)

@@ -1,10 +1,11 @@
 // Dashboard audit routes ({dashboard_url}): seed §4.3. Raw rows of one orchestrator or one worker on
 // one transfer, grouped by table, paged per table, redacted (actors/telemetry/audit.ts).
-// Who may call: the operator's admin key and validator keys (investigation, data verification) read
-// every participant's rows on both routes; an organization admin the same, on its own organization's
-// transfers only. Orchestrator and worker keys are bound to their participant's hotkey when
-// issued and read only their own rows: an orchestrator key its own orchestrator rows and the rows of
-// work its workers did through it; a worker key its own worker rows. Anyone else's rows (or any rows,
+// Who may call (docs/security.md#audit-reach): the operator's admin key and validator keys (issued by
+// the operator only; the network's validators investigate and verify) read every participant's rows on
+// both routes. Orchestrator and worker keys are bound to their participant's hotkey when issued, with
+// that participant's signature, and read only its own rows: an orchestrator key its own orchestrator
+// rows and the rows of work its workers did through it; a worker key its own worker rows. Any other key
+// (an organization admin) reads only its own organization's transfers. Anyone else's rows (or any rows,
 // for an unbound key) answer 404, exactly as rows that do not exist. Ids: an orchestrator by node UUID,
 // chain UID or hotkey; a worker by worker id (node UUID) or hotkey. docs/telemetry.md#dashboard-audit.
 import type { FastifyRequest } from 'fastify'
@@ -17,7 +18,7 @@ import { AuditTransferNotFound } from '../errors.ts'
 import { AuditOrchestratorParams, AuditQuery, AuditResponse, AuditWorkerParams, AUDIT_LIMIT_DEFAULT, ConditionalHeaders } from '../telemetry/schemas.ts'
 import { serveResolvedRead, type ReadResult } from '../telemetry/read.ts'
 import { ORCHESTRATOR_TABLES, WORKER_TABLES, type AuditReader, type AuditResult } from '../../actors/telemetry/audit.ts'
-import type { KeyRole, Principal } from '../accounts/model.ts'
+import { BINDABLE_ROLES, type KeyRole, type Principal } from '../accounts/model.ts'
 
 export const AUDIT_ORCHESTRATOR_ROLES: KeyRole[] = ['admin', 'validator', 'orchestrator']
 export const AUDIT_WORKER_ROLES: KeyRole[] = ['admin', 'validator', 'orchestrator', 'worker']
@@ -38,19 +39,25 @@ function body (r: AuditResult, tables: readonly string[], limit: number, offset:
   return out
 }
 
-/** The hotkey whose rows a key is confined to; null when it reads everyone's (admin, validator). */
+/** Roles whose keys read every organization's rows by design; their keys are issued by the operator only (api/routes/admin.ts). */
+export const AUDIT_CROSS_TENANT_ROLES: readonly KeyRole[] = ['validator']
+
+/** The hotkey whose rows a participant key is confined to; null for keys confined otherwise (or not at all). */
 function confinedTo (p: Principal): string | null {
-  if (p.role === 'admin' || p.role === 'validator') return null
+  if (!BINDABLE_ROLES.includes(p.role)) return null
   return p.hotkey ?? '' // an unbound orchestrator or worker key matches no participant
 }
 
 /**
- * An organization admin (an admin key without `operator`) reads only the rows of its own
- * organization's transfers; rows of another organization's transfer, or of a transfer whose owner this
- * node does not hold, answer 404 as missing ones. The operator's admin key and validator keys read all.
+ * Rows of a transfer that is not the key's organization's (or whose owner this node does not hold),
+ * which the key may not read: they answer 404 as missing ones. Every key is confined to its own
+ * organization's transfers except the operator's admin key, validator keys, and participant keys (held
+ * to their participant's own rows instead, by `confinedTo`).
  */
 function otherTenant (p: Principal, r: AuditResult): boolean {
-  return p.role === 'admin' && p.operator !== true && r.organizationId !== p.organizationId
+  if (p.role === 'admin' && p.operator === true) return false
+  if (AUDIT_CROSS_TENANT_ROLES.includes(p.role) || BINDABLE_ROLES.includes(p.role)) return false
+  return r.organizationId !== p.organizationId
 }
 
 export default async function auditRoutes (app: TypedApp, opts: { deps: ApiDeps }): Promise<void> {

@@ -184,6 +184,7 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
     app.route({
       method: 'GET',
       url: '/v1/telemetry/realtime/stream',
+      exposeHeadRoute: false,
       handler: upgradeRequired,
       config: { auth: { telemetry: { realtime: true }, websocket: true } },
       preHandler: [checkSlot],

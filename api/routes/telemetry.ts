@@ -1,7 +1,9 @@
 // Telemetry routes ({telemetry_url}, /v1): seed §4.4 and §4.5. Paid reads are guarded and charged by
 // the auth and credits plugins from `config.auth.telemetry`. Every route is a conditional read
 // (`config.read`, api/telemetry/read.ts): its version and ETag are resolved first, and a matching
-// If-None-Match is answered 304 before the rate limit and the credit check, costing nothing. ETags
+// If-None-Match is answered 304 before the rate limit and the credit check, costing nothing. Paid
+// reads are served by GET only: a HEAD would be charged for headers (or, free, be a read of the
+// version and size for nothing); it answers 404 like any method a route does not serve. ETags
 // come from version ids, never from serialising a body; bodies of immutable versions (published
 // network snapshots, live versions, sell-allowance proofs) are serialized once. docs/telemetry.md.
 import type { FastifyRequest, RouteGenericInterface } from 'fastify'
@@ -108,12 +110,13 @@ export default async function telemetryRoutes (app: TypedApp, opts: { deps: ApiD
   const epochItem = (e: EpochSnapshot): ListItem<unknown> => ({ seq: 0, env: e, observedMs: Date.parse(e.observedAt) })
   const bodies = new BodyCache()
   const conditional = <R extends RouteGenericInterface>(path: string, config: object, schema: Record<string, unknown>, read: (req: FastifyRequest<R>) => Promise<ReadResult>): void => {
-    app.get(path, { config: { ...config, read }, schema: { headers: ConditionalHeaders, ...schema } }, serveResolvedRead)
+    app.get(path, { config: { ...config, read }, exposeHeadRoute: false, schema: { headers: ConditionalHeaders, ...schema } }, serveResolvedRead)
   }
   /** A single immutable version: its id is its ETag, its body is serialized once. */
   const single = (id: string, env: unknown): ReadResult => bodies.read(id, env)
 
   app.get('/v1/telemetry/network', {
+    exposeHeadRoute: false,
     config: {
       ...SNAPSHOT,
       read: (req: SingleRequest) => {
@@ -127,6 +130,7 @@ export default async function telemetryRoutes (app: TypedApp, opts: { deps: ApiD
   }, serveResolvedRead)
 
   app.get('/v1/telemetry/realtime/network', {
+    exposeHeadRoute: false,
     config: {
       ...REALTIME,
       read: (req: SingleRequest) => {

@@ -52,7 +52,13 @@ export class NodeTransferService implements TransferService {
   readonly maxChunkBytes = MAX_CHUNK_BODY_BYTES
   /** Non-terminal transfers per key id, for the concurrency limit. */
   readonly #active = new Map<string, Set<string>>()
-  #loaded = false
+  /**
+   * Transfers past the limit check that the coordinator has not yet answered, per key id: each holds its
+   * slot from the check until the create succeeds (its transfer then counts) or fails, so parallel
+   * creates never pass the limit together.
+   */
+  readonly #reserved = new Map<string, Set<string>>()
+  #loading: Promise<void> | null = null
 
   constructor (deps: TransferServiceDeps) { this.#deps = deps }
 
@@ -65,10 +71,31 @@ export class NodeTransferService implements TransferService {
     this.#active.set(row.api_key_id, set)
   }
 
+  /** Every caller waits for the one load: a create must not count before the stored transfers are in. A failed load is tried again by the next create. */
   async #loadActive (): Promise<void> {
-    if (this.#loaded) return
-    this.#loaded = true
-    for await (const [, row] of this.#deps.store.table<TransferRow>('transfers').entries()) this.onTransferChanged(row)
+    this.#loading ??= (async () => {
+      for await (const [, row] of this.#deps.store.table<TransferRow>('transfers').entries()) this.onTransferChanged(row)
+    })().catch((err: unknown) => { this.#loading = null; throw err })
+    await this.#loading
+  }
+
+  /** Takes a slot of the key's limit for transfer `id`, or refuses; no await between the count and the take. */
+  #reserve (principal: Principal, limit: number | null, id: string): () => void {
+    const key = principal.keyId
+    const active = this.#active.get(key)
+    const reserved = this.#reserved.get(key) ?? new Set<string>()
+    let count = active?.size ?? 0
+    // A create whose change the coordinator already reported is counted once.
+    for (const r of reserved) if (active?.has(r) !== true) count++
+    if (limit !== null && count >= limit) {
+      throw withExtensions(new TooManyTransfers(`The ${principal.plan} plan allows ${limit} transfers in progress; finish or cancel one first.`),
+        { concurrent_transfers: limit }, { 'retry-after': String(CONCURRENCY_RETRY_AFTER_S) })
+    }
+    this.#reserved.set(key, reserved.add(id))
+    return () => {
+      reserved.delete(id)
+      if (reserved.size === 0 && this.#reserved.get(key) === reserved) this.#reserved.delete(key)
+    }
   }
 
   async activeForDestination (destinationId: string): Promise<boolean> {
@@ -140,22 +167,29 @@ export class NodeTransferService implements TransferService {
     // Staging holds every chunk until the transfer ends: refused now if the whole file cannot fit.
     await this.#deps.storage?.room(body.total_size, `a ${body.total_size}-byte transfer`)
     await this.#loadActive()
-    const active = this.#active.get(principal.keyId)?.size ?? 0
-    if (limits.concurrentTransfers !== null && active >= limits.concurrentTransfers) {
-      throw withExtensions(new TooManyTransfers(`The ${principal.plan} plan allows ${limits.concurrentTransfers} transfers in progress; finish or cancel one first.`),
-        { concurrent_transfers: limits.concurrentTransfers }, { 'retry-after': String(CONCURRENCY_RETRY_AFTER_S) })
+    const row = this.#newRow(body, principal, tier.name, destinationId, plan)
+    const release = this.#reserve(principal, limits.concurrentTransfers, row.id)
+    try {
+      const created = await this.#ask<TransferRow>(reply => ({ type: 'create', row, reply }))
+      // Counted as active before its reservation goes: the slot is never free in between.
+      this.onTransferChanged(created)
+      return this.toRecord(created, { redactName: false })
+    } finally {
+      // Refused or timed out: the slot is free again (a create the coordinator still makes after a
+      // timeout is counted when its change arrives).
+      release()
     }
+  }
+
+  #newRow (body: CreateTransferBody, principal: Principal, tier: string, destinationId: string, plan: { chunkSize: number, totalChunks: number }): TransferRow {
     const now = isoFromMs(this.#deps.clock.now())
-    const row: TransferRow = {
+    return {
       id: randomUUID(), status: 'pending', sender_hotkey: body.sender_hotkey, filename: body.filename, total_size: body.total_size,
-      chunk_size: plan.chunkSize, total_chunks: plan.totalChunks, tier: tier.name, destination_id: destinationId,
+      chunk_size: plan.chunkSize, total_chunks: plan.totalChunks, tier, destination_id: destinationId,
       api_key_id: principal.keyId, org_id: principal.organizationId, coordinator_id: '', metadata: { name: body.filename }, upload: null,
       chunks_received: 0, chunks_delivered: 0, chunks_verified: 0, bytes_received: 0, bytes_delivered: 0, finalize_requested: false,
       created_at: now, updated_at: now, started_at: null, finalized_at: null, completed_at: null, error_code: null, error_message: null
     }
-    const created = await this.#ask<TransferRow>(reply => ({ type: 'create', row, reply }))
-    this.onTransferChanged(created)
-    return this.toRecord(created, { redactName: false })
   }
 
   /** A name the destination would refuse at completion is refused now, before any byte moves. */

@@ -36,7 +36,8 @@ t.test('an organization admin of B cannot reach A', async t => {
     ['POST', `/admin/organizations/${orgA.id}/credits`, { amount: 1000 }, 403, 'BWN_ERR_OPERATOR_ONLY'],
     ['POST', `/admin/organizations/${orgB.id}/credits`, { amount: 1000 }, 403, 'BWN_ERR_OPERATOR_ONLY'],
     ['POST', '/admin/organizations', { name: 'mine' }, 403, 'BWN_ERR_OPERATOR_ONLY'],
-    ['POST', `/admin/organizations/${orgB.id}/keys`, { role: 'admin', operator: true }, 403, 'BWN_ERR_OPERATOR_ONLY']
+    ['POST', `/admin/organizations/${orgB.id}/keys`, { role: 'admin', operator: true }, 403, 'BWN_ERR_OPERATOR_ONLY'],
+    ['POST', `/admin/organizations/${orgB.id}/keys`, { role: 'validator' }, 403, 'BWN_ERR_OPERATOR_ONLY']
   ]
   for (const [method, url, payload, status, code] of rows) {
     const res = await b(method, url, payload)
@@ -69,4 +70,21 @@ t.test('an organization admin cannot revoke the operator key of its own organiza
   t.match(await orgAdmin('DELETE', `/admin/keys/${opKey.id}`), { status: 403, body: { code: 'BWN_ERR_OPERATOR_ONLY' } })
   t.equal((await operator('GET', '/admin/organizations')).status, 200, 'the operator key still works')
   t.match(await operator('POST', `/admin/organizations/${orgB.id}/keys`, { role: 'client', operator: true }), { status: 400, body: { code: 'BWN_ERR_BAD_REQUEST' } }, 'operator is only for admin keys')
+})
+
+t.test('validator keys read every organization\'s audit rows: only the operator issues them', async t => {
+  const before = (await operator('GET', `/admin/organizations/${orgB.id}/keys`)).body.items.length
+  for (const payload of [{ role: 'validator' }, { role: 'validator', name: 'v', plan: 'free' }]) {
+    t.match(await b('POST', `/admin/organizations/${orgB.id}/keys`, payload), { status: 403, body: { code: 'BWN_ERR_OPERATOR_ONLY' } }, JSON.stringify(payload))
+  }
+  const keys = (await operator('GET', `/admin/organizations/${orgB.id}/keys`)).body.items
+  t.equal(keys.length, before, 'no key was minted')
+  t.notOk(keys.some((k: { role: string }) => k.role === 'validator'), 'B holds no validator key')
+  // What an organization admin may issue reads no other organization's rows (test/api/telemetry/audit-tenants.test.ts).
+  for (const role of ['client', 'console', 'admin', 'orchestrator', 'worker']) {
+    t.equal((await b('POST', `/admin/organizations/${orgB.id}/keys`, { role })).status, 201, `${role}: issued`)
+  }
+  const issued = await operator('POST', `/admin/organizations/${orgB.id}/keys`, { role: 'validator' })
+  t.equal(issued.status, 201, 'the operator issues a validator key')
+  t.equal(issued.body.apiKey.role, 'validator')
 })

@@ -4,6 +4,8 @@ import t from 'tap'
 import { buildApp } from '../../api/app.ts'
 import { testDeps } from '../helpers/api.ts'
 import { PROBES, PROBE_ETAG, registerProbes } from '../helpers/probes.ts'
+import { telemetryApp, ORCH } from '../helpers/telemetry.ts'
+import { serveResolvedRead } from '../../api/telemetry/read.ts'
 
 const BURST = 40
 
@@ -123,4 +125,31 @@ t.test('default plan limits are the published ones (Free 60/min)', async t => {
   }
   t.equal(ok, 60)
   t.equal(limited, 1)
+})
+
+t.test('paid reads are GET only: a HEAD is not served, and costs nothing', async t => {
+  const T = await telemetryApp()
+  t.teardown(() => T.app.close())
+  const org = (await T.env.accounts.listOrganizations()).find(o => o.name === 'telemetry')!.id
+  const paid = ['/v1/telemetry/network', '/v1/telemetry/realtime/network', '/v1/telemetry/network/history', '/v1/telemetry/realtime/network/history',
+    '/v1/telemetry/tasks', '/v1/telemetry/realtime/tasks', '/v1/telemetry/epochs', '/v1/telemetry/realtime/epochs', `/v1/telemetry/sell-allowance/${ORCH}`, '/v1/telemetry/realtime/stream']
+  const before = await T.env.accounts.balance(org)
+  for (const url of paid) {
+    const head = await T.app.inject({ method: 'HEAD', url, headers: { 'x-api-key': T.keys.console } })
+    t.equal(head.statusCode, 404, `HEAD ${url}`)
+    t.equal(head.headers['x-credits-charged'], undefined, `HEAD ${url}: nothing charged`)
+    t.equal(head.body, '')
+  }
+  t.same(await T.env.accounts.balance(org), before, 'the balance and the ledger did not move')
+  const got = await T.get('/v1/telemetry/network/history')
+  t.equal(got.statusCode, 200, 'GET still serves the read')
+  t.equal(got.headers['x-credits-charged'], '1', '… and charges it')
+  t.equal((await T.app.inject({ method: 'HEAD', url: '/health' })).statusCode, 200, 'a free route still answers HEAD')
+})
+
+t.test('a paid route that would be served by HEAD is refused when registered', async t => {
+  const env = testDeps()
+  const app = await buildApp(env.deps)
+  t.teardown(() => app.close())
+  t.throws(() => app.get('/paid-with-head', { config: { auth: { telemetry: {} }, read: () => ({ etag: 'x', body: () => '{}' }) } }, serveResolvedRead), /exposeHeadRoute: false/)
 })

@@ -1,5 +1,7 @@
 import t from 'tap'
+import { connect, type AddressInfo } from 'node:net'
 import { buildApp } from '../../api/app.ts'
+import { INTERNAL_DETAIL, toProblem } from '../../api/problem.ts'
 import { testDeps } from '../helpers/api.ts'
 
 async function app (ready = true) {
@@ -52,4 +54,76 @@ t.test('errors are problem+json with a stable code', async t => {
   t.equal(boom.statusCode, 500)
   t.equal(boom.json().code, 'BWN_ERR_INTERNAL')
   t.notMatch(boom.body, /var\/lib/, 'internal details never leave the server')
+})
+
+t.test('a 5xx keeps only a BWN_ERR_ code; anything else is BWN_ERR_INTERNAL with the fixed detail', async t => {
+  const fsErr = Object.assign(new Error("EACCES: permission denied, open '/var/lib/bwnet/blobs/tmp/ab12'"), { code: 'EACCES', errno: -13 })
+  const level = Object.assign(new Error('Database is not open'), { code: 'LEVEL_DATABASE_NOT_OPEN' })
+  const gone = Object.assign(new Error("ENOENT: no such file or directory, open '/srv/x'"), { code: 'ENOENT', statusCode: 503 })
+  const node = Object.assign(new Error('write after end'), { code: 'ERR_STREAM_WRITE_AFTER_END' })
+  for (const err of [fsErr, level, gone, node]) {
+    const p = toProblem(err as never, 'req-1')
+    t.equal(p.code, 'BWN_ERR_INTERNAL', err.code)
+    t.equal(p.type, 'urn:bwnet:problem:BWN_ERR_INTERNAL')
+    t.equal(p.detail, INTERNAL_DETAIL, `${err.code}: the message stays in the log`)
+    t.notMatch(JSON.stringify(p), /var\/lib|srv|LEVEL_|EACCES|ENOENT|errno/)
+  }
+  t.equal(toProblem(gone as never, 'r').status, 503, 'the status is kept')
+  const ours = toProblem(Object.assign(new Error('The coordinator did not answer in time; retry.'), { code: 'BWN_ERR_TIMEOUT', statusCode: 504 }) as never, 'r')
+  t.match(ours, { code: 'BWN_ERR_TIMEOUT', status: 504, detail: 'The coordinator did not answer in time; retry.' }, 'a 5xx of our own keeps its code and detail')
+  t.match(toProblem(Object.assign(new Error('bad'), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }) as never, 'r'), { code: 'BWN_ERR_BAD_REQUEST', status: 400, detail: 'bad' })
+})
+
+t.test('a 5xx with a foreign code is logged with its real error', async t => {
+  const env = testDeps()
+  const a = await buildApp(env.deps)
+  a.get('/eacces', async () => { throw Object.assign(new Error("EACCES: permission denied, open '/var/lib/bwnet/x'"), { code: 'EACCES' }) })
+  t.teardown(() => a.close())
+  const res = await a.inject('/eacces')
+  t.equal(res.statusCode, 500)
+  t.match(res.headers['content-type'], /^application\/problem\+json/)
+  t.match(res.json(), { code: 'BWN_ERR_INTERNAL', detail: INTERNAL_DETAIL, instance: String })
+  const line = env.logLines.map(l => JSON.parse(l)).find(l => l.reqId === res.json().instance && l.msg === 'request failed')
+  t.match(line?.err, { code: 'EACCES', message: /var\/lib\/bwnet\/x/ }, 'the log has the cause under the same request id')
+})
+
+t.test('errors met before a route runs are problems: a path that does not decode, a parameter too long', async t => {
+  const a = await app()
+  for (const url of ['/admin/keys/%zz', '/transfers/%E0%A4%A']) {
+    const res = await a.inject(url)
+    t.equal(res.statusCode, 400, url)
+    t.match(res.headers['content-type'], /^application\/problem\+json/)
+    t.match(res.json(), { type: 'urn:bwnet:problem:BWN_ERR_BAD_REQUEST', status: 400, code: 'BWN_ERR_BAD_REQUEST', instance: String }, url)
+  }
+  const long = await a.inject(`/admin/keys/${'a'.repeat(300)}`)
+  t.equal(long.statusCode, 414)
+  t.match(long.headers['content-type'], /^application\/problem\+json/)
+  t.match(long.json(), { status: 414, code: 'BWN_ERR_BAD_REQUEST', title: 'URI Too Long' })
+})
+
+t.test("the HTTP parser's refusals are problems: oversized headers 431, garbage 400", async t => {
+  const env = testDeps()
+  const a = await buildApp(env.deps)
+  t.teardown(() => a.close())
+  await a.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = a.server.address() as AddressInfo
+  const raw = async (request: string): Promise<{ status: number, headers: string, body: string }> => {
+    const socket = connect(port, '127.0.0.1')
+    socket.end(request)
+    let text = ''
+    for await (const chunk of socket) text += String(chunk)
+    const [head, body] = text.split('\r\n\r\n') as [string, string]
+    return { status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body }
+  }
+  const key = `bwn_${'0'.repeat(16)}_${'k'.repeat(43)}`
+  const big = await raw(`GET /health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Pad: ${'a'.repeat(20 * 1024)}\r\n\r\n`)
+  t.equal(big.status, 431)
+  t.match(big.headers, /content-type: application\/problem\+json/)
+  t.match(JSON.parse(big.body), { type: 'urn:bwnet:problem:BWN_ERR_BAD_REQUEST', title: 'Request Header Fields Too Large', status: 431, code: 'BWN_ERR_BAD_REQUEST', instance: String })
+  const garbage = await raw('NOT HTTP AT ALL\r\n\r\n')
+  t.equal(garbage.status, 400)
+  t.match(JSON.parse(garbage.body), { status: 400, code: 'BWN_ERR_BAD_REQUEST' })
+  t.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200, 'the server still answers')
+  t.ok(env.logLines.some(l => l.includes('HPE_HEADER_OVERFLOW')), 'the refusal is logged')
+  t.notOk(env.logLines.some(l => l.includes('k'.repeat(43)) || l.includes('rawPacket')), 'without the request\'s bytes (its key)')
 })

@@ -20,9 +20,10 @@ export async function registerProbes (app: FastifyInstance): Promise<void> {
   const ok = async (req: { principal: { keyId: string } | null }) => ({ ok: true as const, keyId: req.principal!.keyId })
   app.get(PROBES.transfer, { config: { auth: { roles: ['client'] } }, schema: { response: guardedResponses({ 200: Ok }) } }, ok)
   app.get(PROBES.destination, { config: { auth: { roles: ['client'], headers: 'x-api-key' } }, schema: { response: guardedResponses({ 200: Ok }) } }, ok)
-  // Conditional reads that answer 304 when If-None-Match holds the current ETag, as telemetry does.
+  // Conditional reads that answer 304 when If-None-Match holds the current ETag, as telemetry does;
+  // paid, so GET only (api/plugins/credits.ts).
   const read = (req: { principal: { keyId: string } | null }) => ({ etag: PROBE_ETAG, body: () => JSON.stringify({ ok: true, keyId: req.principal!.keyId }) })
-  app.get(PROBES.telemetry, { config: { auth: { telemetry: {} }, read }, schema: { response: paidReadResponses(Ok) } }, serveResolvedRead)
-  app.get(PROBES.realtime, { config: { auth: { telemetry: { realtime: true } }, read }, schema: { response: paidReadResponses(Ok) } }, serveResolvedRead)
-  app.get(PROBES.sellAllowance, { config: { auth: { telemetry: { orgOnly: true, price: 'sellAllowance' } }, read }, schema: { response: paidReadResponses(Ok, 'sellAllowance') } }, serveResolvedRead)
+  app.get(PROBES.telemetry, { exposeHeadRoute: false, config: { auth: { telemetry: {} }, read }, schema: { response: paidReadResponses(Ok) } }, serveResolvedRead)
+  app.get(PROBES.realtime, { exposeHeadRoute: false, config: { auth: { telemetry: { realtime: true } }, read }, schema: { response: paidReadResponses(Ok) } }, serveResolvedRead)
+  app.get(PROBES.sellAllowance, { exposeHeadRoute: false, config: { auth: { telemetry: { orgOnly: true, price: 'sellAllowance' } }, read }, schema: { response: paidReadResponses(Ok, 'sellAllowance') } }, serveResolvedRead)
 }

@@ -69,3 +69,32 @@ t.test('rows of a transfer whose owner this node does not hold are not an organi
 t.test("the operator's admin key reads every organization's rows", async t => {
   for (const url of routes(ofA)) t.equal((await get(url, operator)).statusCode, 200, url)
 })
+
+t.test("an organization admin's way to another organization's rows: every key it may issue is confined", async t => {
+  const mint = await app.inject({ method: 'POST', url: `/admin/organizations/${orgB.id}/keys`, headers: { 'x-api-key': adminB }, payload: { role: 'validator' } })
+  t.equal(mint.statusCode, 403, 'no validator key for an organization admin')
+  t.equal(mint.json().code, 'BWN_ERR_OPERATOR_ONLY')
+  for (const role of ['admin', 'orchestrator', 'worker'] as const) {
+    const issued = await app.inject({ method: 'POST', url: `/admin/organizations/${orgB.id}/keys`, headers: { 'x-api-key': adminB }, payload: { role } })
+    t.equal(issued.statusCode, 201, `${role}: issued by B's admin`)
+    for (const url of routes(ofA)) {
+      const res = await get(url, issued.json().key)
+      t.not(res.statusCode, 200, `${role} key of B on ${url}`)
+      t.notMatch(res.body, /task_attempts/, 'no rows')
+    }
+  }
+})
+
+t.test('who reads across organizations: the operator and validator keys only; participant keys their own rows', async t => {
+  const validatorB = (await accounts.createKey(orgB.id, { role: 'validator' })).key
+  const boundToOrch = (await accounts.createKey(orgB.id, { role: 'orchestrator', hotkey: ORCH })).key
+  const boundToWorker = (await accounts.createKey(orgB.id, { role: 'worker', hotkey: WORKER })).key
+  for (const url of routes(ofA)) {
+    t.equal((await get(url, validatorB)).statusCode, 200, `${url}: a validator key (the operator's to issue) reads every organization's rows`)
+    t.equal((await get(url, adminB)).statusCode, 404, `${url}: an organization admin does not`)
+  }
+  const [orchUrl, workerUrl] = routes(ofA) as [string, string]
+  t.equal((await get(orchUrl, boundToOrch)).statusCode, 200, 'an orchestrator key reads its own participant\'s rows on any transfer')
+  t.equal((await get(workerUrl, boundToWorker)).statusCode, 200, 'a worker key likewise')
+  t.equal((await get(orchUrl.replace(ORCH, WORKER), boundToOrch)).statusCode, 404, '… and no other participant\'s')
+})
