@@ -94,8 +94,9 @@ export default fp(async function creditsPlugin (app: FastifyInstance, opts: { ac
   app.addHook('onClose', async () => { await accounts.flush() })
   app.addHook('onRoute', (route: RouteOptions) => {
     const read = route.config?.read
-    // Runs before every other preHandler (the rate limit's included): a 304 is answered first.
-    if (read !== undefined) route.preHandler = prepend(route.preHandler, resolveReadFirst(read))
+    // Runs before every other preHandler (the rate limit's included): a 304 is answered first. Unless
+    // its ETag costs the read itself (readAfterLimits): then after the rate limit, which counts the 304.
+    if (read !== undefined) route.preHandler = route.config?.readAfterLimits === true ? append(route.preHandler, resolveReadFirst(read)) : prepend(route.preHandler, resolveReadFirst(read))
     const auth = route.config?.auth
     if (auth?.telemetry === undefined) return
     // Paid reads are GET only (`exposeHeadRoute: false`): a HEAD would be charged for headers.

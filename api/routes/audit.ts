@@ -67,7 +67,8 @@ export default async function auditRoutes (app: TypedApp, opts: { deps: ApiDeps 
   app.get('/api/audit/orchestrator/:orchestratorId/transfers/:transferId', {
     config: {
       auth: { roles: AUDIT_ORCHESTRATOR_ROLES },
-      read: async (req) => conditional(await orchestratorRows(req as never))
+      read: async (req) => conditional(await orchestratorRows(req as never)),
+      readAfterLimits: true // the ETag is a digest of the rows read
     },
     schema: {
       tags: ['audit'], summary: 'Raw rows of one orchestrator (UUID, UID or hotkey) on one transfer, by table',
@@ -88,7 +89,8 @@ export default async function auditRoutes (app: TypedApp, opts: { deps: ApiDeps 
   app.get('/api/audit/worker/:workerId/transfers/:transferId', {
     config: {
       auth: { roles: AUDIT_WORKER_ROLES },
-      read: async (req) => conditional(await workerRows(req as never))
+      read: async (req) => conditional(await workerRows(req as never)),
+      readAfterLimits: true
     },
     schema: {
       tags: ['audit'], summary: 'Raw rows of one worker (id or hotkey) on one transfer, by table',

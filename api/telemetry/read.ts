@@ -23,7 +23,15 @@ export interface ReadResult {
 export type ReadResolver = { resolve (req: FastifyRequest<any>): ReadResult | Promise<ReadResult> }['resolve']
 
 declare module 'fastify' {
-  interface FastifyContextConfig { read?: ReadResolver }
+  interface FastifyContextConfig {
+    read?: ReadResolver
+    /**
+     * Resolve the read after authentication and the plan's rate limit, not before them, and so count a
+     * 304: for reads whose ETag costs the whole read (audit rows), where answering 304 first would give
+     * unlimited full-cost reads.
+     */
+    readAfterLimits?: boolean
+  }
   interface FastifyRequest {
     /** The resolved read of a conditional route (set by the first preHandler). */
     resolvedRead: ReadResult | { error: unknown } | null
