@@ -85,7 +85,9 @@ export class FileBlobStore implements BlobStore {
             await close()
             await withBlobLock(this, digest, async () => {
               const shard = join(this.#dir, digest.slice(0, 2))
-              await mkdir(shard, { recursive: true })
+              // A new shard's own entry must reach the disk too: fsync the blobs directory once it is made.
+              const made = await mkdir(shard, { recursive: true })
+              if (made !== undefined) await fsyncDir(this.#dir)
               await rename(tmp, this.#path(digest))
               await fsyncDir(shard)
               await linked?.()

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { mkdtemp, rm, readdir } from 'node:fs/promises'
+import { mkdtemp, rm, readdir, open } from 'node:fs/promises'
+import { readlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createHash } from 'node:crypto'
@@ -63,4 +64,31 @@ t.test('a commit replaces a damaged blob of the same name', async t => {
   await writeFile(blobs.pathOf(sha), 'damaged')
   t.equal(await blobs.put(bytes, sha), sha)
   t.same(await blobs.get(sha), bytes, 'healed')
+})
+
+t.test('a blob in a new shard: the shard directory and the blobs directory holding it are fsynced', async t => {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-blobs-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const blobs = new FileBlobStore(dir)
+  await blobs.open()
+  // What each fsync reached, by the path its descriptor names (Linux: /proc/self/fd).
+  const probe = await open(join(dir, 'probe'), 'w')
+  const proto = Object.getPrototypeOf(probe) as { sync: () => Promise<void> }
+  await probe.close()
+  const original = proto.sync
+  const synced: string[] = []
+  proto.sync = async function (this: { fd: number }) { synced.push(readlinkSync(`/proc/self/fd/${this.fd}`)); return await original.call(this) }
+  t.teardown(() => { proto.sync = original })
+  const first = Buffer.from('first blob')
+  const sha = createHash('sha256').update(first).digest('hex')
+  await blobs.put(first)
+  t.ok(synced.includes(join(dir, sha.slice(0, 2))), 'the new shard')
+  t.ok(synced.includes(dir), 'and the directory that now names it')
+  synced.length = 0
+  // Another blob in the same shard: the shard exists, only it is synced.
+  let other = Buffer.from('x')
+  for (let i = 0; createHash('sha256').update(other).digest('hex').slice(0, 2) !== sha.slice(0, 2); i++) other = Buffer.from(`other ${i}`)
+  await blobs.put(other)
+  t.ok(synced.includes(join(dir, sha.slice(0, 2))))
+  t.notOk(synced.includes(dir), 'no second sync of the blobs directory for an existing shard')
 })
