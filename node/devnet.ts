@@ -73,7 +73,7 @@ function alive (pid: number): boolean {
  * still refuse anything else that holds them (a `bwnet node` on the same directory).
  */
 export async function claimDevnetData (data: string): Promise<void> {
-  await mkdir(data, { recursive: true })
+  await mkdir(data, { recursive: true, mode: 0o700 })
   const path = join(data, DEVNET_PID_FILE)
   const pid = Number((await readFile(path, 'utf8').catch(() => '')).trim())
   if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
@@ -284,7 +284,7 @@ export class Devnet {
     const s = await local.startLocalSubtensor({ onOutput: (line) => { log.debug({ event: 'chopsticks_output' }, line) } })
     this.#subtensor = s
     const hotkeyOf = async (data: string): Promise<string> => {
-      await mkdir(data, { recursive: true })
+      await mkdir(data, { recursive: true, mode: 0o700 })
       return (await loadOrCreateKeystore(join(data, 'hotkey.json'))).key.address
     }
     const validators = await Promise.all(plan.filter(p => p.cfg.role === 'validator').map(p => hotkeyOf(p.cfg.data)))
@@ -385,7 +385,7 @@ export class Devnet {
   async enroll (data: string, role: Role, stakeRao: bigint = DEVNET_VALIDATOR_STAKE_RAO): Promise<string> {
     const chain = this.orchestrator.devChain
     if (chain === undefined) throw new Error('the devnet orchestrator hosts no chain')
-    await mkdir(data, { recursive: true })
+    await mkdir(data, { recursive: true, mode: 0o700 })
     const { key } = await loadOrCreateKeystore(join(data, 'hotkey.json'))
     await chain.enroll(key.address, role, role === 'validator' ? { stakeRao } : {})
     return key.address

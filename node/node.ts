@@ -1,7 +1,7 @@
 // One bwnet node: identity, store, blob store, swarm transport, actor system, and (with a port)
 // the HTTP server. Started in that order and stopped in reverse, as OTP children.
 import { join } from 'node:path'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, stat } from 'node:fs/promises'
 import { Level } from 'level'
 import DHT, { type DHTOptions } from 'hyperdht'
 import type { FastifyInstance } from 'fastify'
@@ -141,11 +141,12 @@ export class BwnetNode {
   async start (): Promise<this> {
     const { config } = this
     await cryptoReady()
-    await mkdir(config.data, { recursive: true })
+    const dataMode = await ensureDataDir(config.data)
     const { key, created } = await loadOrCreateKeystore(join(config.data, 'hotkey.json'))
     this.key = key
     const log: Logger = this.logger.child({ role: config.role, hotkey: key.address })
     log.info({ event: 'identity', created, data: config.data }, created ? 'new identity created' : 'identity loaded')
+    if ((dataMode & 0o077) !== 0) log.warn({ data: config.data, mode: `0${(dataMode & 0o777).toString(8)}`, event: 'data_dir_open' }, 'the data directory is open to other users: it holds the hotkey, the store (destinations\' credentials included) and staged files; chmod 700 it')
 
     this.db = new Level<string, string>(join(config.data, 'db'))
     try {
@@ -359,4 +360,13 @@ export function dhtOptions (config: Pick<NodeConfig, 'bootstrap' | 'dhtHost' | '
   const host = config.dhtHost !== null ? { host: config.dhtHost } : {}
   if (config.dhtPort !== null) return { bootstrap: config.bootstrap, ...host, port: config.dhtPort, anyPort: false, ephemeral: false, firewalled: false }
   return { bootstrap: config.bootstrap, ...host, ephemeral: true, ...(config.dhtHost !== null && isLoopback(config.dhtHost) ? { firewalled: false } : {}) }
+}
+
+/**
+ * Creates the data directory readable by its owner only (0700), and returns its mode: one made earlier
+ * by hand may be open to other users, which the node reports rather than changes.
+ */
+export async function ensureDataDir (dir: string): Promise<number> {
+  await mkdir(dir, { recursive: true, mode: 0o700 })
+  return (await stat(dir)).mode
 }
