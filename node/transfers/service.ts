@@ -162,10 +162,12 @@ export class NodeTransferService implements TransferService {
     if (plan.chunkSize > MAX_CHUNK_BODY_BYTES) throw new FileTooLarge(`a ${body.total_size}-byte file needs chunks larger than this node accepts (${MAX_CHUNK_BODY_BYTES} bytes).`)
     const destinationId = body.destination_id ?? await this.#deps.destinations.defaultId()
     if (destinationId === undefined) throw new TransferClosed('This node has no default destination; pass destination_id.')
-    await this.#deps.destinations.visible(destinationId, principal)
+    const destination = await this.#deps.destinations.visible(destinationId, principal)
     await this.#checkName(destinationId, body.filename, body.total_size, plan, principal.organizationId)
-    // Staging holds every chunk until the transfer ends: refused now if the whole file cannot fit.
-    await this.#deps.storage?.room(body.total_size, `a ${body.total_size}-byte transfer`)
+    // Staging holds every chunk until the transfer ends: refused now if the whole file cannot fit. The
+    // built-in sink writes a second copy on the same disk before staging lets go of the first.
+    const onDisk = destination?.builtin === true ? 2 * body.total_size : body.total_size
+    await this.#deps.storage?.room(onDisk, `a ${body.total_size}-byte transfer${onDisk > body.total_size ? ' (staged, and delivered to this node\'s sink)' : ''}`)
     await this.#loadActive()
     const row = this.#newRow(body, principal, tier.name, destinationId, plan)
     const release = this.#reserve(principal, limits.concurrentTransfers, row.id)
