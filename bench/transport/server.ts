@@ -53,7 +53,8 @@ const transport = new SwarmTransport({
   logger,
   events: { onFrame: () => {}, onPeerUp: () => {}, onPeerDown: () => {} }
 })
-transport.serveBulk(async (_peer, key) => key === PAYLOAD_KEY ? payload : null)
+// The bench's client is no node: nothing admits it, so every peer is served.
+transport.serveBulk(async (_peer, key) => key === PAYLOAD_KEY ? payload : null, { admitted: () => true })
 await transport.start()
 
 process.stdout.write(JSON.stringify({

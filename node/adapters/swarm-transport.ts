@@ -2,12 +2,15 @@
 //   bwnet/control/1 — signed control frames (protocol/codec.ts), one frame per protomux message;
 //   bwnet/bulk/1    — chunk bytes on request, the fallback data path when HTTP is not reachable.
 // Peers are named here by their swarm (noise) public key in hex; the messenger maps them to hotkeys.
+// A bulk read belongs to the connection it was asked on: only that connection's replies reach it, under a
+// random request id. Bulk requests are served to admitted peers only (node/peer-gate.ts), at most
+// MAX_BULK_REQUESTS_PER_PEER at once per connection, and a chunk on file is streamed a frame at a time.
 import Hyperswarm, { type NoiseStream, type Discovery, type PeerInfo } from 'hyperswarm'
 import type DHT from 'hyperdht'
 import Protomux, { type Message } from 'protomux'
 import c from 'compact-encoding'
-import { createHash } from 'node:crypto'
-import { once } from 'node:events'
+import { createHash, randomInt } from 'node:crypto'
+import { open } from 'node:fs/promises'
 import { pack, unpack } from '../../protocol/index.ts'
 import type { Logger } from '../../actors/ports.ts'
 import { BulkError } from '../errors.ts'
@@ -17,6 +20,14 @@ export const CONTROL_PROTOCOL = 'bwnet/control/1'
 export const BULK_PROTOCOL = 'bwnet/bulk/1'
 export const BULK_FRAME_BYTES = 256 * 1024 // 256 KiB per data message
 export const BULK_TIMEOUT_MS = 30_000 // 30 s without progress fails a bulk read
+/**
+ * Bulk requests one connection may have served at once; beyond it a request is refused (`busy`). Each
+ * costs a signed-path check, a file and a frame of memory while it streams. A reader keeps to it too: its
+ * further reads wait on its side and are sent as earlier ones end.
+ */
+export const MAX_BULK_REQUESTS_PER_PEER = 8
+/** A bulk request is a request id and a signed path: anything longer is not one, and is not decoded. */
+const MAX_BULK_REQUEST_BYTES = 4096
 // Peers that join at the same moment miss each other's announcements in their first lookup, so
 // discovery is refreshed soon after start, then at a slow steady pace.
 export const DISCOVERY_REFRESH_AFTER_MS = [1_000, 3_000, 6_000, 10_000, 15_000, 20_000, 30_000, 45_000] // after start: a peer met late must not wait a minute
@@ -50,7 +61,17 @@ const bulkPieceEncoding = {
   }
 }
 
-export type BulkHandler = (peer: string, key: string) => Promise<Uint8Array | null>
+/** What a bulk request is answered with: bytes in memory, or a file streamed a frame at a time. */
+export type BulkBody = Uint8Array | { file: string }
+export type BulkHandler = (peer: string, key: string) => Promise<BulkBody | null>
+
+export interface BulkServing {
+  /** Whether the peer on a connection is admitted (node/peer-gate.ts): nobody else is served. */
+  admitted (peer: string): boolean
+}
+
+/** Why the bulk channel ignored or refused something (a bounded label, counted in `bulkDropped`). */
+export type BulkDropReason = 'not_served' | 'not_admitted' | 'malformed' | 'busy' | 'unsolicited'
 
 export interface TransportEvents {
   onFrame (peer: string, frame: Uint8Array): void
@@ -60,15 +81,27 @@ export interface TransportEvents {
 }
 
 interface PeerLink {
+  peer: string
   conn: NoiseStream
   control: Message<Uint8Array>
   bulkReq: Message<Uint8Array>
   bulkData: Message<BulkPiece | null>
   bulkEnd: Message<Uint8Array>
   ready: boolean
+  /** This node's reads on this connection, by request id: a reply on another connection never reaches them. */
+  reads: Map<number, PendingBulk>
+  /** Reads not sent yet, waiting for one of the peer's MAX_BULK_REQUESTS_PER_PEER. */
+  queued: PendingBulk[]
+  /** Reads sent and not ended. */
+  sent: number
+  /** The peer's requests being served now. */
+  serving: number
 }
 
 interface PendingBulk {
+  id: number
+  key: string
+  sent: boolean
   parts: Uint8Array[]
   bytes: number
   /** More than this many bytes fails the read at once: a peer cannot make us buffer without bound. */
@@ -85,10 +118,10 @@ export class SwarmTransport {
   readonly #topic: Buffer
   readonly #log: Logger
   readonly #links = new Map<string, PeerLink>()
-  readonly #pending = new Map<number, PendingBulk>()
-  #nextBulkId = 1
   #events: TransportEvents
-  #bulkHandler: BulkHandler | null = null
+  #bulk: (BulkServing & { handler: BulkHandler }) | null = null
+  /** What the bulk channel ignored or refused, by reason (metrics, tests). */
+  readonly bulkDropped = new Map<BulkDropReason, number>()
   #stopped = false
   #discovery: Discovery | null = null
   #refreshTimers: NodeJS.Timeout[] = []
@@ -118,7 +151,8 @@ export class SwarmTransport {
 
   get publicKey (): string { return this.swarm.keyPair.publicKey.toString('hex') }
 
-  serveBulk (handler: BulkHandler): void { this.#bulkHandler = handler }
+  /** Answers bulk requests of admitted peers with `handler`; until then none is served. */
+  serveBulk (handler: BulkHandler, serving: BulkServing): void { this.#bulk = { handler, admitted: (peer) => serving.admitted(peer) } }
 
   async start (): Promise<void> {
     const discovery = this.swarm.join(this.#topic, { server: this.#server, client: true })
@@ -171,22 +205,55 @@ export class SwarmTransport {
   fetchBulk (peer: string, key: string, timeoutMs = BULK_TIMEOUT_MS, maxBytes = Number.POSITIVE_INFINITY, onBytes?: (received: number) => void): Promise<Uint8Array> {
     const link = this.#links.get(peer)
     if (link === undefined || !link.ready) return Promise.reject(new BulkError(`no connection to ${peer.slice(0, 12)}`))
-    const id = this.#nextBulkId++
     return new Promise((resolve, reject) => {
-      const fail = (): void => { this.#pending.delete(id); reject(new BulkError(`bulk read ${key} timed out`)) }
-      const entry: PendingBulk = { parts: [], bytes: 0, maxBytes, onBytes, resolve, reject, timer: setTimeout(fail, timeoutMs) }
-      this.#pending.set(id, entry)
-      link.bulkReq.send(pack({ id, key }))
+      // Random, so no other peer can guess it; unique among this connection's reads.
+      let id = randomInt(2 ** 32)
+      while (link.reads.has(id)) id = randomInt(2 ** 32)
+      const read: PendingBulk = {
+        id, key, sent: false, parts: [], bytes: 0, maxBytes, onBytes, resolve, reject,
+        timer: setTimeout(() => this.#settle(link, read, new BulkError(`bulk read ${key} timed out`)), timeoutMs)
+      }
+      link.reads.set(id, read)
+      link.queued.push(read)
+      this.#sendQueued(link)
     })
   }
 
   async stop (): Promise<void> {
     this.#stopped = true
     for (const t of this.#refreshTimers) clearTimeout(t)
-    for (const p of this.#pending.values()) { clearTimeout(p.timer); p.reject(new BulkError('transport stopped')) }
-    this.#pending.clear()
+    for (const link of this.#links.values()) this.#failReads(link, 'transport stopped')
     await this.swarm.destroy()
   }
+
+  /** Sends the reads waiting for a place within the peer's MAX_BULK_REQUESTS_PER_PEER (their clock restarts). */
+  #sendQueued (link: PeerLink): void {
+    while (link.sent < MAX_BULK_REQUESTS_PER_PEER && link.queued.length > 0 && !link.conn.destroyed && !this.#stopped) {
+      const read = link.queued.shift()!
+      read.sent = true
+      link.sent++
+      read.timer.refresh()
+      link.bulkReq.send(pack({ id: read.id, key: read.key }))
+    }
+  }
+
+  /** Ends a read with its bytes or an error, once; the next queued read takes its place. */
+  #settle (link: PeerLink, read: PendingBulk, outcome: Uint8Array | Error): void {
+    if (link.reads.get(read.id) !== read) return
+    link.reads.delete(read.id)
+    clearTimeout(read.timer)
+    if (read.sent) link.sent--
+    else link.queued.splice(link.queued.indexOf(read), 1)
+    read.parts = []
+    if (outcome instanceof Error) read.reject(outcome); else read.resolve(outcome)
+    this.#sendQueued(link)
+  }
+
+  #failReads (link: PeerLink, why: string): void {
+    for (const read of [...link.reads.values()]) this.#settle(link, read, new BulkError(`bulk read ${read.key} failed: ${why}`))
+  }
+
+  #dropBulk (reason: BulkDropReason): void { this.bulkDropped.set(reason, (this.bulkDropped.get(reason) ?? 0) + 1) }
 
   #onConnection (conn: NoiseStream, peer: string): void {
     if (this.#stopped || this.isBanned(peer)) { conn.destroy(); return }
@@ -203,18 +270,26 @@ export class SwarmTransport {
     const control = mux.createChannel({ protocol: CONTROL_PROTOCOL, onopen: markReady })
     const bulk = mux.createChannel({ protocol: BULK_PROTOCOL })
     if (control === null || bulk === null) { conn.destroy(); return }
-    link = {
+    const self: PeerLink = link = {
+      peer,
       conn,
       ready: false,
       control: control.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (frame) => this.#safe(() => this.#events.onFrame(peer, frame)) }),
-      bulkReq: bulk.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (m) => { void this.#serveBulkRequest(peer, mux, m) } }),
-      bulkData: bulk.addMessage<BulkPiece | null>({ encoding: bulkPieceEncoding, onmessage: (m) => this.#safe(() => this.#onBulkData(m)) }),
-      bulkEnd: bulk.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (m) => this.#safe(() => this.#onBulkEnd(m)) })
+      // Handlers return nothing: protomux holds a batch's replies until the promises it is given settle.
+      bulkReq: bulk.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (m) => this.#safe(() => this.#onBulkRequest(self, m)) }),
+      bulkData: bulk.addMessage<BulkPiece | null>({ encoding: bulkPieceEncoding, onmessage: (m) => this.#safe(() => this.#onBulkData(self, m)) }),
+      bulkEnd: bulk.addMessage<Uint8Array>({ encoding: c.raw, onmessage: (m) => this.#safe(() => this.#onBulkEnd(self, m)) }),
+      reads: new Map(),
+      queued: [],
+      sent: 0,
+      serving: 0
     }
     this.#links.set(peer, link)
     control.open()
     bulk.open()
     conn.once('close', () => {
+      // No reply can come on a closed connection: its reads fail now, not at their timeout.
+      this.#failReads(self, 'connection closed')
       if (this.#links.get(peer) !== link) return
       this.#links.delete(peer)
       if (link!.ready) this.#events.onPeerDown(peer)
@@ -226,57 +301,88 @@ export class SwarmTransport {
     try { fn() } catch (err) { this.#log.warn({ err }, 'inbound handler failed') }
   }
 
-  async #serveBulkRequest (peer: string, mux: Protomux, raw: Uint8Array): Promise<void> {
-    let id = 0
-    const link = this.#links.get(peer)
-    if (link === undefined) return
+  #onBulkRequest (link: PeerLink, raw: Uint8Array): void {
+    const bulk = this.#bulk
+    // Nothing is decoded for a peer that is not served: dropping its request costs a lookup.
+    if (bulk === null) return this.#dropBulk('not_served')
+    if (!bulk.admitted(link.peer)) return this.#dropBulk('not_admitted')
+    let req: { id?: unknown, key?: unknown } | null = null
+    try { if (raw.byteLength <= MAX_BULK_REQUEST_BYTES) req = unpack(raw) } catch {}
+    const id = req?.id
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id >= 2 ** 32) return this.#dropBulk('malformed')
+    if (typeof req!.key !== 'string') { this.#dropBulk('malformed'); link.bulkEnd.send(pack({ id, bytes: 0, error: 'malformed' })); return }
+    if (link.serving >= MAX_BULK_REQUESTS_PER_PEER) { this.#dropBulk('busy'); link.bulkEnd.send(pack({ id, bytes: 0, error: 'busy' })); return }
+    link.serving++
+    void this.#serve(link, bulk.handler, id, req!.key).finally(() => { link.serving-- })
+  }
+
+  async #serve (link: PeerLink, handler: BulkHandler, id: number, key: string): Promise<void> {
     try {
-      const req = unpack<{ id: number, key: string }>(raw)
-      id = req.id
-      if (typeof req.id !== 'number' || typeof req.key !== 'string') throw new BulkError('malformed bulk request')
-      const bytes = this.#bulkHandler === null ? null : await this.#bulkHandler(peer, req.key)
-      if (bytes === null) { link.bulkEnd.send(pack({ id, bytes: 0, error: 'not_found' })); return }
-      for (let off = 0; off < bytes.byteLength; off += BULK_FRAME_BYTES) {
-        const piece = bytes.subarray(off, Math.min(off + BULK_FRAME_BYTES, bytes.byteLength))
-        const ok = link.bulkData.send({ id, piece })
-        if (!ok && !link.conn.destroyed) await once(mux.stream, 'drain')
-        if (link.conn.destroyed) return
-      }
-      link.bulkEnd.send(pack({ id, bytes: bytes.byteLength }))
+      const body = await handler(link.peer, key)
+      if (link.conn.destroyed) return
+      if (body === null) { link.bulkEnd.send(pack({ id, bytes: 0, error: 'not_found' })); return }
+      const sent = body instanceof Uint8Array ? (await this.#sendPieces(link, id, body) ? body.byteLength : null) : await this.#sendFile(link, id, body.file)
+      if (sent !== null) link.bulkEnd.send(pack({ id, bytes: sent }))
     } catch (err) {
-      this.#log.warn({ peer: peer.slice(0, 12), err: (err as Error).message }, 'bulk request failed')
+      this.#log.warn({ peer: link.peer.slice(0, 12), err: (err as Error).message }, 'bulk request failed')
       if (!link.conn.destroyed) link.bulkEnd.send(pack({ id, bytes: 0, error: 'failed' }))
     }
   }
 
-  #onBulkData (m: BulkPiece | null): void {
-    if (m === null) return
-    const p = this.#pending.get(m.id)
-    if (p === undefined) return
-    const piece = m.piece
-    p.bytes += piece.byteLength
-    if (p.bytes > p.maxBytes) {
-      this.#pending.delete(m.id)
-      clearTimeout(p.timer)
-      p.parts.length = 0
-      p.reject(new BulkError(`bulk read over its ${p.maxBytes}-byte limit`))
-      return
+  /** Sends `bytes` as data messages, waiting for the connection to drain; false once the connection is gone. */
+  async #sendPieces (link: PeerLink, id: number, bytes: Uint8Array): Promise<boolean> {
+    for (let off = 0; off < bytes.byteLength; off += BULK_FRAME_BYTES) {
+      const ok = link.bulkData.send({ id, piece: bytes.subarray(off, Math.min(off + BULK_FRAME_BYTES, bytes.byteLength)) })
+      if (!ok && !link.conn.destroyed) await drained(link.conn)
+      if (link.conn.destroyed) return false
     }
-    p.parts.push(piece)
-    p.timer.refresh()
-    p.onBytes?.(p.bytes)
+    return true
   }
 
-  #onBulkEnd (m: Uint8Array): void {
-    const end = unpack<{ id: number, bytes: number, error?: string }>(m)
-    const p = this.#pending.get(end.id)
-    if (p === undefined) return
-    this.#pending.delete(end.id)
-    clearTimeout(p.timer)
-    if (end.error !== undefined) p.reject(new BulkError(`peer refused bulk read: ${end.error}`))
-    else if (end.bytes !== p.bytes) p.reject(new BulkError(`bulk read got ${p.bytes} bytes, peer sent ${end.bytes}`))
-    else p.resolve(p.parts.length === 1 ? p.parts[0]! : Buffer.concat(p.parts))
+  /** Streams a file: one frame's buffer, reused (each send copies it into its message). Null once the connection is gone. */
+  async #sendFile (link: PeerLink, id: number, path: string): Promise<number | null> {
+    const fh = await open(path, 'r')
+    try {
+      const buf = Buffer.allocUnsafe(BULK_FRAME_BYTES)
+      let sent = 0
+      for (;;) {
+        const { bytesRead } = await fh.read(buf, 0, buf.byteLength, sent)
+        if (bytesRead === 0) return sent
+        if (!await this.#sendPieces(link, id, buf.subarray(0, bytesRead))) return null
+        sent += bytesRead
+      }
+    } finally { await fh.close() }
   }
+
+  #onBulkData (link: PeerLink, m: BulkPiece | null): void {
+    if (m === null) return
+    const read = link.reads.get(m.id)
+    if (read === undefined || !read.sent) return this.#dropBulk('unsolicited') // a late reply to a read that timed out, too
+    read.bytes += m.piece.byteLength
+    if (read.bytes > read.maxBytes) return this.#settle(link, read, new BulkError(`bulk read over its ${read.maxBytes}-byte limit`))
+    read.parts.push(m.piece)
+    read.timer.refresh()
+    read.onBytes?.(read.bytes)
+  }
+
+  #onBulkEnd (link: PeerLink, m: Uint8Array): void {
+    let end: { id?: unknown, bytes?: unknown, error?: unknown } | null = null
+    try { end = unpack(m) } catch {}
+    const read = typeof end?.id === 'number' ? link.reads.get(end.id) : undefined
+    if (read === undefined || !read.sent) return this.#dropBulk(end === null ? 'malformed' : 'unsolicited')
+    if (end!.error !== undefined) this.#settle(link, read, new BulkError(`peer refused bulk read: ${String(end!.error)}`))
+    else if (end!.bytes !== read.bytes) this.#settle(link, read, new BulkError(`bulk read got ${read.bytes} bytes, peer sent ${String(end!.bytes)}`))
+    else this.#settle(link, read, read.parts.length === 1 ? read.parts[0]! : Buffer.concat(read.parts))
+  }
+}
+
+/** Resolves when the stream drains or closes (a closed stream never drains: waiting for that alone would hang). */
+function drained (stream: NoiseStream): Promise<void> {
+  return new Promise(resolve => {
+    const done = (): void => { stream.off('drain', done); stream.off('close', done); resolve() }
+    stream.on('drain', done)
+    stream.on('close', done)
+  })
 }
 
 /** The remote IP of a swarm connection (its UDX stream's), or null when not known. */

@@ -10,7 +10,9 @@ import { sinkNameRoutes } from '../adapters/destinations/sink-names.ts'
 import { HttpChunkMover } from '../adapters/chunk-mover.ts'
 import { DestinationRegistry } from '../transfers/destinations.ts'
 import { NodeTransferService } from '../transfers/service.ts'
-import { dataRoutes, signChunkSource, readSignedChunk } from '../transfers/data-endpoint.ts'
+import { dataRoutes, signChunkSource, signedChunkSha } from '../transfers/data-endpoint.ts'
+import { FileBlobStore } from '../adapters/blob-store.ts'
+import { SignedUrlInvalid, SignedUrlRequired } from '../../api/errors.ts'
 import { startTelemetry } from '../../actors/telemetry/index.ts'
 import { storeAuditReader } from '../../actors/telemetry/audit.ts'
 import { startVerifier } from '../../actors/validator/verifier.ts'
@@ -152,9 +154,18 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       return false
     }
   })
-  ctx.transport.serveBulk(async (_peer, signedPath) => {
-    try { return await readSignedChunk(source, signedPath) } catch { return null }
-  })
+  // The bulk channel serves admitted peers only (node/peer-gate.ts), each chunk streamed from its blob
+  // file; a forged or unsigned path costs its sender score, as any unauthorized message does.
+  ctx.transport.serveBulk(async (peer, signedPath) => {
+    try {
+      const sha = await signedChunkSha(source, signedPath)
+      return blobs instanceof FileBlobStore ? { file: blobs.pathOf(sha) } : (await blobs.get(sha)) ?? null
+    } catch (err) {
+      const hotkey = messenger.hotkeyOf(peer)
+      if (hotkey !== undefined && (err instanceof SignedUrlInvalid || err instanceof SignedUrlRequired)) messenger.penalize(hotkey, 'unauthorized', `bulk read: ${(err as Error).message}`)
+      return null
+    }
+  }, { admitted: (peer) => messenger.gate.isAdmitted(peer) })
   ctx.onPeerDown((hotkey) => {
     if (auth.lastKnownRole(hotkey) !== 'worker') return
     tell(router.ref, { type: 'detach', worker: hotkey })

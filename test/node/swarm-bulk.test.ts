@@ -1,12 +1,67 @@
 // The swarm bulk channel carries bytes exactly: payloads spanning many frames and not a multiple of
-// the frame size, an empty payload, and an unknown key refused with BWN_ERR_BULK.
+// the frame size, an empty payload, and an unknown key refused with BWN_ERR_BULK. A read hears only the
+// connection it was asked on; requests are served to admitted peers only, a bounded number at once per
+// connection; a file is streamed and let go when its connection closes.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
+import { mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import createTestnet from 'hyperdht/testnet.js'
-import { SwarmTransport, BULK_FRAME_BYTES } from '../../node/adapters/swarm-transport.ts'
+import Hyperswarm from 'hyperswarm'
+import Protomux from 'protomux'
+import c from 'compact-encoding'
+import { SwarmTransport, BULK_FRAME_BYTES, BULK_PROTOCOL, CONTROL_PROTOCOL, MAX_BULK_REQUESTS_PER_PEER, networkTopic } from '../../node/adapters/swarm-transport.ts'
+import { pack, unpack } from '../../protocol/index.ts'
 import { silentLogger } from '../helpers/logger.ts'
+import { eventually } from '../helpers/proc.ts'
 
 const CONNECT_TIMEOUT_MS = 15_000
+const quiet = { onFrame: () => {}, onPeerDown: () => {}, onPeerUp: () => {} }
+
+interface BareEnd { from: string, id: number, bytes: number, error?: string }
+interface BareLink {
+  request (id: number, key: string): void
+  data (id: number, piece: Uint8Array): void
+  end (id: number, bytes: number): void
+  close (): void
+}
+/** A bare hyperswarm peer that opens the transport's two channels and speaks on them by hand (no node behind it). */
+interface Bare { publicKey: string, links: Map<string, BareLink>, requests: Array<{ from: string, id: number, key: string }>, ends: BareEnd[] }
+
+async function bare (t: { teardown (fn: () => unknown): void }, testnet: { createNode (): any }, network: string, server = true): Promise<Bare> {
+  const swarm = new Hyperswarm({ dht: testnet.createNode() })
+  t.teardown(() => swarm.destroy())
+  const out: Bare = { publicKey: swarm.keyPair.publicKey.toString('hex'), links: new Map(), requests: [], ends: [] }
+  swarm.on('connection', (conn: any, info: any) => {
+    const from = info.publicKey.toString('hex')
+    conn.on('error', () => {})
+    const mux = Protomux.from(conn)
+    const control = mux.createChannel({ protocol: CONTROL_PROTOCOL })!
+    const bulk = mux.createChannel({ protocol: BULK_PROTOCOL, onopen: () => { out.links.set(from, link) } })!
+    control.addMessage({ encoding: c.raw, onmessage: () => {} })
+    const req = bulk.addMessage({ encoding: c.raw, onmessage: (m: Uint8Array) => { out.requests.push({ from, ...unpack<{ id: number, key: string }>(m) }) } })
+    const data = bulk.addMessage({ encoding: c.raw, onmessage: () => {} })
+    const end = bulk.addMessage({ encoding: c.raw, onmessage: (m: Uint8Array) => { out.ends.push({ from, ...unpack<Omit<BareEnd, 'from'>>(m) }) } })
+    const link: BareLink = {
+      request: (id, key) => { req.send(pack({ id, key })) },
+      // The wire form of a data message: the request id in 4 bytes (big-endian), then the bytes.
+      data: (id, piece) => { const head = Buffer.alloc(4); head.writeUInt32BE(id); data.send(Buffer.concat([head, piece])) },
+      end: (id, bytes) => { end.send(pack({ id, bytes })) },
+      close: () => conn.destroy()
+    }
+    control.open()
+    bulk.open()
+  })
+  swarm.join(networkTopic(network), { server, client: true })
+  return out
+}
+
+async function started (t: { teardown (fn: () => unknown): void }, transport: SwarmTransport): Promise<SwarmTransport> {
+  t.teardown(() => transport.stop())
+  await transport.start()
+  return transport
+}
 
 t.test('bulk reads return the served bytes exactly', async t => {
   const testnet = await createTestnet(3, { host: '127.0.0.1' })
@@ -19,7 +74,7 @@ t.test('bulk reads return the served bytes exactly', async t => {
   ])
   const quiet = { onFrame: () => {}, onPeerDown: () => {} }
   const server = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: { ...quiet, onPeerUp: () => {} } })
-  server.serveBulk(async (_peer, key) => blobs.get(key) ?? null)
+  server.serveBulk(async (_peer, key) => blobs.get(key) ?? null, { admitted: () => true })
   t.teardown(() => server.stop())
   await server.start()
 
@@ -51,4 +106,139 @@ t.test('bulk reads return the served bytes exactly', async t => {
   // A peer that sends more than the reader expects cannot make it buffer without bound.
   await t.rejects(client.fetchBulk(peer, 'multi-frame', 30_000, 10), { code: 'BWN_ERR_BULK', message: /over its 10-byte limit/ }, 'over the limit refused')
   t.ok(Buffer.from(blobs.get('one-byte')!).equals(await client.fetchBulk(peer, 'one-byte', 30_000, 1)), 'the channel still serves reads after a refused one')
+})
+
+t.test('a bulk read hears only the connection it was asked on', async t => {
+  const testnet = await createTestnet(3, { host: '127.0.0.1' })
+  t.teardown(() => testnet.destroy())
+  const network = `bulk-conn-${process.pid}`
+  const coordinator = await bare(t, testnet, network)
+  const rogue = await bare(t, testnet, network)
+  const client = await started(t, new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: quiet }))
+  await eventually(async () => client.peers().includes(coordinator.publicKey) && coordinator.links.has(client.publicKey) && rogue.links.has(client.publicKey), CONNECT_TIMEOUT_MS, 'the reader connected to both peers')
+
+  const real = randomBytes(BULK_FRAME_BYTES + 5)
+  const read = client.fetchBulk(coordinator.publicKey, 'chunk-key')
+  const asked = await eventually(async () => coordinator.requests[0], CONNECT_TIMEOUT_MS, 'the request at the coordinator')
+  // Another peer answers with the very id the coordinator was asked with (the worst case: it guessed it).
+  const fake = Buffer.from('not the chunk')
+  rogue.links.get(client.publicKey)!.data(asked.id, fake)
+  rogue.links.get(client.publicKey)!.end(asked.id, fake.byteLength)
+  await eventually(async () => client.bulkDropped.get('unsolicited') === 2, CONNECT_TIMEOUT_MS, 'the other peer\'s replies ignored')
+  const answer = coordinator.links.get(client.publicKey)!
+  answer.data(asked.id, real.subarray(0, BULK_FRAME_BYTES))
+  answer.data(asked.id, real.subarray(BULK_FRAME_BYTES))
+  answer.end(asked.id, real.byteLength)
+  t.ok(real.equals(await read), 'the read ends with the coordinator\'s bytes')
+
+  // A read whose connection closes fails then, not at its timeout.
+  const orphan = client.fetchBulk(coordinator.publicKey, 'chunk-key', 60_000)
+  await eventually(async () => coordinator.requests.length === 2, CONNECT_TIMEOUT_MS, 'the second request at the coordinator')
+  answer.close()
+  await t.rejects(orphan, { code: 'BWN_ERR_BULK', message: /connection closed/ }, 'the read failed with its connection')
+})
+
+t.test('bulk requests are served to admitted peers only', async t => {
+  const testnet = await createTestnet(3, { host: '127.0.0.1' })
+  t.teardown(() => testnet.destroy())
+  const network = `bulk-admit-${process.pid}`
+  const admitted = new Set<string>()
+  let calls = 0
+  const server = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: quiet })
+  server.serveBulk(async () => { calls++; return null }, { admitted: (peer) => admitted.has(peer) })
+  await started(t, server)
+  const peer = await bare(t, testnet, network, false)
+  await eventually(async () => peer.links.has(server.publicKey), CONNECT_TIMEOUT_MS, 'the peer connected')
+  const link = peer.links.get(server.publicKey)!
+  for (let id = 0; id < 200; id++) link.request(id, '/data/transfers/x/chunks/0')
+  await eventually(async () => server.bulkDropped.get('not_admitted') === 200, CONNECT_TIMEOUT_MS, 'every request of the peer dropped')
+  t.equal(calls, 0, 'none reached the handler')
+  t.same(peer.ends, [], 'none was answered')
+  // Once admitted, the same connection is served.
+  admitted.add(peer.publicKey)
+  link.request(500, 'missing')
+  await eventually(async () => peer.ends.length === 1, CONNECT_TIMEOUT_MS, 'an answer')
+  t.same(peer.ends, [{ from: server.publicKey, id: 500, bytes: 0, error: 'not_found' }], 'the admitted peer\'s request answered')
+  t.equal(calls, 1)
+})
+
+t.test('a connection has at most MAX_BULK_REQUESTS_PER_PEER requests served at once', async t => {
+  const testnet = await createTestnet(3, { host: '127.0.0.1' })
+  t.teardown(() => testnet.destroy())
+  const network = `bulk-cap-${process.pid}`
+  const small = randomBytes(100)
+  let release = (): void => {}
+  let held = new Promise<void>(resolve => { release = resolve })
+  let calls = 0; let running = 0; let most = 0
+  const server = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: quiet })
+  server.serveBulk(async () => {
+    calls++; running++; most = Math.max(most, running)
+    await held
+    running--
+    return small
+  }, { admitted: () => true })
+  await started(t, server)
+  const peer = await bare(t, testnet, network, false)
+  await eventually(async () => peer.links.has(server.publicKey), CONNECT_TIMEOUT_MS, 'the peer connected')
+  const link = peer.links.get(server.publicKey)!
+  for (let id = 0; id < 40; id++) link.request(id, 'small')
+  await eventually(async () => peer.ends.length === 40 - MAX_BULK_REQUESTS_PER_PEER, CONNECT_TIMEOUT_MS, 'the requests beyond the bound refused')
+  t.equal(calls, MAX_BULK_REQUESTS_PER_PEER, 'only the bound reached the handler')
+  t.same(peer.ends.map(e => e.id).sort((a, b) => a - b), Array.from({ length: 40 - MAX_BULK_REQUESTS_PER_PEER }, (_, i) => i + MAX_BULK_REQUESTS_PER_PEER), 'the later ones refused')
+  t.ok(peer.ends.every(e => e.error === 'busy' && e.bytes === 0), 'each with a busy ending')
+  release()
+  await eventually(async () => peer.ends.length === 40, CONNECT_TIMEOUT_MS, 'the served ones answered')
+  t.ok(peer.ends.slice(-MAX_BULK_REQUESTS_PER_PEER).every(e => e.error === undefined && e.bytes === small.byteLength), 'the served ones ended whole')
+
+  // A reader keeps to the bound itself: 3 × the bound at once wait on its side, and none is refused.
+  held = new Promise<void>(resolve => { release = resolve })
+  calls = 0; most = 0
+  const client = await started(t, new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: quiet }))
+  await eventually(async () => client.peers().includes(server.publicKey), CONNECT_TIMEOUT_MS, 'the reader connected')
+  const reads = Array.from({ length: 3 * MAX_BULK_REQUESTS_PER_PEER }, () => client.fetchBulk(server.publicKey, 'small'))
+  await eventually(async () => calls === MAX_BULK_REQUESTS_PER_PEER, CONNECT_TIMEOUT_MS, 'the first reads at the server')
+  release()
+  const got = await Promise.all(reads)
+  t.ok(got.every(b => small.equals(b)), 'every read served')
+  t.equal(most, MAX_BULK_REQUESTS_PER_PEER, 'never more than the bound at once')
+  t.equal(calls, 3 * MAX_BULK_REQUESTS_PER_PEER)
+})
+
+t.test('a file is streamed; a connection that closes midway lets the file go', async t => {
+  const testnet = await createTestnet(3, { host: '127.0.0.1' })
+  t.teardown(() => testnet.destroy())
+  const network = `bulk-file-${process.pid}`
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-bulk-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const files = { chunk: randomBytes(3 * BULK_FRAME_BYTES + 17), empty: Buffer.alloc(0), big: randomBytes(64 * BULK_FRAME_BYTES) }
+  for (const [name, bytes] of Object.entries(files)) await writeFile(join(dir, name), bytes)
+  const server = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: quiet })
+  server.serveBulk(async (_peer, key) => ({ file: join(dir, key) }), { admitted: () => true })
+  await started(t, server)
+  const client = await started(t, new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: quiet }))
+  await eventually(async () => client.peers().includes(server.publicKey), CONNECT_TIMEOUT_MS, 'the reader connected')
+
+  t.ok(files.chunk.equals(await client.fetchBulk(server.publicKey, 'chunk')), 'a multi-frame file arrives exactly')
+  t.equal((await client.fetchBulk(server.publicKey, 'empty')).byteLength, 0, 'an empty file arrives empty')
+  await t.rejects(client.fetchBulk(server.publicKey, 'absent'), { code: 'BWN_ERR_BULK', message: /failed/ }, 'a missing file ends the read with an error')
+
+  const big = join(dir, 'big')
+  const opened = async (): Promise<number> => {
+    let n = 0
+    for (const fd of await readdir('/proc/self/fd')) { try { if (await readlink(`/proc/self/fd/${fd}`) === big) n++ } catch {} }
+    return n
+  }
+  // The server's connection closes while a piece waits for it to drain (a full write buffer): the
+  // stream must end there and close its file, though no drain will ever come.
+  const conn = [...(server.swarm as any).connections].find((c: any) => c.remotePublicKey.toString('hex') === client.publicKey)
+  const write = conn.write.bind(conn)
+  conn.write = (b: Uint8Array): boolean => {
+    const ok = write(b)
+    if (!ok && b.byteLength >= BULK_FRAME_BYTES) queueMicrotask(() => conn.destroy())
+    return ok
+  }
+  const read = client.fetchBulk(server.publicKey, 'big', 600_000)
+  await t.rejects(read, { code: 'BWN_ERR_BULK', message: /connection closed/ }, 'the read failed with its connection')
+  await eventually(async () => await opened() === 0, CONNECT_TIMEOUT_MS, 'the file closed at the server')
+  t.pass('the server let the file go')
 })
