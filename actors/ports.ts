@@ -50,7 +50,11 @@ export type StoreOp =
 /** Rows in level sublevels, one per table; atomic batches across tables. */
 export interface Store {
   table<V> (name: TableName): Table<V>
-  batch (ops: StoreOp[]): Promise<void>
+  /**
+   * Writes the ops atomically. A batch survives the process once this resolves; with `sync` it also
+   * survives the machine (the log is flushed to disk first): for what a client is told is stored.
+   */
+  batch (ops: StoreOp[], opts?: { sync?: boolean }): Promise<void>
 }
 
 /** Chunk bytes, content-addressed by sha256 (hex). `put` resolves only once the bytes are durable. */

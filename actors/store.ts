@@ -44,11 +44,11 @@ export class LevelStore implements Store {
     await Promise.all([...this.#subs.values()].map(async sub => { await sub.open() }))
   }
 
-  async batch (ops: StoreOp[]): Promise<void> {
+  async batch (ops: StoreOp[], opts: { sync?: boolean } = {}): Promise<void> {
     if (ops.length === 0) return
     await this.#db.batch((ops.map(op => op.type === 'put'
       ? { type: 'put' as const, key: op.key, value: op.value, sublevel: this.#sub(op.table) as never }
-      : { type: 'del' as const, key: op.key, sublevel: this.#sub(op.table) as never })) as never)
+      : { type: 'del' as const, key: op.key, sublevel: this.#sub(op.table) as never })) as never, { sync: opts.sync === true } as never) // classic-level's option; abstract-level's types omit it
   }
 }
 

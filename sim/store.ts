@@ -95,7 +95,7 @@ export class SimStore implements Store {
     }
   }
 
-  async batch (ops: StoreOp[]): Promise<void> {
+  async batch (ops: StoreOp[], _opts?: { sync?: boolean }): Promise<void> {
     for (const op of ops) {
       const tree = this.#tree(op.table)
       if (op.type === 'put') this.#put(op.table, tree, op.key, op.value)

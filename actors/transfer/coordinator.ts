@@ -144,7 +144,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
    * publishes the events, runs its effects (crash points first), then answers. A failed write answers
    * with its error and runs nothing.
    */
-  async function run (step: Step, reply?: Reply<Outcome<any>>): Promise<void> {
+  async function run (step: Step, reply?: Reply<Outcome<any>>, sync = false): Promise<void> {
     let ops = step.ops
     let recorded: Awaited<ReturnType<TransferEventLog['record']>> = NO_EVENTS
     if (ops.length > 0 && events !== null) {
@@ -159,7 +159,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       for (const e of step.effects) if (e.kind === 'fault') perform(e)
       for (const e of step.effects) if (e.kind !== 'fault') perform(e)
       if (reply !== undefined && step.reply !== undefined) reply.resolve(step.reply)
-    })
+    }, sync)
   }
 
   /** Loads every transfer of this coordinator that is unfinished or not cleaned up. */
@@ -200,10 +200,11 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
     const now = env.clock.now()
     switch (msg.type) {
       case 'start': return state
-      case 'create': events?.fresh(msg.row); await run(core.create(msg.row, now), msg.reply); return state
-      case 'chunk': await run(core.chunk(msg, now, await stored(core, msg.transferId)), msg.reply); return state
-      case 'finalize': await run(core.finalize(msg.transferId, now, await stored(core, msg.transferId)), msg.reply); return state
-      case 'cancel': await run(core.cancel(msg.transferId, msg.reply, now, await stored(core, msg.transferId)), msg.reply); return state
+      // What a client is told is stored (its transfer, a chunk, the finalize, a cancel) survives a machine crash.
+      case 'create': events?.fresh(msg.row); await run(core.create(msg.row, now), msg.reply, true); return state
+      case 'chunk': await run(core.chunk(msg, now, await stored(core, msg.transferId)), msg.reply, true); return state
+      case 'finalize': await run(core.finalize(msg.transferId, now, await stored(core, msg.transferId)), msg.reply, true); return state
+      case 'cancel': await run(core.cancel(msg.transferId, msg.reply, now, await stored(core, msg.transferId)), msg.reply, true); return state
       case 'assigned': await run(core.assigned(msg.from, msg.body, now)); return state
       case 'result': await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [], msg.evidence)); return state
       case 'progress': await run(core.progress(msg.from, msg.body, now)); return state

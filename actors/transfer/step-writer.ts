@@ -15,7 +15,7 @@ import type { Store, StoreOp } from '../ports.ts'
 /** Called once a step's rows are durable (null), or with the write's error (the step never happened). */
 export type StepDone = (err: Error | null) => void
 
-interface Pending { ops: readonly StoreOp[], done: StepDone }
+interface Pending { ops: readonly StoreOp[], done: StepDone, sync: boolean }
 
 export class StepWriter {
   readonly #store: Store
@@ -44,12 +44,14 @@ export class StepWriter {
 
   /**
    * Queues a step's rows (none for a step that only waits for the ones before it). `done` runs once
-   * they and everything queued before them are durable, or with the error that refused them.
+   * they and everything queued before them are durable, or with the error that refused them. `sync`:
+   * durable against a machine crash too (the batch that carries them is flushed to disk): for steps
+   * whose answer tells a client its data is stored.
    */
-  write (ops: readonly StoreOp[], done: StepDone): void {
+  write (ops: readonly StoreOp[], done: StepDone, sync = false): void {
     if (this.#failed !== null) { this.#call(done, this.#failed); return }
     if (ops.length === 0 && this.#inFlight === null && this.#queue.length === 0) { this.#call(done, null); return }
-    this.#queue.push({ ops, done })
+    this.#queue.push({ ops, done, sync })
     if (this.#inFlight === null) this.#next()
   }
 
@@ -75,7 +77,7 @@ export class StepWriter {
     this.#inFlight = group
     const ops: StoreOp[] = []
     for (const p of group) for (const op of p.ops) ops.push(op)
-    const written = ops.length === 0 ? Promise.resolve() : this.#store.batch(ops)
+    const written = ops.length === 0 ? Promise.resolve() : this.#store.batch(ops, { sync: group.some(p => p.sync) })
     written.then(() => {
       for (const p of group) this.#call(p.done, null)
       this.#next()

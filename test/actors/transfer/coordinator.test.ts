@@ -317,3 +317,23 @@ t.test('a failed write answers its messages with the error and restarts the coor
   t.equal((await statusOf(store, kept.id))?.chunks_received, 2, 'the stored transfer went on')
   await t.rejects(h.call(reply => ({ type: 'chunk', transferId: lost.id, index: 0, sha256: 'a'.repeat(64), md5: 'b'.repeat(32), length: CHUNK, reply })), /NOT_FOUND|not found|unknown/i, 'the lost one is unknown')
 })
+
+t.test('what a client is told is stored is flushed to disk first: the create, each chunk, the finalize', async t => {
+  const inner = new LevelStore(new MemoryLevel() as never)
+  const writes: Array<{ tables: string[], sync: boolean }> = []
+  const store: Store = {
+    table: (name) => inner.table(name),
+    batch: async (ops, opts) => { writes.push({ tables: [...new Set(ops.map(o => o.table))], sync: opts?.sync === true }); await inner.batch(ops, opts) }
+  }
+  const blobs = new Map<string, Uint8Array>()
+  const h = harness(t, { store, blobs })
+  const row = newRow(2)
+  await h.call(reply => ({ type: 'create', row, reply }))
+  t.ok(writes.some(w => w.sync && w.tables.includes('transfers')), 'the created transfer: a synced batch')
+  await sendAll(h, row, blobs, 7)
+  const chunkWrites = writes.filter(w => w.tables.includes('chunks'))
+  t.ok(chunkWrites.length > 0 && chunkWrites.every(w => w.sync), 'every batch with a received chunk is synced')
+  const before = writes.length
+  await h.call(reply => ({ type: 'finalize', transferId: row.id, reply }))
+  t.ok(writes.slice(before).some(w => w.sync), 'the finalize too')
+})

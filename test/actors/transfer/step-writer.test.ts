@@ -6,13 +6,15 @@ import { StepWriter } from '../../../actors/transfer/step-writer.ts'
 import type { Store, StoreOp } from '../../../actors/ports.ts'
 
 /** A store whose batches complete only when the test says so. */
-function heldStore (): { store: Store, batches: StoreOp[][], release: (err?: Error) => void } {
+function heldStore (): { store: Store, batches: StoreOp[][], synced: boolean[], release: (err?: Error) => void } {
   const batches: StoreOp[][] = []
+  const synced: boolean[] = []
   const waiting: Array<{ resolve: () => void, reject: (e: Error) => void }> = []
   const store: Store = {
     table: () => { throw new Error('not read here') },
-    batch: async (ops) => {
+    batch: async (ops, opts) => {
       batches.push(ops)
+      synced.push(opts?.sync === true)
       await new Promise<void>((resolve, reject) => { waiting.push({ resolve, reject }) })
     }
   }
@@ -21,7 +23,7 @@ function heldStore (): { store: Store, batches: StoreOp[][], release: (err?: Err
     if (w === undefined) throw new Error('no batch in flight')
     if (err === undefined) w.resolve(); else w.reject(err)
   }
-  return { store, batches, release }
+  return { store, batches, synced, release }
 }
 
 const put = (key: string): StoreOp => ({ type: 'put', table: 'transfers', key, value: { key } })
@@ -129,4 +131,18 @@ t.test('a step whose effects throw does not keep the next steps from running', a
   release(); await turn(); release(); await turn()
   t.same(done, ['a', 'c'], 'the step after it ran')
   t.same(thrown.map(e => (e as Error).message), ['consumer broke'], 'and the throw was reported')
+})
+
+t.test('a batch is flushed to disk when any step in it asks (what a client is told is stored)', async t => {
+  const { store, batches, synced, release } = heldStore()
+  const w = new StepWriter(store, () => {}, e => { throw e })
+  w.write([put('a')], () => {})
+  w.write([put('b')], () => {})
+  w.write([put('c')], () => {}, true)
+  release(); await turn()
+  w.write([put('d')], () => {})
+  release(); await turn()
+  release(); await turn()
+  t.same(batches.map(b => b.map(o => o.key)), [['a'], ['b', 'c'], ['d']])
+  t.same(synced, [false, true, false], 'the batch holding the synced step only')
 })
