@@ -114,7 +114,9 @@ export function startIo (opts: IoOptions): Io {
     for (const b of job.batches) {
       const offers: TaskOffer[] = []
       for (const d of b.offers) {
-        const target = await driver.target(job.upload, { index: d.chunkIndex, offset: d.offset, length: d.length, attemptSlot: d.attemptSlot }, job.expiresAt)
+        // The attempt's number too, for a driver that orders a chunk's attempts (the node sink).
+        const chunk = { index: d.chunkIndex, offset: d.offset, length: d.length, attemptSlot: d.attemptSlot, attemptNo: d.attemptNo }
+        const target = await driver.target(job.upload, chunk, job.expiresAt)
         const source = deps.signSource(d.transferId, d.chunkIndex, d.attemptId, job.expiresAt)
         offers.push({
           taskId: d.taskId, attemptId: d.attemptId, transferId: d.transferId, chunkIndex: d.chunkIndex, length: d.length, sha256: d.sha256,
@@ -153,11 +155,17 @@ export async function freeStaging (store: Store, blobs: BlobStore, transferId: s
   for (const c of chunks) await releaseBlobRef(store, blobs, c.sha256, transferId, c.index)
 }
 
+const normaliseEtag = (etag: string): string => etag.replace(/^W\//, '').replaceAll('"', '').toLowerCase()
+
 /** Null when the destination holds the chunk's bytes for this attempt, else why not. */
 async function checkDelivery (driver: DestinationDriver, job: Extract<IoJob, { type: 'check' }>): Promise<string | null> {
   const c = job.chunk
   if (driver.chunkSha256 !== undefined) {
-    const sha = await driver.chunkSha256(job.upload, c)
+    // A node sink's ETag is the sha256 it wrote: a report of another is a lie about the delivery.
+    if (driver.kind === 'node' && job.etag !== null && normaliseEtag(job.etag) !== c.sha256) return 'the reported etag does not match the staged chunk'
+    // With the attempt's number: the node sink closes the chunk to that attempt's URL once checked.
+    const checked = { index: c.index, length: c.length, attemptNo: job.attemptNo }
+    const sha = await driver.chunkSha256(job.upload, checked)
     return sha === c.sha256 ? null : 'destination bytes do not match the staged chunk'
   }
   if (driver.readableBeforeComplete) {

@@ -102,6 +102,8 @@ export interface OfferDraft {
   length: number
   sha256: string
   attemptSlot: number
+  /** The attempt's number for its chunk (0, 1, ...): a destination that orders attempts (the node sink) gets it. */
+  attemptNo: number
   excludeWorkers: string[]
 }
 
@@ -110,7 +112,7 @@ export type IoJob =
   | { type: 'begin', transferId: string, destinationId: string, spec: UploadSpec }
   | { type: 'offers', transferId: string, destinationId: string, upload: UploadState, waveKind: 'initial' | 'recovery', expiresAt: number, batches: Array<{ to: string, batchId: string, offers: OfferDraft[] }>, excludedWorkers: string[] }
   /** Reads the delivered chunk back (or lists the stored part) and reports 'checked'. */
-  | { type: 'check', transferId: string, destinationId: string, upload: UploadState, attemptId: string, chunk: { index: number, offset: number, length: number, sha256: string, md5: string }, attemptSlot: number, etag: string | null }
+  | { type: 'check', transferId: string, destinationId: string, upload: UploadState, attemptId: string, chunk: { index: number, offset: number, length: number, sha256: string, md5: string }, attemptSlot: number, attemptNo: number, etag: string | null }
   /** Asks `validator` to read the chunk back when the destination allows it; otherwise checks like 'check'. */
   | { type: 'verify', validator: string, request: VerifyDraft, check: Extract<IoJob, { type: 'check' }> }
   | { type: 'complete', transferId: string, destinationId: string, upload: UploadState, parts: DeliveredPart[] }
@@ -574,7 +576,7 @@ export class TransferState {
           a.open.set(attempt.id, { offeredAt: now, acceptedAt: null, acceptedWatched: null, bytes: 0 })
           offers.push({
             taskId: task.id, attemptId: attempt.id, transferId: a.row.id, chunkIndex: index, offset: chunk.offset, length: chunk.length, sha256: chunk.sha256,
-            attemptSlot: attempt.attempt_slot, excludeWorkers: [...(a.failedWorkers.get(index) ?? [])].slice(0, 64)
+            attemptSlot: attempt.attempt_slot, attemptNo: attempt.attempt_no, excludeWorkers: [...(a.failedWorkers.get(index) ?? [])].slice(0, 64)
           })
           batchRow.task_ids.push(task.id)
           batchRow.attempt_ids.push(attempt.id)
@@ -637,16 +639,20 @@ export class TransferState {
     }
     const at = a.attempts.get(r.attemptId)
     if (at === undefined || at.task_id !== r.taskId || at.orchestrator_id !== from) { ack('rejected', 'unknown_attempt'); return step }
+    // Only the worker the attempt was assigned to (task_assigned) reports on it: a result naming
+    // another, or for an attempt assigned to none, is refused, so no report pins a failure on a worker
+    // that never held the work.
+    if (at.worker_id === null || at.worker_id !== r.worker) { ack('rejected', 'unknown_attempt'); return step }
+    const worker = at.worker_id
     if (at.state === 'succeeded') { ack('completed', null); return step }
     if (at.state !== 'offered' && at.state !== 'accepted') { ack('late_superseded', at.state); return step }
     const chunk = a.chunks.get(at.chunk_index)!
     const reading = a.open.get(at.id)
     const offeredAt = reading?.offeredAt ?? null
     a.open.delete(at.id)
-    this.#lastActivityAt.set(r.worker, this.watched(now))
-    if (at.worker_id === null) at.worker_id = r.worker
+    this.#lastActivityAt.set(worker, this.watched(now))
     const row: ResultRow = {
-      attempt_id: at.id, task_id: at.task_id, transfer_id: a.row.id, chunk_index: at.chunk_index, orchestrator_id: at.orchestrator_id, worker_id: r.worker,
+      attempt_id: at.id, task_id: at.task_id, transfer_id: a.row.id, chunk_index: at.chunk_index, orchestrator_id: at.orchestrator_id, worker_id: worker,
       success: r.success, bytes: chunk.length, claimed_bytes: r.bytes, duration_ms: r.durationMs, sha256: r.sha256, etag: r.etag, error: r.error, via: r.via,
       outcome: 'accepted', received_at: isoFromMs(now)
     }
@@ -657,10 +663,10 @@ export class TransferState {
       const reason: InterventionReason = r.error === 'worker_lost' ? 'worker_lost' : r.error === 'session_displaced' ? 'session_displaced' : 'attempt_failed'
       this.#failAttempt(a, at, reason, r.error, now, step)
       ack('failed', r.error)
-    } else if (r.sha256 !== chunk.sha256) {
+    } else if (r.sha256 !== chunk.sha256 || !etagFits(a.row.upload, r.etag, chunk.sha256)) {
       row.outcome = 'integrity_mismatch'
-      this.#strike(r.worker, 'failed_check', at, now, step)
-      this.#failAttempt(a, at, 'integrity_mismatch', 'reported hash does not match the staged chunk', now, step)
+      this.#strike(worker, 'failed_check', at, now, step)
+      this.#failAttempt(a, at, 'integrity_mismatch', r.sha256 !== chunk.sha256 ? 'reported hash does not match the staged chunk' : 'reported etag does not match the staged chunk', now, step)
       ack('failed', 'hash_mismatch')
     } else {
       if (reading?.acceptedAt != null && now > reading.acceptedAt) this.#sampleRate(chunk.length * 1000 / (now - reading.acceptedAt))
@@ -674,7 +680,7 @@ export class TransferState {
           kind: 'io',
           job: {
             type: 'verify', validator, check,
-            request: { transferId: a.row.id, taskId: at.task_id, attemptId: at.id, chunkIndex: at.chunk_index, orchestrator: at.orchestrator_id, worker: r.worker, length: chunk.length, sha256: chunk.sha256, trustedDurationMs: offeredAt === null ? 0 : Math.max(0, now - offeredAt), ...(evidence !== undefined ? { evidence: Buffer.from(evidence).toString('base64') } : {}) }
+            request: { transferId: a.row.id, taskId: at.task_id, attemptId: at.id, chunkIndex: at.chunk_index, orchestrator: at.orchestrator_id, worker, length: chunk.length, sha256: chunk.sha256, trustedDurationMs: offeredAt === null ? 0 : Math.max(0, now - offeredAt), ...(evidence !== undefined ? { evidence: Buffer.from(evidence).toString('base64') } : {}) }
           }
         })
       } else {
@@ -996,7 +1002,7 @@ export class TransferState {
     const c = a.chunks.get(at.chunk_index)!
     return {
       type: 'check', transferId: a.row.id, destinationId: a.row.destination_id, upload: a.row.upload!, attemptId: at.id,
-      chunk: { index: c.chunk_index, offset: c.offset, length: c.length, sha256: c.sha256, md5: c.md5 }, attemptSlot: at.attempt_slot, etag
+      chunk: { index: c.chunk_index, offset: c.offset, length: c.length, sha256: c.sha256, md5: c.md5 }, attemptSlot: at.attempt_slot, attemptNo: at.attempt_no, etag
     }
   }
 
@@ -1098,7 +1104,10 @@ export class TransferState {
     if (!a.row.finalize_requested || a.completing || a.cancelling || TERMINAL.has(a.row.status)) return
     if (a.row.chunks_delivered < a.row.total_chunks || a.row.upload === null) return
     a.completing = true
-    const parts = [...a.chunks.values()].sort((x, y) => x.chunk_index - y.chunk_index).map(c => ({ index: c.chunk_index, attemptSlot: c.attempt_slot ?? 0, etag: c.etag }))
+    // A node sink's ETag is a chunk's sha256: it is completed against the hashes staged here, never a
+    // worker's report (a worker could report the hash of other bytes and write them after the check).
+    const staged = a.row.upload.kind === 'node'
+    const parts = [...a.chunks.values()].sort((x, y) => x.chunk_index - y.chunk_index).map(c => ({ index: c.chunk_index, attemptSlot: c.attempt_slot ?? 0, etag: staged ? c.sha256 : c.etag }))
     step.effects.push({ kind: 'io', job: { type: 'complete', transferId: a.row.id, destinationId: a.row.destination_id, upload: a.row.upload, parts } })
   }
 }
@@ -1109,6 +1118,12 @@ function newActive (row: TransferRow): Active {
     pending: new Set(), recovery: new Map(), open: new Map(), failures: new Map(), stalls: new Map(), noWorkerRounds: 0, planAfter: 0, waitingForWorkers: false,
     wave: 0, interventions: 0, dispatchScheduled: false, planning: false, beginning: false, completing: false, cancelling: false, cancelReplies: []
   }
+}
+
+/** False when a node sink's ETag (the sha256 it wrote) was reported and is not the staged chunk's. */
+function etagFits (upload: UploadState | null, etag: string | null, sha256: string): boolean {
+  if (upload?.kind !== 'node' || etag === null) return true
+  return etag.replace(/^W\//, '').replaceAll('"', '').toLowerCase() === sha256
 }
 
 function addFailedWorker (a: Active, index: number, worker: string): void {

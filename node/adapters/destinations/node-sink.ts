@@ -12,11 +12,16 @@
 // Files: `<dir>/.partial/<uploadId>` (preallocated to the full size), `<dir>/.partial/<uploadId>.json`
 // (metadata). A chunk PUT streams its body straight into the partial file at the chunk's offset
 // (positional writes, at most WRITE_BATCH_BYTES buffered), hashing it on the way, and fsyncs before it
-// answers with the sha256 as ETag: no staging copy, no whole chunk in memory. complete() checks every
-// chunk's sha256 against the ETag the worker reported — from the hash taken while writing when exactly
-// one write of that chunk ran alone since this process started, otherwise by reading the region back —
-// fsyncs, and links the file into its organization's namespace, `<dir>/orgs/<organization>/<filename>`
-// (a clash gets `-1`, `-2`, ... before the extension; nothing is overwritten), answering the name it got.
+// answers with the sha256 as ETag: no staging copy, no whole chunk in memory. A chunk URL names one
+// attempt (`attempt`, counted per chunk, and its `slot`): once a later attempt of the chunk has been
+// seen, an earlier one's URL writes nothing, and once the coordinator has checked a chunk (its hash
+// route, or complete) the checked attempt's URL writes nothing either: only a later attempt, which the
+// coordinator signs when it delivers the chunk again, may. complete() checks every chunk's sha256
+// against the ETag it is given (the coordinator gives the sha256 it staged) — from the hash taken while
+// writing when exactly one write of that chunk ran alone since this process started, otherwise by
+// reading the region back — and answers the chunks that differ (409, `chunks`), or fsyncs and links the
+// file into its organization's namespace, `<dir>/orgs/<organization>/<filename>` (a clash gets `-1`,
+// `-2`, ... before the extension; nothing is overwritten), answering the name it got.
 // Each organization's names are its own: no clash, name check or answer ever involves another
 // organization's files (docs/destinations.md#tenant-namespaces). An upload begun without an
 // organization (one begun before namespaces existed) lands in `<dir>` itself, as every file did then.
@@ -29,11 +34,12 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifyError 
 import { Type, type Static } from '@sinclair/typebox'
 import { signUrl, type KeyPair } from '../../../protocol/index.ts'
 import { verifySinkRequest, SINK_AUDIENCE, type SinkAuthOptions } from './sink-auth.ts'
+import { ATTEMPT_SLOTS_PER_CHUNK } from '../../../actors/destination.ts'
 import type {
   DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, ReadBackTarget, CompletedUpload } from '../../../actors/destination.ts'
 import { toProblem, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
 import {
-  RangeNotSatisfiable, SinkUploadNotFound,
+  BadRequest, RangeNotSatisfiable, SinkUploadNotFound,
   SinkBadFilename, SinkConflict, SinkChunkSize, SinkEtagMismatch
 } from '../../../api/errors.ts'
 import { fsyncDir } from '../blob-store.ts'
@@ -56,6 +62,13 @@ const CONTROL_ANSWER_BYTES = 4096
 /** Attempts to find a free final name before giving up. */
 const MAX_NAME_SUFFIX = 1000
 const HASH_READ_BYTES = 1024 * 1024 // 1 MiB reads while verifying chunks at complete
+/**
+ * A chunk write whose body sends nothing for this long is cut off and gives its budget back: a sender
+ * that stopped sending (as STALL_MS cuts a reader that stopped reading, ../file-response.ts).
+ */
+export const WRITE_STALL_MS = 60_000
+/** The most chunk indices a refused complete() lists (its answer stays well under the driver's 4 KiB). */
+export const MAX_LISTED_CHUNKS = 256
 /** A chunk write queues at most this much of the body behind the positional write in flight (PieceWriter). */
 export const WRITE_BATCH_BYTES = 1024 * 1024
 /** Memory one streaming chunk write or read-back holds at most (a write in flight, what queues behind it and a hash's buffers), reserved from the in-flight budget. */
@@ -108,19 +121,34 @@ export interface SinkRoutesOptions {
   maxChunkBytes?: number
   /** The node's in-flight budget: every chunk write and read-back reserves its window while it streams. */
   budget?: InflightBudget
+  /** Default WRITE_STALL_MS. */
+  writeStallMs?: number
 }
 
-/** One chunk write in progress. */
+/** One chunk write in progress (also while it waits for the in-flight budget). */
 interface ChunkWrite {
   index: number
+  /** The attempt whose URL it came with. */
+  attempt: number
   /** Another write of the same chunk overlapped this one: its hash may not describe the region. */
   overlapped: boolean
   controller: AbortController
   done: Promise<unknown>
 }
 
+/**
+ * The latest attempt of a chunk the sink has seen (a coordinator-signed URL of it), and whether the
+ * coordinator has checked the chunk since: then that attempt's URL writes nothing more.
+ */
+interface ChunkClaim { attempt: number, slot: number, checked: boolean }
+
 const UploadParams = Type.Object({ uploadId: Type.String({ pattern: UPLOAD_ID_PATTERN }) })
 const ChunkParams = Type.Object({ uploadId: Type.String({ pattern: UPLOAD_ID_PATTERN }), index: Type.Integer({ minimum: 0 }) })
+/** The attempt a chunk URL names (signed with it); absent, the attempt is taken to be the slot. */
+const ChunkQuery = Type.Object({
+  slot: Type.Optional(Type.Integer({ minimum: 0, maximum: ATTEMPT_SLOTS_PER_CHUNK - 1 })),
+  attempt: Type.Optional(Type.Integer({ minimum: 0 }))
+}, { additionalProperties: true })
 const BeginQuery = Type.Object({
   filename: Type.String({ minLength: 1, maxLength: 1024 }),
   /** The organization the file belongs to: it lands in that organization's namespace. */
@@ -147,6 +175,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   const partialDir = join(dir, PARTIAL_DIR)
   const now = opts.now ?? Date.now
   const maxChunkBytes = opts.maxChunkBytes ?? DEFAULT_MAX_CHUNK_BYTES
+  const writeStallMs = opts.writeStallMs ?? WRITE_STALL_MS
   await mkdir(partialDir, { recursive: true })
   await mkdir(join(dir, NAMESPACES_DIR), { recursive: true }).catch((err: NodeJS.ErrnoException) => {
     // A file called `orgs` delivered before namespaces existed (flat layout) stands where they go.
@@ -161,6 +190,8 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   const writtenSha = new Map<string, Map<number, string>>()
   const writing = new Map<string, Set<ChunkWrite>>()
   const closing = new Set<string>()
+  // Per upload: each chunk's latest attempt and whether it was checked (memory only, as the hashes).
+  const claims = new Map<string, Map<number, ChunkClaim>>()
 
   // Encapsulated: these answers are problem+json whatever the host app does.
   app.setErrorHandler((err: FastifyError, req, reply) => {
@@ -186,6 +217,9 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     if (cached) return cached
     try {
       const meta = JSON.parse(await readFile(metaPath(id), 'utf8')) as UploadMeta
+      // A complete() or abort() that saved a newer record while this read ran: that one holds.
+      const raced = metas.get(id)
+      if (raced !== undefined) return raced
       metas.set(id, meta)
       return meta
     } catch (err) {
@@ -264,38 +298,105 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     })
   })
 
-  app.put<{ Params: Static<typeof ChunkParams> }>('/sink/uploads/:uploadId/chunks/:index', {
-    schema: { hide: true, params: ChunkParams }
+  /** Why no chunk write may start on the upload now, or null. */
+  function writeRefusal (uploadId: string): Error | null {
+    const meta = metas.get(uploadId)
+    if (meta === undefined) return new SinkUploadNotFound(uploadId)
+    if (meta.status !== 'open' || closing.has(uploadId)) return new SinkConflict(`upload ${uploadId} is already completed`)
+    return null
+  }
+
+  /**
+   * Admits a write of chunk `index` by `attempt` (in `slot`) or throws the 409 that refuses it: an
+   * earlier attempt than the latest seen is superseded, and the checked attempt writes nothing more. A
+   * later attempt becomes the chunk's latest (the coordinator delivers the chunk again). One write per
+   * chunk at a time: the admitted one cuts off those still streaming (an earlier attempt's, or an
+   * earlier request of its own attempt, which a retry replaces), so a URL never holds more than one
+   * window of the in-flight budget however many requests its holder opens.
+   */
+  function admit (uploadId: string, index: number, attempt: number, slot: number): void {
+    const chunks = claims.get(uploadId) ?? new Map<number, ChunkClaim>()
+    claims.set(uploadId, chunks)
+    const claim = chunks.get(index)
+    if (claim !== undefined && attempt < claim.attempt) throw new SinkConflict(`chunk ${index} was delivered again by a later attempt`)
+    if (claim !== undefined && attempt === claim.attempt) {
+      if (slot !== claim.slot) throw new SinkConflict(`attempt ${attempt} of chunk ${index} writes slot ${claim.slot}, not ${slot}`)
+      if (claim.checked) throw new SinkConflict(`chunk ${index} was checked; only a later attempt may write it`)
+    } else chunks.set(index, { attempt, slot, checked: false })
+    for (const w of writing.get(uploadId) ?? []) {
+      if (w.index !== index) continue
+      w.controller.abort(new SinkConflict(w.attempt < attempt ? `chunk ${index} is being delivered by a later attempt` : `chunk ${index} is being written again by the same attempt`))
+    }
+  }
+
+  /**
+   * The coordinator checks these chunks now: their latest attempt (or `attempt`, when the check names a
+   * later one) writes nothing more, and writes of them still streaming are stopped and settled first,
+   * so what the check reads stays what the file holds.
+   */
+  async function checkpoint (uploadId: string, indices: Iterable<number>, attempt?: number): Promise<void> {
+    const chunks = claims.get(uploadId) ?? new Map<number, ChunkClaim>()
+    claims.set(uploadId, chunks)
+    const sealed = new Set<number>()
+    for (const index of indices) {
+      const claim = chunks.get(index)
+      if (attempt !== undefined && (claim === undefined || claim.attempt < attempt)) chunks.set(index, { attempt, slot: attempt % ATTEMPT_SLOTS_PER_CHUNK, checked: true })
+      else if (claim !== undefined && (attempt === undefined || claim.attempt === attempt)) claim.checked = true
+      else continue // a later attempt than the one checked holds the chunk: not this check's to close
+      sealed.add(index)
+    }
+    const active = [...writing.get(uploadId) ?? []].filter(w => sealed.has(w.index))
+    for (const w of active) w.controller.abort(new SinkConflict(`chunk ${w.index} is being checked`))
+    await Promise.all(active.map(async w => await w.done))
+  }
+
+  app.put<{ Params: Static<typeof ChunkParams>, Querystring: Static<typeof ChunkQuery> }>('/sink/uploads/:uploadId/chunks/:index', {
+    schema: { hide: true, params: ChunkParams, querystring: ChunkQuery }
   }, async (req, reply) => {
     const { uploadId, index } = req.params
+    const slot = req.query.slot ?? 0
+    const attempt = req.query.attempt ?? slot
     const meta = await openMeta(uploadId)
-    if (meta.status !== 'open' || closing.has(uploadId)) throw new SinkConflict(`upload ${uploadId} is already completed`)
     const expected = chunkLength(meta, index)
     if (expected === 0) throw new SinkChunkSize(`chunk ${index} is past the end of a ${meta.totalSize}-byte file`)
     if (expected > maxChunkBytes) throw new SinkChunkSize(`chunk ${index} is ${expected} bytes, over this sink's ${maxChunkBytes}`)
     const declared = req.headers['content-length'] === undefined ? null : Number(req.headers['content-length'])
     if (declared !== null && declared !== expected) throw new SinkChunkSize(`chunk ${index} must be ${expected} bytes, got ${declared}`)
-    const release = await opts.budget?.acquire(STREAM_WINDOW_BYTES)
+    // From the state check to the registration nothing awaits: a complete() or abort() that starts
+    // later sees this write and stops it, wherever it is (also while it waits for the budget).
+    const stopped = writeRefusal(uploadId)
+    if (stopped !== null) throw stopped
+    admit(uploadId, index, attempt, slot)
     // Registered before the first byte lands: overlapping writes of one chunk distrust each other's hash.
-    const write: ChunkWrite = { index, overlapped: false, controller: new AbortController(), done: Promise.resolve() }
+    let settle!: () => void
+    const write: ChunkWrite = { index, attempt, overlapped: false, controller: new AbortController(), done: new Promise<void>(resolve => { settle = resolve }) }
     const active = writing.get(uploadId) ?? new Set<ChunkWrite>()
     writing.set(uploadId, active)
     for (const other of active) if (other.index === index) { other.overlapped = true; write.overlapped = true }
     active.add(write)
     writtenSha.get(uploadId)?.delete(index)
-    // Stopped (complete or abort): cut the body off, so a stalled sender cannot hold the upload.
-    write.controller.signal.addEventListener('abort', () => { req.raw.destroy(new SinkConflict(`upload ${uploadId} is being completed or aborted`)) }, { once: true })
-    const run = (async () => {
-      const fh = await openData(uploadId, 'r+')
-      try {
-        const sha256 = await writeAt(fh, req.raw, index * meta.chunkSize, expected, write.controller.signal, index)
-        await fh.datasync() // durable before the worker is told it landed
-        return sha256
-      } finally { await fh.close() }
-    })()
-    write.done = run.catch(() => {})
+    const signal = write.controller.signal
+    // Stopped (complete, abort, a later attempt, a check, a stalled body): cut the body off, so a
+    // stalled sender cannot hold the upload. A sender that goes away stops the write too.
+    signal.addEventListener('abort', () => { req.raw.destroy(signal.reason as Error) }, { once: true })
+    const gone = (): void => { write.controller.abort(new SinkConflict('the sender closed the connection')) }
+    reply.raw.once('close', gone)
+    let release: (() => void) | undefined
     try {
-      const sha256 = await run
+      release = await opts.budget?.acquire(STREAM_WINDOW_BYTES, signal)
+      signal.throwIfAborted()
+      const late = writeRefusal(uploadId)
+      if (late !== null) throw late
+      const fh = await openData(uploadId, 'r+')
+      let sha256: string
+      try {
+        signal.throwIfAborted()
+        sha256 = await writeAt(fh, req.raw, index * meta.chunkSize, expected, signal, index, {
+          ms: writeStallMs,
+          cut: () => { write.controller.abort(new BadRequest(`chunk ${index}: no body bytes for ${writeStallMs} ms`)) }
+        })
+        await fh.datasync() // durable before the worker is told it landed
+      } finally { await fh.close() }
       if (!write.overlapped) {
         const shas = writtenSha.get(uploadId) ?? new Map<number, string>()
         writtenSha.set(uploadId, shas)
@@ -303,9 +404,11 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       }
       return reply.header('etag', `"${sha256}"`).send({ index, bytes: expected, sha256 })
     } finally {
+      reply.raw.off('close', gone)
       active.delete(write)
       if (active.size === 0 && writing.get(uploadId) === active) writing.delete(uploadId)
       release?.()
+      settle()
     }
   })
 
@@ -328,18 +431,28 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
         throw new SinkConflict((err as Error).message)
       }
       // No write may land once the bytes are checked: refuse new ones, stop those still running
-      // (a superseded attempt), then check. A failed check opens the upload again for redelivery.
+      // (a superseded attempt, one waiting for the budget), then check. Every chunk counts as checked:
+      // after a failed check only a later attempt (a redelivery) writes the upload again.
       closing.add(uploadId)
       try {
         const active = [...writing.get(uploadId) ?? []]
-        for (const w of active) w.controller.abort()
+        for (const w of active) w.controller.abort(new SinkConflict(`upload ${uploadId} is being completed`))
         await Promise.all(active.map(async w => await w.done))
+        await checkpoint(uploadId, ordered.map(p => p.index))
         const shas = writtenSha.get(uploadId)
         const fh = await open(dataPath(uploadId), 'r+')
         try {
+          const differ: number[] = []
           for (const part of ordered) {
             const actual = shas?.get(part.index) ?? await hashRegion(fh, part.index * meta.chunkSize, chunkLength(meta, part.index))
-            if (actual !== normaliseEtag(part.etag ?? '')) throw new SinkEtagMismatch(`chunk ${part.index} holds sha256 ${actual}, not the reported ETag`)
+            if (actual !== normaliseEtag(part.etag ?? '')) differ.push(part.index)
+          }
+          if (differ.length > 0) {
+            // The chunks to deliver again, so the coordinator redelivers them instead of giving up.
+            const listed = differ.slice(0, MAX_LISTED_CHUNKS)
+            throw Object.assign(new SinkEtagMismatch(`${differ.length} chunk(s) hold other bytes than their ETags: ${listed.slice(0, 10).join(', ')}${differ.length > 10 ? ', ...' : ''}`), {
+              extensions: { chunks: listed, chunk_count: differ.length }
+            })
           }
           await fh.sync()
         } finally { await fh.close() }
@@ -356,6 +469,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
         await unlink(dataPath(uploadId))
         await fsyncDir(partialDir)
         writtenSha.delete(uploadId)
+        claims.delete(uploadId)
         req.log.info({ uploadId, namespace: meta.namespace, finalName }, 'sink upload completed')
         return { uploadId, filename: finalName }
       } finally { closing.delete(uploadId) }
@@ -372,26 +486,29 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       if (meta?.status === 'completed') throw new SinkConflict(`upload ${uploadId} is already completed`)
       // Stopped and settled first: a write that finishes meanwhile would otherwise leave its hash behind.
       const active = [...writing.get(uploadId) ?? []]
-      for (const w of active) w.controller.abort()
+      for (const w of active) w.controller.abort(new SinkConflict(`upload ${uploadId} is being aborted`))
       await Promise.all(active.map(async w => await w.done))
       await rm(dataPath(uploadId), { force: true })
       await rm(metaPath(uploadId), { force: true })
       metas.delete(uploadId)
       writtenSha.delete(uploadId)
+      claims.delete(uploadId)
       return reply.code(204).send()
     })
   })
 
   // The sink's own sha256 of one chunk: the coordinator's per-chunk check asks for it instead of
   // pulling the bytes back over the network. The hash a lone write took while writing (fsynced before it
-  // answered) when there is one, otherwise the region as it is on disk now.
-  app.get<{ Params: Static<typeof ChunkParams> }>('/sink/uploads/:uploadId/chunks/:index', {
-    schema: { hide: true, params: ChunkParams, response: { 200: ChunkHash } }
+  // answered) when there is one, otherwise the region as it is on disk now. It is the check of the
+  // delivery by `attempt` (the chunk's latest when absent): from here on that attempt writes nothing more.
+  app.get<{ Params: Static<typeof ChunkParams>, Querystring: Static<typeof ChunkQuery> }>('/sink/uploads/:uploadId/chunks/:index', {
+    schema: { hide: true, params: ChunkParams, querystring: ChunkQuery, response: { 200: ChunkHash } }
   }, async (req) => {
     const { uploadId, index } = req.params
     const meta = await openMeta(uploadId)
     const length = chunkLength(meta, index)
     if (length === 0) throw new SinkChunkSize(`chunk ${index} is past the end of a ${meta.totalSize}-byte file`)
+    if (meta.status === 'open') await checkpoint(uploadId, [index], req.query.attempt)
     const written = writtenSha.get(uploadId)?.get(index)
     if (written !== undefined) return { index, bytes: length, sha256: written }
     const release = await opts.budget?.acquire(STREAM_WINDOW_BYTES)
@@ -452,26 +569,46 @@ function parseRange (header: string | undefined, totalSize: number): { offset: n
  * Streams `body` into `fh` at `offset`: at most `length` bytes (one more is refused at once), hashed as
  * they arrive and written as they arrive (PieceWriter: one positional writev in flight, at most
  * WRITE_BATCH_BYTES queued behind it). Resolves with the sha256 once every byte is written; rejects on
- * a short body or `signal`.
+ * a short body or `signal`. `idle.cut()` is called when the body sends nothing for `idle.ms` while
+ * this waits for it (time spent hashing and writing does not count).
  */
-async function writeAt (fh: FileHandle, body: AsyncIterable<Buffer>, offset: number, length: number, signal: AbortSignal, index: number): Promise<string> {
+async function writeAt (fh: FileHandle, body: AsyncIterable<Buffer>, offset: number, length: number, signal: AbortSignal, index: number, idle: { ms: number, cut: () => void }): Promise<string> {
   const hash = streamHash(['sha256'])
   const out = new PieceWriter(fh, offset, WRITE_BATCH_BYTES)
   let received = 0
+  // One timer per write, re-armed only when it fires: no timer work per piece.
+  let lastPiece = Date.now()
+  let busy = false
+  let timer: NodeJS.Timeout | undefined
+  const arm = (ms: number): void => {
+    timer = setTimeout(() => {
+      const quiet = Date.now() - lastPiece
+      if (busy) arm(idle.ms)
+      else if (quiet < idle.ms) arm(idle.ms - quiet)
+      else idle.cut()
+    }, ms)
+    timer.unref()
+  }
+  arm(idle.ms)
   try {
     for await (const piece of body) {
+      busy = true
       received += piece.length
       if (received > length) throw new SinkChunkSize(`chunk ${index} must be ${length} bytes, got more`)
       await hash.update(piece)
       signal.throwIfAborted()
       await out.write(piece)
+      lastPiece = Date.now()
+      busy = false
     }
+    clearTimeout(timer) // the body is in: the rest is the sink's own work
     if (received !== length) throw new SinkChunkSize(`chunk ${index} must be ${length} bytes, got ${received}`)
     await out.flush()
     signal.throwIfAborted()
     const [sha256] = await hash.digest()
     return sha256!
   } finally {
+    clearTimeout(timer)
     hash.abort() // nothing once digested
     await out.settle()
   }
@@ -582,24 +719,40 @@ export class NodeSinkDriver implements DestinationDriver {
     }
   }
 
-  async target (state: UploadState, chunk: ChunkCoordinates, expiresAt: number): Promise<DeliveryTarget> {
+  /**
+   * `attemptNo`: the attempt's number for its chunk (0, 1, 2, ...; the coordinator counts them). Signed
+   * with the slot, so the URL names exactly one attempt, and the sink lets no earlier attempt's URL write
+   * once a later one's has, nor a checked attempt's. Without one the slot stands for it.
+   */
+  async target (state: UploadState, chunk: ChunkCoordinates & { attemptNo?: number }, expiresAt: number): Promise<DeliveryTarget> {
     const uploadId = this.#uploadId(state)
     const totalChunks = stateInteger(state, 'totalChunks')
     if (chunk.index < 0 || chunk.index >= totalChunks) throw new RangeError(`chunk ${chunk.index} outside 0..${totalChunks - 1}`)
-    // The slot is signed too, so the URL names exactly one attempt.
-    const url = signUrl({ method: 'PUT', url: new URL(`/sink/uploads/${uploadId}/chunks/${chunk.index}?slot=${chunk.attemptSlot}`, this.#base), audience: SINK_AUDIENCE, expiresAt, key: this.#key })
+    const attempt = chunk.attemptNo ?? chunk.attemptSlot
+    const url = signUrl({ method: 'PUT', url: new URL(`/sink/uploads/${uploadId}/chunks/${chunk.index}?slot=${chunk.attemptSlot}&attempt=${attempt}`, this.#base), audience: SINK_AUDIENCE, expiresAt, key: this.#key })
     return { method: 'PUT', url, headers: { 'content-type': 'application/octet-stream' }, expiresAt }
   }
 
-  /** Completes the upload; the answer names the file as the sink stored it (a clash in the namespace adds `-1`, ...). */
+  /**
+   * Completes the upload; the answer names the file as the sink stored it (a clash in the namespace adds
+   * `-1`, ...). Chunks the sink holds other bytes for than their ETags are BWN_ERR_DESTINATION_INCOMPLETE
+   * with `chunks`, to be delivered again.
+   */
   async complete (state: UploadState, parts: DeliveredPart[]): Promise<CompletedUpload> {
     const uploadId = this.#uploadId(state)
-    const ordered = partsInOrder(parts, stateInteger(state, 'totalChunks'))
+    const totalChunks = stateInteger(state, 'totalChunks')
+    const ordered = partsInOrder(parts, totalChunks)
     const body = { parts: ordered.map(p => {
-      if (!p.etag) throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', `chunk ${p.index} has no ETag`)
+      if (!p.etag) throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', `chunk ${p.index} has no ETag`, { chunks: [p.index] })
       return { index: p.index, etag: p.etag }
     }) }
-    const res = await this.#call('complete', 'POST', `/sink/uploads/${uploadId}/complete`, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    const res = await this.#send('complete', 'POST', `/sink/uploads/${uploadId}/complete`, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    if (!res.ok) {
+      const problem = await errorText(res)
+      const chunks = res.status === 409 ? differingChunks(problem, totalChunks) : null
+      if (chunks !== null) throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', `sink complete: chunks ${chunks.join(', ')} hold other bytes than delivered`, { status: res.status, chunks })
+      throw httpFailure('sink complete', res.status, problem)
+    }
     const text = (await boundedBody(res, CONTROL_ANSWER_BYTES, 'sink complete')).toString('utf8')
     let answer: { filename?: unknown } | null = null
     try { answer = JSON.parse(text) } catch {}
@@ -617,10 +770,15 @@ export class NodeSinkDriver implements DestinationDriver {
     return { method: 'GET', url, headers: { range: `bytes=${offset}-${offset + length - 1}` }, expiresAt }
   }
 
-  /** The sink's sha256 of a delivered chunk, computed where the bytes are: none cross the network. */
-  async chunkSha256 (state: UploadState, chunk: { index: number, length: number }): Promise<string> {
+  /**
+   * The sink's sha256 of a delivered chunk, computed where the bytes are: none cross the network. It is
+   * the check of attempt `attemptNo` (the chunk's latest at the sink when absent): that attempt's URL
+   * writes nothing more afterwards.
+   */
+  async chunkSha256 (state: UploadState, chunk: { index: number, length: number, attemptNo?: number }): Promise<string> {
     const uploadId = this.#uploadId(state)
-    const res = await this.#call('chunkSha256', 'GET', `/sink/uploads/${uploadId}/chunks/${chunk.index}`)
+    const query = chunk.attemptNo !== undefined ? `?attempt=${chunk.attemptNo}` : ''
+    const res = await this.#call('chunkSha256', 'GET', `/sink/uploads/${uploadId}/chunks/${chunk.index}${query}`)
     const text = (await boundedBody(res, CONTROL_ANSWER_BYTES, 'sink chunkSha256')).toString('utf8')
     let body: { bytes?: unknown, sha256?: unknown } | null = null
     try { body = JSON.parse(text) } catch {}
@@ -647,14 +805,28 @@ export class NodeSinkDriver implements DestinationDriver {
   }
 
   async #call (what: string, method: string, pathAndQuery: string, init: { body?: string, headers?: Record<string, string> } = {}): Promise<Response> {
-    const url = signUrl({ method, url: new URL(pathAndQuery, this.#base), audience: SINK_AUDIENCE, expiresAt: this.#now() + CONTROL_URL_TTL_MS, key: this.#key })
-    let res: Response
-    try {
-      res = await this.#fetch(url, { method, body: init.body, headers: init.headers, signal: AbortSignal.timeout(CONTROL_URL_TTL_MS) })
-    } catch (err) {
-      throw networkFailure(`sink ${what}`, err)
-    }
+    const res = await this.#send(what, method, pathAndQuery, init)
     if (!res.ok) throw httpFailure(`sink ${what}`, res.status, await errorText(res))
     return res
   }
+
+  /** The sink's answer, whatever its status. */
+  async #send (what: string, method: string, pathAndQuery: string, init: { body?: string, headers?: Record<string, string> }): Promise<Response> {
+    const url = signUrl({ method, url: new URL(pathAndQuery, this.#base), audience: SINK_AUDIENCE, expiresAt: this.#now() + CONTROL_URL_TTL_MS, key: this.#key })
+    try {
+      return await this.#fetch(url, { method, body: init.body, headers: init.headers, signal: AbortSignal.timeout(CONTROL_URL_TTL_MS) })
+    } catch (err) {
+      throw networkFailure(`sink ${what}`, err)
+    }
+  }
+}
+
+/** The chunks a sink's BWN_ERR_SINK_ETAG_MISMATCH answer lists, or null when `problem` is no such answer. */
+function differingChunks (problem: string, totalChunks: number): number[] | null {
+  let body: { code?: unknown, chunks?: unknown } | null = null
+  try { body = JSON.parse(problem) } catch { return null }
+  if (body?.code !== 'BWN_ERR_SINK_ETAG_MISMATCH' || !Array.isArray(body.chunks) || body.chunks.length === 0) return null
+  const chunks = body.chunks as unknown[]
+  if (!chunks.every((i): i is number => Number.isSafeInteger(i) && (i as number) >= 0 && (i as number) < totalChunks)) return null
+  return chunks
 }

@@ -46,17 +46,17 @@ const attemptRow = (id: string, i: number, attemptId: string, taskId: string, ba
 })
 const resultRow = (id: string, i: number, attemptId: string, taskId: string, worker: string, at: number, over: Partial<ResultRow> = {}): ResultRow => ({
   attempt_id: attemptId, task_id: taskId, transfer_id: id, chunk_index: i, orchestrator_id: SELF, worker_id: worker, success: true, bytes: CHUNK, claimed_bytes: 1000,
-  duration_ms: 5, sha256: sha(i), etag: `"e${i}"`, error: null, via: 'http', outcome: 'accepted', received_at: iso(at), ...over
+  duration_ms: 5, sha256: sha(i), etag: `"${sha(i)}"`, error: null, via: 'http', outcome: 'accepted', received_at: iso(at), ...over
 })
 const ack = (taskId: string, attemptId: string, worker: string, status: string, reason: string | null, to = SELF): unknown =>
   ({ kind: 'send', to, type: 'task_result_ack', body: { taskId, attemptId, worker, received: status !== 'rejected', status, reason } })
 
-/** The worker's report on `o` (claiming 1000 bytes in 5 ms, with etag `"e<chunk>"`). */
+/** The worker's report on `o` (claiming 1000 bytes in 5 ms, with the sink's etag, the chunk's sha256 quoted). */
 function report (core: TransferState, o: OfferDraft & { to: string }, worker: string, now: number, over: { success?: boolean, sha256?: string | null, error?: string | null, validators?: string[], evidence?: Uint8Array } = {}): Step {
   const success = over.success ?? true
   return core.result(o.to, {
     taskId: o.taskId, attemptId: o.attemptId, transferId: o.transferId, worker, success, bytes: 1000, durationMs: 5,
-    sha256: over.sha256 !== undefined ? over.sha256 : success ? o.sha256 : null, etag: success ? `"e${o.chunkIndex}"` : null, error: over.error ?? (success ? null : 'boom'), via: 'http'
+    sha256: over.sha256 !== undefined ? over.sha256 : success ? o.sha256 : null, etag: success ? `"${sha(o.chunkIndex)}"` : null, error: over.error ?? (success ? null : 'boom'), via: 'http'
   }, now, over.validators, over.evidence)
 }
 
@@ -109,8 +109,8 @@ async function firstWave (t: Pick<typeof tap, 'same'>, clock: ManualClock, confi
   const p = clock.now()
   const wave = core.planned('t1', [{ hotkey: OTHER, workers: 0, score: 5 }, { hotkey: SELF, workers: 2, score: 3 }], p)
   const offers = [
-    { taskId: 'id-2', attemptId: 'id-3', transferId: 't1', chunkIndex: 0, offset: 0, length: CHUNK, sha256: sha(0), attemptSlot: 0, excludeWorkers: [] },
-    { taskId: 'id-4', attemptId: 'id-5', transferId: 't1', chunkIndex: 1, offset: CHUNK, length: CHUNK, sha256: sha(1), attemptSlot: 0, excludeWorkers: [] }
+    { taskId: 'id-2', attemptId: 'id-3', transferId: 't1', chunkIndex: 0, offset: 0, length: CHUNK, sha256: sha(0), attemptSlot: 0, attemptNo: 0, excludeWorkers: [] },
+    { taskId: 'id-4', attemptId: 'id-5', transferId: 't1', chunkIndex: 1, offset: CHUNK, length: CHUNK, sha256: sha(1), attemptSlot: 0, attemptNo: 0, excludeWorkers: [] }
   ]
   t.same(plain(wave), {
     ops: [
@@ -170,7 +170,7 @@ t.test('acceptance, results, checks, a validator\'s verdict, completion: every r
   t.same(plain(report(core, o0, W1, r0)), {
     ops: [put('task_results', 't1/id-3', res0), put('task_attempts', 't1/id-3', checking0)],
     effects: [
-      { kind: 'io', job: { type: 'check', transferId: 't1', destinationId: 'd1', upload: UPLOAD, attemptId: 'id-3', chunk: { index: 0, offset: 0, length: CHUNK, sha256: sha(0), md5: 'md5-0' }, attemptSlot: 0, etag: '"e0"' } },
+      { kind: 'io', job: { type: 'check', transferId: 't1', destinationId: 'd1', upload: UPLOAD, attemptId: 'id-3', chunk: { index: 0, offset: 0, length: CHUNK, sha256: sha(0), md5: 'md5-0' }, attemptSlot: 0, attemptNo: 0, etag: `"${sha(0)}"` } },
       { kind: 'emit', event: { type: 'checking', row: res0, attempt: checking0 } }
     ]
   }, 'a reported delivery: its result recorded (the planned bytes, the claimed ones apart), the attempt checking, the destination checked')
@@ -184,7 +184,7 @@ t.test('acceptance, results, checks, a validator\'s verdict, completion: every r
     ops: [
       put('task_attempts', 't1/id-3', succeeded0),
       put('tasks', 't1/id-2', { ...acceptedTask(0, W1), state: 'completed', completed_at: iso(c0) }),
-      put('chunks', 't1/000000', chunkRow('t1', 0, s0, { state: 'delivered', task_id: 'id-2', delivered_attempt_id: 'id-3', attempt_slot: 0, etag: '"e0"', delivered_at: iso(c0) })),
+      put('chunks', 't1/000000', chunkRow('t1', 0, s0, { state: 'delivered', task_id: 'id-2', delivered_attempt_id: 'id-3', attempt_slot: 0, etag: `"${sha(0)}"`, delivered_at: iso(c0) })),
       put('transfers', 't1', row2)
     ],
     effects: [{ kind: 'fault', point: 'during_delivery' }, ack('id-2', 'id-3', W1, 'completed', null), { kind: 'emit', event: { type: 'result', row: res0, attempt: succeeded0 } }]
@@ -197,7 +197,7 @@ t.test('acceptance, results, checks, a validator\'s verdict, completion: every r
   const r1 = clock.now()
   const checking1 = { ...accepted(1, W2), state: 'checking' as const }
   const res1 = resultRow('t1', 1, 'id-5', 'id-4', W2, r1)
-  const check1 = { type: 'check', transferId: 't1', destinationId: 'd1', upload: UPLOAD, attemptId: 'id-5', chunk: { index: 1, offset: CHUNK, length: CHUNK, sha256: sha(1), md5: 'md5-1' }, attemptSlot: 0, etag: '"e1"' }
+  const check1 = { type: 'check', transferId: 't1', destinationId: 'd1', upload: UPLOAD, attemptId: 'id-5', chunk: { index: 1, offset: CHUNK, length: CHUNK, sha256: sha(1), md5: 'md5-1' }, attemptSlot: 0, attemptNo: 0, etag: `"${sha(1)}"` }
   t.same(plain(report(core, o1, W2, r1, { validators: ['v-1'], evidence: new Uint8Array([1, 2, 3]) })), {
     ops: [put('task_results', 't1/id-5', res1), put('task_attempts', 't1/id-5', checking1)],
     effects: [
@@ -223,7 +223,7 @@ t.test('acceptance, results, checks, a validator\'s verdict, completion: every r
     ops: [
       put('task_attempts', 't1/id-5', succeeded1),
       put('tasks', 't1/id-4', { ...acceptedTask(1, W2), state: 'completed', completed_at: iso(v1) }),
-      put('chunks', 't1/000001', chunkRow('t1', 1, s1, { state: 'verified', task_id: 'id-4', delivered_attempt_id: 'id-5', attempt_slot: 0, etag: '"e1"', delivered_at: iso(v1) })),
+      put('chunks', 't1/000001', chunkRow('t1', 1, s1, { state: 'verified', task_id: 'id-4', delivered_attempt_id: 'id-5', attempt_slot: 0, etag: `"${sha(1)}"`, delivered_at: iso(v1) })),
       put('transfers', 't1', row3)
     ],
     effects: [{ kind: 'fault', point: 'during_delivery' }, ack('id-4', 'id-5', W2, 'completed', null), { kind: 'emit', event: { type: 'result', row: res1, attempt: succeeded1 } }]
@@ -232,7 +232,7 @@ t.test('acceptance, results, checks, a validator\'s verdict, completion: every r
   clock.advance(11)
   const f = clock.now()
   const row4 = expectRow({ chunks_delivered: 2, chunks_verified: 1, bytes_delivered: 2 * CHUNK, finalize_requested: true, finalized_at: iso(f), updated_at: iso(f) })
-  const complete = { kind: 'io', job: { type: 'complete', transferId: 't1', destinationId: 'd1', upload: UPLOAD, parts: [{ index: 0, attemptSlot: 0, etag: '"e0"' }, { index: 1, attemptSlot: 0, etag: '"e1"' }] } }
+  const complete = { kind: 'io', job: { type: 'complete', transferId: 't1', destinationId: 'd1', upload: UPLOAD, parts: [{ index: 0, attemptSlot: 0, etag: sha(0) }, { index: 1, attemptSlot: 0, etag: sha(1) }] } }
   t.same(plain(core.finalize('t1', f)), { ops: [put('transfers', 't1', row4)], effects: [{ kind: 'fault', point: 'after_finalize' }, complete], reply: { ok: true, value: row4 } }, 'finalize: recorded, completion started with the parts in order')
   t.same(plain(core.finalize('t1', f)), { ops: [], effects: [], reply: { ok: true, value: row4 } }, 'again while completing: answered, nothing started twice')
   t.same(plain(core.completeRetry('t1')), EMPTY, 'a retry timer while completion runs starts nothing')
@@ -639,7 +639,7 @@ t.test('the overseer\'s steps, whole: a wave timeout, a stall that fails the tra
     clock.advance(core.verifyTimeoutFor(CHUNK))
     t.same(plain(core.tick(clock.now())), {
       ops: [],
-      effects: [{ kind: 'io', job: { type: 'check', transferId: 't1', destinationId: 'd1', upload: UPLOAD, attemptId: o!.attemptId, chunk: { index: 0, offset: 0, length: CHUNK, sha256: sha(0), md5: 'md5-0' }, attemptSlot: 0, etag: '"e0"' } }]
+      effects: [{ kind: 'io', job: { type: 'check', transferId: 't1', destinationId: 'd1', upload: UPLOAD, attemptId: o!.attemptId, chunk: { index: 0, offset: 0, length: CHUNK, sha256: sha(0), md5: 'md5-0' }, attemptSlot: 0, attemptNo: 0, etag: `"${sha(0)}"` } }]
     })
     t.same(plain(core.tick(clock.now())), EMPTY, 'once')
   })
@@ -801,7 +801,7 @@ t.test('hydration, whole steps: rechecks with their recorded result, watched off
     const row = transferRow('t1', 1, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, chunks_received: 1 })
     const result = resultRow('t1', 0, 't1-a0', 'task-0', W1, now, { etag: '"x"' })
     const s = core.hydrate({ ...base, row, chunks: [chunkRow('t1', 0, now, { state: 'delivering', task_id: 'task-0' })], tasks: [task('t1', 0)], attempts: [attempt('t1', 0, 'checking', OTHER)], results: [result] }, now, { processStart: true })
-    t.same(plain(s), { ops: [], effects: [{ kind: 'io', job: { type: 'check', transferId: 't1', destinationId: 'd1', upload: UPLOAD, attemptId: 't1-a0', chunk: { index: 0, offset: 0, length: CHUNK, sha256: sha(0), md5: 'md5-0' }, attemptSlot: 0, etag: '"x"' } }] })
+    t.same(plain(s), { ops: [], effects: [{ kind: 'io', job: { type: 'check', transferId: 't1', destinationId: 'd1', upload: UPLOAD, attemptId: 't1-a0', chunk: { index: 0, offset: 0, length: CHUNK, sha256: sha(0), md5: 'md5-0' }, attemptSlot: 0, attemptNo: 0, etag: '"x"' } }] })
     const ok = core.checked('t1', 't1-a0', true, null, now)
     t.match(puts(ok, 'chunks'), [{ state: 'delivered', etag: '"x"' }], 'the etag the worker reported')
     t.same(plain(ok).effects.filter((e: any) => e.kind === 'emit'), [{ kind: 'emit', event: { type: 'result', row: json(result), attempt: json(puts(ok, 'task_attempts')[0]) } }], 'and its result is emitted')
@@ -989,13 +989,17 @@ t.test('more edges of delivery: ties spread by transfer, a partial recovery wave
     const clock = new ManualClock()
     const core = new TransferState({ self: SELF, newId: counter() })
     const offers = planned(clock, core, 't1', 3)
+    const refused = (s: Step): unknown => effects(s, 'send').map(e => e.body)
     const early = report(core, offers[0]!, W1, clock.now())
-    t.same(written(early), [['put', 'task_results', `t1/${offers[0]!.attemptId}`, undefined], ['put', 'task_attempts', `t1/${offers[0]!.attemptId}`, 'checking']], 'a result before the acceptance is taken')
-    t.match(puts(early, 'task_attempts'), [{ worker_id: W1 }], 'its worker recorded')
+    t.same(written(early), [], 'a result before the acceptance names a worker nobody assigned: nothing is taken')
+    t.match(refused(early), [{ attemptId: offers[0]!.attemptId, received: false, status: 'rejected', reason: 'unknown_attempt' }])
     accept(core, offers[1]!, W1, clock.now())
-    const other = report(core, offers[1]!, W2, clock.now())
-    t.match(puts(other, 'task_attempts'), [{ worker_id: W1, state: 'checking' }], 'the attempt keeps the worker it was given to')
-    t.match(puts(other, 'task_results'), [{ worker_id: W2 }], 'the result names the one that reported')
+    const other = report(core, offers[1]!, W2, clock.now(), { success: false })
+    t.same(written(other), [], 'a result naming another worker than the assigned one is refused: no attempt ends, nobody is struck')
+    t.match(refused(other), [{ attemptId: offers[1]!.attemptId, received: false, status: 'rejected', reason: 'unknown_attempt' }])
+    const own = report(core, offers[1]!, W1, clock.now())
+    t.match(puts(own, 'task_attempts'), [{ worker_id: W1, state: 'checking' }], 'the assigned worker\'s own result is taken')
+    t.match(puts(own, 'task_results'), [{ worker_id: W1 }])
     accept(core, offers[2]!, W2, clock.now())
     const lie = report(core, offers[2]!, W2, clock.now(), { sha256: sha(9) })
     t.match(puts(lie, 'task_results'), [{ outcome: 'integrity_mismatch', sha256: sha(9) }])
@@ -1112,7 +1116,7 @@ t.test('small things the steps carry: no namespace without an org, a part\'s slo
   accept(core, o!, W1, clock.now())
   report(core, o!, W1, clock.now())
   core.checked('t1', o!.attemptId, true, null, clock.now())
-  t.same(jobs(core.finalize('t1', clock.now()), 'complete').map(j => j.type === 'complete' && j.parts), [[{ index: 0, attemptSlot: 1, etag: '"e0"' }]], 'the part names the slot its second attempt wrote')
+  t.same(jobs(core.finalize('t1', clock.now()), 'complete').map(j => j.type === 'complete' && j.parts), [[{ index: 0, attemptSlot: 1, etag: sha(0) }]], 'the part names the slot its second attempt wrote, and the sha256 staged here')
   core.completedUpload({ transferId: 't1', ok: false, retry: false, redeliver: [0], error: 'BWN_ERR_DESTINATION_INCOMPLETE' }, clock.now())
   t.match(puts(core.planned('t1', ONLY_SELF, clock.now()), 'overseer_interventions'), [{ reason: 'integrity_mismatch', outcome: 'failure_redelivered', previous_attempt_id: o!.attemptId }], 'a part changed at the destination is recovered as an integrity mismatch')
 

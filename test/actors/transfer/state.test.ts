@@ -510,9 +510,9 @@ t.test('validator verdicts: only from the validator asked, while the delivery is
   acceptAll(core, id, offers, W1, clock.now())
   const asked: string[] = []
   for (const o of offers) {
-    const r = result(core, o, W1, clock.now(), true, { etag: '"e"', validators: ['v-1', 'v-2'] })
+    const r = result(core, o, W1, clock.now(), true, { etag: `"${o.sha256}"`, validators: ['v-1', 'v-2'] })
     const [job] = jobs(r, 'verify')
-    t.match(job, { type: 'verify', check: { attemptId: o.attemptId, etag: '"e"' }, request: { transferId: id, attemptId: o.attemptId, chunkIndex: o.chunkIndex, worker: W1, length: CHUNK, sha256: o.sha256 } })
+    t.match(job, { type: 'verify', check: { attemptId: o.attemptId, etag: `"${o.sha256}"` }, request: { transferId: id, attemptId: o.attemptId, chunkIndex: o.chunkIndex, worker: W1, length: CHUNK, sha256: o.sha256 } })
     asked.push((job as { validator: string }).validator)
   }
   t.same(asked, ['v-1', 'v-2', 'v-1'], 'validators are asked in turn')
@@ -523,7 +523,7 @@ t.test('validator verdicts: only from the validator asked, while the delivery is
   t.match(puts(ok, 'transfers').at(-1), { chunks_delivered: 1, chunks_verified: 1, bytes_delivered: CHUNK })
   t.same(verdict(offers[0]!, 'v-1', 'verified'), { ops: [], effects: [] }, 'a second verdict on the same delivery changes nothing')
   const unreadable = verdict(offers[1]!, 'v-2', 'unreadable')
-  t.match(jobs(unreadable), [{ type: 'check', attemptId: offers[1]!.attemptId, etag: '"e"' }])
+  t.match(jobs(unreadable), [{ type: 'check', attemptId: offers[1]!.attemptId, etag: `"${offers[1]!.sha256}"` }])
   t.same(unreadable.ops, [])
   t.match(puts(core.checked(id, offers[1]!.attemptId, true, null, clock.now()), 'chunks'), [{ state: 'delivered' }], 'its own check delivers it, unverified')
   const bad = verdict(offers[2]!, 'v-1', 'mismatch')
@@ -576,6 +576,63 @@ t.test('results: a hash other than the staged chunk\'s fails the attempt and str
   t.match(ack(core.result(SELF, ok, clock.now())), [{ status: 'late_superseded', reason: 'transfer_cancelled' }], 'after the transfer closed')
 })
 
+t.test('blame: a result speaks only for the worker the attempt was assigned to; strikes land on that worker', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 3, ONLY_SELF)
+  const offers = offersOf(wave)
+  const ack = (s: Step): unknown => effects(s, 'send').map(e => e.body)
+  // An orchestrator names an innocent hotkey as the worker of its failed deliveries.
+  for (const o of offers) {
+    const lie = core.result(SELF, { taskId: o.taskId, attemptId: o.attemptId, transferId: id, worker: 'victim', success: true, bytes: CHUNK, durationMs: 5, sha256: sha(99), etag: null, error: null, via: 'http' }, clock.now())
+    t.same(puts(lie, 'workers'), [], 'no strike on a worker nobody assigned')
+    t.match(ack(lie), [{ attemptId: o.attemptId, received: false, status: 'rejected', reason: 'unknown_attempt' }])
+  }
+  acceptAll(core, id, offers, W1, clock.now())
+  const named = core.result(SELF, { taskId: offers[0]!.taskId, attemptId: offers[0]!.attemptId, transferId: id, worker: 'victim', success: true, bytes: CHUNK, durationMs: 5, sha256: sha(99), etag: null, error: null, via: 'http' }, clock.now())
+  t.same(puts(named, 'workers'), [], 'a result naming another worker than the assigned one strikes nobody')
+  t.same(puts(named, 'task_attempts'), [], 'and ends no attempt')
+  t.equal(core.standingOf('victim'), undefined)
+  const own = core.result(SELF, { taskId: offers[0]!.taskId, attemptId: offers[0]!.attemptId, transferId: id, worker: W1, success: true, bytes: CHUNK, durationMs: 5, sha256: sha(99), etag: null, error: null, via: 'http' }, clock.now())
+  t.match(puts(own, 'workers'), [{ hotkey: W1, strikes: [{ reason: 'failed_check', attempt_id: offers[0]!.attemptId }] }], 'the assigned worker\'s own wrong hash strikes it')
+  // A validator's mismatch verdict strikes the assigned worker too.
+  result(core, offers[1]!, W1, clock.now(), true, { validators: ['v-1'] })
+  const verdict = core.verdict('v-1', { transferId: id, attemptId: offers[1]!.attemptId, chunkIndex: offers[1]!.chunkIndex, verdict: 'mismatch', sha256: sha(98), detail: null }, clock.now())
+  t.match(puts(verdict, 'workers'), [{ hotkey: W1 }])
+  t.equal(core.standingOf('victim'), undefined, 'the innocent worker holds no strike')
+})
+
+t.test('a node sink\'s ETag is the sha256 it wrote: a report of another fails the attempt, and completion uses the staged hashes', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 2, ONLY_SELF)
+  const [o0, o1] = offersOf(wave)
+  acceptAll(core, id, [o0!, o1!], W1, clock.now())
+  const lie = result(core, o0!, W1, clock.now(), true, { etag: `"${sha(77)}"` })
+  t.match(puts(lie, 'task_attempts'), [{ id: o0!.attemptId, state: 'failed', failure_reason: 'reported etag does not match the staged chunk' }])
+  t.match(puts(lie, 'workers'), [{ hotkey: W1, strikes: [{ reason: 'failed_check' }] }], 'the worker that reported it is struck')
+  t.same(jobs(lie, 'check'), [], 'nothing is checked at the destination')
+  t.match(jobs(result(core, o1!, W1, clock.now(), true, { etag: `W/"${o1!.sha256.toUpperCase()}"` }), 'check'), [{ attemptId: o1!.attemptId }], 'the right hash in any spelling is taken')
+  core.checked(id, o1!.attemptId, true, null, clock.now())
+  const [again] = offersOf(core.planned(id, ONLY_SELF, clock.now()))
+  t.equal(again!.attemptNo, 1, 'the redelivery is the chunk\'s second attempt')
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: again!.attemptId, worker: W2 }] }, clock.now())
+  const check = jobs(result(core, again!, W2, clock.now(), true, { etag: `"${again!.sha256}"` }), 'check')
+  t.match(check, [{ attemptSlot: 1, attemptNo: 1 }], 'the check names the attempt it checks')
+  core.checked(id, again!.attemptId, true, null, clock.now())
+  t.match(jobs(core.finalize(id, clock.now()), 'complete'), [{ parts: [{ index: 0, attemptSlot: 1, etag: sha(0) }, { index: 1, attemptSlot: 0, etag: sha(1) }] }], 'completed against the sha256 staged here')
+
+  // Other destinations keep the ETag the worker reported (s3 checks it against the part's MD5).
+  const s3 = new TransferState({ self: SELF, newId })
+  const sid = `t-${++seq}`
+  s3.create(transferRow(sid, 1), clock.now())
+  s3.chunk({ transferId: sid, index: 0, sha256: sha(0), md5: 'm', length: CHUNK }, clock.now())
+  s3.begun(sid, 'd1', { kind: 's3', uploadId: 'x' }, null, clock.now())
+  const [so] = offersOf(s3.planned(sid, ONLY_SELF, clock.now()))
+  s3.assigned(SELF, { transferId: sid, batchId: 'b', assignments: [{ attemptId: so!.attemptId, worker: W1 }] }, clock.now())
+  t.equal(jobs(result(s3, so!, W1, clock.now(), true, { etag: '"md5-etag"' }), 'check').length, 1, 'an s3 ETag is no sha256')
+  s3.checked(sid, so!.attemptId, true, null, clock.now())
+  t.match(jobs(s3.finalize(sid, clock.now()), 'complete'), [{ parts: [{ index: 0, etag: '"md5-etag"' }] }])
+})
+
 t.test('complete-retry: the timer after a destination that was unavailable tries completion again, once it is due', async t => {
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 1, ONLY_SELF)
@@ -597,7 +654,7 @@ t.test('finalize again while completion is stuck is never a no-op: it starts com
   const row = transferRow('t-fin', 1, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, finalize_requested: true, chunks_received: 1, chunks_delivered: 1 })
   const chunk: ChunkRow = { transfer_id: 't-fin', chunk_index: 0, offset: 0, length: CHUNK, sha256: sha(0), md5: 'm', state: 'delivered', task_id: null, delivered_attempt_id: 'a', attempt_slot: 0, etag: '"e"', received_at: '', delivered_at: '' }
   const h = core.hydrate({ row, chunks: [chunk], tasks: [], attempts: [], results: [], waves: 1, interventions: 0 }, clock.now(), { processStart: true })
-  t.match(jobs(h, 'complete'), [{ transferId: 't-fin', parts: [{ index: 0, attemptSlot: 0, etag: '"e"' }] }], 'hydration completes a finalized, fully delivered transfer')
+  t.match(jobs(h, 'complete'), [{ transferId: 't-fin', parts: [{ index: 0, attemptSlot: 0, etag: sha(0) }] }], 'hydration completes a finalized, fully delivered transfer')
   t.same(jobs(core.finalize('t-fin', clock.now()), 'complete'), [], 'not twice while the first runs')
   const retry = core.completedUpload({ transferId: 't-fin', ok: false, retry: true, redeliver: [], error: 'BWN_ERR_DESTINATION_UNAVAILABLE' }, clock.now())
   t.match(effects(retry, 'timer'), [{ msg: { type: 'complete-retry' } }])

@@ -111,7 +111,7 @@ t.test('bad input: traversal filename, wrong sizes, wrong ETag', async t => {
   t.equal(past.status, 400, 'a chunk past the end')
   const parts = await deliverAll(state)
   parts[0]!.etag = `"${'0'.repeat(64)}"`
-  await t.rejects(driver.complete(state, parts), { status: 409, message: /BWN_ERR_SINK_ETAG_MISMATCH/ })
+  await t.rejects(driver.complete(state, parts), { code: 'BWN_ERR_DESTINATION_INCOMPLETE', status: 409, chunks: [parts[0]!.index] }, 'the chunk whose ETag differs, to deliver again')
   await driver.abort(state)
   await driver.abort(state) // idempotent
   t.notOk((await readdir(join(dir, '.partial'))).some(f => f.startsWith('tr-bad')), 'abort deletes the partial file and its record')
@@ -198,7 +198,7 @@ t.test('a second write of a chunk is checked by its bytes on disk, whatever the 
   const parts = await deliverAll(state)
   const bad = Buffer.from(chunkOf(1)); bad[7]! ^= 1
   t.equal((await put(await driver.target(state, coords(1, 1), soon()), bad)).status, 200, 'a later attempt overwrites the chunk')
-  await t.rejects(driver.complete(state, parts), { status: 409, message: /BWN_ERR_SINK_ETAG_MISMATCH/ }, 'the first ETag no longer describes the region')
+  await t.rejects(driver.complete(state, parts), { code: 'BWN_ERR_DESTINATION_INCOMPLETE', status: 409, chunks: [1] }, 'the first ETag no longer describes the region')
   t.equal((await put(await driver.target(state, coords(1, 2), soon()), chunkOf(1))).status, 200, 'the upload is open again after a failed complete')
   await driver.complete(state, parts)
   t.equal(sha256(await readFile(join(dir, 'twice.bin'))), sha256(source))
