@@ -663,10 +663,12 @@ export class TransferState {
       const reason: InterventionReason = r.error === 'worker_lost' ? 'worker_lost' : r.error === 'session_displaced' ? 'session_displaced' : 'attempt_failed'
       this.#failAttempt(a, at, reason, r.error, now, step)
       ack('failed', r.error)
-    } else if (r.sha256 !== chunk.sha256 || !etagFits(a.row.upload, r.etag, chunk.sha256)) {
+    } else if (r.sha256 !== chunk.sha256) {
+      // A node sink's ETag of other bytes goes on to the read-back like any delivery: the validator's
+      // verdict (a penalty on the worker's own hotkey) or the coordinator's check, which compares it.
       row.outcome = 'integrity_mismatch'
       this.#strike(worker, 'failed_check', at, now, step)
-      this.#failAttempt(a, at, 'integrity_mismatch', r.sha256 !== chunk.sha256 ? 'reported hash does not match the staged chunk' : 'reported etag does not match the staged chunk', now, step)
+      this.#failAttempt(a, at, 'integrity_mismatch', 'reported hash does not match the staged chunk', now, step)
       ack('failed', 'hash_mismatch')
     } else {
       if (reading?.acceptedAt != null && now > reading.acceptedAt) this.#sampleRate(chunk.length * 1000 / (now - reading.acceptedAt))
@@ -1118,12 +1120,6 @@ function newActive (row: TransferRow): Active {
     pending: new Set(), recovery: new Map(), open: new Map(), failures: new Map(), stalls: new Map(), noWorkerRounds: 0, planAfter: 0, waitingForWorkers: false,
     wave: 0, interventions: 0, dispatchScheduled: false, planning: false, beginning: false, completing: false, cancelling: false, cancelReplies: []
   }
-}
-
-/** False when a node sink's ETag (the sha256 it wrote) was reported and is not the staged chunk's. */
-function etagFits (upload: UploadState | null, etag: string | null, sha256: string): boolean {
-  if (upload?.kind !== 'node' || etag === null) return true
-  return etag.replace(/^W\//, '').replaceAll('"', '').toLowerCase() === sha256
 }
 
 function addFailedWorker (a: Active, index: number, worker: string): void {

@@ -601,16 +601,17 @@ t.test('blame: a result speaks only for the worker the attempt was assigned to; 
   t.equal(core.standingOf('victim'), undefined, 'the innocent worker holds no strike')
 })
 
-t.test('a node sink\'s ETag is the sha256 it wrote: a report of another fails the attempt, and completion uses the staged hashes', async t => {
+t.test('a node sink\'s ETag of other bytes is read back and fails its check; completion uses the staged hashes, never a reported ETag', async t => {
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 2, ONLY_SELF)
   const [o0, o1] = offersOf(wave)
   acceptAll(core, id, [o0!, o1!], W1, clock.now())
   const lie = result(core, o0!, W1, clock.now(), true, { etag: `"${sha(77)}"` })
-  t.match(puts(lie, 'task_attempts'), [{ id: o0!.attemptId, state: 'failed', failure_reason: 'reported etag does not match the staged chunk' }])
-  t.match(puts(lie, 'workers'), [{ hotkey: W1, strikes: [{ reason: 'failed_check' }] }], 'the worker that reported it is struck')
-  t.same(jobs(lie, 'check'), [], 'nothing is checked at the destination')
-  t.match(jobs(result(core, o1!, W1, clock.now(), true, { etag: `W/"${o1!.sha256.toUpperCase()}"` }), 'check'), [{ attemptId: o1!.attemptId }], 'the right hash in any spelling is taken')
+  t.match(jobs(lie, 'check'), [{ attemptId: o0!.attemptId, etag: `"${sha(77)}"` }], 'checked at the destination with the ETag it reported')
+  const failed = core.checked(id, o0!.attemptId, false, null, clock.now())
+  t.match(puts(failed, 'task_attempts'), [{ id: o0!.attemptId, state: 'failed' }])
+  t.match(puts(failed, 'workers'), [{ hotkey: W1, strikes: [{ reason: 'failed_check' }] }], 'the worker that reported it is struck')
+  t.match(jobs(result(core, o1!, W1, clock.now(), true, { etag: `W/"${o1!.sha256.toUpperCase()}"` }), 'check'), [{ attemptId: o1!.attemptId }])
   core.checked(id, o1!.attemptId, true, null, clock.now())
   const [again] = offersOf(core.planned(id, ONLY_SELF, clock.now()))
   t.equal(again!.attemptNo, 1, 'the redelivery is the chunk\'s second attempt')
