@@ -48,8 +48,6 @@ export interface PeerStanding {
 export interface AttachmentPolicy {
   issue (worker: string, announce: Announce): Attachment | null
   isRevoked (a: Attachment): boolean
-  /** Whether this orchestrator holds a live attachment it issued to `worker`. */
-  holds (worker: string): boolean
 }
 
 export type AuthorizedHandler = (msg: Envelope, peer: string, standing: PeerStanding) => void
@@ -155,6 +153,7 @@ export class PeerAuth {
     // and the worker's cached standing stays (dropping it cost a chain lookup per verify request).
     if (held !== undefined && held.signature === check.attachment.signature) return check
     if (held === undefined || held.expiresAt <= check.attachment.expiresAt) {
+      this.#attachments.delete(worker) // a renewal moves to the end: the oldest go first at the cap
       this.#attachments.set(worker, check.attachment)
       this.#sweep()
       const cached = this.#cache.get(worker)
@@ -207,15 +206,12 @@ export class PeerAuth {
     this.#hold(msg.from, async () => {
       if (body.attachment !== undefined) {
         const check = await (presented ?? this.present(body.attachment, msg.from))
-        // Another orchestrator's attachment gives the worker a standing here, but attaches it to that
-        // orchestrator: when this one would attach it too, it does so under its own limits (below).
-        if (check.ok && (this.#policy === null || check.attachment.orchestrator === this.#self.hotkey)) return
-        if (!check.ok) this.#refusedAttachment(msg.from, check.reason)
+        if (check.ok) return
+        this.#refusedAttachment(msg.from, check.reason)
       }
       // An orchestrator attaches a worker without a registration on its first contact, within its limits.
       if (this.#policy === null || body.role !== 'worker' || (body.attachTo !== null && body.attachTo !== this.#self.hotkey)) return
-      const known = await this.standing(msg.from)
-      if ((known !== null && known.source !== 'attachment') || this.#policy.holds(msg.from)) return
+      if (await this.standing(msg.from) !== null) return
       const issued = this.#policy.issue(msg.from, body)
       if (issued === null) return
       const check = await this.present(issued, msg.from)
@@ -315,7 +311,7 @@ export class PeerAuth {
     const known = this.cached(hotkey)
     if (known !== undefined) return known
     if (this.#chain === null && !this.#attachments.has(hotkey)) return null
-    const lookup = shared(this.#lookups, hotkey, () => this.#lookUp(hotkey), (entry) => { this.#cache.set(hotkey, entry); this.#sweep() })
+    const lookup = shared(this.#lookups, hotkey, () => this.#lookUp(hotkey), (entry) => { this.#cache.delete(hotkey); this.#cache.set(hotkey, entry); this.#sweep() })
     return (await lookup).standing
   }
 
@@ -387,8 +383,9 @@ export class PeerAuth {
     const now = this.#clock.now()
     for (const [h, e] of this.#cache) if (e.standing === null && e.until <= now) this.#cache.delete(h)
     for (const [w, a] of this.#attachments) if (a.expiresAt <= now) this.#attachments.delete(w)
+    // Over the cap, only "not registered" answers go (oldest first): registered standings are bounded by
+    // the chain's registrations and the attachments kept, and are what a disconnect is handled with.
     for (const [h, e] of this.#cache) { if (this.#cache.size <= STANDINGS_MAX) break; if (e.standing === null) this.#cache.delete(h) }
-    for (const h of this.#cache.keys()) { if (this.#cache.size <= STANDINGS_MAX) break; this.#cache.delete(h) }
     for (const w of this.#attachments.keys()) { if (this.#attachments.size <= STANDINGS_MAX) break; this.#attachments.delete(w) }
   }
 

@@ -62,7 +62,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   let chainForIntake: Chain | null = null
   const trustedValidators = [...parseTrustedPeers(ctx.config.trustedPeers)].filter(([, r]) => r === 'validator').map(([h]) => h)
   const intake = validatorIntake({
-    store, logger: ctx.logger, penalize: (v, detail) => messenger.penalize(v, 'unauthorized', detail),
+    store, logger: ctx.logger, clock: ctx.clock, penalize: (v, detail) => messenger.penalize(v, 'unauthorized', detail),
     chain: validatorsView(() => { if (chainForIntake === null) throw new Error('chain not open yet'); return chainForIntake }, trustedValidators)
   })
   const telemetry = await startTelemetry(ctx.system, {
@@ -106,8 +106,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   })
   auth.useAttachmentPolicy({
     issue: (worker) => { const r = attachments.issue(worker); return r.ok ? r.attachment : null },
-    isRevoked: (a) => attachments.isRevoked(a),
-    holds: (worker) => { const a = attachments.current(worker); return a !== undefined && a.expiresAt > clock.now() }
+    isRevoked: (a) => attachments.isRevoked(a)
   })
   const router = startRouter(ctx.system, {
     env, self: key.address, net: messenger, store,
@@ -140,19 +139,23 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   destinations.inUse = (id) => service!.activeForDestination(id)
 
   // Every role-scoped message needs its sender's registration (node/peer-auth.ts).
-  // Attached here means by this orchestrator: a worker that holds another orchestrator's attachment
-  // does not get round this one's revocations, allowlist or --max-workers by sending it worker_attach.
+  // A worker without a registration works for this orchestrator only under this orchestrator's own
+  // attachment: one it holds from another orchestrator does not get round this one's revocations,
+  // allowlist or --max-workers. So at its worker_attach (and only then: a worker that never attaches
+  // here takes no place in --max-workers) it is attached here, or refused as issue() says why.
   const attachedHere = (worker: string, s: PeerStanding): boolean => {
     if (s.source !== 'attachment') return true // registered on the chain, trusted, or this node
     const a = attachments.current(worker)
-    return a !== undefined && a.expiresAt > clock.now() && !attachments.isRevoked(a)
+    if (a !== undefined && a.expiresAt > clock.now() && !attachments.isRevoked(a)) return true
+    // Not held here (never, or forgotten: a reconnect releases it, a restart loses it): attach it now.
+    const issued = attachments.issue(worker)
+    if (!issued.ok) return false
+    void auth.present(issued.attachment, worker)
+    messenger.send(worker, 'worker_attachment', { attachment: issued.attachment })
+    return true
   }
   routeInbound(auth, ORCHESTRATOR_INBOUND, { router: router.ref, coordinator: coordinator.ref }, {
-    worker_attach: (m, s) => {
-      if (attachedHere(m.from, s)) return true
-      ctx.logger.info({ worker: m.from, event: 'worker_attach_refused' }, 'worker attach refused: its attachment is not from this orchestrator')
-      return false
-    }
+    worker_attach: (m, s) => attachedHere(m.from, s)
   })
   // The bulk channel serves admitted peers only (node/peer-gate.ts), each chunk streamed from its blob
   // file; a forged or unsigned path costs its sender score, as any unauthorized message does.

@@ -41,6 +41,13 @@ t.test('a worker with no chain registration, attached by the orchestrator, moves
   t.same(audit.participant, { role: 'worker', id: nodeIdOf(free.key.address), hotkey: free.key.address }, 'the worker, by its id')
   t.ok(audit.task_attempts.length > 0 && audit.task_attempts.every((a: any) => a.worker_id === free.key.address), 'the worker\'s attempts')
 
+  // Its connection drops (the orchestrator releases its place): on the next one it attaches again, with
+  // the attachment it still holds, which this orchestrator takes back under its limits.
+  for (const c of (free as any).transport.swarm.connections) if (c.remotePublicKey.toString('hex') === (orch as any).transport.publicKey) c.destroy()
+  await eventually(async () => (await sessions(orch)).some(w => w.hotkey === free.key.address && w.status === 'offline'), 20_000, 'the session to end with the connection')
+  await eventually(async () => (await sessions(orch)).some(w => w.hotkey === free.key.address && w.status === 'active'), 40_000, 'the worker to attach again')
+  t.ok(orch.attachments!.current(free.key.address) !== undefined, 'held by its orchestrator again')
+
   // Revoked at its orchestrator: refused at once, its session ended, not attached again on contact.
   orch.revokeWorker(free.key.address)
   await eventually(async () => (await sessions(orch)).some(w => w.hotkey === free.key.address && w.status === 'offline'), 10_000, 'the session to end')
@@ -101,7 +108,7 @@ t.test('attachments that are missing, expired, revoked, for another worker or no
     const fromA = signAttachment(a.key, { worker: key.address, issuedAt: Date.now() })
     const roaming = await net.addNode('roaming', { role: 'worker', attachTo: b.key.address }, { enroll: false })
     roaming.auth.onOwnAttachment(fromA)
-    await eventually(async () => lines.some(l => l.event === 'worker_attach_refused' && l.worker === key.address && l.hotkey === b.key.address && l.reason === undefined), 30_000, 'b to refuse the attach of a worker a attached')
+    await eventually(async () => lines.some(l => l.event === 'worker_attach_refused' && l.worker === key.address && l.hotkey === b.key.address && l.reason === 'not_allowed'), 30_000, 'b to refuse the attach of a worker a attached')
     t.match(await b.auth.standing(key.address), { source: 'attachment' }, 'it has a standing at b, on a\'s attachment')
     t.notOk((await sessions(b)).some(s => s.hotkey === key.address), 'but no session at b')
     t.equal(b.workersAttached(), 0)
