@@ -309,8 +309,8 @@ export class Messenger implements Network {
     const now = this.#clock.now()
     const banMs = this.gate.limits.refusedBanMs
     const prior = this.disconnected.get(peer)
-    this.disconnected.set(peer, { hotkey, until: Math.max(prior?.until ?? 0, now + banMs), bans: prior?.bans ?? 0 })
-    this.#bannedHotkeys.set(hotkey, Math.max(this.#bannedHotkeys.get(hotkey) ?? 0, now + banMs))
+    this.#rememberBan(peer, { hotkey, until: Math.max(prior?.until ?? 0, now + banMs), bans: prior?.bans ?? 0 })
+    this.#banHotkey(hotkey, Math.max(this.#bannedHotkeys.get(hotkey) ?? 0, now + banMs))
     this.#banned(now)
     this.#close(peer, 'refused', banMs, detail, hotkey)
   }
@@ -320,7 +320,7 @@ export class Messenger implements Network {
     const peer = this.#peerOfHotkey.get(hotkey)
     if (peer === undefined || this.#closing.has(peer)) return
     const banMs = this.gate.limits.refusedBanMs
-    this.#bannedHotkeys.set(hotkey, Math.max(this.#bannedHotkeys.get(hotkey) ?? 0, this.#clock.now() + banMs))
+    this.#banHotkey(hotkey, Math.max(this.#bannedHotkeys.get(hotkey) ?? 0, this.#clock.now() + banMs))
     this.#banned(this.#clock.now())
     this.#close(peer, 'refused', banMs, detail, hotkey)
   }
@@ -345,8 +345,21 @@ export class Messenger implements Network {
     this.#bansSinceSweep = 0
     for (const [peer, d] of this.disconnected) if (d.until + this.#limits.maxBanMs <= now) this.disconnected.delete(peer)
     for (const [hotkey, until] of this.#bannedHotkeys) if (until <= now) this.#bannedHotkeys.delete(hotkey)
+    // Over the cap: bans that are over go first, then the oldest (a ban renewed moved to the end).
+    for (const [k, d] of this.disconnected) { if (this.disconnected.size <= BAN_MEMORY_MAX) break; if (d.until <= now) this.disconnected.delete(k) }
     for (const k of this.disconnected.keys()) { if (this.disconnected.size <= BAN_MEMORY_MAX) break; this.disconnected.delete(k) }
     for (const k of this.#bannedHotkeys.keys()) { if (this.#bannedHotkeys.size <= BAN_MEMORY_MAX) break; this.#bannedHotkeys.delete(k) }
+  }
+
+  /** Records a ban as the newest entry (a renewed ban is not the first evicted at the cap). */
+  #rememberBan (peer: string, d: { hotkey: string | undefined, until: number, bans: number }): void {
+    this.disconnected.delete(peer)
+    this.disconnected.set(peer, d)
+  }
+
+  #banHotkey (hotkey: string, until: number): void {
+    this.#bannedHotkeys.delete(hotkey)
+    this.#bannedHotkeys.set(hotkey, until)
   }
 
   /** True while `peer` (a connection key) or `hotkey` is banned for its score. */
@@ -527,8 +540,8 @@ export class Messenger implements Network {
     const hotkey = this.#hotkeyOfPeer.get(peer)
     const prior = this.disconnected.get(peer)?.bans ?? 0
     const banMs = Math.min(this.#limits.maxBanMs, this.#limits.banMs * 2 ** prior)
-    this.disconnected.set(peer, { hotkey, until: now + banMs, bans: prior + 1 })
-    if (hotkey !== undefined) this.#bannedHotkeys.set(hotkey, now + banMs)
+    this.#rememberBan(peer, { hotkey, until: now + banMs, bans: prior + 1 })
+    if (hotkey !== undefined) this.#banHotkey(hotkey, now + banMs)
     this.#banned(now)
     this.#peers.delete(peer)
     this.#backlog.delete(peer)

@@ -47,6 +47,8 @@ export interface StagedBody {
 export class FileBlobStore implements BlobStore {
   readonly #dir: string
   readonly #tmp: string
+  /** Each shard directory made, once its entry in the blobs directory is on disk (one fsync per shard). */
+  readonly #shards = new Map<string, Promise<void>>()
 
   constructor (dir: string) {
     this.#dir = dir
@@ -56,6 +58,20 @@ export class FileBlobStore implements BlobStore {
   async open (): Promise<void> {
     await rm(this.#tmp, { recursive: true, force: true }) // partial writes of a previous run
     await mkdir(this.#tmp, { recursive: true })
+  }
+
+  /**
+   * The shard directory, made if needed, with its own entry durable: the blobs directory is fsynced
+   * once it is made, and every blob of that shard (however many commit at once) waits for that sync.
+   */
+  async #shardReady (shard: string): Promise<void> {
+    let ready = this.#shards.get(shard)
+    if (ready === undefined) {
+      ready = mkdir(shard, { recursive: true }).then(async (made) => { if (made !== undefined) await fsyncDir(this.#dir) })
+      this.#shards.set(shard, ready)
+      ready.catch(() => { if (this.#shards.get(shard) === ready) this.#shards.delete(shard) })
+    }
+    await ready
   }
 
   #path (sha: string): string {
@@ -85,9 +101,7 @@ export class FileBlobStore implements BlobStore {
             await close()
             await withBlobLock(this, digest, async () => {
               const shard = join(this.#dir, digest.slice(0, 2))
-              // A new shard's own entry must reach the disk too: fsync the blobs directory once it is made.
-              const made = await mkdir(shard, { recursive: true })
-              if (made !== undefined) await fsyncDir(this.#dir)
+              await this.#shardReady(shard)
               await rename(tmp, this.#path(digest))
               await fsyncDir(shard)
               await linked?.()
