@@ -1,10 +1,11 @@
 // PRISM consensus: what an orchestrator routes by when several validators score it. Each permitted
 // validator's latest score vector counts by its stake, as Yuma consensus counts weights (yuma.ts): an
-// orchestrator's consensus value is the largest value that validators holding at least κ (½) of the
-// reporting stake gave it or more; a reporting validator without a score for it gives 0. There is no
-// consensus at all until the reporting validators hold at least κ of every permitted validator's stake
-// known from the chain, so a minority that reports first cannot decide alone, and one that completes
-// the quorum adds only the majority's values. See docs/formulas.md#prism-consensus.
+// orchestrator's consensus value is the largest value that validators holding at least κ (½) of all the
+// permitted stake gave it or more; a reporting validator without a score for it gives 0, and a validator
+// that has not reported backs no value. There is no consensus at all until the reporting validators hold
+// at least κ of every permitted validator's stake known from the chain, so a minority that reports first
+// cannot decide alone, and no coalition under κ of the stake can raise a score. See
+// docs/formulas.md#prism-consensus.
 import type { PrismScores } from '../../protocol/index.ts'
 import { YUMA_KAPPA_PARTS, kappaHolds, kappaQuantile } from './yuma.ts'
 
@@ -27,11 +28,11 @@ export interface PrismConsensus {
   /** The latest epoch (and computation time) that validators holding ≥ κ of the stake have reported. */
   epoch: number | null
   computedAt: number | null
-  /** Orchestrators that validators holding ≥ κ of the reporting stake scored, hotkey ascending. */
+  /** Orchestrators that validators holding ≥ κ of all the permitted stake scored, hotkey ascending. */
   scores: PrismScore[]
-  /** Stake (rao) of every permitted validator (1 each on a chain without stake): the quorum's base. */
+  /** Stake (rao) of every permitted validator (1 each on a chain without stake): the quorum's base and the denominator of every κ-quantile. */
   totalStake: bigint
-  /** Stake of the validators whose vectors count: the denominator of every κ-quantile. */
+  /** Stake of the validators whose vectors count. */
   reportingStake: bigint
 }
 

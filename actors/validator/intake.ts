@@ -14,6 +14,8 @@ import { voteSnapshot, idMatchesContent } from './snapshot-votes.ts'
 
 /** Meta rows: a validator's vector (epoch, computedAt) and one row per orchestrator it scored. */
 export const PRISM_VECTOR_PREFIX = 'prism/vec/'
+/** How long the permitted validators' stakes read for snapshot votes are reused. */
+export const STAKES_FOR_VOTES_MS = 5_000
 export const PRISM_SCORE_PREFIX = 'prism/score/'
 /** The single "latest scores" row of earlier versions, removed on load. */
 const LEGACY_LATEST_KEY = 'prism/latest'
@@ -61,6 +63,8 @@ export interface ValidatorIntakeDeps {
   chain: PrismChainView
   /** Disconnects and scores a validator that sent a copy whose id does not match its content. */
   penalize (validator: string, detail: string): void
+  /** Times the stakes read for snapshot votes (without it they are read for every copy). */
+  clock?: { now (): number }
 }
 
 export interface ValidatorIntake {
@@ -122,6 +126,18 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
       log.warn({ err: (err as Error).message }, 'chain head unavailable; the last one known is used')
     }
     return lastEpochs
+  }
+  // Permitted validators' stakes for snapshot votes: read at most every STAKES_FOR_VOTES_MS, one read
+  // shared by the copies that arrive meanwhile (the consensus's own refresh reads them afresh).
+  let stakesRead: { at: number, value: Promise<ReadonlyMap<string, bigint>> } | null = null
+  const permittedStakes = async (): Promise<ReadonlyMap<string, bigint>> => {
+    const now = deps.clock?.now() ?? null
+    if (stakesRead === null || now === null || now - stakesRead.at >= STAKES_FOR_VOTES_MS) {
+      const read = { at: now ?? 0, value: deps.chain.validatorStakes() }
+      stakesRead = read
+      read.value.catch(() => { if (stakesRead === read) stakesRead = null })
+    }
+    return await stakesRead.value
   }
   const fresh = (v: { epoch: number }, e: { current: number, lastClosed: number }): boolean => v.epoch <= e.current && v.epoch >= e.lastClosed - PRISM_MAX_AGE_EPOCHS
   const scoreOps = (validator: string, scores: readonly PrismScore[], type: 'put' | 'del'): StoreOp[] =>
@@ -204,9 +220,12 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
       // has closed (every snapshot is of a closed epoch), and only once validators holding half the
       // permitted stake have published for it: a lone small validator serves nothing.
       votes = votes.then(async () => {
-        const e = await epochsNow()
+        // Each close brings a burst of copies (every validator replicates its last epochs): the chain is
+        // read once per burst, and again only for a copy of an epoch it had not seen closed.
+        let e = lastEpochs !== null && body.epoch <= lastEpochs.lastClosed ? lastEpochs : await epochsNow()
+        if (e !== null && body.epoch > e.lastClosed && e === lastEpochs) e = await epochsNow()
         let permitted: ReadonlyMap<string, bigint>
-        try { permitted = await deps.chain.validatorStakes() } catch (err) {
+        try { permitted = await permittedStakes() } catch (err) {
           log.warn({ err: (err as Error).message, validator: from, epoch: body.epoch }, 'snapshot not counted: validator stakes unavailable (validators publish again at the next close)')
           return
         }
@@ -214,7 +233,8 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
           log.warn({ validator: from, epoch: body.epoch, lastClosed: e?.lastClosed, kind: body.kind, event: 'snapshot_refused' }, e === null ? 'snapshot refused: chain head unknown' : 'snapshot refused: its epoch has not closed')
           return
         }
-        const permittedStake = [...permitted.values()].reduce((a, x) => a + x, 0n)
+        // A vote without stake counts as 1 (snapshot-votes.ts); so does each validator of a chain without stake.
+        const permittedStake = [...permitted.values()].reduce((a, x) => a + (x > 0n ? x : 1n), 0n)
         await voteSnapshot(deps.store, { group: body.kind === 'epoch' ? `epoch/${body.epoch}` : slot, slot, validator: from, stakeRao: permitted.get(from) ?? stakeRao, snapshot, idKey: KEYS.snapshotId, permittedStake })
       }).then(() => {}, (err: Error) => log.warn({ err: err.message }, 'snapshot vote failed'))
       return votes

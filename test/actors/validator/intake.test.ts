@@ -6,7 +6,8 @@ import { MemoryLevel } from 'memory-level'
 import { LevelStore } from '../../../actors/store.ts'
 import { sealEnvelope } from '../../../actors/validator/envelope.ts'
 import { KEYS } from '../../../actors/validator/snapshots.ts'
-import { validatorIntake } from '../../../actors/validator/intake.ts'
+import { validatorIntake, STAKES_FOR_VOTES_MS } from '../../../actors/validator/intake.ts'
+import { ManualClock } from '../../helpers/clock.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 import { silentLogger, capturingLogger } from '../../helpers/logger.ts'
 
@@ -167,4 +168,22 @@ t.test('snapshots: only for closed epochs, labelled as their content, and only o
   t.equal(await table.get(KEYS.epochSnapshot(5, 0)), undefined)
   t.equal(await table.get(KEYS.epochSnapshot(6, 3)), undefined)
   t.equal(await table.get(KEYS.sellFree('other', 6)), undefined)
+})
+
+t.test('snapshot votes: the stakes read once per burst of copies; a chain without stake counts each validator as one', async t => {
+  const store = newStore()
+  let reads = 0
+  const chain = fakeChain({ a: 0n, b: 0n, c: 0n })
+  const view = { ...chain.view, validatorStakes: async () => { reads++; return await chain.view.validatorStakes() } }
+  const clock = new ManualClock(1_000_000)
+  const intake = validatorIntake({ store, logger: silentLogger(), chain: view, penalize: () => t.fail('no penalty'), clock })
+  const table = store.table<any>('snapshots')
+  for (let i = 0; i < 10; i++) await intake.snapshot('a', { kind: 'sell_paid', epoch: 6, revision: 0, hotkey: `h${i}`, snapshot: sellSnap(`h${i}`, 6) }, 0n)
+  t.equal(reads, 1, 'ten copies, one read of the stakes')
+  t.equal(await table.get(KEYS.sellPaid('h0', 6)), undefined, 'one of three validators without stake is not half')
+  await intake.snapshot('b', { kind: 'sell_paid', epoch: 6, revision: 0, hotkey: 'h0', snapshot: sellSnap('h0', 6) }, 0n)
+  t.ok(await table.get(KEYS.sellPaid('h0', 6)), 'two of three are')
+  clock.advance(STAKES_FOR_VOTES_MS)
+  await intake.snapshot('b', { kind: 'sell_paid', epoch: 6, revision: 0, hotkey: 'h1', snapshot: sellSnap('h1', 6) }, 0n)
+  t.equal(reads, 2, 'read again once the last read is STAKES_FOR_VOTES_MS old')
 })
