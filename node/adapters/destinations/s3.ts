@@ -104,13 +104,15 @@ export class S3Driver implements DestinationDriver {
   async target (state: UploadState, chunk: ChunkCoordinates, expiresAt: number): Promise<DeliveryTarget> {
     const s = this.#state(state)
     if (chunk.index < 0 || chunk.index >= s.totalChunks) throw new RangeError(`chunk ${chunk.index} outside 0..${s.totalChunks - 1}`)
-    const ttlS = Math.ceil((expiresAt - this.#now()) / 1000)
+    // One instant for the lifetime, the signature and the expiry reported: SigV4 counts whole seconds
+    // from its signing time (X-Amz-Date, to the second), so the URL expires at that second plus ttlS.
+    const signedAt = this.#now()
+    const ttlS = Math.ceil((expiresAt - signedAt) / 1000)
     if (ttlS < 1 || ttlS > MAX_PRESIGN_TTL_S) throw new RangeError(`presigned URL lifetime ${ttlS} s outside 1..${MAX_PRESIGN_TTL_S}`)
     const url = await getSignedUrl(this.#client, new UploadPartCommand({
       Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, PartNumber: this.partNumber(chunk.index, chunk.attemptSlot)
-    }), { expiresIn: ttlS, signingDate: new Date(this.#now()) })
-    // SigV4 expiry counts whole seconds from the signing time: report what the URL really allows.
-    return { method: 'PUT', url, headers: { 'content-type': 'application/octet-stream' }, expiresAt: this.#now() + ttlS * 1000 }
+    }), { expiresIn: ttlS, signingDate: new Date(signedAt) })
+    return { method: 'PUT', url, headers: { 'content-type': 'application/octet-stream' }, expiresAt: Math.floor(signedAt / 1000) * 1000 + ttlS * 1000 }
   }
 
   async complete (state: UploadState, parts: DeliveredPart[]): Promise<void> {

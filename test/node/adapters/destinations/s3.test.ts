@@ -147,3 +147,17 @@ t.test('malformed or foreign state is refused', async t => {
   await t.rejects(driver.abort({ kind: 's3', bucket: server.bucket }), DestinationError)
   await t.rejects(driver.begin({ transferId: 't', filename: 'small.bin', totalSize: 2 * MiB, chunkSize: MiB, totalChunks: 2 }), { code: 'BWN_ERR_DESTINATION_REFUSED' }, 'parts under 5 MiB')
 })
+
+t.test('a presigned URL\'s reported expiry is its signature\'s, however long signing takes', async t => {
+  // A clock that moves 900 ms at every read: the old code read it three times.
+  let now = Date.now() - (Date.now() % 1000) + 400
+  const slow = new S3Driver({ ...server, keyPrefix: 'clock/' }, { now: () => { const v = now; now += 900; return v } })
+  const state = await driver.begin({ transferId: 'tr-clock', filename: 'c.bin', totalSize: TOTAL, chunkSize: CHUNK, totalChunks: CHUNKS })
+  const asked = now + 60_000
+  const target = await slow.target(state, coords(0, 0), asked)
+  const date = new URL(target.url).searchParams.get('X-Amz-Date')!
+  const signed = Date.UTC(+date.slice(0, 4), +date.slice(4, 6) - 1, +date.slice(6, 8), +date.slice(9, 11), +date.slice(11, 13), +date.slice(13, 15))
+  const expires = Number(new URL(target.url).searchParams.get('X-Amz-Expires'))
+  t.equal(target.expiresAt, signed + expires * 1000, 'what the URL allows')
+  t.ok(target.expiresAt <= asked + 1000)
+})
