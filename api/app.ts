@@ -23,6 +23,12 @@ import { requestSerializer } from './log-redaction.ts'
 import { buildValidator, lazySerializers } from './validation.ts'
 
 export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set their own
+/**
+ * A connection that sends and takes nothing for this long is closed: a body that stopped coming (a chunk
+ * upload's socket, its temp file and its hash held for ever otherwise). Reads and sink writes have their
+ * own 60 s stall cuts; WebSockets are exempt (ws clears the socket's timeout on upgrade).
+ */
+export const SOCKET_IDLE_TIMEOUT_MS = 120_000
 
 /** Header values pino must never write: API keys travel in these. */
 export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["sec-websocket-protocol"]', 'headers.authorization', 'headers["x-api-key"]', 'headers["sec-websocket-protocol"]']
@@ -114,6 +120,7 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
     // bind could never be written, and a child costs a pino child per request on the hot read path.
     childLoggerFactory: (logger, bindings, opts) => (opts.level === undefined && logger.level === 'silent' ? logger : logger.child(bindings, opts)),
     bodyLimit: BODY_LIMIT,
+    connectionTimeout: deps.socketIdleTimeoutMs ?? SOCKET_IDLE_TIMEOUT_MS,
     return503OnClosing: true,
     // Answers given before a route runs, and the HTTP parser's refusals, are problem+json too.
     frameworkErrors,

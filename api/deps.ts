@@ -26,6 +26,8 @@ export interface MembershipView {
 
 export interface ApiDeps {
   logger: FastifyBaseLogger
+  /** A connection silent this long in both directions is closed (default SOCKET_IDLE_TIMEOUT_MS, api/app.ts). */
+  socketIdleTimeoutMs?: number
   self: { hotkey: string, role: Role, software: string }
   membership: MembershipView
   /** True once the store is open, the swarm joined and the actor system up. */

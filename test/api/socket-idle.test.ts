@@ -1,0 +1,40 @@
+// A connection that stops sending mid-body is closed once it has been silent for the idle timeout (a
+// chunk upload's socket, temp file and hash are not held for ever); one that keeps sending is not.
+import t from 'tap'
+import { connect, type AddressInfo, type Socket } from 'node:net'
+import { once } from 'node:events'
+import { buildApp, SOCKET_IDLE_TIMEOUT_MS } from '../../api/app.ts'
+import { testDeps } from '../helpers/api.ts'
+import { eventually } from '../helpers/proc.ts'
+
+const IDLE_MS = 300
+
+t.test('a body that stops coming is cut off after the idle timeout; a slow steady one is not', async t => {
+  t.ok(SOCKET_IDLE_TIMEOUT_MS >= 60_000, 'the default leaves a slow client room')
+  const env = testDeps()
+  const app = await buildApp({ ...env.deps, socketIdleTimeoutMs: IDLE_MS })
+  t.teardown(() => app.close())
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = app.server.address() as AddressInfo
+  const open = async (): Promise<{ socket: Socket, closed: () => boolean }> => {
+    const socket = connect(port, '127.0.0.1')
+    await once(socket, 'connect')
+    let closed = false
+    socket.on('close', () => { closed = true }).on('error', () => {}).resume()
+    socket.write('POST /transfers/create HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"a":')
+    return { socket, closed: () => closed }
+  }
+  const stalled = await open()
+  const t0 = Date.now()
+  await eventually(async () => stalled.closed(), 10_000, 'the stalled upload to be cut off', 50)
+  t.ok(Date.now() - t0 >= IDLE_MS - 50, `not before the timeout (${Date.now() - t0} ms)`)
+  // A body sent a byte at a time, each well inside the timeout, is still open after several timeouts.
+  const steady = await open()
+  let sent = 0
+  const pace = setInterval(() => { steady.socket.write(' '); sent++ }, IDLE_MS / 3)
+  t.teardown(() => clearInterval(pace))
+  await eventually(async () => sent >= 8 || steady.closed(), 10_000, 'eight bytes, a third of the timeout apart', 20)
+  clearInterval(pace)
+  t.notOk(steady.closed(), 'the steady one is open after ~2.7 timeouts')
+  steady.socket.destroy()
+})
