@@ -222,8 +222,8 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
       votes = votes.then(async () => {
         // Each close brings a burst of copies (every validator replicates its last epochs): the chain is
         // read once per burst, and again only for a copy of an epoch it had not seen closed.
-        let e = lastEpochs !== null && body.epoch <= lastEpochs.lastClosed ? lastEpochs : await epochsNow()
-        if (e !== null && body.epoch > e.lastClosed && e === lastEpochs) e = await epochsNow()
+        const known = lastEpochs
+        const e = known !== null && body.epoch <= known.lastClosed ? known : await epochsNow()
         let permitted: ReadonlyMap<string, bigint>
         try { permitted = await permittedStakes() } catch (err) {
           log.warn({ err: (err as Error).message, validator: from, epoch: body.epoch }, 'snapshot not counted: validator stakes unavailable (validators publish again at the next close)')

@@ -42,18 +42,20 @@ function worker (attach: 'named' | 'any') {
     m.receive(p, encodeFrame(k, 'announce', { role, hotkey: k.address, software: 'x', capacity: { slots: 1, bandwidthMbps: 1 }, dataUrl: null, attachTo: null, noiseKey: p, peerNoiseKey: self, nonce: randomBytes(16).toString('hex') } as any, { ts: clock.now() }))
     return p
   }
+  /** Connected registered validators: the peers a worker's re-announces would reach. */
+  const validatorPeers = (n: number): string[] => Array.from({ length: n }, () => { const k = newHotkey(); validators.add(k.address); return conn(k, 'validator') })
   const settle = async (): Promise<void> => { for (let i = 0; i < 20; i++) { await m.settled(); await new Promise(setImmediate) } }
   const hand = (from: KeyPair, peer: string, n: number): void => {
     for (let i = 0; i < n; i++) m.receive(peer, encodeFrame(from, 'worker_attachment', { attachment: signAttachment(from, { worker: w.address, issuedAt: clock.now() }) }, { ts: clock.now(), to: w.address }))
   }
-  return { clock, m, w, real, rogue, sent, taken, conn, settle, hand, validators }
+  return { clock, m, w, real, rogue, sent, taken, conn, settle, hand, validatorPeers }
 }
 
 t.test('attached to a named orchestrator: another\'s attachments are ignored; its own taken once, then again only as a renewal', async t => {
   const s = worker('named') // the worker names its orchestrator
   const rp = s.conn(s.rogue, 'orchestrator')
   const op = s.conn(s.real, 'orchestrator')
-  const others = Array.from({ length: 3 }, () => { const k = newHotkey(); s.validators.add(k.address); return s.conn(k, 'validator') })
+  const others = s.validatorPeers(3)
   await s.settle()
   s.sent.clear()
   s.hand(s.rogue, rp, 100)
@@ -73,7 +75,7 @@ t.test('attached to a named orchestrator: another\'s attachments are ignored; it
 t.test('attached to any orchestrator: a flood of attachments from one is taken once', async t => {
   const s = worker('any')
   const rp = s.conn(s.rogue, 'orchestrator')
-  const others = Array.from({ length: 3 }, () => { const k = newHotkey(); s.validators.add(k.address); return s.conn(k, 'validator') })
+  const others = s.validatorPeers(3)
   await s.settle()
   s.sent.clear()
   s.hand(s.rogue, rp, 100)
