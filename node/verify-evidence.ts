@@ -3,7 +3,8 @@
 // delivery. The proof is the orchestrator's own signed `task_result` frame, addressed to the coordinator,
 // which the coordinator forwards: a peer cannot make one up for an orchestrator (it would need that
 // orchestrator's key), cannot reuse one of another coordinator (it is addressed to that coordinator),
-// and cannot change the attempt, worker or hash it names. See docs/security.md#peers.
+// and cannot change the attempt, worker or hash it names. Inside it, the worker's own signed result
+// (checkWorkerClaim) shows the worker said it delivered those bytes. See docs/security.md#peers.
 import { decodeFrame, MAX_CLOCK_SKEW_MS, type Envelope, type MessageBody } from '../protocol/index.ts'
 
 /**
@@ -40,5 +41,37 @@ export function checkVerifyRequest (msg: Envelope, now: number): EvidenceCheck {
   if (!r.success || r.transferId !== req.transferId || r.taskId !== req.taskId || r.attemptId !== req.attemptId || r.worker !== req.worker || r.sha256 !== req.sha256) {
     return { ok: false, reason: 'evidence describes another delivery' }
   }
+  // The worker answers for the bytes (a mismatch is a penalty on its own hotkey), so it must have said
+  // so itself: its signed result, addressed to the orchestrator that relayed it. A coordinator checks
+  // the same before it accepts the delivery, so a request without it is the coordinator's fault.
+  const claim = checkWorkerClaim(r, ev.from)
+  if (!claim.ok) return { ok: false, reason: `worker claim: ${claim.reason}` }
+  return { ok: true }
+}
+
+/** Every field a worker's result states; the relayed copy must state the same. */
+const CLAIM_FIELDS = ['taskId', 'attemptId', 'transferId', 'worker', 'success', 'bytes', 'durationMs', 'sha256', 'etag', 'error', 'via'] as const satisfies ReadonlyArray<keyof MessageBody<'task_result'>>
+
+export type ClaimCheck = { ok: true } | { ok: false, reason: string }
+
+/**
+ * Checks that a relayed `task_result` is what its worker said: `workerClaim` is the worker's own signed
+ * frame, addressed to `relayedBy` (the orchestrator it works for), stating every field the relayed copy
+ * states. An orchestrator cannot make one up for a worker (it would need the worker's key), cannot take
+ * one a worker sent to another orchestrator, and cannot change what the worker said it delivered; so no
+ * orchestrator can get a worker struck or penalized for work it never reported. The frame's age is not
+ * judged: it names one attempt, whose id is never reused.
+ */
+export function checkWorkerClaim (relayed: MessageBody<'task_result'>, relayedBy: string): ClaimCheck {
+  if (relayed.workerClaim === undefined) return { ok: false, reason: 'none' }
+  const res = decodeFrame(Buffer.from(relayed.workerClaim, 'base64'))
+  if (!res.ok) return { ok: false, reason: `${res.reason}: ${res.detail}` }
+  const w = res.msg
+  if (w.type !== 'task_result') return { ok: false, reason: `a ${w.type}` }
+  if (w.from !== relayed.worker) return { ok: false, reason: 'not signed by the named worker' }
+  if (w.to !== relayedBy) return { ok: false, reason: 'sent to another orchestrator' }
+  const said = w.body as MessageBody<'task_result'>
+  if (said.workerClaim !== undefined) return { ok: false, reason: 'a relayed copy' }
+  for (const k of CLAIM_FIELDS) if (said[k] !== relayed[k]) return { ok: false, reason: `${k} differs from what the worker said` }
   return { ok: true }
 }

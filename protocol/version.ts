@@ -1,5 +1,7 @@
 /** Bumped on any change to a message shape or to framing; peers on another version are dropped. */
-export const PROTOCOL_VERSION = 2 // 2: announces bound to the connection's Noise keys; PRISM scores carry readiness
+// 2: announces bound to the connection's Noise keys; PRISM scores carry readiness.
+// 3: a relayed delivery carries the worker's own signed result (task_result.workerClaim).
+export const PROTOCOL_VERSION = 3
 
 /** A control frame larger than this is refused before it is decoded (bulk bytes use their own channel). */
 export const MAX_FRAME_BYTES = 256 * 1024 // 256 KiB

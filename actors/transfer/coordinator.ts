@@ -49,6 +49,12 @@ export interface CoordinatorDeps {
   config?: Partial<CoordinatorConfig>
   /** Validators connected now (hotkeys); deliveries are verified by one of them when any is. */
   validators?: () => string[]
+  /**
+   * Whether a delivery relayed by orchestrator `from` carries its worker's own signed result
+   * (node/verify-evidence.ts checkWorkerClaim); a delivery without one is refused. Absent (the
+   * simulator, which signs nothing): every delivery counts as claimed.
+   */
+  workerClaimed?: (from: string, result: TaskResult) => boolean
   /** The attachment a worker without registration answers with, for verify requests naming it. */
   attachmentOf?: (worker: string) => Attachment | undefined
   /**
@@ -206,7 +212,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'finalize': await run(core.finalize(msg.transferId, now, await stored(core, msg.transferId)), msg.reply, true); return state
       case 'cancel': await run(core.cancel(msg.transferId, msg.reply, now, await stored(core, msg.transferId)), msg.reply, true); return state
       case 'assigned': await run(core.assigned(msg.from, msg.body, now)); return state
-      case 'result': await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [], msg.evidence)); return state
+      case 'result': await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [], msg.evidence, !msg.body.success || (deps.workerClaimed?.(msg.from, msg.body) ?? true))); return state
       case 'progress': await run(core.progress(msg.from, msg.body, now)); return state
       case 'verdict': await run(core.verdict(msg.from, msg.body, now)); return state
       case 'overseer': await run(core.tick(now, msg.readThrough)); return state

@@ -43,10 +43,14 @@ export const ORCHESTRATOR_INBOUND: ReadonlyArray<InboundRoute<OrchestratorActors
   {
     type: 'task_result',
     from: 'registered',
-    // From one of our workers: relay it; from an orchestrator (or ourselves as one): it is ours to settle,
-    // and the orchestrator's signed frame is the evidence a validator checks.
+    // From one of our workers: relay it with the worker's signed frame (its claim); from an orchestrator
+    // (or ourselves as one): it is ours to settle, and the orchestrator's signed frame is the evidence a
+    // validator checks.
     deliver: (to, m) => {
-      if (m.role === 'worker') tell(to.router, { type: 'result', from: m.from, body: m.body as never })
+      if (m.role === 'worker') {
+        const claim = m.raw
+        tell(to.router, { type: 'result', from: m.from, body: m.body as never, ...(claim !== undefined ? { claim } : {}) })
+      }
       else if (m.role === 'orchestrator') {
         const evidence = m.raw
         tell(to.coordinator, { type: 'result', from: m.from, body: m.body as never, ...(evidence !== undefined ? { evidence } : {}) })

@@ -25,7 +25,8 @@ export type RouterMsg =
   | { type: 'attach', from: string, body: WorkerAttach }
   | { type: 'detach', worker: string }
   | { type: 'batch', from: string, body: TaskOfferBatch }
-  | { type: 'result', from: string, body: TaskResult }
+  /** `claim`: the worker's signed frame of this result, relayed with it (absent in the simulator, which signs nothing). */
+  | { type: 'result', from: string, body: TaskResult, claim?: Uint8Array }
   | { type: 'progress', from: string, body: TaskProgress }
   | { type: 'ack', from: string, body: TaskResultAck }
   | { type: 'cancel', from: string, body: TaskCancel }
@@ -154,7 +155,9 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
           return state
         }
         state.sessions.get(msg.from)?.inflight.delete(msg.body.attemptId)
-        net.send(r.coordinator, 'task_result', msg.body)
+        // A worker's own frame never carries a claim; ours is its signed frame, as the coordinator needs it.
+        const { workerClaim: _, ...said } = msg.body
+        net.send(r.coordinator, 'task_result', msg.claim !== undefined ? { ...said, workerClaim: Buffer.from(msg.claim).toString('base64') } : said)
         return state
       }
       case 'progress': {

@@ -625,7 +625,12 @@ export class TransferState {
 
   /** A worker's report, relayed by the orchestrator `from`; `validators` are the ones connected now. */
   /** `evidence`: the orchestrator's signed result frame, handed to the validator with the verify request (docs/security.md#peers). */
-  result (from: string, r: TaskResult, now: number, validators: readonly string[] = [], evidence?: Uint8Array): Step {
+  /**
+   * `claimed`: the delivery carries its worker's own signed result (node/verify-evidence.ts
+   * checkWorkerClaim; the simulator signs nothing and passes true). A delivery without one is refused
+   * and the attempt fails, with no strike on anyone: the worker never said it delivered.
+   */
+  result (from: string, r: TaskResult, now: number, validators: readonly string[] = [], evidence?: Uint8Array, claimed = true): Step {
     const step: Step = { ops: [], effects: [] }
     const ack = (status: 'completed' | 'failed' | 'late_superseded' | 'rejected', reason: string | null): void => {
       step.effects.push({ kind: 'send', to: from, type: 'task_result_ack', body: { taskId: r.taskId, attemptId: r.attemptId, worker: r.worker, received: status !== 'rejected', status, reason } })
@@ -646,6 +651,12 @@ export class TransferState {
     const worker = at.worker_id
     if (at.state === 'succeeded') { ack('completed', null); return step }
     if (at.state !== 'offered' && at.state !== 'accepted') { ack('late_superseded', at.state); return step }
+    if (r.success && !claimed) {
+      this.#failAttempt(a, at, 'attempt_failed', 'delivery without the worker\'s signed result', now, step)
+      ack('rejected', 'no_worker_claim')
+      this.#afterFailures(a, step, now)
+      return step
+    }
     const chunk = a.chunks.get(at.chunk_index)!
     const reading = a.open.get(at.id)
     const offeredAt = reading?.offeredAt ?? null

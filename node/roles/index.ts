@@ -23,7 +23,7 @@ import { deferredEpochs, replicateSnapshots } from '../../actors/validator/lifec
 import { keepRegistered } from '../../actors/chain/registration.ts'
 import { ORCHESTRATOR_INBOUND, WORKER_INBOUND, type InboundRoute } from '../../actors/transfer/inbound.ts'
 import { DevChain, validatorsView, type Chain } from '../../actors/chain/index.ts'
-import { checkVerifyRequest } from '../verify-evidence.ts'
+import { checkVerifyRequest, checkWorkerClaim } from '../verify-evidence.ts'
 import { authorityOf, type Envelope, type PrismScores, type SnapshotPublished, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
@@ -133,6 +133,11 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     onTransferEvents: (events) => transferEvents.publish(events),
     faultPoint: crashPoint(ctx),
     attachmentOf: (worker) => auth.attachmentOf(worker),
+    workerClaimed: (from, result) => {
+      const claim = checkWorkerClaim(result, from)
+      if (!claim.ok) ctx.logger.warn({ peer: from, worker: result.worker, attemptId: result.attemptId, reason: claim.reason, event: 'worker_claim_refused' }, 'delivery refused: not what its worker signed')
+      return claim.ok
+    },
     unreadSince: () => messenger.unreadSince()
   })
   service = new NodeTransferService({ store, blobs, clock, coordinator: coordinator.ref, destinations, storage: ctx.storage })

@@ -3,7 +3,7 @@
 //   coordinator  --task_offer_batch-->  orchestrator  --task_offer-->  worker
 //   coordinator  <--task_assigned-----  orchestrator
 //   coordinator  <--task_progress-----  orchestrator  <--task_progress--  worker   (while moving)
-//   coordinator  <--task_result-------  orchestrator  <--task_result--  worker
+//   coordinator  <--task_result-------  orchestrator  <--task_result--  worker     (a delivery carries the worker's signed frame)
 //   coordinator  --task_result_ack--->  orchestrator  --task_result_ack-->  worker
 //   coordinator  --task_cancel------->  orchestrator  --task_cancel-->  worker
 //   worker --worker_attach--> orchestrator --worker_attached / session_displaced--> worker
@@ -68,7 +68,14 @@ export const TaskResult = Type.Object({
   etag: Type.Union([Type.String({ maxLength: 256 }), Type.Null()]),
   error: Type.Union([Type.String({ maxLength: 256 }), Type.Null()]),
   /** Which path carried the bytes from the coordinator. */
-  via: Type.Union([Type.Literal('http'), Type.Literal('bulk'), Type.Null()])
+  via: Type.Union([Type.Literal('http'), Type.Literal('bulk'), Type.Null()]),
+  /**
+   * Set by the orchestrator relaying a worker's delivery: the worker's own signed `task_result` frame,
+   * addressed to that orchestrator (base64). A delivery is held against a worker only on its own
+   * signature, never on an orchestrator's word (node/verify-evidence.ts, docs/security.md#peers). The
+   * worker's frame itself carries none.
+   */
+  workerClaim: Type.Optional(Type.String({ maxLength: 8192, pattern: '^[A-Za-z0-9+/]*={0,2}$' }))
 }, { additionalProperties: false })
 export type TaskResult = Static<typeof TaskResult>
 

@@ -2,18 +2,21 @@
 // addressed to that coordinator and describing the same attempt, worker and hash, must come with it.
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { cryptoReady, newHotkey, encodeFrame, MAX_CLOCK_SKEW_MS, type Envelope } from '../../protocol/index.ts'
-import { checkVerifyRequest, EVIDENCE_MAX_AGE_MS } from '../../node/verify-evidence.ts'
+import { cryptoReady, newHotkey, encodeFrame, MAX_CLOCK_SKEW_MS, PROTOCOL_VERSION, type Envelope } from '../../protocol/index.ts'
+import { checkVerifyRequest, checkWorkerClaim, EVIDENCE_MAX_AGE_MS } from '../../node/verify-evidence.ts'
 
 await cryptoReady()
 const orch = newHotkey(); const coord = newHotkey(); const worker = newHotkey(); const rogue = newHotkey()
 const now = Date.now()
 const ids = { transferId: randomUUID(), taskId: randomUUID(), attemptId: randomUUID() }
 const SHA = 'cd'.repeat(32)
-const result = { ...ids, worker: worker.address, success: true, bytes: 10, durationMs: 1, sha256: SHA, etag: null, error: null, via: 'http' as const }
-const evidence = (key = orch, to = coord.address, body = result): string => Buffer.from(encodeFrame(key, 'task_result', body, { ts: now, to })).toString('base64')
+const said = { ...ids, worker: worker.address, success: true, bytes: 10, durationMs: 1, sha256: SHA, etag: null, error: null, via: 'http' as const }
+/** The worker's own signed result, as its orchestrator relays it. */
+const claim = (key = worker, to = orch.address, body: Record<string, unknown> = said): string => Buffer.from(encodeFrame(key, 'task_result', body as never, { ts: now, to })).toString('base64')
+const result = { ...said, workerClaim: claim() }
+const evidence = (key = orch, to = coord.address, body: Record<string, unknown> = result): string => Buffer.from(encodeFrame(key, 'task_result', body as never, { ts: now, to })).toString('base64')
 const request = (from: string, ev: string | undefined, over: Record<string, unknown> = {}): Envelope => ({
-  v: 2, type: 'verify_request', from, to: null, id: 'x', ts: now,
+  v: PROTOCOL_VERSION, type: 'verify_request', from, to: null, id: 'x', ts: now,
   body: { ...ids, chunkIndex: 0, orchestrator: orch.address, worker: worker.address, length: 10, sha256: SHA, trustedDurationMs: 1, read: { method: 'GET', url: 'http://127.0.0.1:1/r', headers: {}, expiresAt: now + 1000 }, ...(ev !== undefined ? { evidence: ev } : {}), ...over } as never
 })
 
@@ -30,9 +33,28 @@ t.test('every forgery is refused', async t => {
     ['another hash named', request(coord.address, evidence(), { sha256: 'ef'.repeat(32) })],
     ['another attempt', request(coord.address, evidence(), { attemptId: randomUUID() })],
     ['a failed delivery', request(coord.address, evidence(orch, coord.address, { ...result, success: false }))],
-    ['not a frame', request(coord.address, Buffer.from('nope').toString('base64'))]
+    ['not a frame', request(coord.address, Buffer.from('nope').toString('base64'))],
+    // The worker's own word, inside the orchestrator's: without it an orchestrator could name any worker.
+    ['no worker claim', request(coord.address, evidence(orch, coord.address, said))],
+    ['a claim signed by someone else for the worker', request(coord.address, evidence(orch, coord.address, { ...said, workerClaim: claim(rogue) }))],
+    ['a claim signed by the orchestrator itself', request(coord.address, evidence(orch, coord.address, { ...said, workerClaim: claim(orch) }))],
+    ['a claim the worker sent to another orchestrator', request(coord.address, evidence(orch, coord.address, { ...said, workerClaim: claim(worker, rogue.address) }))],
+    ['a claim of other bytes', request(coord.address, evidence(orch, coord.address, { ...said, workerClaim: claim(worker, orch.address, { ...said, sha256: 'ef'.repeat(32) }) }))],
+    ['a claim of another attempt', request(coord.address, evidence(orch, coord.address, { ...said, workerClaim: claim(worker, orch.address, { ...said, attemptId: randomUUID() }) }))],
+    ['a claim of a failure', request(coord.address, evidence(orch, coord.address, { ...said, workerClaim: claim(worker, orch.address, { ...said, success: false }) }))],
+    ['a claim that is not a result', request(coord.address, evidence(orch, coord.address, { ...said, workerClaim: Buffer.from(encodeFrame(worker, 'heartbeat', { workers: 0 } as never, { ts: now, to: orch.address })).toString('base64') }))]
   ]
   for (const [name, msg] of cases) t.equal(checkVerifyRequest(msg, now).ok, false, name)
+})
+
+t.test('a relayed result is the worker\'s only when it states what the worker signed, to the orchestrator relaying it', async t => {
+  t.same(checkWorkerClaim(result, orch.address), { ok: true })
+  t.match(checkWorkerClaim(result, rogue.address), { ok: false, reason: 'sent to another orchestrator' }, 'taken by another orchestrator')
+  t.match(checkWorkerClaim({ ...result, etag: '"x"' }, orch.address), { ok: false, reason: 'etag differs from what the worker said' })
+  t.match(checkWorkerClaim({ ...result, durationMs: 2 }, orch.address), { ok: false, reason: 'durationMs differs from what the worker said' })
+  t.match(checkWorkerClaim(said, orch.address), { ok: false, reason: 'none' })
+  const nested = { ...said, workerClaim: claim(worker, orch.address, result) }
+  t.match(checkWorkerClaim(nested, orch.address), { ok: false, reason: 'a relayed copy' }, 'a worker\'s frame carries no claim of its own')
 })
 
 t.test('the evidence\'s age is judged against its request: an orchestrator cannot make it expire in the coordinator\'s hands', async t => {

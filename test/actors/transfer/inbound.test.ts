@@ -49,7 +49,10 @@ t.test('orchestrator side', async t => {
       await until(() => seen.length === expected)
       const [name, got] = seen.at(-1)!
       t.same([name, got.type, got.from, got.body], [actor, type, 'peer', { b: msg.type }], `${msg.type} from a ${msg.role} reaches the ${actor}`)
-      if (msg.type === 'task_result') t.equal(got.evidence, actor === 'coordinator' ? frame : undefined, 'the signed frame is evidence only for the settling coordinator')
+      if (msg.type === 'task_result') {
+        t.equal(got.evidence, actor === 'coordinator' ? frame : undefined, 'the orchestrator\'s signed frame is evidence for the settling coordinator')
+        t.equal(got.claim, actor === 'router' ? frame : undefined, 'the worker\'s signed frame is its claim, relayed by its orchestrator')
+      }
     }
   }
   t.equal(seen.length, expected, 'nothing else delivered')

@@ -7,6 +7,7 @@ import {
   type Step, type OfferDraft, type Hydration
 } from '../../../actors/transfer/state.ts'
 import type { TransferRow, AttemptRow, ChunkRow, InterventionRow } from '../../../actors/transfer/model.ts'
+import type { TaskResult } from '../../../protocol/index.ts'
 import { ManualClock } from '../../helpers/clock.ts'
 import { CHUNK, UPLOAD, transferRow, sha, jobs, effects, puts, offersOf, reply } from '../../helpers/transfer-state.ts'
 
@@ -599,6 +600,25 @@ t.test('blame: a result speaks only for the worker the attempt was assigned to; 
   const verdict = core.verdict('v-1', { transferId: id, attemptId: offers[1]!.attemptId, chunkIndex: offers[1]!.chunkIndex, verdict: 'mismatch', sha256: sha(98), detail: null }, clock.now())
   t.match(puts(verdict, 'workers'), [{ hotkey: W1 }])
   t.equal(core.standingOf('victim'), undefined, 'the innocent worker holds no strike')
+})
+
+t.test('a delivery its worker never signed is refused: the attempt fails and the chunk goes again, with no strike on anyone', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 2, ONLY_SELF)
+  const [o0, o1] = offersOf(wave)
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o0!.attemptId, worker: W1 }, { attemptId: o1!.attemptId, worker: W1 }] }, clock.now())
+  const said = (o: typeof o0, sha256: string): TaskResult => ({ taskId: o!.taskId, attemptId: o!.attemptId, transferId: id, worker: W1, success: true, bytes: CHUNK, durationMs: 5, sha256, etag: null, error: null, via: 'http' })
+  // Wrong bytes reported on the orchestrator's word alone: no strike, though a signed claim of the same would strike.
+  const unsigned = core.result(SELF, said(o0, sha(7)), clock.now(), [], undefined, false)
+  t.match(effects(unsigned, 'send'), [{ type: 'task_result_ack', body: { attemptId: o0!.attemptId, received: false, status: 'rejected', reason: 'no_worker_claim' } }])
+  t.same(puts(unsigned, 'workers'), [], 'no strike')
+  t.equal(core.standingOf(W1), undefined)
+  t.match(puts(unsigned, 'task_attempts'), [{ id: o0!.attemptId, state: 'failed' }], 'the attempt fails at once')
+  t.equal(effects(unsigned, 'candidates').length, 1, 'and the chunk is offered again')
+  t.same(jobs(unsigned, 'check'), [], 'nothing is checked or verified on an unsigned word')
+  // A failure needs no claim: an orchestrator reports its lost workers' attempts itself.
+  const lost = core.result(SELF, { ...said(o1, sha(0)), success: false, sha256: null, error: 'worker_lost' }, clock.now(), [], undefined, false)
+  t.match(effects(lost, 'send'), [{ body: { status: 'failed', reason: 'worker_lost' } }])
 })
 
 t.test('a node sink\'s ETag of other bytes is read back and fails its check; completion uses the staged hashes, never a reported ETag', async t => {

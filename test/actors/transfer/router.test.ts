@@ -1,0 +1,47 @@
+// The orchestrator's router relays a worker's result to the chunk's coordinator with the worker's own
+// signed frame as its claim (docs/security.md#peers): the coordinator and the validator hold a delivery
+// against a worker only on that. A claim the worker put in its own body is never passed on as its word.
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import { MemoryLevel } from 'memory-level'
+import { startSystem, stopActor, tell } from '../../../actors/runtime.ts'
+import { LevelStore } from '../../../actors/store.ts'
+import { startRouter } from '../../../actors/transfer/router.ts'
+import type { Network } from '../../../actors/ports.ts'
+import type { MessageBody, MessageType, TaskOffer } from '../../../protocol/index.ts'
+import { systemClock } from '../../../node/clock.ts'
+import { silentLogger } from '../../helpers/logger.ts'
+import { eventually } from '../../helpers/proc.ts'
+
+const ORCH = 'orch-1'; const COORD = 'coord-1'; const WORKER = 'worker-1'
+
+t.test('a worker\'s result goes to its coordinator with the worker\'s signed frame as its claim', async t => {
+  const system = startSystem()
+  t.teardown(() => stopActor(system))
+  const sent: Array<{ to: string, type: MessageType, body: any }> = []
+  const net: Network = {
+    self: ORCH,
+    send<T extends MessageType> (to: string, type: T, body: MessageBody<T>): boolean { sent.push({ to, type, body }); return true },
+    broadcast: () => 0
+  }
+  const store = new LevelStore(new MemoryLevel({ valueEncoding: 'json' }) as never)
+  const router = startRouter(system, { env: { clock: systemClock, logger: silentLogger() }, self: ORCH, net, store })
+  tell(router.ref, { type: 'attach', from: WORKER, body: { session: randomUUID(), slots: 4 } })
+  const transferId = randomUUID()
+  const offers: TaskOffer[] = [0, 1].map(i => ({
+    taskId: randomUUID(), attemptId: randomUUID(), transferId, chunkIndex: i, length: 10, sha256: 'ab'.repeat(32),
+    source: { url: 'http://127.0.0.1:1/d', path: '/d', coordinator: COORD }, target: { method: 'PUT', url: 'http://127.0.0.1:1/p', headers: {}, expiresAt: 1 }, expiresAt: 1, excludeWorkers: []
+  }))
+  tell(router.ref, { type: 'batch', from: COORD, body: { batchId: randomUUID(), transferId, waveKind: 'initial', offers } })
+  await eventually(async () => sent.filter(s => s.type === 'task_offer').length === 2, 5000, 'both offers routed to the worker', 10)
+
+  const said = (o: TaskOffer): MessageBody<'task_result'> =>
+    ({ taskId: o.taskId, attemptId: o.attemptId, transferId, worker: WORKER, success: true, bytes: 10, durationMs: 1, sha256: o.sha256, etag: null, error: null, via: 'http' })
+  const frame = new Uint8Array([9, 8, 7, 6])
+  tell(router.ref, { type: 'result', from: WORKER, body: said(offers[0]!), claim: frame })
+  // The worker's body names a claim of its own: dropped, and its frame (here: none) is what counts.
+  tell(router.ref, { type: 'result', from: WORKER, body: { ...said(offers[1]!), workerClaim: 'AAAA' } })
+  const results = await eventually(async () => { const r = sent.filter(s => s.type === 'task_result'); return r.length === 2 ? r : undefined }, 5000, 'both results relayed', 10)
+  t.same(results[0], { to: COORD, type: 'task_result', body: { ...said(offers[0]!), workerClaim: Buffer.from(frame).toString('base64') } })
+  t.same(results[1], { to: COORD, type: 'task_result', body: said(offers[1]!) }, 'no claim the worker did not sign as a frame')
+})

@@ -1,0 +1,91 @@
+// A delivery is held against a worker only on the worker's own signature (docs/security.md#peers). A
+// registered orchestrator acting as a coordinator asks the validator to read back "its" transfer's chunk
+// from a server it controls, serving other bytes, and names an honest worker as the one that delivered
+// them, vouching for it with an attachment it signs itself. Before, the validator read the garbage and
+// recorded an `integrity_chunk_mismatch` penalty on that worker's hotkey; the orchestrator needed nothing
+// from the worker (and, presented at the validator, its attachment replaced the worker's own). Now the request must carry the
+// worker's own signed result, addressed to the orchestrator that relayed it: without one, or with one the
+// orchestrator forged, nothing is read and nothing lands on the worker. A worker that did sign its lie
+// (the rogue's own) still pays: the check asks for the worker's word, not for trust in it.
+import t from 'tap'
+import { createHash, randomUUID } from 'node:crypto'
+import { createServer } from 'node:http'
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
+import { startTestDevnet } from '../../helpers/devnet.ts'
+import { eventually } from '../../helpers/proc.ts'
+import { capturingLogger } from '../../helpers/logger.ts'
+import { Rogue } from '../../helpers/rogue.ts'
+import { collect } from '../../../actors/store.ts'
+import { DEVNET_NETWORK_ID } from '../../../node/devnet.ts'
+import { encodeFrame, newHotkey, type KeyPair, type MessageBody } from '../../../protocol/index.ts'
+import { signAttachment } from '../../../protocol/attachment.ts'
+import type { BwnetNode } from '../../../node/node.ts'
+
+const LENGTH = 64 * 1024
+const staged = Buffer.alloc(LENGTH, 1) // what the coordinator says was staged
+const served = Buffer.alloc(LENGTH, 2) // what the rogue's "destination" serves
+const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
+
+t.test('an orchestrator cannot get a worker penalized for a delivery the worker never signed', async t => {
+  const { logger, lines } = capturingLogger('warn')
+  const net = await startTestDevnet(t, { workers: 1, logger })
+  const node = (name: string): BwnetNode => net.devnet.nodes.find(n => n.name === name)!.node
+  const orch = node('orchestrator'); const validator = node('validator'); const victim = node('worker-1')
+  const V = validator.transport.publicKey
+
+  // The rogue's destination: every read of it is counted.
+  let reads = 0
+  const server = createServer((_req, res) => { reads++; res.writeHead(200, { 'content-length': LENGTH }); res.end(served) })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => server.close())
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/chunk`
+
+  const rogue = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID, newHotkey(), { autoAnnounce: 'orchestrator' })
+  t.teardown(() => rogue.stop())
+  await orch.devChain!.enroll(rogue.hotkey, 'orchestrator')
+  const accomplice = newHotkey() // a worker the rogue holds the key of
+  await orch.devChain!.enroll(accomplice.address, 'worker')
+  await rogue.until(() => rogue.up.has(V) && rogue.got('announce', validator.key.address).length > 0, 30_000, 'a connection to the validator')
+  await eventually(async () => validator.auth.allows(rogue.hotkey, 'orchestrator'), 30_000, 'the rogue admitted as an orchestrator', 100)
+
+  const penaltiesOn = async (worker: string): Promise<any[]> =>
+    (await collect(validator.store.table<any>('epochs'), { gte: 'pen/', lt: 'pen/\xff' })).map(([, p]) => p).filter(p => p.workerHotkey === worker)
+  /** The rogue, as coordinator and orchestrator at once, asks for a read-back of its garbage naming `worker`. */
+  // The devnet's worker holds no chain UID: the rogue vouches for it with an attachment it signs itself.
+  const ask = (worker: string, claimBy: KeyPair | null, claimTo = rogue.hotkey): MessageBody<'verify_request'> => {
+    const ids = { transferId: randomUUID(), taskId: randomUUID(), attemptId: randomUUID() }
+    const said = { ...ids, worker, success: true, bytes: LENGTH, durationMs: 5, sha256: sha256(staged), etag: null, error: null, via: 'http' as const }
+    const workerClaim = claimBy === null ? undefined : Buffer.from(encodeFrame(claimBy, 'task_result', said, { ts: Date.now(), to: claimTo })).toString('base64')
+    const result = { ...said, ...(workerClaim !== undefined ? { workerClaim } : {}) }
+    const evidence = Buffer.from(rogue.frame('task_result', result, rogue.hotkey)).toString('base64')
+    const body: MessageBody<'verify_request'> = {
+      ...ids, chunkIndex: 0, orchestrator: rogue.hotkey, worker, length: LENGTH, sha256: sha256(staged), trustedDurationMs: 5,
+      read: { method: 'GET', url, headers: {}, expiresAt: Date.now() + 60_000 }, evidence,
+      ...(worker === victim.key.address ? { attachment: signAttachment(rogue.key, { worker, issuedAt: Date.now() }) } : {})
+    }
+    t.ok(rogue.send(V, 'verify_request', body, validator.key.address))
+    return body
+  }
+  const refusals = (): number => lines.filter(l => l.event === 'verify_request_refused' && l.peer === rogue.hotkey).length
+
+  // 1. The honest worker named on the rogue's word alone, then with a claim the rogue signed for it, then
+  // with one the worker "sent" to another orchestrator: refused, never read, no penalty.
+  ask(victim.key.address, null)
+  await eventually(async () => refusals() >= 1, 15_000, 'the request without a worker claim refused', 50)
+  ask(victim.key.address, rogue.key)
+  await eventually(async () => refusals() >= 2, 15_000, 'the request with a claim the rogue signed refused', 50)
+  ask(accomplice.address, accomplice, orch.key.address)
+  await eventually(async () => refusals() >= 3, 15_000, 'the request with a claim addressed to another orchestrator refused', 50)
+  t.match(lines.filter(l => l.event === 'verify_request_refused' && l.peer === rogue.hotkey).map(l => l.reason),
+    ['worker claim: none', 'worker claim: not signed by the named worker', 'worker claim: sent to another orchestrator'])
+
+  // 2. A worker that signed its delivery to the rogue answers for it: read back, a mismatch, its penalty.
+  // (It also shows the refusals above were not for anything else the rogue sent.)
+  ask(accomplice.address, accomplice)
+  const own = await eventually(async () => { const p = await penaltiesOn(accomplice.address); return p.length > 0 ? p : undefined }, 30_000, 'the signed lie penalized', 100)
+  t.match(own, [{ kind: 'integrity_chunk_mismatch', workerHotkey: accomplice.address, orchestratorHotkey: rogue.hotkey }])
+  t.equal(reads, 1, 'only the signed delivery was read back')
+  t.same(await penaltiesOn(victim.key.address), [], 'no penalty on the honest worker')
+})
