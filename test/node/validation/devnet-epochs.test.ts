@@ -87,7 +87,8 @@ t.test('a corrupting worker is caught by verification and penalized itself; its 
   const idx = proof.uids.indexOf(uidB as number)
   t.ok(idx < 0 || proof.uint16Weights[idx] === 0, 'zero weight for B on chain')
 
-  // B is scored (its readiness alone puts it in PRISM), and its score carries no penalty: the lies are its worker's.
+  // B is scored (the validator tracks orchestrators whose deliveries it read back: its worker's lies), and
+  // its score carries no penalty: the lies are its worker's.
   const scoreB = await eventually(async () => {
     const prism = await (await fetch(`${net.file.baseUrl}/chain/prism`)).json() as any
     return prism.scores.find((s: any) => s.hotkey === b.key.address)
