@@ -4,6 +4,8 @@
 //   bodies are refused with 507 BWN_ERR_STORAGE_FULL while what they need would leave less than the
 //   watermark free on the data directory's filesystem. Metadata writes (status changes, cancels,
 //   cleanup) are never refused: they are what frees space.
+// - Reservations: a write admitted by `reserve` holds its bytes against the free space every later
+//   check sees until it is written or fails, so writes admitted together cannot overshoot the watermark.
 // - A ballast file holds a little room back. When a write fails anyway (another process filled the
 //   disk), the ballast is released, so the node's own records (a cancel, a cleanup) still fit.
 // - A store write that failed for space marks the storage as failing (what /readyz reports) until a
@@ -42,6 +44,8 @@ export interface StorageGuardOptions {
   probe: () => Promise<void>
   /** Closes and reopens the store (after a failed compaction LevelDB refuses writes until reopened). */
   reopen: () => Promise<void>
+  /** The data directory's filesystem, free (to this user) and total bytes; default statfs(dir). Tests give a fake. */
+  space?: (dir: string) => Promise<{ freeBytes: number, totalBytes: number }>
 }
 
 /** Out of space: ENOSPC / EDQUOT from the filesystem, or LevelDB's IO error saying so. */
@@ -57,6 +61,8 @@ export class StorageGuard {
   readonly #opts: StorageGuardOptions
   readonly #ballast: string
   #minFree = 0
+  /** Bytes promised to writes admitted by `reserve` and not yet written or failed. */
+  #reserved = 0
   #ballastBytes = 0
   #ballastHeld = false
   /** Why writes fail now, or null. */
@@ -87,34 +93,60 @@ export class StorageGuard {
 
   get minFreeBytes (): number { return this.#minFree }
 
+  /** Bytes held by reservations now (writes admitted and not yet written or failed). */
+  get reservedBytes (): number { return this.#reserved }
+
   /** Why the store fails writes now (for /readyz), or null while it takes them. */
   problem (): string | null { return this.#failing }
 
   async #space (): Promise<{ freeBytes: number, totalBytes: number }> {
+    if (this.#opts.space !== undefined) return await this.#opts.space(this.#opts.dir)
     const s = await statfs(this.#opts.dir)
     return { freeBytes: s.bavail * s.bsize, totalBytes: s.blocks * s.bsize }
   }
 
   /**
    * Refuses (507 BWN_ERR_STORAGE_FULL) when writing `bytes` more would leave less than the watermark
-   * free, or while the store fails writes.
+   * free, counting what reservations hold as used, or while the store fails writes.
    */
   async room (bytes: number, what: string): Promise<void> {
-    const { freeBytes } = await this.#space()
-    if (this.#failing === null && freeBytes - bytes >= this.#minFree) {
+    this.#admit(bytes, what, await this.#space())
+  }
+
+  /**
+   * As `room`, and holds `bytes` against the free space every later check sees until the returned
+   * release is called (once the write is durable or has failed; a second call does nothing). The check
+   * and the hold happen in one step, so writes admitted at the same time cannot overshoot the
+   * watermark together. A write in progress is counted twice, by its reservation and by what of it the
+   * filesystem already holds: conservative, for the few seconds it runs.
+   */
+  async reserve (bytes: number, what: string): Promise<() => void> {
+    this.#admit(bytes, what, await this.#space())
+    this.#reserved += bytes
+    let held = true
+    return () => {
+      if (!held) return
+      held = false
+      this.#reserved -= bytes
+    }
+  }
+
+  #admit (bytes: number, what: string, space: { freeBytes: number }): void {
+    if (this.#failing === null && space.freeBytes - this.#reserved - bytes >= this.#minFree) {
       if (!this.#ballastHeld) void this.#refillBallast().catch(() => {})
       return
     }
-    throw this.refusal(what, bytes, freeBytes)
+    throw this.refusal(what, bytes, space.freeBytes)
   }
 
   refusal (what: string, bytes: number, freeBytes: number | null): Error {
     const free = freeBytes === null ? 'too little' : formatBytes(freeBytes)
+    const held = this.#reserved > 0 ? `; writes in progress hold ${formatBytes(this.#reserved)} of it` : ''
     const detail = this.#failing !== null
       ? `Node ${this.#opts.node} cannot store ${what}: its data directory is out of space (${this.#failing}); retry once space is freed.`
-      : `Node ${this.#opts.node} cannot store ${what}: it needs ${formatBytes(bytes)} and has ${free} free, ${formatBytes(this.#minFree)} of which it keeps free.`
+      : `Node ${this.#opts.node} cannot store ${what}: it needs ${formatBytes(bytes)} and has ${free} free, ${formatBytes(this.#minFree)} of which it keeps free${held}.`
     return withExtensions(new StorageFull(detail), {
-      node: this.#opts.node, needed_bytes: bytes, free_bytes: freeBytes, min_free_bytes: this.#minFree
+      node: this.#opts.node, needed_bytes: bytes, free_bytes: freeBytes, reserved_bytes: this.#reserved, min_free_bytes: this.#minFree
     })
   }
 
@@ -187,7 +219,7 @@ export class StorageGuard {
   async #writeBallast (): Promise<void> {
     if (this.#ballastHeld || this.#ballastBytes === 0 || this.#failing !== null) return
     const { freeBytes } = await this.#space()
-    if (freeBytes < this.#minFree + this.#ballastBytes) return
+    if (freeBytes - this.#reserved < this.#minFree + this.#ballastBytes) return
     const fh = await open(this.#ballast, 'w')
     try {
       const block = Buffer.alloc(1024 * 1024)

@@ -56,6 +56,34 @@ t.test('the watermark refuses with 507 naming the node and the space; a failing 
   t.equal(probes, 2, 'probed before and after the reopen')
 })
 
+t.test('reservations: checks made at once cannot together pass the watermark; room counts them; a release gives them back once', async t => {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-reserve-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  // A fake filesystem: 10 MiB free, 4 MiB kept free, so 6 MiB of room.
+  const guard = new StorageGuard({
+    dir, node: '5Node', logger: silentLogger(), minFreeBytes: 4 * MIB,
+    probe: async () => {}, reopen: async () => {}, space: async () => ({ freeBytes: 10 * MIB, totalBytes: 1024 })
+  })
+  await guard.open()
+  t.teardown(() => guard.close())
+  const asked = await Promise.allSettled([1, 2, 3, 4].map(async i => await guard.reserve(2 * MIB, `chunk ${i}`)))
+  const held = asked.flatMap(a => a.status === 'fulfilled' ? [a.value] : [])
+  const refused = asked.flatMap(a => a.status === 'rejected' ? [a.reason as any] : [])
+  t.equal(held.length, 3, 'three of four 2 MiB reservations asked at once fit in 6 MiB')
+  t.equal(refused.length, 1)
+  t.match(refused[0], { code: 'BWN_ERR_STORAGE_FULL', statusCode: 507, extensions: { needed_bytes: 2 * MIB, free_bytes: 10 * MIB, reserved_bytes: 6 * MIB } })
+  t.match(refused[0]?.message, /writes in progress hold 6.0 MiB of it/)
+  t.equal(guard.reservedBytes, 6 * MIB)
+  await t.rejects(guard.room(1, 'a create'), { code: 'BWN_ERR_STORAGE_FULL' }, 'room() counts what reservations hold')
+  held[0]!()
+  held[0]!()
+  t.equal(guard.reservedBytes, 4 * MIB, 'a release gives its bytes back, a second call nothing')
+  await guard.room(2 * MIB, 'a create')
+  const again = await guard.reserve(2 * MIB, 'chunk 5')
+  for (const release of [...held, again]) release()
+  t.equal(guard.reservedBytes, 0)
+})
+
 t.test('the ballast is released for a retry when a write fails for space, and put back when it fits', async t => {
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-ballast-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
