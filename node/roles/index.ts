@@ -195,7 +195,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await app.register(prismRoutes, { latest: intake.latestPrism })
       // The sink accepts only URLs this node signed for its own sink audience at its own authority.
       const sinkAuth = { trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now() }
-      await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), ...sinkAuth, budget })
+      // The sink is on the data directory's disk: its begins and chunks ask the storage guard too.
+      await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), ...sinkAuth, budget, storage: ctx.storage })
       await app.register(sinkNameRoutes, { dir: join(ctx.dataDir, 'sink'), ...sinkAuth })
     },
     listening: async (url) => {

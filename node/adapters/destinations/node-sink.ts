@@ -30,7 +30,7 @@
 import { createHash } from 'node:crypto'
 import { mkdir, open, readFile, rename, rm, link, unlink, stat, type FileHandle } from 'node:fs/promises'
 import { join, extname } from 'node:path'
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifyError } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifyReply, FastifyError } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
 import { signUrl, type KeyPair } from '../../../protocol/index.ts'
 import { verifySinkRequest, SINK_AUDIENCE, type SinkAuthOptions } from './sink-auth.ts'
@@ -40,8 +40,9 @@ import type {
 import { toProblem, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
 import {
   BadRequest, RangeNotSatisfiable, SinkUploadNotFound,
-  SinkBadFilename, SinkConflict, SinkChunkSize, SinkEtagMismatch
+  SinkBadFilename, SinkConflict, SinkChunkSize, SinkEtagMismatch, StorageFull
 } from '../../../api/errors.ts'
+import { isNoSpace, type StorageGuard } from '../../storage.ts'
 import { fsyncDir } from '../blob-store.ts'
 import { sendFileRange, logSendCut } from '../file-response.ts'
 import type { InflightBudget } from '../inflight-budget.ts'
@@ -123,6 +124,11 @@ export interface SinkRoutesOptions {
   budget?: InflightBudget
   /** Default WRITE_STALL_MS. */
   writeStallMs?: number
+  /**
+   * The node's storage guard (node/storage.ts): a begin needs room for the file's size, a chunk
+   * reserves its length before its body is read; a write that fails for space is reported to it.
+   */
+  storage?: Pick<StorageGuard, 'room' | 'reserve' | 'failed' | 'refusal'>
 }
 
 /** One chunk write in progress (also while it waits for the in-flight budget). */
@@ -262,6 +268,18 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     return meta
   }
 
+  /**
+   * A write that failed for space (ENOSPC, EDQUOT) as the storage-full problem, reported to the guard
+   * (which marks the storage failing and releases its ballast); null for any other error.
+   */
+  function spaceProblem (err: unknown, what: string, bytes: number): Error | null {
+    if ((err as { code?: unknown } | null)?.code === 'BWN_ERR_STORAGE_FULL') return err as Error
+    if (opts.storage !== undefined ? !opts.storage.failed(err) : !isNoSpace(err)) return null
+    const full = opts.storage?.refusal(what, bytes, null) ?? new StorageFull(`The sink cannot store ${what}: its directory is out of space.`)
+    ;(full as { cause?: unknown }).cause = err
+    return full
+  }
+
   function chunkLength (meta: UploadMeta, index: number): number {
     const offset = index * meta.chunkSize
     if (offset >= meta.totalSize) return 0
@@ -286,14 +304,29 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
         }
         return reply.code(200).send({ uploadId, status: existing.status })
       }
-      const fh = await open(dataPath(uploadId), 'w')
+      // The preallocation below is sparse: it takes no space, the chunks will. A file that would not
+      // fit above the watermark now is refused before anything is created (a check: each chunk
+      // reserves its own room when it arrives). Coordinators elsewhere deliver here too: no
+      // create-time check of theirs covers this disk.
+      const what = `a ${size}-byte file (upload ${uploadId})`
+      await opts.storage?.room(size, what)
       try {
-        // Sparse preallocation: the full size is reserved in the file's length so every chunk
-        // writes at its own offset, in any order, concurrently.
-        await fh.truncate(size)
-        await fh.sync()
-      } finally { await fh.close() }
-      await saveMeta(uploadId, { filename, totalSize: size, chunkSize, status: 'open', ...(org !== undefined ? { namespace: org } : {}) })
+        const fh = await open(dataPath(uploadId), 'w')
+        try {
+          // Sparse preallocation: the full size is reserved in the file's length so every chunk
+          // writes at its own offset, in any order, concurrently.
+          await fh.truncate(size)
+          await fh.sync()
+        } finally { await fh.close() }
+        await saveMeta(uploadId, { filename, totalSize: size, chunkSize, status: 'open', ...(org !== undefined ? { namespace: org } : {}) })
+      } catch (err) {
+        const full = spaceProblem(err, what, size)
+        if (full === null) throw err
+        // No record was saved: nothing of the upload stays behind.
+        await rm(dataPath(uploadId), { force: true }).catch(() => {})
+        await rm(`${metaPath(uploadId)}.tmp`, { force: true }).catch(() => {})
+        throw full
+      }
       return reply.code(201).send({ uploadId, status: 'open' })
     })
   })
@@ -362,6 +395,17 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     if (expected > maxChunkBytes) throw new SinkChunkSize(`chunk ${index} is ${expected} bytes, over this sink's ${maxChunkBytes}`)
     const declared = req.headers['content-length'] === undefined ? null : Number(req.headers['content-length'])
     if (declared !== null && declared !== expected) throw new SinkChunkSize(`chunk ${index} must be ${expected} bytes, got ${declared}`)
+    // Room for the chunk before a byte of its body is read, held until it is durable or has failed:
+    // writes admitted together cannot pass the watermark together (node/storage.ts). Workers deliver
+    // here for transfers of any coordinator, so no create-time check covers these bytes.
+    const what = `chunk ${index} of upload ${uploadId} (${expected} bytes)`
+    const unreserve = await opts.storage?.reserve(expected, what)
+    try {
+      return await writeChunk(req, reply, meta, uploadId, index, attempt, slot, expected, what)
+    } finally { unreserve?.() }
+  })
+
+  async function writeChunk (req: FastifyRequest, reply: FastifyReply, meta: UploadMeta, uploadId: string, index: number, attempt: number, slot: number, expected: number, what: string): Promise<FastifyReply> {
     // From the state check to the registration nothing awaits: a complete() or abort() that starts
     // later sees this write and stops it, wherever it is (also while it waits for the budget).
     const stopped = writeRefusal(uploadId)
@@ -396,6 +440,10 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
           cut: () => { write.controller.abort(new BadRequest(`chunk ${index}: no body bytes for ${writeStallMs} ms`)) }
         })
         await fh.datasync() // durable before the worker is told it landed
+      } catch (err) {
+        // Out of space midway: the same refusal as at the door, never a 500; nothing is acknowledged
+        // and no hash is kept, so the region counts as unwritten until a later attempt writes it whole.
+        throw spaceProblem(err, what, expected) ?? err
       } finally { await fh.close() }
       if (!write.overlapped) {
         const shas = writtenSha.get(uploadId) ?? new Map<number, string>()
@@ -410,7 +458,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       release?.()
       settle()
     }
-  })
+  }
 
   app.post<{ Params: Static<typeof UploadParams>, Body: CompleteBodyT }>('/sink/uploads/:uploadId/complete', {
     schema: { hide: true, params: UploadParams, body: CompleteBody }
