@@ -27,6 +27,9 @@
 // organization (one begun before namespaces existed) lands in `<dir>` itself, as every file did then.
 // complete() may be called again at any point, also after a crash halfway: a link that already points at
 // the partial file is recognised, so the file never lands twice.
+// Free space (docs/destinations.md#sink-storage): a new upload's begin needs its size free above the
+// node's watermark, a chunk PUT reserves its length with the storage guard before its body is read, and
+// a write that fails for space answers 507 BWN_ERR_STORAGE_FULL like a refusal, acknowledging nothing.
 import { createHash } from 'node:crypto'
 import { mkdir, open, readFile, rename, rm, link, unlink, stat, type FileHandle } from 'node:fs/promises'
 import { join, extname } from 'node:path'
