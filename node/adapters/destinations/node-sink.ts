@@ -402,6 +402,8 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     // writes admitted together cannot pass the watermark together (node/storage.ts). Workers deliver
     // here for transfers of any coordinator, so no create-time check covers these bytes.
     const what = `chunk ${index} of upload ${uploadId} (${expected} bytes)`
+    const closed = writeRefusal(uploadId) // a completed upload is a 409 whatever the disk holds
+    if (closed !== null) throw closed
     const unreserve = await opts.storage?.reserve(expected, what)
     try {
       return await writeChunk(req, reply, meta, uploadId, index, attempt, slot, expected, what)

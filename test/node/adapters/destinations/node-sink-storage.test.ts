@@ -129,6 +129,8 @@ t.test('concurrent chunk PUTs cannot together take more than the room: each hold
   t.equal(s.guard.reservedBytes, 0, 'written: their room is given back')
   for (const p of refused) t.equal((await put(await u.url(p.i, 1), u.chunkOf(p.i))).status, 200, `chunk ${p.i} lands when delivered again`)
   await s.driver.complete(u.state, Array.from({ length: CHUNKS }, (_v, i) => ({ index: i, attemptSlot: 0, etag: sha256(u.chunkOf(i)) })))
+  s.setFree(0)
+  t.equal((await put(await u.url(0, 2), u.chunkOf(0))).status, 409, 'a chunk for a completed upload is a 409 whatever the disk holds')
 })
 
 t.test('ENOSPC while a chunk is written: 507 BWN_ERR_STORAGE_FULL, nothing acknowledged, the chunk not taken as written', { skip: process.platform !== 'linux' ? '/dev/full is Linux' : false }, async t => {
