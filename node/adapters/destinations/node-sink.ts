@@ -309,8 +309,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       }
       // The preallocation below is sparse: it takes no space, the chunks will. A file that would not
       // fit above the watermark now is refused before anything is created (a check: each chunk
-      // reserves its own room when it arrives). Coordinators elsewhere deliver here too: no
-      // create-time check of theirs covers this disk.
+      // reserves its own room when it arrives).
       const what = `a ${size}-byte file (upload ${uploadId})`
       await opts.storage?.room(size, what)
       try {
@@ -399,8 +398,8 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     const declared = req.headers['content-length'] === undefined ? null : Number(req.headers['content-length'])
     if (declared !== null && declared !== expected) throw new SinkChunkSize(`chunk ${index} must be ${expected} bytes, got ${declared}`)
     // Room for the chunk before a byte of its body is read, held until it is durable or has failed:
-    // writes admitted together cannot pass the watermark together (node/storage.ts). Workers deliver
-    // here for transfers of any coordinator, so no create-time check covers these bytes.
+    // writes admitted together cannot pass the watermark together (node/storage.ts). The create's
+    // check was made when the transfer began; other transfers have used the disk since.
     const what = `chunk ${index} of upload ${uploadId} (${expected} bytes)`
     const closed = writeRefusal(uploadId) // a completed upload is a 409 whatever the disk holds
     if (closed !== null) throw closed

@@ -1,0 +1,74 @@
+// A client's chunk upload holds its length against the node's free space (node/storage.ts reservations)
+// from before its body is read until it is on disk or refused: uploads admitted together cannot pass the
+// watermark together, as each asking only "is there room now?" could.
+import t from 'tap'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { testDeps } from '../../helpers/api.ts'
+import { NodeTransferService } from '../../../node/transfers/service.ts'
+import { StorageGuard } from '../../../node/storage.ts'
+import { startSystem, spawnSupervised, stopActor } from '../../../actors/runtime.ts'
+import { systemClock } from '../../../node/clock.ts'
+import { planChunks } from '../../../actors/domain/chunk-plan.ts'
+import type { CoordinatorMsg } from '../../../actors/transfer/coordinator.ts'
+import type { StagedBody } from '../../../node/adapters/blob-store.ts'
+import { silentLogger } from '../../helpers/logger.ts'
+import { eventually } from '../../helpers/proc.ts'
+
+const HOTKEY = '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY'
+const MIB = 1024 * 1024
+
+t.test('two chunk uploads with room for one: the second is refused with 507 while the first streams; then it fits', async t => {
+  const env = testDeps()
+  const system = startSystem()
+  t.teardown(() => stopActor(system as never))
+  const coordinator = spawnSupervised<null, CoordinatorMsg>(system, 'coordinator', { clock: systemClock, logger: silentLogger() } as never, () => null, (state, msg) => {
+    if (msg.type === 'create') void env.store.table('transfers').put(msg.row.id, msg.row).then(() => msg.reply.resolve({ ok: true, value: msg.row }))
+    if (msg.type === 'chunk') msg.reply.resolve({ ok: true, value: { duplicate: false, chunksReceived: 1 } })
+    return state
+  })
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-chunk-reserve-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const total = 64 * MIB
+  const plan = planChunks(total)
+  t.ok(plan.totalChunks >= 2)
+  const chunk = plan.chunk(0).length
+  let free = 10 * total // room for the create; lowered below to room for one chunk and a half
+  const storage = new StorageGuard({ dir, node: '5Node', logger: silentLogger(), minFreeBytes: MIB, probe: async () => {}, reopen: async () => {}, space: async () => ({ freeBytes: free, totalBytes: 100 * total }) })
+  await storage.open()
+  t.teardown(() => storage.close())
+
+  // The blob store holds each body until the test lets it go: the first upload is mid-stream.
+  const gates: Array<() => void> = []
+  const blobs = {
+    ingest: async (_body: AsyncIterable<Uint8Array>, opts: { length: number }): Promise<StagedBody> => {
+      await new Promise<void>(resolve => gates.push(resolve))
+      return { sha256: `${gates.length}`.padStart(64, '0'), md5: null, bytes: opts.length, commit: async (linked) => { await linked?.() }, discard: async () => {} }
+    }
+  }
+  const destinations = { defaultId: async () => 'elsewhere', visible: async (id: string) => ({ id, kind: 'http', builtin: false }), driverFor: async () => ({ readableBeforeComplete: true }) }
+  const service = new NodeTransferService({ store: env.store, blobs: blobs as never, clock: systemClock, coordinator, destinations: destinations as never, storage })
+  const org = await env.accounts.createOrganization({ name: 'o' })
+  const auth = await env.accounts.authenticate((await env.accounts.createKey(org.id, { role: 'client', plan: 'enterprise' })).key)
+  if (!auth.ok) throw new Error('the key did not authenticate')
+  const principal = auth.principal
+  const created = await service.create({ sender_hotkey: HOTKEY, total_size: total, filename: 'f.bin', tier: 'STANDARD' } as never, principal)
+
+  free = MIB + Math.floor(1.5 * chunk)
+  const body = (async function * () {})()
+  const put = (index: number): Promise<unknown> => service.putChunk(created.id, index, body, { contentLength: chunk, sha256: null } as never, principal)
+  const first = put(0)
+  await eventually(async () => gates.length === 1, 5000, 'the first upload streaming', 10)
+  t.equal(storage.reservedBytes, chunk, 'the first holds its length')
+  await t.rejects(put(1), { code: 'BWN_ERR_STORAGE_FULL', statusCode: 507, extensions: { needed_bytes: chunk, reserved_bytes: chunk } }, 'the second does not fit beside it')
+  t.equal(gates.length, 1, 'and none of its body was read')
+  gates[0]!()
+  await first
+  t.equal(storage.reservedBytes, 0, 'a chunk on disk holds nothing more')
+  const second = put(1)
+  await eventually(async () => gates.length === 2, 5000, 'the second upload streaming', 10)
+  gates[1]!()
+  await second
+  t.equal(storage.reservedBytes, 0)
+})
