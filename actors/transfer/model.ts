@@ -20,6 +20,11 @@ export interface TransferRow {
   /** Key that created it (its id, never the key) and its organization: limits and ownership. */
   api_key_id: string | null
   org_id: string | null
+  /**
+   * The creating key's plan: transfers in progress count against the plan's limit per organization and
+   * plan (node/transfers/service.ts). Absent on rows made before it was recorded (counted per key).
+   */
+  plan?: string
   coordinator_id: string
   metadata: { name: string }
   upload: UploadState | null

@@ -1,5 +1,6 @@
-// Requests per minute per key, by the key's plan (seed §8: Free 60, Pro 300, Enterprise unlimited).
-// Counted per key id, after authentication (preHandler), so refused keys and public routes are not
+// Requests per minute by plan (seed §8: Free 60, Pro 300, Enterprise unlimited), counted per
+// organization and plan: all of an organization's keys on one plan share its rate, so minting keys does
+// not multiply it. Counted after authentication (preHandler), so refused keys and public routes are not
 // counted here. Over the limit: 429 problem+json with Retry-After.
 //
 // @fastify/rate-limit keeps the counters; this plugin puts its check on every route that has no
@@ -29,10 +30,10 @@ export default fp(async function rateLimitPlugin (app: FastifyInstance, opts: Ra
     global: false,
     hook: 'preHandler',
     timeWindow: RATE_WINDOW_MS,
-    keyGenerator: (req) => req.principal?.keyId ?? 'anonymous',
+    keyGenerator: (req) => req.principal == null ? 'anonymous' : `${req.principal.organizationId}/${req.principal.plan}`,
     allowList: (req) => limitOf(req) === null,
     max: (req) => limitOf(req) ?? Number.MAX_SAFE_INTEGER,
-    errorResponseBuilder: (_req, ctx) => new RateLimited(`At most ${ctx.max} requests per minute on this key's plan; retry in ${ctx.after}`)
+    errorResponseBuilder: (_req, ctx) => new RateLimited(`At most ${ctx.max} requests per minute on this key's plan, for all of its organization's keys on that plan; retry in ${ctx.after}`)
   })
   const counted = app.rateLimit()
   app.addHook('onRoute', (route: RouteOptions) => {

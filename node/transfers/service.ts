@@ -47,13 +47,20 @@ export interface TransferServiceDeps {
   storage?: Pick<StorageGuard, 'room' | 'reserve' | 'failed' | 'refusal'>
 }
 
+/** Where a transfer counts for the plan limits: its organization and its key's plan. */
+const limitBucket = (organizationId: string, plan: string): string => `${organizationId}/${plan}`
+
 export class NodeTransferService implements TransferService {
   readonly #deps: TransferServiceDeps
   readonly maxChunkBytes = MAX_CHUNK_BODY_BYTES
-  /** Non-terminal transfers per key id, for the concurrency limit. */
+  /**
+   * Non-terminal transfers per organization and plan (`<org>/<plan>`), for the concurrency limit: all of
+   * an organization's keys on one plan share it, so minting keys does not multiply it. A row from before
+   * plans were recorded counts for its key (`key/<id>`).
+   */
   readonly #active = new Map<string, Set<string>>()
   /**
-   * Transfers past the limit check that the coordinator has not yet answered, per key id: each holds its
+   * Transfers past the limit check that the coordinator has not yet answered, per organization and plan: each holds its
    * slot from the check until the create succeeds (its transfer then counts) or fails, so parallel
    * creates never pass the limit together.
    */
@@ -64,11 +71,12 @@ export class NodeTransferService implements TransferService {
 
   /** Keeps the concurrency count in step with the coordinator's transfer changes. */
   onTransferChanged (row: TransferRow): void {
-    if (row.api_key_id === null) return
-    const set = this.#active.get(row.api_key_id) ?? new Set<string>()
+    const owner = row.org_id !== null && row.plan !== undefined ? limitBucket(row.org_id, row.plan) : row.api_key_id !== null ? `key/${row.api_key_id}` : null
+    if (owner === null) return
+    const set = this.#active.get(owner) ?? new Set<string>()
     if (TERMINAL.has(row.status)) set.delete(row.id)
     else set.add(row.id)
-    this.#active.set(row.api_key_id, set)
+    this.#active.set(owner, set)
   }
 
   /** Every caller waits for the one load: a create must not count before the stored transfers are in. A failed load is tried again by the next create. */
@@ -79,16 +87,19 @@ export class NodeTransferService implements TransferService {
     await this.#loading
   }
 
-  /** Takes a slot of the key's limit for transfer `id`, or refuses; no await between the count and the take. */
+  /**
+   * Takes a slot for transfer `id` under the key's plan limit, counted over its organization's keys on
+   * that plan, or refuses; no await between the count and the take.
+   */
   #reserve (principal: Principal, limit: number | null, id: string): () => void {
-    const key = principal.keyId
+    const key = limitBucket(principal.organizationId, principal.plan)
     const active = this.#active.get(key)
     const reserved = this.#reserved.get(key) ?? new Set<string>()
-    let count = active?.size ?? 0
+    let count = (active?.size ?? 0) + (this.#active.get(`key/${principal.keyId}`)?.size ?? 0)
     // A create whose change the coordinator already reported is counted once.
     for (const r of reserved) if (active?.has(r) !== true) count++
     if (limit !== null && count >= limit) {
-      throw withExtensions(new TooManyTransfers(`The ${principal.plan} plan allows ${limit} transfers in progress; finish or cancel one first.`),
+      throw withExtensions(new TooManyTransfers(`The ${principal.plan} plan allows ${limit} transfers in progress, for all of an organization's keys on it; finish or cancel one first.`),
         { concurrent_transfers: limit }, { 'retry-after': String(CONCURRENCY_RETRY_AFTER_S) })
     }
     this.#reserved.set(key, reserved.add(id))
@@ -188,7 +199,7 @@ export class NodeTransferService implements TransferService {
     return {
       id: randomUUID(), status: 'pending', sender_hotkey: body.sender_hotkey, filename: body.filename, total_size: body.total_size,
       chunk_size: plan.chunkSize, total_chunks: plan.totalChunks, tier, destination_id: destinationId,
-      api_key_id: principal.keyId, org_id: principal.organizationId, coordinator_id: '', metadata: { name: body.filename }, upload: null,
+      api_key_id: principal.keyId, org_id: principal.organizationId, plan: principal.plan, coordinator_id: '', metadata: { name: body.filename }, upload: null,
       chunks_received: 0, chunks_delivered: 0, chunks_verified: 0, bytes_received: 0, bytes_delivered: 0, finalize_requested: false,
       created_at: now, updated_at: now, started_at: null, finalized_at: null, completed_at: null, error_code: null, error_message: null
     }

@@ -52,8 +52,9 @@ async function appWith (transfers: NodeTransferService) {
   t.teardown(() => app.close())
   return app
 }
-const org = await env.accounts.createOrganization({ name: 'o' })
-const freeKey = async () => await env.accounts.createKey(org.id, { role: 'client', plan: 'free' })
+let orgs = 0
+/** A Free key of a new organization (the limit is per organization and plan). */
+const freeKey = async (orgId?: string) => await env.accounts.createKey(orgId ?? (await env.accounts.createOrganization({ name: `o${++orgs}` })).id, { role: 'client', plan: 'free' })
 
 async function parallelCreates (app: Awaited<ReturnType<typeof appWith>>, key: string, n: number) {
   barrier = { size: n, waiting: [] }
@@ -104,13 +105,29 @@ t.test('a finished transfer frees its slot', async t => {
   t.same(res.map(r => r.statusCode).sort(), [201, 429, 429], 'one slot: one create')
 })
 
+t.test('keys of one organization on one plan share its limit: minting keys does not multiply it', async t => {
+  const first = await freeKey()
+  t.equal((await parallelCreates(app, first.key, FREE_LIMIT)).filter(r => r.statusCode === 201).length, FREE_LIMIT)
+  const second = await freeKey(first.apiKey.organizationId)
+  const res = await parallelCreates(app, second.key, 2)
+  t.same(res.map(r => r.statusCode), [429, 429], 'a second key of the organization finds no slot')
+  t.match(res[0]!.json().detail, /for all of an organization's keys on it/)
+  const pro = await env.accounts.createKey(first.apiKey.organizationId, { role: 'client', plan: 'pro' })
+  t.equal((await parallelCreates(app, pro.key, 1))[0]!.statusCode, 201, 'its keys on another plan count apart')
+  const elsewhere = await freeKey()
+  t.equal((await parallelCreates(app, elsewhere.key, 1))[0]!.statusCode, 201, 'another organization has its own')
+})
+
 t.test('a fresh service counts the stored transfers before the first creates pass, however many arrive at once', async t => {
   const { key, apiKey } = await freeKey()
-  // Two transfers in progress from before a restart, and another key's transfers in front of them in the table.
+  // Two transfers in progress from before a restart, and another organization's in front of them in the table.
   const now = new Date().toISOString()
-  const stored = (id: string, keyId: string): TransferRow => ({ ...asked[0]!, id, api_key_id: keyId, status: 'pending', created_at: now, updated_at: now })
-  for (let i = 0; i < 200; i++) await env.store.table('transfers').put(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, stored(`other-${i}`, 'someone-else'))
-  for (const id of ['ffffffff-0000-4000-8000-000000000001', 'ffffffff-0000-4000-8000-000000000002']) await env.store.table('transfers').put(id, stored(id, apiKey.id))
+  const stored = (id: string, keyId: string, orgId: string): TransferRow => ({ ...asked[0]!, id, api_key_id: keyId, org_id: orgId, plan: 'free', status: 'pending', created_at: now, updated_at: now })
+  for (let i = 0; i < 200; i++) await env.store.table('transfers').put(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, stored(`other-${i}`, 'someone-else', 'another-org'))
+  // One of the key's own, and one of an older version that recorded no plan (counted for its key).
+  await env.store.table('transfers').put('ffffffff-0000-4000-8000-000000000001', stored('ffffffff-0000-4000-8000-000000000001', apiKey.id, apiKey.organizationId))
+  const { plan: _, ...older } = stored('ffffffff-0000-4000-8000-000000000002', apiKey.id, apiKey.organizationId)
+  await env.store.table('transfers').put('ffffffff-0000-4000-8000-000000000002', older)
   const restarted = await appWith(service())
   const res = await parallelCreates(restarted, key, 6)
   t.same(res.map(r => r.statusCode).sort(), [201, 429, 429, 429, 429, 429], `${FREE_LIMIT - 2} slot left`)
