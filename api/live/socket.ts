@@ -16,15 +16,15 @@ export interface LiveLimits {
   pingMs: number
   /** A socket with no message for this long (ms) is closed with 4408. */
   idleMs: number
-  /** Open live sockets per API key; one more is refused with 429 before the upgrade. */
-  maxSocketsPerKey: number
+  /** Open live sockets per organization (all its keys together); one more is refused with 429 before the upgrade. */
+  maxSocketsPerOrganization: number
 }
 
 export const DEFAULT_LIVE_LIMITS: LiveLimits = {
   maxQueueBytes: 1024 * 1024, // 1 MiB
   pingMs: 30_000, // 30 s
   idleMs: 15 * 60_000, // 15 min
-  maxSocketsPerKey: 256
+  maxSocketsPerOrganization: 256
 }
 
 /** Polling period (ms) while a replay waits for the socket's queue to drain. */

@@ -51,28 +51,29 @@ declare module 'fastify' {
 export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }): Promise<void> {
   const { deps } = opts
   const limits: LiveLimits = { ...DEFAULT_LIVE_LIMITS, ...deps.live }
-  const perKey = new Map<string, number>()
+  // Counted per organization: issuing keys does not multiply an organization's sockets.
+  const perOrg = new Map<string, number>()
 
   /**
-   * preHandler: refuses one socket too many for the key (429, before the upgrade). It only checks: the
+   * preHandler: refuses one socket too many for the key's organization (429, before the upgrade). It only checks: the
    * socket is counted once it is open (attach), so a refused or plain request never holds a slot.
    */
   async function checkSlot (req: FastifyRequest): Promise<void> {
-    if ((perKey.get(req.principal!.keyId) ?? 0) >= limits.maxSocketsPerKey) {
-      throw Object.assign(new RateLimited(`At most ${limits.maxSocketsPerKey} live sockets per key are open at once`), { headers: { 'retry-after': '5' } })
+    if ((perOrg.get(req.principal!.organizationId) ?? 0) >= limits.maxSocketsPerOrganization) {
+      throw Object.assign(new RateLimited(`At most ${limits.maxSocketsPerOrganization} live sockets per organization are open at once`), { headers: { 'retry-after': '5' } })
     }
   }
-  /** Counts the open socket against its key (until it closes) and wraps it with the shared protections. */
+  /** Counts the open socket against its organization (until it closes) and wraps it with the shared protections. */
   function attach (socket: WebSocket, req: FastifyRequest): LiveSocket {
     const live = new LiveSocket(socket, limits, req.log)
-    const keyId = req.principal!.keyId
-    perKey.set(keyId, (perKey.get(keyId) ?? 0) + 1)
+    const org = req.principal!.organizationId
+    perOrg.set(org, (perOrg.get(org) ?? 0) + 1)
     // Its access lines (api/app.ts writes none for an upgrade): who opened it, and how long it stayed.
     const openedAt = performance.now()
     req.log.info({ req, event: 'websocket_opened' }, 'websocket opened')
     live.onClose(() => {
-      const n = (perKey.get(keyId) ?? 1) - 1
-      if (n <= 0) perKey.delete(keyId); else perKey.set(keyId, n)
+      const n = (perOrg.get(org) ?? 1) - 1
+      if (n <= 0) perOrg.delete(org); else perOrg.set(org, n)
       req.log.info({ req, event: 'websocket_closed', openMs: Math.round(performance.now() - openedAt) }, 'websocket closed')
     })
     return live

@@ -1,4 +1,4 @@
-// The live routes' limits on a real listening app (no devnet): one socket too many for a key is
+// The live routes' limits on a real listening app (no devnet): one socket too many for an organization is
 // refused with 429 before the upgrade (and the slot comes back once a socket closes); a plain GET is
 // 426; a frame from the client closes its socket with 1003; a silent socket is closed 4408 (idle); a
 // peer that stops answering pings is dropped; the key never comes back in the handshake.
@@ -17,18 +17,20 @@ async function setup (t: { teardown (fn: () => unknown): void }, live: Record<st
   const env = testDeps()
   const org = await env.accounts.createOrganization({ name: 'o' })
   const key = (await env.accounts.createKey(org.id, { role: 'client', plan: 'enterprise', name: 'k' })).key
+  const sameOrg = (await env.accounts.createKey(org.id, { role: 'client', plan: 'enterprise', name: 'k2' })).key
+  const otherOrg = (await env.accounts.createKey((await env.accounts.createOrganization({ name: 'p' })).id, { role: 'client', plan: 'enterprise', name: 'k3' })).key
   const record = { id: ID, status: 'in_progress' } as never
   const transfers = { get: async () => record } as unknown as TransferService
   const app = await buildApp({ ...env.deps, transfers, transferEvents: new TransferEventHub(env.store), live })
   const url = await app.listen({ host: '127.0.0.1', port: 0 })
   t.teardown(() => app.close())
-  return { key, url: url.replace(/^http/, 'ws') + `/transfers/${ID}/events`, http: url, logs: env.logLines }
+  return { key, sameOrg, otherOrg, url: url.replace(/^http/, 'ws') + `/transfers/${ID}/events`, http: url, logs: env.logLines }
 }
 
 const open = (url: string, opts: WebSocket.ClientOptions, protocols: string[] = []): ReturnType<typeof connectWs> => connectWs(url, opts, protocols)
 
-t.test('per-key socket limit, 426, 1003 and the handshake', async t => {
-  const { key, url, http, logs } = await setup(t, { maxSocketsPerKey: 2 })
+t.test('per-organization socket limit, 426, 1003 and the handshake', async t => {
+  const { key, sameOrg, otherOrg, url, http, logs } = await setup(t, { maxSocketsPerOrganization: 2 })
   const auth = { headers: { authorization: `Bearer ${key}` } }
   const a = await open(url, auth)
   const b = await open(url, {}, ['bwnet.v1', `bwnet.key.${key}`])
@@ -36,6 +38,12 @@ t.test('per-key socket limit, 426, 1003 and the handshake', async t => {
   const third = await open(url, auth).then(() => null, (e) => e)
   t.equal(third?.status, 429, 'a third socket for the key: 429 before the upgrade')
   t.match(third?.headers['content-type'], /problem\+json/)
+  const minted = await open(url, { headers: { authorization: `Bearer ${sameOrg}` } }).then(() => null, (e) => e)
+  t.equal(minted?.status, 429, 'another key of the organization shares its sockets')
+  const elsewhere = await open(url, { headers: { authorization: `Bearer ${otherOrg}` } })
+  elsewhere.ws.close()
+  await elsewhere.closed
+  t.pass('another organization has its own')
   a.ws.close()
   await a.closed
   const again = await open(url, auth)
@@ -61,11 +69,11 @@ t.test('per-key socket limit, 426, 1003 and the handshake', async t => {
   // Each socket that opened has its access lines: opened, and closed with how long it stayed.
   const lines = logs.map(l => JSON.parse(l))
   const opened = lines.filter(l => l.event === 'websocket_opened')
-  t.equal(opened.length, 4, 'four sockets opened')
+  t.equal(opened.length, 5, 'five sockets opened')
   t.ok(opened.every(l => l.req?.url === `/transfers/${ID}/events` && typeof l.req?.remotePort === 'number'), 'with the URL and the peer')
   const closedLines = (): Array<Record<string, unknown>> => logs.filter(l => l.includes('websocket_closed')).map(l => JSON.parse(l))
-  await eventually(async () => closedLines().length >= 4, 10_000, 'four websocket_closed lines', 10)
-  t.equal(closedLines().length, 4, 'four closed')
+  await eventually(async () => closedLines().length >= 5, 10_000, 'five websocket_closed lines', 10)
+  t.equal(closedLines().length, 5, 'five closed')
   t.ok(closedLines().every(l => typeof l.openMs === 'number'), 'with how long each stayed open')
 })
 
