@@ -94,6 +94,25 @@ export async function releaseBlobRef (store: Store, blobs: BlobStore, sha256: st
   })
 }
 
+/**
+ * Deletes a blob nothing references: no `index` row, no pin, and `stillOrphan` (run last, inside the
+ * digest's lock: the sweep's re-check of the file's age) answers its size. Null when it is kept.
+ * Behind the lock no upload of the same bytes can rename a fresh copy over the name between these checks
+ * and the delete: one that already did holds a pin (or its reference is stored), one still to come makes
+ * its copy after the delete (docs/node.md#disk-sweep).
+ */
+export async function reclaimOrphanBlob (store: Store, blobs: BlobStore, sha256: string, stillOrphan: () => Promise<number | null>): Promise<number | null> {
+  return withBlobLock(blobs, sha256, async () => {
+    if (pinned(blobs, sha256)) return null
+    const refs = await collect(store.table('index'), { ...prefixRange(blobRefPrefix(sha256)), limit: 1 })
+    if (refs.length > 0) return null
+    const bytes = await stillOrphan()
+    if (bytes === null) return null
+    await blobs.delete(sha256)
+    return bytes
+  })
+}
+
 /** How many references a blob has (tests and diagnostics). */
 export async function blobRefCount (store: Store, sha256: string): Promise<number> {
   return (await collect(store.table('index'), prefixRange(blobRefPrefix(sha256)))).length

@@ -4,7 +4,7 @@ import t from 'tap'
 import { MemoryLevel } from 'memory-level'
 import { LevelStore } from '../../../actors/store.ts'
 import type { BlobStore } from '../../../actors/ports.ts'
-import { blobRefKey, pinBlob, releaseBlobRef, withBlobLock, blobRefCount } from '../../../actors/transfer/blob-refs.ts'
+import { blobRefKey, pinBlob, releaseBlobRef, withBlobLock, blobRefCount, reclaimOrphanBlob } from '../../../actors/transfer/blob-refs.ts'
 
 function memoryBlobs (): BlobStore & { files: Set<string> } {
   const files = new Set<string>()
@@ -103,4 +103,48 @@ t.test('critical sections on one digest run one at a time, in order; other diges
   const failing = withBlobLock(blobs, SHA, async () => { throw new Error('boom') })
   await t.rejects(failing, /boom/)
   t.equal(await withBlobLock(blobs, SHA, async () => 'next'), 'next', 'a failed section does not block the next')
+})
+
+t.test('the sweep reclaims a blob only with no reference, no pin and its re-check passing', async t => {
+  const store = new LevelStore(new MemoryLevel() as never)
+  const blobs = memoryBlobs()
+  let asked = 0
+  const old = async (): Promise<number> => { asked++; return 42 }
+  blobs.files.add(SHA)
+  await store.table('index').put(blobRefKey(SHA, 'x', 0), 1)
+  t.equal(await reclaimOrphanBlob(store, blobs, SHA, old), null, 'referenced: kept')
+  t.ok(blobs.files.has(SHA))
+  await store.table('index').del(blobRefKey(SHA, 'x', 0))
+  const unpin = await withBlobLock(blobs, SHA, async () => pinBlob(blobs, SHA)) // an upload between its rename and its record
+  t.equal(await reclaimOrphanBlob(store, blobs, SHA, old), null, 'pinned: kept')
+  t.ok(blobs.files.has(SHA))
+  unpin({ recheck: false })
+  t.equal(asked, 0, 'the file is not even looked at while something holds it')
+  t.equal(await reclaimOrphanBlob(store, blobs, SHA, async () => null), null, 'the re-check says fresh: kept')
+  t.ok(blobs.files.has(SHA))
+  t.equal(await reclaimOrphanBlob(store, blobs, SHA, old), 42, 'orphaned: deleted, its size answered')
+  t.notOk(blobs.files.has(SHA))
+})
+
+t.test('an upload of the same bytes that renames while the sweep checks lands after the delete: its blob stays', async t => {
+  const store = new LevelStore(new MemoryLevel() as never)
+  const blobs = memoryBlobs()
+  blobs.files.add(SHA) // orphaned long ago
+  let checking!: () => void
+  const checked = new Promise<void>(resolve => { checking = resolve })
+  let release!: () => void
+  const gate = new Promise<void>(resolve => { release = resolve })
+  const sweep = reclaimOrphanBlob(store, blobs, SHA, async () => { checking(); await gate; return 1 })
+  await checked // the sweep has found no reference and no pin, and re-checks the file's age
+  // The same content arrives meanwhile: its commit renames over the name and pins, as FileBlobStore does.
+  let unpin: (() => void) | null = null
+  const upload = withBlobLock(blobs, SHA, async () => { blobs.files.add(SHA); unpin = pinBlob(blobs, SHA) })
+  release()
+  t.equal(await sweep, 1, 'the orphan was deleted')
+  await upload
+  t.ok(blobs.files.has(SHA), 'the upload\'s copy, made after the delete, is there')
+  await store.table('index').put(blobRefKey(SHA, 'y', 0), 1) // its chunk is recorded
+  unpin!()
+  t.equal(await reclaimOrphanBlob(store, blobs, SHA, async () => 1), null, 'and the next sweep keeps it')
+  t.ok(blobs.files.has(SHA))
 })
