@@ -146,6 +146,11 @@ export class FileBlobStore implements BlobStore {
   }
 
   pathOf (sha: string): string { return this.#path(sha) }
+
+  /** The blobs directory: one shard directory per first two hex digits, and `tmp/` (blob-sweep.ts walks it). */
+  get dir (): string { return this.#dir }
+  /** Where ingests write before their commit. */
+  get tmpDir (): string { return this.#tmp }
 }
 
 /**
