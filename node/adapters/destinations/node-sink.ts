@@ -30,7 +30,6 @@
 // Free space (docs/destinations.md#sink-storage): a new upload's begin needs its size free above the
 // node's watermark, a chunk PUT reserves its length with the storage guard before its body is read, and
 // a write that fails for space answers 507 BWN_ERR_STORAGE_FULL like a refusal, acknowledging nothing.
-import { createHash } from 'node:crypto'
 import { mkdir, open, readFile, rename, rm, link, unlink, stat, type FileHandle } from 'node:fs/promises'
 import { join, extname } from 'node:path'
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifyReply, FastifyError } from 'fastify'
@@ -52,6 +51,7 @@ import type { InflightBudget } from '../inflight-budget.ts'
 import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure, boundedBody, errorText, discard } from './errors.ts'
 import { streamHash, HASH_BYTES_PER_STREAM } from '../hash-pool.ts'
 import { PieceWriter } from '../piece-writer.ts'
+import { PARTIAL_DIR, UPLOAD_ID_PATTERN, uploadIdOf, removePartial, type SinkPartials } from './sink-partials.ts'
 import { filenameProblem, pathProblem, splitPath, normalizeFilename, MAX_FILENAME_BYTES } from './filename.ts'
 export { filenameProblem, normalizeFilename }
 
@@ -77,7 +77,6 @@ export const MAX_LISTED_CHUNKS = 256
 export const WRITE_BATCH_BYTES = 1024 * 1024
 /** Memory one streaming chunk write or read-back holds at most (a write in flight, what queues behind it and a hash's buffers), reserved from the in-flight budget. */
 export const STREAM_WINDOW_BYTES = 2 * WRITE_BATCH_BYTES + HASH_BYTES_PER_STREAM
-const PARTIAL_DIR = '.partial'
 /** Under the sink directory: one directory per organization, named by its id. */
 export const NAMESPACES_DIR = 'orgs'
 /** An organization id as a namespace: one safe directory entry (organization ids are UUIDs). */
@@ -99,7 +98,7 @@ export function sinkFilePath (sinkDir: string, namespace: string | undefined, st
   return join(namespaceDir(sinkDir, namespace), storedName)
 }
 
-export const UPLOAD_ID_PATTERN = '^[A-Za-z0-9_-]{1,128}$'
+export { UPLOAD_ID_PATTERN }
 const UPLOAD_ID = new RegExp(UPLOAD_ID_PATTERN)
 
 interface UploadMeta {
@@ -132,6 +131,8 @@ export interface SinkRoutesOptions {
    * reserves its length before its body is read; a write that fails for space is reported to it.
    */
   storage?: Pick<StorageGuard, 'room' | 'reserve' | 'failed' | 'refusal'>
+  /** The disk sweep's view of this sink's partial files: it discards abandoned uploads through these routes (sink-partials.ts). */
+  partials?: SinkPartials
 }
 
 /** One chunk write in progress (also while it waits for the in-flight budget). */
@@ -288,6 +289,23 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     if (offset >= meta.totalSize) return 0
     return Math.min(meta.chunkSize, meta.totalSize - offset)
   }
+
+  // The disk sweep discards an abandoned upload in its turn, as abort() would, but only while no chunk
+  // write or complete() of it runs: its files go (the record stays when it says completed) and this
+  // process forgets it, so a late write finds no upload (docs/node.md#disk-sweep).
+  opts.partials?.attach({
+    discard: async (id, stale) => await serialised(id, async () => {
+      if (!(await stale())) return null
+      let meta: UploadMeta | undefined
+      try { meta = await loadMeta(id) } catch { meta = undefined } // unreadable: as abandoned as the rest
+      if ((writing.get(id)?.size ?? 0) > 0 || closing.has(id)) return null
+      const keepRecord = meta?.status === 'completed'
+      if (!keepRecord) metas.delete(id)
+      writtenSha.delete(id)
+      claims.delete(id)
+      return await removePartial(partialDir, id, keepRecord)
+    })
+  })
 
   app.put<{ Params: Static<typeof UploadParams>, Querystring: Static<typeof BeginQuery> }>('/sink/uploads/:uploadId', {
     schema: { hide: true, params: UploadParams, querystring: BeginQuery }
@@ -762,7 +780,7 @@ export class NodeSinkDriver implements DestinationDriver {
 
   async begin (upload: UploadSpec): Promise<UploadState> {
     // One upload per transfer: a repeated begin (coordinator restarted before saving the state) is idempotent.
-    const uploadId = UPLOAD_ID.test(upload.transferId) ? upload.transferId : createHash('sha256').update(upload.transferId).digest('hex')
+    const uploadId = uploadIdOf(upload.transferId)
     const query = new URLSearchParams({ filename: upload.filename, size: String(upload.totalSize), chunkSize: String(upload.chunkSize), ...namespaceQuery(upload) })
     await discard(await this.#call('begin', 'PUT', `/sink/uploads/${uploadId}?${query}`))
     return {
