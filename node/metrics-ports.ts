@@ -8,6 +8,7 @@ import type { CoordinatorEvent } from '../actors/transfer/coordinator.ts'
 import type { EvidenceSink } from '../actors/validator/verifier.ts'
 import type { Chain, ChainListener } from '../actors/chain/ports.ts'
 import type { NodeMetrics } from './metrics.ts'
+import type { SweepResult } from './sweep.ts'
 
 /** A worker's chunk mover that counts bytes and tasks by outcome, times each move, and logs each delivery. */
 export function meteredMover (mover: ChunkMover, metrics: NodeMetrics, log: Logger): ChunkMover {
@@ -98,6 +99,16 @@ export function chainMetrics (metrics: NodeMetrics, log: Logger, epochLevel: 'in
       metrics.epochsClosed.inc()
       metrics.epoch.set(close.epoch + 1)
       log[epochLevel]({ event: 'epoch_closed', epoch: close.epoch, lastBlock: close.lastBlock }, 'epoch closed')
+    }
+  }
+}
+
+/** The disk sweep's hook: files and bytes it reclaimed, by kind. */
+export function sweepMetrics (metrics: NodeMetrics): (r: SweepResult) => void {
+  return (r) => {
+    for (const [kind, got] of [['blob', r.blobs], ['blob_temp', r.blobTemps], ['sink_partial', r.partials]] as const) {
+      metrics.reclaimedFiles.inc({ kind }, got.files)
+      metrics.reclaimedBytes.inc({ kind }, got.bytes)
     }
   }
 }

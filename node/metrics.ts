@@ -38,6 +38,10 @@ export class NodeMetrics {
   /** Connections this node closed, by reason: score, refused, banned, cap_address, cap_pending, announce_timeout, admission_timeout. */
   readonly peerDisconnects: Counter<'reason'>
   readonly actorRestarts: Counter<'actor'>
+  /** Files the disk sweep deleted (orchestrators), by kind: blob, blob_temp, sink_partial (docs/node.md#disk-sweep). */
+  readonly reclaimedFiles: Counter<'kind'>
+  /** Bytes on disk those files held, by kind. */
+  readonly reclaimedBytes: Counter<'kind'>
   #sources: MetricsSources = {}
 
   constructor (role: Role, opts: { defaults?: boolean } = {}) {
@@ -58,6 +62,8 @@ export class NodeMetrics {
     this.httpSeconds = new Histogram({ name: `${p}http_request_duration_seconds`, help: 'HTTP requests served, by method, route and status', labelNames: ['method', 'route', 'status'], buckets: HTTP_BUCKETS, registers })
     this.actorRestarts = new Counter({ name: `${p}actor_restarts_total`, help: 'Actor crashes answered with a restart, by actor', labelNames: ['actor'], registers })
     this.peerDisconnects = new Counter({ name: `${p}peer_disconnects_total`, help: 'Peer connections this node closed, by reason', labelNames: ['reason'], registers })
+    this.reclaimedFiles = new Counter({ name: `${p}disk_reclaimed_files_total`, help: 'Files the disk sweep deleted (nothing referenced them), by kind', labelNames: ['kind'], registers })
+    this.reclaimedBytes = new Counter({ name: `${p}disk_reclaimed_bytes_total`, help: 'Bytes on disk the files the disk sweep deleted held, by kind', labelNames: ['kind'], registers })
     const sources = (): MetricsSources => this.#sources
     // eslint-disable-next-line no-new
     new Gauge({

@@ -66,6 +66,8 @@ export function nodeCommand (): Command {
     .option('--inflight-mib <n>', `MiB of chunk data the node holds in memory at once (BWN_INFLIGHT_MIB, default ${NODE_DEFAULTS.inflightMib})`)
     .option('--min-free-mib <n>', 'MiB kept free on the data directory\'s filesystem; new transfers and chunks get 507 past it (BWN_MIN_FREE_MIB, default 5% of it, at most 1 GiB)')
     .option('--result-gap-ms <n>', `orchestrators: how long (at least) a worker may hold work without progress or a result (BWN_RESULT_GAP_MS, default ${NODE_DEFAULTS.resultGapMs})`)
+    .option('--sweep-interval-ms <n>', `orchestrators: between two disk sweeps of unreferenced blobs and abandoned sink partials (BWN_SWEEP_INTERVAL_MS, default ${NODE_DEFAULTS.sweepIntervalMs})`)
+    .option('--sweep-grace-ms <n>', `orchestrators: the disk sweep deletes no file younger than this (BWN_SWEEP_GRACE_MS, default ${NODE_DEFAULTS.sweepGraceMs})`)
     .option('--metrics-port <n>', 'serve /healthz, /readyz and /metrics on this port; 0 picks one (BWN_METRICS_PORT, default off)')
     .option('--metrics-host <addr>', `listen address of the metrics server (BWN_METRICS_HOST, default ${NODE_DEFAULTS.metricsHost})`)
     .option('--test-faults <list>', 'test-only fault switches: corrupt, crash-after-chunk, crash-after-finalize, crash-during-delivery, crash-before-complete, crash-after-complete (BWN_TEST_FAULTS)')

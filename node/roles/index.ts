@@ -33,7 +33,9 @@ import prismRoutes from '../../api/routes/prism.ts'
 import { AttachmentIssuer } from '../attachments.ts'
 import { parseTrustedPeers, type PeerAuth, type PeerStanding } from '../peer-auth.ts'
 import type { RoleContext, RoleHandle } from './types.ts'
-import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics } from '../metrics-ports.ts'
+import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics, sweepMetrics } from '../metrics-ports.ts'
+import { DiskSweep } from '../sweep.ts'
+import { SinkPartials } from '../adapters/destinations/sink-partials.ts'
 
 export async function startRole (ctx: RoleContext): Promise<RoleHandle> {
   switch (ctx.role) {
@@ -143,6 +145,18 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   service = new NodeTransferService({ store, blobs, clock, coordinator: coordinator.ref, destinations, storage: ctx.storage })
   destinations.inUse = (id) => service!.activeForDestination(id)
 
+  // Unreferenced blobs and abandoned sink partials: swept now (the store is open; serving need not wait)
+  // and then every --sweep-interval-ms (node/sweep.ts, docs/node.md#disk-sweep).
+  const sinkDir = join(ctx.dataDir, 'sink')
+  const partials = new SinkPartials(sinkDir)
+  const sweep = blobs instanceof FileBlobStore
+    ? new DiskSweep({
+      store, blobs, partials, clock, logger: ctx.logger, intervalMs: ctx.config.sweepIntervalMs, graceMs: ctx.config.sweepGraceMs,
+      ...(ctx.metrics ? { onSwept: sweepMetrics(ctx.metrics) } : {})
+    })
+    : null
+  sweep?.start()
+
   // Every role-scoped message needs its sender's registration (node/peer-auth.ts).
   // A worker without a registration works for this orchestrator only under this orchestrator's own
   // attachment: one it holds from another orchestrator does not get round this one's revocations,
@@ -196,8 +210,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       // The sink accepts only URLs this node signed for its own sink audience at its own authority.
       const sinkAuth = { trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now() }
       // The sink is on the data directory's disk: its begins and chunks ask the storage guard too.
-      await app.register(sinkRoutes, { dir: join(ctx.dataDir, 'sink'), ...sinkAuth, budget, storage: ctx.storage })
-      await app.register(sinkNameRoutes, { dir: join(ctx.dataDir, 'sink'), ...sinkAuth })
+      await app.register(sinkRoutes, { dir: sinkDir, ...sinkAuth, budget, storage: ctx.storage, partials })
+      await app.register(sinkNameRoutes, { dir: sinkDir, ...sinkAuth })
     },
     listening: async (url) => {
       baseUrl = url
@@ -206,7 +220,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     workers: () => router.workers(),
     attachments,
     revokeWorker,
-    stop: async () => { attachments.stop(); registration.stop(); unsubscribeIntake(); unmeterChain(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
+    stop: async () => { attachments.stop(); registration.stop(); unsubscribeIntake(); unmeterChain(); await sweep?.stop(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
   }
 }
 

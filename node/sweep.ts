@@ -1,0 +1,157 @@
+// The disk sweep of an orchestrator (docs/node.md#disk-sweep): at start and then every `sweepIntervalMs`,
+// deletes what its data directory holds for nobody — blobs no chunk references (adapters/blob-sweep.ts)
+// and node-sink partial files of uploads no live transfer names (adapters/destinations/sink-partials.ts)
+// — each only once older than `sweepGraceMs`. One pass at a time; logged at info when it freed anything.
+import type { Clock, Logger, Store, Timer } from '../actors/ports.ts'
+import { TERMINAL, keys, type TransferRow, type ChunkRow } from '../actors/transfer/model.ts'
+import { prefixRange } from '../actors/store.ts'
+import { sweepBlobs, pacer, type Reclaimed } from './adapters/blob-sweep.ts'
+import type { FileBlobStore } from './adapters/blob-store.ts'
+import { uploadIdOf, type SinkPartials } from './adapters/destinations/sink-partials.ts'
+
+/** Between two sweeps. */
+export const SWEEP_INTERVAL_MS = 3_600_000 // 1 h
+/**
+ * Nothing younger than this is deleted: far longer than any path from a blob's write to its chunk's
+ * record (an upload waits 30 s for the coordinator, ASK_TIMEOUT_MS) or from a transfer's create to its
+ * sink upload's begin.
+ */
+export const SWEEP_GRACE_MS = 3_600_000 // 1 h
+
+export interface SweepResult {
+  /** Unreferenced blobs deleted. */
+  blobs: Reclaimed
+  /** Ingest temp files left by a failed ingest. */
+  blobTemps: Reclaimed
+  /** Node-sink partial files and records of abandoned uploads. */
+  partials: Reclaimed
+  /** Entries that could not be checked or deleted (left as they are; tried again next time). */
+  errors: number
+  ms: number
+}
+
+export interface DiskSweepOptions {
+  store: Store
+  blobs: FileBlobStore
+  /** The node sink's partial directory (null: no sink on this node). */
+  partials: SinkPartials | null
+  clock: Clock
+  logger: Logger
+  intervalMs?: number
+  graceMs?: number
+  /** Wall-clock milliseconds for file ages (file times are wall clock whatever `clock` is; default Date.now). */
+  now?: () => number
+  /** Hears every finished sweep (the node's metrics). */
+  onSwept?: (r: SweepResult) => void
+}
+
+/** What live transfers still need: their sink uploads, and the digests their chunks name. */
+export interface LiveTransfers { uploads: Set<string>, digests: Set<string> }
+
+/**
+ * Reads the transfers table: every transfer not terminal names its sink upload (by its id, and by the
+ * upload state it stored once begun); every transfer not terminal or not yet cleaned up names its
+ * chunks' digests.
+ */
+export async function liveTransfers (store: Store, stopped: () => boolean = () => false): Promise<LiveTransfers> {
+  const out: LiveTransfers = { uploads: new Set(), digests: new Set() }
+  const pace = pacer()
+  const transfers = store.table<TransferRow>('transfers')
+  const chunks = store.table<ChunkRow>('chunks')
+  for await (const [, row] of transfers.entries()) {
+    if (stopped()) break
+    await pace()
+    const live = !TERMINAL.has(row.status)
+    if (live) {
+      out.uploads.add(uploadIdOf(row.id))
+      const id = (row.upload as { uploadId?: unknown } | null)?.uploadId
+      if (typeof id === 'string') out.uploads.add(id)
+    }
+    if (!live && row.cleanup_pending !== true) continue
+    for await (const [, c] of chunks.entries(prefixRange(keys.prefix(row.id)))) {
+      await pace()
+      out.digests.add(c.sha256)
+    }
+  }
+  return out
+}
+
+export class DiskSweep {
+  readonly #o: DiskSweepOptions
+  #running: Promise<SweepResult> | null = null
+  #timer: Timer | null = null
+  #stopped = false
+
+  constructor (o: DiskSweepOptions) { this.#o = o }
+
+  get intervalMs (): number { return this.#o.intervalMs ?? SWEEP_INTERVAL_MS }
+  get graceMs (): number { return this.#o.graceMs ?? SWEEP_GRACE_MS }
+
+  /** Sweeps now (in the background), then every interval. */
+  start (): void {
+    if (this.#timer !== null || this.#stopped) return
+    void this.#background()
+    this.#timer = this.#o.clock.every(this.intervalMs, () => { void this.#background() })
+  }
+
+  /** One sweep; a call while one runs gets that one. */
+  run (): Promise<SweepResult> {
+    this.#running ??= this.#sweep().finally(() => { this.#running = null })
+    return this.#running
+  }
+
+  /** No sweep starts after this; resolves once the one running (cut short between entries) has ended. */
+  async stop (): Promise<void> {
+    this.#stopped = true
+    this.#timer?.cancel()
+    this.#timer = null
+    await this.#running?.catch(() => {})
+  }
+
+  async #background (): Promise<void> {
+    if (this.#stopped) return
+    try { await this.run() } catch (err) {
+      this.#o.logger.warn({ event: 'disk_sweep_failed', err: (err as Error).message }, 'disk sweep failed; tried again at the next interval')
+    }
+  }
+
+  async #sweep (): Promise<SweepResult> {
+    const { store, blobs, partials, logger } = this.#o
+    const now = this.#o.now ?? Date.now
+    const stopped = (): boolean => this.#stopped
+    const t0 = performance.now()
+    const live = await liveTransfers(store, stopped)
+    // Cut short, the scan may have missed live transfers: nothing is judged against it.
+    if (stopped()) return { blobs: { files: 0, bytes: 0 }, blobTemps: { files: 0, bytes: 0 }, partials: { files: 0, bytes: 0 }, errors: 0, ms: 0 }
+    const b = await sweepBlobs({ store, blobs, graceMs: this.graceMs, now, keep: live.digests, stopped })
+    const transfers = store.table<TransferRow>('transfers')
+    const p = partials === null
+      ? { partials: { files: 0, bytes: 0 }, errors: 0 }
+      : await partials.sweep({
+        graceMs: this.graceMs,
+        now,
+        stopped,
+        // Read again right before an upload's files go: a transfer created since the scan above is live.
+        isLive: async (id) => {
+          if (live.uploads.has(id)) return true
+          const row = await transfers.get(id)
+          return row !== undefined && !TERMINAL.has(row.status)
+        }
+      })
+    const r: SweepResult = { blobs: b.blobs, blobTemps: b.temps, partials: p.partials, errors: b.errors + p.errors, ms: Math.round(performance.now() - t0) }
+    const freed = r.blobs.files + r.blobTemps.files + r.partials.files
+    const line = {
+      event: 'disk_swept',
+      blobs: r.blobs.files, blob_bytes: r.blobs.bytes,
+      blob_temps: r.blobTemps.files, blob_temp_bytes: r.blobTemps.bytes,
+      partials: r.partials.files, partial_bytes: r.partials.bytes,
+      errors: r.errors, ms: r.ms
+    }
+    const bytes = r.blobs.bytes + r.blobTemps.bytes + r.partials.bytes
+    if (freed > 0) logger.info(line, `disk sweep: ${freed} file(s), ${bytes} bytes reclaimed`)
+    else logger.debug(line, 'disk sweep: nothing to reclaim')
+    if (r.errors > 0) logger.warn({ event: 'disk_sweep_errors', errors: r.errors }, `disk sweep: ${r.errors} entr(y/ies) could not be checked or deleted; left for the next sweep`)
+    this.#o.onSwept?.(r)
+    return r
+  }
+}

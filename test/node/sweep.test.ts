@@ -1,0 +1,171 @@
+// The orchestrator's disk sweep over a store of transfers: what live transfers need stays (their blobs by
+// reference or by chunk, their sink uploads by id or by upload state); what a terminal or unknown
+// transfer left goes; it runs at start and then every interval, and not after stop.
+import t from 'tap'
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createHash, randomBytes } from 'node:crypto'
+import createTestnet from 'hyperdht/testnet.js'
+import { MemoryLevel } from 'memory-level'
+import { LevelStore } from '../../actors/store.ts'
+import type { Table, TableName } from '../../actors/ports.ts'
+import { blobRefKey } from '../../actors/transfer/blob-refs.ts'
+import { keys, type TransferRow } from '../../actors/transfer/model.ts'
+import { FileBlobStore } from '../../node/adapters/blob-store.ts'
+import { SinkPartials, uploadIdOf } from '../../node/adapters/destinations/sink-partials.ts'
+import { DiskSweep, liveTransfers, type SweepResult } from '../../node/sweep.ts'
+import { BwnetNode } from '../../node/node.ts'
+import { NODE_DEFAULTS, type NodeConfig } from '../../node/config.ts'
+import { cryptoReady } from '../../protocol/index.ts'
+import { ManualClock } from '../helpers/clock.ts'
+import { capturingLogger } from '../helpers/logger.ts'
+import { eventually } from '../helpers/proc.ts'
+
+const HOUR = 3_600_000
+const old = async (path: string): Promise<void> => { const when = new Date(Date.now() - 2 * HOUR); await utimes(path, when, when) }
+
+async function setup (t: { teardown (fn: () => unknown): void }) {
+  const data = await mkdtemp(join(tmpdir(), 'bwnet-sweep-'))
+  t.teardown(() => rm(data, { recursive: true, force: true }))
+  const store = new LevelStore(new MemoryLevel() as never)
+  const blobs = new FileBlobStore(join(data, 'blobs'))
+  await blobs.open()
+  const partials = new SinkPartials(join(data, 'sink'))
+  await mkdir(partials.partialDir, { recursive: true })
+  const transfer = async (id: string, status: TransferRow['status'], extra: Partial<TransferRow> = {}): Promise<void> => {
+    await store.table('transfers').put(id, { id, status, upload: null, ...extra })
+  }
+  /** A staged chunk: its blob (old), its chunk row, and (unless told otherwise) its reference. */
+  const chunk = async (transferId: string, index: number, opts: { ref?: boolean } = {}): Promise<string> => {
+    const sha = await blobs.put(randomBytes(700))
+    await old(blobs.pathOf(sha))
+    await store.table('chunks').put(keys.chunk(transferId, index), { transfer_id: transferId, chunk_index: index, sha256: sha })
+    if (opts.ref !== false) await store.table('index').put(blobRefKey(sha, transferId, index), 1)
+    return sha
+  }
+  const partial = async (uploadId: string): Promise<void> => {
+    await writeFile(join(partials.partialDir, uploadId), randomBytes(300))
+    await writeFile(join(partials.partialDir, `${uploadId}.json`), JSON.stringify({ status: 'open' }))
+    for (const f of [uploadId, `${uploadId}.json`]) await old(join(partials.partialDir, f))
+  }
+  return { data, store, blobs, partials, transfer, chunk, partial }
+}
+
+t.test('what live transfers need stays; what terminal and unknown ones left goes', async t => {
+  const s = await setup(t)
+  // Live: a transfer delivering (its upload begun), one whose upload id is its id's hash, one not begun.
+  await s.transfer('tr-live', 'in_progress', { upload: { kind: 'node', uploadId: 'up-live' } })
+  const referenced = await s.chunk('tr-live', 0)
+  const unreferenced = await s.chunk('tr-live', 1, { ref: false }) // a chunk row without its reference: kept all the same
+  await s.partial('up-live')
+  await s.transfer('tr.dotted', 'pending')
+  await s.partial(uploadIdOf('tr.dotted'))
+  await s.transfer('tr-new', 'pending')
+  await s.partial('tr-new') // begun, the state not yet saved (a crash between)
+  // Terminal: its references released (the chunk rows stay), its abort failed.
+  await s.transfer('tr-failed', 'failed', { upload: { kind: 'node', uploadId: 'tr-failed' } })
+  const released = await s.chunk('tr-failed', 0, { ref: false })
+  await s.partial('tr-failed')
+  // Unknown: bytes staged by an upload whose chunk was never recorded; a partial of a transfer long gone.
+  const orphan = await s.blobs.put(randomBytes(900))
+  await old(s.blobs.pathOf(orphan))
+  await s.partial('tr-gone')
+
+  const live = await liveTransfers(s.store)
+  t.same([...live.uploads].sort(), ['tr-live', 'up-live', uploadIdOf('tr.dotted'), 'tr-new'].sort())
+  t.same([...live.digests].sort(), [referenced, unreferenced].sort())
+
+  const { logger, lines } = capturingLogger('info')
+  const swept: SweepResult[] = []
+  const sweep = new DiskSweep({ store: s.store, blobs: s.blobs, partials: s.partials, clock: new ManualClock(), logger, graceMs: HOUR, onSwept: (r) => swept.push(r) })
+  const r = await sweep.run()
+  t.same([r.blobs.files, r.blobTemps.files, r.partials.files, r.errors], [2, 0, 4, 0], 'two blobs, two uploads of two files each')
+  t.equal(await s.blobs.has(orphan), false, 'the unrecorded blob is gone')
+  t.equal(await s.blobs.has(released), false, 'the terminal transfer\'s blob is gone')
+  t.ok(await s.blobs.has(referenced), 'a referenced blob stays')
+  t.ok(await s.blobs.has(unreferenced), 'a blob a live chunk names stays')
+  t.same((await readdir(s.partials.partialDir)).filter(f => !f.endsWith('.json')).sort(), ['tr-new', 'up-live', uploadIdOf('tr.dotted')].sort(), 'live uploads stay; terminal and unknown ones are gone')
+  t.same(swept, [r], 'the hook hears the sweep')
+  const line = lines.find(l => l.event === 'disk_swept')
+  t.match(line, { level: 30, blobs: 2, blob_bytes: r.blobs.bytes, partials: 4, partial_bytes: r.partials.bytes }, 'logged at info with counts and bytes')
+  t.ok(r.blobs.bytes > 0 && r.partials.bytes > 0)
+})
+
+t.test('a transfer created after the sweep read the table keeps its upload (asked again before the delete)', async t => {
+  const s = await setup(t)
+  await s.partial('tr-late')
+  await old(join(s.partials.partialDir, 'tr-late'))
+  // The scan does not see it (created just after); the store has it by the time its files would go.
+  await s.transfer('tr-late', 'pending')
+  const table = s.store.table.bind(s.store)
+  s.store.table = (<V>(name: TableName): Table<V> => {
+    const tb = table<V>(name)
+    if (name !== 'transfers') return tb
+    return { ...tb, entries: async function * (range) { for await (const e of tb.entries(range)) if (e[0] !== 'tr-late') yield e } }
+  }) as typeof s.store.table
+  const r = await new DiskSweep({ store: s.store, blobs: s.blobs, partials: s.partials, clock: new ManualClock(), logger: capturingLogger().logger, graceMs: HOUR }).run()
+  t.equal(r.partials.files, 0)
+  t.same((await readdir(s.partials.partialDir)).sort(), ['tr-late', 'tr-late.json'])
+})
+
+t.test('runs at start, then every interval, one at a time; none after stop', async t => {
+  const s = await setup(t)
+  const clock = new ManualClock()
+  const swept: SweepResult[] = []
+  let heard: () => void = () => {}
+  const sweep = new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock, logger: capturingLogger().logger, intervalMs: HOUR, graceMs: HOUR, onSwept: (r) => { swept.push(r); heard() } })
+  const next = (): Promise<void> => new Promise(resolve => { heard = resolve })
+  let done = next()
+  sweep.start()
+  await done
+  t.equal(swept.length, 1, 'one sweep at start')
+  const orphan = await s.blobs.put(randomBytes(100))
+  await old(s.blobs.pathOf(orphan))
+  done = next()
+  clock.advance(HOUR)
+  await done
+  t.equal(swept.length, 2, 'another after the interval')
+  t.equal(swept[1]!.blobs.files, 1, 'which reclaimed what appeared since')
+  t.equal(sweep.run(), sweep.run(), 'a sweep asked for while one runs is that one')
+  await sweep.stop()
+  const count = swept.length
+  clock.advance(3 * HOUR)
+  await sweep.stop()
+  t.equal(swept.length, count, 'no sweep after stop')
+})
+
+t.test('an orchestrator sweeps at start: what an earlier run left is reclaimed, logged and counted', async t => {
+  await cryptoReady()
+  const testnet = await createTestnet(3, { host: '127.0.0.1' })
+  t.teardown(() => testnet.destroy())
+  const data = await mkdtemp(join(tmpdir(), 'bwnet-sweep-node-'))
+  t.teardown(() => rm(data, { recursive: true, force: true }))
+  // Left by an earlier run: a blob whose chunk was never recorded, a partial whose abort failed.
+  const bytes = randomBytes(4096)
+  const sha = createHash('sha256').update(bytes).digest('hex')
+  await mkdir(join(data, 'blobs', sha.slice(0, 2)), { recursive: true })
+  await writeFile(join(data, 'blobs', sha.slice(0, 2), sha), bytes)
+  await old(join(data, 'blobs', sha.slice(0, 2), sha))
+  const partialDir = join(data, 'sink', '.partial')
+  await mkdir(partialDir, { recursive: true })
+  await writeFile(join(partialDir, 'tr-old'), randomBytes(2048))
+  await writeFile(join(partialDir, 'tr-old.json'), JSON.stringify({ filename: 'a.bin', totalSize: 2048, chunkSize: 2048, status: 'open' }))
+  for (const f of ['tr-old', 'tr-old.json']) await old(join(partialDir, f))
+
+  const { logger, lines } = capturingLogger('info')
+  const node = new BwnetNode({
+    config: { ...NODE_DEFAULTS, role: 'orchestrator', data, bootstrap: testnet.bootstrap.map(b => `${b.host}:${b.port}`), dhtHost: '127.0.0.1', port: 0, metricsPort: 0, network: `sweep-${process.pid}` } as NodeConfig,
+    logger, dht: testnet.createNode()
+  })
+  t.teardown(() => node.stop())
+  await node.start()
+  const line = await eventually(async () => lines.find(l => l.event === 'disk_swept'), 20_000, 'the start sweep')
+  t.match(line, { blobs: 1, partials: 2 }, 'the blob and the partial file and record')
+  t.same(await readdir(join(data, 'blobs', sha.slice(0, 2))), [], 'the blob is gone')
+  t.same(await readdir(partialDir), [], 'the partial is gone')
+  const metrics = await (await fetch(`${node.metricsUrl}/metrics`)).text()
+  t.match(metrics, /bwnet_disk_reclaimed_files_total\{kind="blob",role="orchestrator"\} 1\n/)
+  t.match(metrics, /bwnet_disk_reclaimed_files_total\{kind="sink_partial",role="orchestrator"\} 2\n/)
+  t.match(metrics, new RegExp(`bwnet_disk_reclaimed_bytes_total\\{kind="blob",role="orchestrator"\\} ${line.blob_bytes}\\n`))
+})
