@@ -125,10 +125,12 @@ t.test('without a mounted sink the sweep removes the files itself; liveness is a
   await file('open.json', JSON.stringify({ status: 'open' }))
   await file('crashed.json.tmp', '{"status":"op') // a record save cut short
   await file('done.json', JSON.stringify({ status: 'completed', finalName: 'done.bin' }))
+  await file('finished', randomBytes(10)) // completed, its partial file left by a crash
+  await file('finished.json', JSON.stringify({ status: 'completed', finalName: 'finished.bin' }))
   await file('revived', randomBytes(10))
   await file('not.an.upload', 'x')
   let asked = 0
   const r = await bare.sweep({ graceMs: HOUR, isLive: (id) => id === 'revived' && ++asked > 1 })
-  t.equal(r.partials.files, 3, 'the open upload\'s two files and the stray temp record')
-  t.same((await readdir(bare.partialDir)).sort(), ['done.json', 'not.an.upload', 'revived'], 'a completed record, a live upload (live by the last look) and a stranger stay')
+  t.equal(r.partials.files, 4, 'the open upload\'s two files, the stray temp record, the completed upload\'s partial file')
+  t.same((await readdir(bare.partialDir)).sort(), ['done.json', 'finished.json', 'not.an.upload', 'revived'], 'completed records, a live upload (live by the last look) and a stranger stay')
 })
