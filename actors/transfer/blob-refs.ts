@@ -12,7 +12,9 @@
 // pin is not lost: the last unpin runs it again, so bytes whose references all went while an upload
 // held them (a cancel of that very transfer, cleaned up before the upload heard its answer) are
 // deleted then. Pins live in memory: they only bridge an upload in flight, which a crash ends before
-// its acknowledgement anyway.
+// its acknowledgement anyway. A blob such a crash, or an upload that stopped waiting for its answer,
+// leaves without any reference is deleted by the orchestrator's disk sweep once old (reclaimOrphanBlob,
+// node/sweep.ts).
 import type { BlobStore, Store } from '../ports.ts'
 import { collect, prefixRange } from '../store.ts'
 

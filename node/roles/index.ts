@@ -207,7 +207,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await app.register(dataRoutes(source))
       await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, enroll: devChain === undefined ? undefined : async (h, r, stake) => await devChain.enroll(h, r, { stakeRao: stake }), writeAuth: { roles: ['admin'], operator: true } })
       await app.register(prismRoutes, { latest: intake.latestPrism })
-      // The sink accepts only URLs this node signed for its own sink audience at its own authority.
+      // The sink accepts only URLs this node signed for its own sink audience at its own authority
+      // (which the disk sweep relies on: this node's store names every upload the sink holds).
       const sinkAuth = { trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now() }
       // The sink is on the data directory's disk: its begins and chunks ask the storage guard too.
       await app.register(sinkRoutes, { dir: sinkDir, ...sinkAuth, budget, storage: ctx.storage, partials })

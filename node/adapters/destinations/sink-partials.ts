@@ -7,7 +7,9 @@
 // coordinator gives up after logging it), a process that died mid-upload or mid-abort, leaves them for
 // ever: the sweep deletes the partial file (and its record, unless the record says completed: that one
 // names the delivered file for read-back) of an upload no live transfer names, once every one of its
-// files is older than the grace period.
+// files is older than the grace period. A node's sink takes uploads signed by that node's own
+// coordinator only (node/roles/index.ts), so that node's transfers table knows every upload it holds:
+// a sink that trusted other coordinators could not be swept this way.
 import { createHash } from 'node:crypto'
 import { readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
