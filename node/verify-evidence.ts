@@ -44,25 +44,29 @@ export function checkVerifyRequest (msg: Envelope, now: number): EvidenceCheck {
   // The worker answers for the bytes (a mismatch is a penalty on its own hotkey), so it must have said
   // so itself: its signed result, addressed to the orchestrator that relayed it. A coordinator checks
   // the same before it accepts the delivery, so a request without it is the coordinator's fault.
-  const claim = checkWorkerClaim(r, ev.from)
+  const claim = checkWorkerClaim(r, ev.from, msg.from, ev.ts)
   if (!claim.ok) return { ok: false, reason: `worker claim: ${claim.reason}` }
   return { ok: true }
 }
 
 /** Every field a worker's result states; the relayed copy must state the same. */
-const CLAIM_FIELDS = ['taskId', 'attemptId', 'transferId', 'worker', 'success', 'bytes', 'durationMs', 'sha256', 'etag', 'error', 'via'] as const satisfies ReadonlyArray<keyof MessageBody<'task_result'>>
+const CLAIM_FIELDS = ['taskId', 'attemptId', 'transferId', 'worker', 'success', 'bytes', 'durationMs', 'sha256', 'etag', 'error', 'via', 'coordinator'] as const satisfies ReadonlyArray<keyof MessageBody<'task_result'>>
+
+/** The most a worker's claim may be older or younger than the orchestrator's frame relaying it. */
+export const CLAIM_MAX_SKEW_MS = EVIDENCE_MAX_AGE_MS
 
 export type ClaimCheck = { ok: true } | { ok: false, reason: string }
 
 /**
  * Checks that a relayed `task_result` is what its worker said: `workerClaim` is the worker's own signed
- * frame, addressed to `relayedBy` (the orchestrator it works for), stating every field the relayed copy
- * states. An orchestrator cannot make one up for a worker (it would need the worker's key), cannot take
- * one a worker sent to another orchestrator, and cannot change what the worker said it delivered; so no
- * orchestrator can get a worker struck or penalized for work it never reported. The frame's age is not
- * judged: it names one attempt, whose id is never reused.
+ * frame, addressed to `relayedBy` (the orchestrator it works for), naming `coordinator` as the one the
+ * delivery was for, and stating every field the relayed copy states. An orchestrator cannot make one up
+ * for a worker (it would need the worker's key), take one a worker sent to another orchestrator, use it
+ * with another coordinator, or change what the worker said it delivered. `relayedAt` (the relaying
+ * frame's time, at a validator): the claim must be within CLAIM_MAX_SKEW_MS of it, so an old claim
+ * cannot be wrapped in fresh evidence.
  */
-export function checkWorkerClaim (relayed: MessageBody<'task_result'>, relayedBy: string): ClaimCheck {
+export function checkWorkerClaim (relayed: MessageBody<'task_result'>, relayedBy: string, coordinator: string, relayedAt?: number): ClaimCheck {
   if (relayed.workerClaim === undefined) return { ok: false, reason: 'none' }
   const res = decodeFrame(Buffer.from(relayed.workerClaim, 'base64'))
   if (!res.ok) return { ok: false, reason: `${res.reason}: ${res.detail}` }
@@ -70,8 +74,10 @@ export function checkWorkerClaim (relayed: MessageBody<'task_result'>, relayedBy
   if (w.type !== 'task_result') return { ok: false, reason: `a ${w.type}` }
   if (w.from !== relayed.worker) return { ok: false, reason: 'not signed by the named worker' }
   if (w.to !== relayedBy) return { ok: false, reason: 'sent to another orchestrator' }
+  if (relayedAt !== undefined && Math.abs(relayedAt - w.ts) > CLAIM_MAX_SKEW_MS) return { ok: false, reason: `signed ${relayedAt - w.ts} ms before its relay` }
   const said = w.body as MessageBody<'task_result'>
   if (said.workerClaim !== undefined) return { ok: false, reason: 'a relayed copy' }
+  if (said.coordinator !== coordinator) return { ok: false, reason: 'for another coordinator' }
   for (const k of CLAIM_FIELDS) if (said[k] !== relayed[k]) return { ok: false, reason: `${k} differs from what the worker said` }
   return { ok: true }
 }

@@ -17,12 +17,18 @@ export const INTERVENTION_REASONS = [
 /** Why a worker's move of one chunk failed (the `code` of a MoveError, reported as `TaskResult.error`). */
 export const MOVE_FAILURES = [
   'bad_url', 'source_refused', 'source_unreachable', 'source_size_mismatch', 'source_hash_mismatch',
-  'destination_refused', 'destination_unavailable', 'worker_io', 'move_stalled', 'cancelled'
+  'destination_refused', 'destination_unavailable', 'worker_io', 'move_stalled', 'cancelled',
+  // An offer without its coordinator's signature over its terms (changed on the way): never moved.
+  'offer_unsigned'
 ] as const
 
 /** Why an open attempt was closed without a result of its own, or a result was not accepted. */
 export const ATTEMPT_ENDINGS = [
-  'transfer_cancelled', 'transfer_failed', 'superseded', 'unknown_attempt', 'hash_mismatch', 'destination_check_failed'
+  'transfer_cancelled', 'transfer_failed', 'superseded', 'unknown_attempt', 'hash_mismatch', 'destination_check_failed',
+  // A delivery relayed without its worker's own signed result for this coordinator (node/verify-evidence.ts).
+  'no_worker_claim',
+  // A worker's result its orchestrator cannot relay as it stands (it carries a claim of its own, or is too large).
+  'malformed_result'
 ] as const
 
 export const FAILURE_REASONS = [...new Set([...TRANSFER_FAILURES, ...INTERVENTION_REASONS, ...MOVE_FAILURES, ...ATTEMPT_ENDINGS])] as ReadonlyArray<

@@ -14,7 +14,7 @@ import type { Network, Store, BlobStore } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref, type Reply } from '../runtime.ts'
 import { randomOf } from '../random.ts'
 import type { DestinationDriver, UploadState } from '../destination.ts'
-import type { TaskAssigned, TaskResult, TaskProgress, VerifyVerdict } from '../../protocol/index.ts'
+import type { TaskAssigned, TaskOffer, TaskResult, TaskProgress, VerifyVerdict } from '../../protocol/index.ts'
 import { TERMINAL, type TransferRow } from './model.ts'
 import {
   TransferState, OVERSEER_TICK_MS, OFFER_TTL_MS,
@@ -50,11 +50,13 @@ export interface CoordinatorDeps {
   /** Validators connected now (hotkeys); deliveries are verified by one of them when any is. */
   validators?: () => string[]
   /**
-   * Whether a delivery relayed by orchestrator `from` carries its worker's own signed result
-   * (node/verify-evidence.ts checkWorkerClaim); a delivery without one is refused. Absent (the
-   * simulator, which signs nothing): every delivery counts as claimed.
+   * Whether a delivery relayed by orchestrator `from` carries its worker's own signed result for this
+   * coordinator (node/verify-evidence.ts checkWorkerClaim); a delivery without one is refused. Absent
+   * (the simulator, which signs nothing): every delivery counts as claimed.
    */
   workerClaimed?: (from: string, result: TaskResult) => boolean
+  /** Signs an offer's terms with this node's key (protocol/offer-signature.ts); absent in the simulator. */
+  signOffer?: (offer: TaskOffer) => string
   /** The attachment a worker without registration answers with, for verify requests naming it. */
   attachmentOf?: (worker: string) => Attachment | undefined
   /**
@@ -212,7 +214,11 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'finalize': await run(core.finalize(msg.transferId, now, await stored(core, msg.transferId)), msg.reply, true); return state
       case 'cancel': await run(core.cancel(msg.transferId, msg.reply, now, await stored(core, msg.transferId)), msg.reply, true); return state
       case 'assigned': await run(core.assigned(msg.from, msg.body, now)); return state
-      case 'result': await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [], msg.evidence, !msg.body.success || (deps.workerClaimed?.(msg.from, msg.body) ?? true))); return state
+      case 'result': {
+        const claimed = deps.workerClaimed
+        await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [], msg.evidence, claimed === undefined ? undefined : () => claimed(msg.from, msg.body)))
+        return state
+      }
       case 'progress': await run(core.progress(msg.from, msg.body, now)); return state
       case 'verdict': await run(core.verdict(msg.from, msg.body, now)); return state
       case 'overseer': await run(core.tick(now, msg.readThrough)); return state

@@ -118,10 +118,13 @@ export function startIo (opts: IoOptions): Io {
         const chunk = { index: d.chunkIndex, offset: d.offset, length: d.length, attemptSlot: d.attemptSlot, attemptNo: d.attemptNo }
         const target = await driver.target(job.upload, chunk, job.expiresAt)
         const source = deps.signSource(d.transferId, d.chunkIndex, d.attemptId, job.expiresAt)
-        offers.push({
+        const offer: TaskOffer = {
           taskId: d.taskId, attemptId: d.attemptId, transferId: d.transferId, chunkIndex: d.chunkIndex, length: d.length, sha256: d.sha256,
           source: { url: source.url, path: source.path, coordinator: deps.self }, target, expiresAt: job.expiresAt, excludeWorkers: d.excludeWorkers
-        })
+        }
+        // Signed end to end: the orchestrator relaying it cannot change its terms (protocol/offer-signature.ts).
+        if (deps.signOffer !== undefined) offer.signature = deps.signOffer(offer)
+        offers.push(offer)
       }
       if (!opts.isLive(job.transferId)) return // cancelled or failed meanwhile
       const sent = deps.net.send(b.to, 'task_offer_batch', { batchId: b.batchId, transferId: job.transferId, waveKind: job.waveKind, offers, ...(job.excludedWorkers.length > 0 ? { excludedWorkers: job.excludedWorkers } : {}) })

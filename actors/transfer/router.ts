@@ -7,7 +7,7 @@
 import type { Network, Store } from '../ports.ts'
 import { spawnSupervised, type Env, type Ref } from '../runtime.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
-import type { TaskOfferBatch, TaskResult, TaskProgress, TaskResultAck, TaskCancel, WorkerAttach } from '../../protocol/index.ts'
+import { MAX_WORKER_CLAIM_CHARS, type TaskOfferBatch, type TaskResult, type TaskProgress, type TaskResultAck, type TaskCancel, type WorkerAttach } from '../../protocol/index.ts'
 import { keys, type OfferBatchRow } from './model.ts'
 
 export interface WorkerRow {
@@ -150,14 +150,17 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
       }
       case 'result': {
         const r = state.routes.get(msg.body.attemptId)
-        if (r === undefined || r.worker !== msg.from || msg.body.worker !== msg.from) {
-          net.send(msg.from, 'task_result_ack', { taskId: msg.body.taskId, attemptId: msg.body.attemptId, worker: msg.from, received: false, status: 'rejected', reason: 'unknown_attempt' })
+        const reject = (reason: string): State => {
+          net.send(msg.from, 'task_result_ack', { taskId: msg.body.taskId, attemptId: msg.body.attemptId, worker: msg.from, received: false, status: 'rejected', reason })
           return state
         }
+        if (r === undefined || r.worker !== msg.from || msg.body.worker !== msg.from) return reject('unknown_attempt')
+        // A worker's own frame carries no claim, and a delivery's frame goes on whole as its claim: one
+        // too large to relay would make the coordinator refuse this orchestrator's frame, and blame it.
+        const claim = msg.body.success && msg.claim !== undefined ? Buffer.from(msg.claim).toString('base64') : undefined
+        if (msg.body.workerClaim !== undefined || (claim !== undefined && claim.length > MAX_WORKER_CLAIM_CHARS)) return reject('malformed_result')
         state.sessions.get(msg.from)?.inflight.delete(msg.body.attemptId)
-        // A worker's own frame never carries a claim; ours is its signed frame, as the coordinator needs it.
-        const { workerClaim: _, ...said } = msg.body
-        net.send(r.coordinator, 'task_result', msg.claim !== undefined ? { ...said, workerClaim: Buffer.from(msg.claim).toString('base64') } : said)
+        net.send(r.coordinator, 'task_result', claim !== undefined ? { ...msg.body, workerClaim: claim } : msg.body)
         return state
       }
       case 'progress': {

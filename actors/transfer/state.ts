@@ -626,11 +626,13 @@ export class TransferState {
   /** A worker's report, relayed by the orchestrator `from`; `validators` are the ones connected now. */
   /** `evidence`: the orchestrator's signed result frame, handed to the validator with the verify request (docs/security.md#peers). */
   /**
-   * `claimed`: the delivery carries its worker's own signed result (node/verify-evidence.ts
-   * checkWorkerClaim; the simulator signs nothing and passes true). A delivery without one is refused
-   * and the attempt fails, with no strike on anyone: the worker never said it delivered.
+   * `claimed`: whether the delivery carries its worker's own signed result for this coordinator
+   * (node/verify-evidence.ts checkWorkerClaim), asked only of a success for an attempt still open (a
+   * signature check); absent (the simulator signs nothing), every delivery counts as claimed. A
+   * delivery without one is refused and the attempt fails, with no strike on anyone: the worker never
+   * said it delivered.
    */
-  result (from: string, r: TaskResult, now: number, validators: readonly string[] = [], evidence?: Uint8Array, claimed = true): Step {
+  result (from: string, r: TaskResult, now: number, validators: readonly string[] = [], evidence?: Uint8Array, claimed?: () => boolean): Step {
     const step: Step = { ops: [], effects: [] }
     const ack = (status: 'completed' | 'failed' | 'late_superseded' | 'rejected', reason: string | null): void => {
       step.effects.push({ kind: 'send', to: from, type: 'task_result_ack', body: { taskId: r.taskId, attemptId: r.attemptId, worker: r.worker, received: status !== 'rejected', status, reason } })
@@ -651,7 +653,7 @@ export class TransferState {
     const worker = at.worker_id
     if (at.state === 'succeeded') { ack('completed', null); return step }
     if (at.state !== 'offered' && at.state !== 'accepted') { ack('late_superseded', at.state); return step }
-    if (r.success && !claimed) {
+    if (r.success && claimed !== undefined && !claimed()) {
       this.#failAttempt(a, at, 'attempt_failed', 'delivery without the worker\'s signed result', now, step)
       ack('rejected', 'no_worker_claim')
       this.#afterFailures(a, step, now)

@@ -173,7 +173,8 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
         if (msg.error === 'cancelled') return state
         net.send(f.orchestrator, 'task_result', {
           taskId: f.offer.taskId, attemptId: f.offer.attemptId, transferId: f.offer.transferId, worker: deps.self, success: msg.ok,
-          bytes: msg.bytes, durationMs: Math.max(0, env.clock.now() - msg.startedAt), sha256: msg.sha256, etag: msg.etag, error: msg.error, via: msg.via
+          bytes: msg.bytes, durationMs: Math.max(0, env.clock.now() - msg.startedAt), sha256: msg.sha256, etag: msg.etag, error: msg.error, via: msg.via,
+          coordinator: f.offer.source.coordinator
         })
         if (!msg.ok) log.warn({ transferId: f.offer.transferId, chunk: f.offer.chunkIndex, error: msg.error }, 'delivery failed')
         return state

@@ -24,7 +24,7 @@ import { keepRegistered } from '../../actors/chain/registration.ts'
 import { ORCHESTRATOR_INBOUND, WORKER_INBOUND, type InboundRoute } from '../../actors/transfer/inbound.ts'
 import { DevChain, validatorsView, type Chain } from '../../actors/chain/index.ts'
 import { checkVerifyRequest, checkWorkerClaim } from '../verify-evidence.ts'
-import { authorityOf, type Envelope, type PrismScores, type SnapshotPublished, type VerifyRequest } from '../../protocol/index.ts'
+import { authorityOf, offerSigned, signOffer, type Envelope, type PrismScores, type SnapshotPublished, type TaskOfferMsg, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
 import { InflightBudget } from '../adapters/inflight-budget.ts'
@@ -135,8 +135,9 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     onTransferEvents: (events) => transferEvents.publish(events),
     faultPoint: crashPoint(ctx),
     attachmentOf: (worker) => auth.attachmentOf(worker),
+    signOffer: (offer) => signOffer(key, offer),
     workerClaimed: (from, result) => {
-      const claim = checkWorkerClaim(result, from)
+      const claim = checkWorkerClaim(result, from, key.address)
       if (!claim.ok) ctx.logger.warn({ peer: from, worker: result.worker, attemptId: result.attemptId, reason: claim.reason, event: 'worker_claim_refused' }, 'delivery refused: not what its worker signed')
       return claim.ok
     },
@@ -249,7 +250,20 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
     env, self: key.address, net: messenger, mover: metered(new HttpChunkMover(ctx.transport, messenger, { allowPrivate: ctx.config.allowPrivateDestinations }, { budget: inflightBudget(ctx) })),
     slots: ctx.config.slots, attachTo: ctx.config.attachTo, faults: { corrupt: ctx.config.testFaults.includes('corrupt'), stall: ctx.config.testFaults.includes('stall') }
   })
-  routeInbound(auth, WORKER_INBOUND, { worker: worker.ref })
+  // An offer is taken only with its coordinator's signature over its terms: the orchestrator relaying it
+  // cannot point it at another chunk's source, hash or target and get this worker struck for the result.
+  // Refused, it is answered as a failed move (no strike), so its chunk goes again at once.
+  const signedOffer = (m: Envelope): boolean => {
+    const { offer } = m.body as TaskOfferMsg
+    if (offerSigned(offer)) return true
+    ctx.logger.warn({ peer: m.from, coordinator: offer.source.coordinator, attemptId: offer.attemptId, event: 'offer_refused' }, 'offer refused: not as its coordinator signed it')
+    messenger.send(m.from, 'task_result', {
+      taskId: offer.taskId, attemptId: offer.attemptId, transferId: offer.transferId, worker: key.address, success: false, bytes: 0, durationMs: 0,
+      sha256: null, etag: null, error: 'offer_unsigned', via: null, coordinator: offer.source.coordinator
+    })
+    return false
+  }
+  routeInbound(auth, WORKER_INBOUND, { worker: worker.ref }, { task_offer: signedOffer })
   ctx.onPeerDown((hotkey) => { if (auth.lastKnownRole(hotkey) === 'orchestrator') tell(worker.ref, { type: 'orchestrator-down', hotkey }) })
   return { load: () => worker.load(), stop: async () => { await subnet?.stop() } }
 }

@@ -12,6 +12,9 @@ import { Hotkey, Uuid, Sha256Hex } from './common.ts'
 
 const Url = Type.String({ minLength: 1, maxLength: 4096 })
 
+/** The longest relayed worker claim (base64 of the worker's frame; an honest one is under 2,500). */
+export const MAX_WORKER_CLAIM_CHARS = 8192
+
 export const DeliveryTargetSchema = Type.Object({
   method: Type.Literal('PUT'),
   url: Url,
@@ -32,7 +35,12 @@ export const TaskOffer = Type.Object({
   target: DeliveryTargetSchema,
   expiresAt: Type.Integer({ minimum: 0 }),
   /** Workers that already failed this task; the orchestrator avoids them. */
-  excludeWorkers: Type.Array(Hotkey, { maxItems: 64 })
+  excludeWorkers: Type.Array(Hotkey, { maxItems: 64 }),
+  /**
+   * The coordinator's sr25519 signature over the offer's terms (protocol/offer-signature.ts), hex: a
+   * node's worker takes no offer without it, so no orchestrator relaying it can change it.
+   */
+  signature: Type.Optional(Type.String({ pattern: '^[0-9a-f]{128}$' }))
 }, { additionalProperties: false })
 export type TaskOffer = Static<typeof TaskOffer>
 
@@ -69,13 +77,15 @@ export const TaskResult = Type.Object({
   error: Type.Union([Type.String({ maxLength: 256 }), Type.Null()]),
   /** Which path carried the bytes from the coordinator. */
   via: Type.Union([Type.Literal('http'), Type.Literal('bulk'), Type.Null()]),
+  /** The coordinator the delivery was for (the offer's `source.coordinator`): a worker's claim names it, so it is good only there. */
+  coordinator: Type.Optional(Hotkey),
   /**
    * Set by the orchestrator relaying a worker's delivery: the worker's own signed `task_result` frame,
    * addressed to that orchestrator (base64). A delivery is held against a worker only on its own
    * signature, never on an orchestrator's word (node/verify-evidence.ts, docs/security.md#peers). The
    * worker's frame itself carries none.
    */
-  workerClaim: Type.Optional(Type.String({ maxLength: 8192, pattern: '^[A-Za-z0-9+/]*={0,2}$' }))
+  workerClaim: Type.Optional(Type.String({ maxLength: MAX_WORKER_CLAIM_CHARS, pattern: '^[A-Za-z0-9+/]*={0,2}$' }))
 }, { additionalProperties: false })
 export type TaskResult = Static<typeof TaskResult>
 

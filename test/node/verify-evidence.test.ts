@@ -10,9 +10,9 @@ const orch = newHotkey(); const coord = newHotkey(); const worker = newHotkey();
 const now = Date.now()
 const ids = { transferId: randomUUID(), taskId: randomUUID(), attemptId: randomUUID() }
 const SHA = 'cd'.repeat(32)
-const said = { ...ids, worker: worker.address, success: true, bytes: 10, durationMs: 1, sha256: SHA, etag: null, error: null, via: 'http' as const }
+const said = { ...ids, worker: worker.address, success: true, bytes: 10, durationMs: 1, sha256: SHA, etag: null, error: null, via: 'http' as const, coordinator: coord.address }
 /** The worker's own signed result, as its orchestrator relays it. */
-const claim = (key = worker, to = orch.address, body: Record<string, unknown> = said): string => Buffer.from(encodeFrame(key, 'task_result', body as never, { ts: now, to })).toString('base64')
+const claim = (key = worker, to = orch.address, body: Record<string, unknown> = said, ts = now): string => Buffer.from(encodeFrame(key, 'task_result', body as never, { ts, to })).toString('base64')
 const result = { ...said, workerClaim: claim() }
 const evidence = (key = orch, to = coord.address, body: Record<string, unknown> = result): string => Buffer.from(encodeFrame(key, 'task_result', body as never, { ts: now, to })).toString('base64')
 const request = (from: string, ev: string | undefined, over: Record<string, unknown> = {}): Envelope => ({
@@ -42,19 +42,24 @@ t.test('every forgery is refused', async t => {
     ['a claim of other bytes', request(coord.address, evidence(orch, coord.address, { ...said, workerClaim: claim(worker, orch.address, { ...said, sha256: 'ef'.repeat(32) }) }))],
     ['a claim of another attempt', request(coord.address, evidence(orch, coord.address, { ...said, workerClaim: claim(worker, orch.address, { ...said, attemptId: randomUUID() }) }))],
     ['a claim of a failure', request(coord.address, evidence(orch, coord.address, { ...said, workerClaim: claim(worker, orch.address, { ...said, success: false }) }))],
+    ['a claim for another coordinator, taken to this one', request(coord.address, evidence(orch, coord.address, { ...said, coordinator: rogue.address, workerClaim: claim(worker, orch.address, { ...said, coordinator: rogue.address }) }))],
+    ['an old claim wrapped in fresh evidence', request(coord.address, evidence(orch, coord.address, { ...said, workerClaim: claim(worker, orch.address, said, now - EVIDENCE_MAX_AGE_MS - 1) }))],
     ['a claim that is not a result', request(coord.address, evidence(orch, coord.address, { ...said, workerClaim: Buffer.from(encodeFrame(worker, 'heartbeat', { workers: 0 } as never, { ts: now, to: orch.address })).toString('base64') }))]
   ]
   for (const [name, msg] of cases) t.equal(checkVerifyRequest(msg, now).ok, false, name)
 })
 
 t.test('a relayed result is the worker\'s only when it states what the worker signed, to the orchestrator relaying it', async t => {
-  t.same(checkWorkerClaim(result, orch.address), { ok: true })
-  t.match(checkWorkerClaim(result, rogue.address), { ok: false, reason: 'sent to another orchestrator' }, 'taken by another orchestrator')
-  t.match(checkWorkerClaim({ ...result, etag: '"x"' }, orch.address), { ok: false, reason: 'etag differs from what the worker said' })
-  t.match(checkWorkerClaim({ ...result, durationMs: 2 }, orch.address), { ok: false, reason: 'durationMs differs from what the worker said' })
-  t.match(checkWorkerClaim(said, orch.address), { ok: false, reason: 'none' })
+  t.same(checkWorkerClaim(result, orch.address, coord.address), { ok: true })
+  t.match(checkWorkerClaim(result, rogue.address, coord.address), { ok: false, reason: 'sent to another orchestrator' }, 'taken by another orchestrator')
+  t.match(checkWorkerClaim(result, orch.address, rogue.address), { ok: false, reason: 'for another coordinator' }, 'taken to another coordinator')
+  t.match(checkWorkerClaim({ ...result, etag: '"x"' }, orch.address, coord.address), { ok: false, reason: 'etag differs from what the worker said' })
+  t.match(checkWorkerClaim({ ...result, durationMs: 2 }, orch.address, coord.address), { ok: false, reason: 'durationMs differs from what the worker said' })
+  t.match(checkWorkerClaim(said, orch.address, coord.address), { ok: false, reason: 'none' })
   const nested = { ...said, workerClaim: claim(worker, orch.address, result) }
-  t.match(checkWorkerClaim(nested, orch.address), { ok: false, reason: 'a relayed copy' }, 'a worker\'s frame carries no claim of its own')
+  t.match(checkWorkerClaim(nested, orch.address, coord.address), { ok: false, reason: 'a relayed copy' }, 'a worker\'s frame carries no claim of its own')
+  t.same(checkWorkerClaim(result, orch.address, coord.address, now + EVIDENCE_MAX_AGE_MS), { ok: true }, 'relayed within the skew')
+  t.match(checkWorkerClaim(result, orch.address, coord.address, now + EVIDENCE_MAX_AGE_MS + 1), { ok: false, reason: /signed \d+ ms before its relay/ }, 'not after it')
 })
 
 t.test('the evidence\'s age is judged against its request: an orchestrator cannot make it expire in the coordinator\'s hands', async t => {

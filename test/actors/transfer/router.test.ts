@@ -1,6 +1,6 @@
 // The orchestrator's router relays a worker's result to the chunk's coordinator with the worker's own
 // signed frame as its claim (docs/security.md#peers): the coordinator and the validator hold a delivery
-// against a worker only on that. A claim the worker put in its own body is never passed on as its word.
+// against a worker only on that. A result carrying a claim of its own, or too large to relay, is refused.
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { MemoryLevel } from 'memory-level'
@@ -8,7 +8,7 @@ import { startSystem, stopActor, tell } from '../../../actors/runtime.ts'
 import { LevelStore } from '../../../actors/store.ts'
 import { startRouter } from '../../../actors/transfer/router.ts'
 import type { Network } from '../../../actors/ports.ts'
-import type { MessageBody, MessageType, TaskOffer } from '../../../protocol/index.ts'
+import { MAX_WORKER_CLAIM_CHARS, type MessageBody, type MessageType, type TaskOffer } from '../../../protocol/index.ts'
 import { systemClock } from '../../../node/clock.ts'
 import { silentLogger } from '../../helpers/logger.ts'
 import { eventually } from '../../helpers/proc.ts'
@@ -36,12 +36,19 @@ t.test('a worker\'s result goes to its coordinator with the worker\'s signed fra
   await eventually(async () => sent.filter(s => s.type === 'task_offer').length === 2, 5000, 'both offers routed to the worker', 10)
 
   const said = (o: TaskOffer): MessageBody<'task_result'> =>
-    ({ taskId: o.taskId, attemptId: o.attemptId, transferId, worker: WORKER, success: true, bytes: 10, durationMs: 1, sha256: o.sha256, etag: null, error: null, via: 'http' })
+    ({ taskId: o.taskId, attemptId: o.attemptId, transferId, worker: WORKER, success: true, bytes: 10, durationMs: 1, sha256: o.sha256, etag: null, error: null, via: 'http', coordinator: COORD })
+  const acks = (): any[] => sent.filter(s => s.type === 'task_result_ack').map(s => s.body)
+  // The worker's body names a claim of its own: refused (its frame would be too large to relay whole).
+  tell(router.ref, { type: 'result', from: WORKER, body: { ...said(offers[1]!), workerClaim: 'AAAA' }, claim: new Uint8Array(4) })
+  // So is a delivery whose frame is too large to relay as a claim.
+  tell(router.ref, { type: 'result', from: WORKER, body: said(offers[1]!), claim: new Uint8Array(MAX_WORKER_CLAIM_CHARS) })
+  await eventually(async () => acks().length === 2, 5000, 'both refused', 10)
+  t.match(acks(), [{ attemptId: offers[1]!.attemptId, status: 'rejected', reason: 'malformed_result' }, { status: 'rejected', reason: 'malformed_result' }])
   const frame = new Uint8Array([9, 8, 7, 6])
   tell(router.ref, { type: 'result', from: WORKER, body: said(offers[0]!), claim: frame })
-  // The worker's body names a claim of its own: dropped, and its frame (here: none) is what counts.
-  tell(router.ref, { type: 'result', from: WORKER, body: { ...said(offers[1]!), workerClaim: 'AAAA' } })
+  // A failure goes on without a claim: it strikes nobody, and the router reports lost workers' itself.
+  tell(router.ref, { type: 'result', from: WORKER, body: { ...said(offers[1]!), success: false, sha256: null, error: 'move_stalled' }, claim: frame })
   const results = await eventually(async () => { const r = sent.filter(s => s.type === 'task_result'); return r.length === 2 ? r : undefined }, 5000, 'both results relayed', 10)
   t.same(results[0], { to: COORD, type: 'task_result', body: { ...said(offers[0]!), workerClaim: Buffer.from(frame).toString('base64') } })
-  t.same(results[1], { to: COORD, type: 'task_result', body: said(offers[1]!) }, 'no claim the worker did not sign as a frame')
+  t.same(results[1], { to: COORD, type: 'task_result', body: { ...said(offers[1]!), success: false, sha256: null, error: 'move_stalled' } }, 'no claim on a failure')
 })

@@ -609,7 +609,7 @@ t.test('a delivery its worker never signed is refused: the attempt fails and the
   core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o0!.attemptId, worker: W1 }, { attemptId: o1!.attemptId, worker: W1 }] }, clock.now())
   const said = (o: typeof o0, sha256: string): TaskResult => ({ taskId: o!.taskId, attemptId: o!.attemptId, transferId: id, worker: W1, success: true, bytes: CHUNK, durationMs: 5, sha256, etag: null, error: null, via: 'http' })
   // Wrong bytes reported on the orchestrator's word alone: no strike, though a signed claim of the same would strike.
-  const unsigned = core.result(SELF, said(o0, sha(7)), clock.now(), [], undefined, false)
+  const unsigned = core.result(SELF, said(o0, sha(7)), clock.now(), [], undefined, () => false)
   t.match(effects(unsigned, 'send'), [{ type: 'task_result_ack', body: { attemptId: o0!.attemptId, received: false, status: 'rejected', reason: 'no_worker_claim' } }])
   t.same(puts(unsigned, 'workers'), [], 'no strike')
   t.equal(core.standingOf(W1), undefined)
@@ -617,7 +617,7 @@ t.test('a delivery its worker never signed is refused: the attempt fails and the
   t.equal(effects(unsigned, 'candidates').length, 1, 'and the chunk is offered again')
   t.same(jobs(unsigned, 'check'), [], 'nothing is checked or verified on an unsigned word')
   // A failure needs no claim: an orchestrator reports its lost workers' attempts itself.
-  const lost = core.result(SELF, { ...said(o1, sha(0)), success: false, sha256: null, error: 'worker_lost' }, clock.now(), [], undefined, false)
+  const lost = core.result(SELF, { ...said(o1, sha(0)), success: false, sha256: null, error: 'worker_lost' }, clock.now(), [], undefined, () => { throw new Error('a failure is never checked for a claim') })
   t.match(effects(lost, 'send'), [{ body: { status: 'failed', reason: 'worker_lost' } }])
 })
 

@@ -18,8 +18,9 @@ import { capturingLogger } from '../../helpers/logger.ts'
 import { Rogue } from '../../helpers/rogue.ts'
 import { collect } from '../../../actors/store.ts'
 import { DEVNET_NETWORK_ID } from '../../../node/devnet.ts'
-import { encodeFrame, newHotkey, type KeyPair, type MessageBody } from '../../../protocol/index.ts'
+import { encodeFrame, newHotkey, signOffer, type KeyPair, type MessageBody } from '../../../protocol/index.ts'
 import { signAttachment } from '../../../protocol/attachment.ts'
+import { EVIDENCE_MAX_AGE_MS } from '../../../node/verify-evidence.ts'
 import type { BwnetNode } from '../../../node/node.ts'
 
 const LENGTH = 64 * 1024
@@ -54,10 +55,10 @@ t.test('an orchestrator cannot get a worker penalized for a delivery the worker 
     (await collect(validator.store.table<any>('epochs'), { gte: 'pen/', lt: 'pen/\xff' })).map(([, p]) => p).filter(p => p.workerHotkey === worker)
   /** The rogue, as coordinator and orchestrator at once, asks for a read-back of its garbage naming `worker`. */
   // The devnet's worker holds no chain UID: the rogue vouches for it with an attachment it signs itself.
-  const ask = (worker: string, claimBy: KeyPair | null, claimTo = rogue.hotkey): MessageBody<'verify_request'> => {
+  const ask = (worker: string, claimBy: KeyPair | null, claimTo = rogue.hotkey, claimAgeMs = 0): MessageBody<'verify_request'> => {
     const ids = { transferId: randomUUID(), taskId: randomUUID(), attemptId: randomUUID() }
-    const said = { ...ids, worker, success: true, bytes: LENGTH, durationMs: 5, sha256: sha256(staged), etag: null, error: null, via: 'http' as const }
-    const workerClaim = claimBy === null ? undefined : Buffer.from(encodeFrame(claimBy, 'task_result', said, { ts: Date.now(), to: claimTo })).toString('base64')
+    const said = { ...ids, worker, success: true, bytes: LENGTH, durationMs: 5, sha256: sha256(staged), etag: null, error: null, via: 'http' as const, coordinator: rogue.hotkey }
+    const workerClaim = claimBy === null ? undefined : Buffer.from(encodeFrame(claimBy, 'task_result', said, { ts: Date.now() - claimAgeMs, to: claimTo })).toString('base64')
     const result = { ...said, ...(workerClaim !== undefined ? { workerClaim } : {}) }
     const evidence = Buffer.from(rogue.frame('task_result', result, rogue.hotkey)).toString('base64')
     const body: MessageBody<'verify_request'> = {
@@ -78,8 +79,11 @@ t.test('an orchestrator cannot get a worker penalized for a delivery the worker 
   await eventually(async () => refusals() >= 2, 15_000, 'the request with a claim the rogue signed refused', 50)
   ask(accomplice.address, accomplice, orch.key.address)
   await eventually(async () => refusals() >= 3, 15_000, 'the request with a claim addressed to another orchestrator refused', 50)
+  // A claim the worker really sent the rogue, but long ago (an old delivery's, wrapped in fresh evidence).
+  ask(accomplice.address, accomplice, rogue.hotkey, EVIDENCE_MAX_AGE_MS + 60_000)
+  await eventually(async () => refusals() >= 4, 15_000, 'the request with an old claim refused', 50)
   t.match(lines.filter(l => l.event === 'verify_request_refused' && l.peer === rogue.hotkey).map(l => l.reason),
-    ['worker claim: none', 'worker claim: not signed by the named worker', 'worker claim: sent to another orchestrator'])
+    ['worker claim: none', 'worker claim: not signed by the named worker', 'worker claim: sent to another orchestrator', /^worker claim: signed \d+ ms before its relay$/])
 
   // 2. A worker that signed its delivery to the rogue answers for it: read back, a mismatch, its penalty.
   // (It also shows the refusals above were not for anything else the rogue sent.)
@@ -88,4 +92,29 @@ t.test('an orchestrator cannot get a worker penalized for a delivery the worker 
   t.match(own, [{ kind: 'integrity_chunk_mismatch', workerHotkey: accomplice.address, orchestratorHotkey: rogue.hotkey }])
   t.equal(reads, 1, 'only the signed delivery was read back')
   t.same(await penaltiesOn(victim.key.address), [], 'no penalty on the honest worker')
+})
+
+t.test('a worker takes an offer only as its coordinator signed it: one changed on the way is answered as refused, not taken on', async t => {
+  const { logger, lines } = capturingLogger('warn')
+  const net = await startTestDevnet(t, { workers: 1, logger })
+  const node = (name: string): BwnetNode => net.devnet.nodes.find(n => n.name === name)!.node
+  const orch = node('orchestrator'); const worker = node('worker-1')
+  const rogue = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID, newHotkey(), { autoAnnounce: 'orchestrator' })
+  t.teardown(() => rogue.stop())
+  await orch.devChain!.enroll(rogue.hotkey, 'orchestrator')
+  const W = worker.transport.publicKey
+  await rogue.until(() => rogue.up.has(W) && rogue.got('announce', worker.key.address).length > 0, 30_000, 'a connection to the worker')
+  await eventually(async () => worker.auth.allows(rogue.hotkey, 'orchestrator'), 30_000, 'the rogue admitted as an orchestrator', 100)
+
+  // An honest coordinator's offer (the orchestrator's key), relayed by the rogue with another chunk's hash.
+  const terms = {
+    taskId: randomUUID(), attemptId: randomUUID(), transferId: randomUUID(), chunkIndex: 0, length: LENGTH, sha256: sha256(staged),
+    source: { url: 'http://127.0.0.1:9/data/x', path: '/data/x', coordinator: orch.key.address },
+    target: { method: 'PUT' as const, url: 'http://127.0.0.1:9/sink/x', headers: {}, expiresAt: Date.now() + 60_000 }, expiresAt: Date.now() + 60_000, excludeWorkers: []
+  }
+  const offer = { ...terms, sha256: sha256(served), signature: signOffer(orch.key, terms) }
+  t.ok(rogue.send(W, 'task_offer', { batchId: randomUUID(), offer }, worker.key.address))
+  const answer = await eventually(async () => rogue.got('task_result', worker.key.address)[0]?.msg.body as MessageBody<'task_result'> | undefined, 15_000, 'the worker\'s answer', 50)
+  t.match(answer, { attemptId: offer.attemptId, worker: worker.key.address, success: false, error: 'offer_unsigned', coordinator: orch.key.address })
+  t.ok(lines.some(l => l.event === 'offer_refused' && l.peer === rogue.hotkey), 'logged')
 })

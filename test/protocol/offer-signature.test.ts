@@ -1,0 +1,40 @@
+// An offer carries its coordinator's signature over its terms: the orchestrator relaying it can change
+// nothing a worker acts on (source, hash, target, times, ids) without the worker noticing; only the
+// routing advice (excludeWorkers) is its own to change.
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import { cryptoReady, newHotkey, signOffer, offerSigned, type TaskOffer } from '../../protocol/index.ts'
+
+await cryptoReady()
+const coordinator = newHotkey(); const orchestrator = newHotkey()
+const terms: TaskOffer = {
+  taskId: randomUUID(), attemptId: randomUUID(), transferId: randomUUID(), chunkIndex: 3, length: 1024, sha256: 'ab'.repeat(32),
+  source: { url: 'http://127.0.0.1:9/data/x?sig=1', path: '/data/x?sig=1', coordinator: coordinator.address },
+  target: { method: 'PUT', url: 'http://127.0.0.1:9/sink/u/chunks/3?sig=2', headers: { 'x-b': '2', 'x-a': '1' }, expiresAt: 1000 },
+  expiresAt: 1000, excludeWorkers: []
+}
+const offer: TaskOffer = { ...terms, signature: signOffer(coordinator, terms) }
+
+t.test('signed by its coordinator: taken; the routing advice may change on the way', async t => {
+  t.ok(offerSigned(offer))
+  t.ok(offerSigned({ ...offer, excludeWorkers: [orchestrator.address] }))
+  t.ok(offerSigned({ ...offer, target: { ...offer.target, headers: { 'x-a': '1', 'x-b': '2' } } }), 'header order is not a change')
+})
+
+t.test('any change to its terms, or another signer, is refused', async t => {
+  const changed: Array<[string, TaskOffer]> = [
+    ['unsigned', { ...terms }],
+    ['signed by the orchestrator', { ...terms, signature: signOffer(orchestrator, terms) }],
+    ['signed by the orchestrator, naming itself the coordinator', { ...terms, source: { ...terms.source, coordinator: orchestrator.address }, signature: signOffer(coordinator, terms) }],
+    ['another chunk', { ...offer, chunkIndex: 4 }],
+    ['another hash', { ...offer, sha256: 'cd'.repeat(32) }],
+    ['another length', { ...offer, length: 1023 }],
+    ['another attempt', { ...offer, attemptId: randomUUID() }],
+    ['another source', { ...offer, source: { ...offer.source, url: 'http://127.0.0.1:9/data/y?sig=1' } }],
+    ['another target', { ...offer, target: { ...offer.target, url: 'http://127.0.0.1:9/sink/u/chunks/4?sig=9' } }],
+    ['another target header', { ...offer, target: { ...offer.target, headers: { 'x-a': '1', 'x-b': '3' } } }],
+    ['a later expiry', { ...offer, expiresAt: 2000 }],
+    ['a garbage signature', { ...offer, signature: '00'.repeat(64) }]
+  ]
+  for (const [name, o] of changed) t.notOk(offerSigned(o), name)
+})
