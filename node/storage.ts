@@ -63,6 +63,8 @@ export class StorageGuard {
   #minFree = 0
   /** Bytes promised to writes admitted by `reserve` and not yet written or failed. */
   #reserved = 0
+  /** Bytes ever released (a counter): what a check's statfs may have read before those writes landed. */
+  #released = 0
   #ballastBytes = 0
   #ballastHeld = false
   /** Why writes fail now, or null. */
@@ -110,7 +112,8 @@ export class StorageGuard {
    * free, counting what reservations hold as used, or while the store fails writes.
    */
   async room (bytes: number, what: string): Promise<void> {
-    this.#admit(bytes, what, await this.#space())
+    const released = this.#released
+    this.#admit(bytes, what, await this.#space(), this.#released - released)
   }
 
   /**
@@ -121,18 +124,24 @@ export class StorageGuard {
    * filesystem already holds: conservative, for the few seconds it runs.
    */
   async reserve (bytes: number, what: string): Promise<() => void> {
-    this.#admit(bytes, what, await this.#space())
+    const released = this.#released
+    this.#admit(bytes, what, await this.#space(), this.#released - released)
     this.#reserved += bytes
     let held = true
     return () => {
       if (!held) return
       held = false
       this.#reserved -= bytes
+      this.#released += bytes
     }
   }
 
-  #admit (bytes: number, what: string, space: { freeBytes: number }): void {
-    if (this.#failing === null && space.freeBytes - this.#reserved - bytes >= this.#minFree) {
+  /**
+   * `releasedMeanwhile`: bytes released while the free space was being read, whose writes may have
+   * landed after the reading: still counted as held, so a write that just finished is counted once.
+   */
+  #admit (bytes: number, what: string, space: { freeBytes: number }, releasedMeanwhile = 0): void {
+    if (this.#failing === null && space.freeBytes - this.#reserved - releasedMeanwhile - bytes >= this.#minFree) {
       if (!this.#ballastHeld) void this.#refillBallast().catch(() => {})
       return
     }

@@ -44,7 +44,7 @@ export interface TransferServiceDeps {
   coordinator: Ref<CoordinatorMsg>
   destinations: DestinationRegistry
   /** Free space on the data directory: creates and chunk bodies are refused with 507 past the watermark. */
-  storage?: Pick<StorageGuard, 'room' | 'reserve' | 'failed' | 'refusal'>
+  storage?: Pick<StorageGuard, 'room' | 'failed' | 'refusal'>
 }
 
 /** Where a transfer counts for the plan limits: its organization and its key's plan. */
@@ -238,39 +238,37 @@ export class NodeTransferService implements TransferService {
     const tooShort = (got: number): Error => withExtensions(new ChunkSizeInvalid(`Chunk ${index} must be ${expected} bytes; got ${got}.`), { expected_bytes: expected })
     if (opts.contentLength !== null && opts.contentLength > expected) throw tooLarge()
     if (opts.contentLength !== null && opts.contentLength < expected) throw tooShort(opts.contentLength)
-    // Held from here until the chunk is on disk or refused: uploads admitted together cannot pass
-    // the watermark together (node/storage.ts).
-    const unreserve = await this.#deps.storage?.reserve(expected, `chunk ${index} (${expected} bytes)`)
+    // A check, not a hold: a client's body may trickle for as long as its connection lives, and a
+    // tenant opening many would hold the node's room for everyone (the sink, whose writers hold a
+    // budget window each, holds its room: node-sink.ts).
+    await this.#deps.storage?.room(expected, `chunk ${index} (${expected} bytes)`)
     let staged: StagedBody
-    let digest: string
+    try {
+      staged = await this.#deps.blobs.ingest(body, { length: expected, sha256: opts.sha256, md5: await this.#needsMd5(row.destination_id) })
+    } catch (err) {
+      if (err instanceof BodyTooLongError) throw tooLarge()
+      if (err instanceof BodyTooShortError) throw tooShort(err.received)
+      if (err instanceof DigestMismatchError) throw new ChunkDigestMismatch(`Chunk ${index} hashes to ${err.actual}, not the X-Chunk-SHA256 given.`)
+      if (this.#deps.storage?.failed(err) === true) throw this.#deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
+      throw err
+    }
+    const digest = staged.sha256
+    const existing = await existingRow
+    if (existing !== undefined) {
+      await staged.discard()
+      if (existing.sha256 !== digest) throw withExtensions(new ChunkConflict(`Chunk ${index} was already received with other bytes.`), { chunk_index: index })
+      return { ack: await this.#ack(id, index, digest, staged.bytes, true, null), created: false }
+    }
+    // Durable before acknowledged: the file and its directory entry are fsynced. The blob is pinned
+    // in the same step as the rename (no release on the digest runs between) and stays pinned until
+    // the coordinator has written the chunk row and its blob reference in one batch.
     let unpin: (opts?: { recheck?: boolean }) => void = () => {}
     try {
-      try {
-        staged = await this.#deps.blobs.ingest(body, { length: expected, sha256: opts.sha256, md5: await this.#needsMd5(row.destination_id) })
-      } catch (err) {
-        if (err instanceof BodyTooLongError) throw tooLarge()
-        if (err instanceof BodyTooShortError) throw tooShort(err.received)
-        if (err instanceof DigestMismatchError) throw new ChunkDigestMismatch(`Chunk ${index} hashes to ${err.actual}, not the X-Chunk-SHA256 given.`)
-        if (this.#deps.storage?.failed(err) === true) throw this.#deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
-        throw err
-      }
-      digest = staged.sha256
-      const existing = await existingRow
-      if (existing !== undefined) {
-        await staged.discard()
-        if (existing.sha256 !== digest) throw withExtensions(new ChunkConflict(`Chunk ${index} was already received with other bytes.`), { chunk_index: index })
-        return { ack: await this.#ack(id, index, digest, staged.bytes, true, null), created: false }
-      }
-      // Durable before acknowledged: the file and its directory entry are fsynced. The blob is pinned
-      // in the same step as the rename (no release on the digest runs between) and stays pinned until
-      // the coordinator has written the chunk row and its blob reference in one batch.
-      try {
-        await staged.commit(async () => { unpin = pinBlob(this.#deps.blobs, digest) })
-      } catch (err) {
-        if (this.#deps.storage?.failed(err) === true) throw this.#deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
-        throw err
-      }
-    } finally { unreserve?.() }
+      await staged.commit(async () => { unpin = pinBlob(this.#deps.blobs, digest) })
+    } catch (err) {
+      if (this.#deps.storage?.failed(err) === true) throw this.#deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
+      throw err
+    }
     let out: ChunkRecorded
     try {
       out = await this.#ask<ChunkRecorded>(reply => ({ type: 'chunk', transferId: id, index, sha256: digest, md5: staged.md5 ?? '', length: staged.bytes, reply }))

@@ -84,6 +84,27 @@ t.test('reservations: checks made at once cannot together pass the watermark; ro
   t.equal(guard.reservedBytes, 0)
 })
 
+t.test('a write that finishes while a check reads the free space is counted once, as held', async t => {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-reserve-race-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  // 10 MiB free before the first write lands, 4 MiB kept free: 6 MiB of room.
+  let reading: ((v: { freeBytes: number, totalBytes: number }) => void) | null = null
+  let gated = false
+  const guard = new StorageGuard({
+    dir, node: '5Node', logger: silentLogger(), minFreeBytes: 4 * MIB, probe: async () => {}, reopen: async () => {},
+    space: async () => gated ? await new Promise(resolve => { reading = resolve }) : { freeBytes: 10 * MIB, totalBytes: 1024 }
+  })
+  await guard.open()
+  t.teardown(() => guard.close())
+  const first = await guard.reserve(4 * MIB, 'chunk 1')
+  gated = true
+  const second = guard.reserve(4 * MIB, 'chunk 2')
+  await eventually(async () => reading !== null, 5000, 'the second check reading the free space', 5)
+  first() // the first write lands (its 4 MiB now on disk) while the reading, taken before, says 10 MiB
+  reading!({ freeBytes: 10 * MIB, totalBytes: 1024 })
+  await t.rejects(second, { code: 'BWN_ERR_STORAGE_FULL' }, 'the landed write is counted: 2 MiB of room, not 6')
+})
+
 t.test('the ballast is released for a retry when a write fails for space, and put back when it fits', async t => {
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-ballast-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))

@@ -28,7 +28,8 @@
 // complete() may be called again at any point, also after a crash halfway: a link that already points at
 // the partial file is recognised, so the file never lands twice.
 // Free space (docs/destinations.md#sink-storage): a new upload's begin needs its size free above the
-// node's watermark, a chunk PUT reserves its length with the storage guard before its body is read, and
+// node's watermark, a chunk PUT reserves its length with the storage guard (once it has its budget window,
+// before its body is read), and
 // a write that fails for space answers 507 BWN_ERR_STORAGE_FULL like a refusal, acknowledging nothing.
 import { mkdir, open, readFile, rename, rm, link, unlink, stat, type FileHandle } from 'node:fs/promises'
 import { join, extname } from 'node:path'
@@ -128,7 +129,7 @@ export interface SinkRoutesOptions {
   writeStallMs?: number
   /**
    * The node's storage guard (node/storage.ts): a begin needs room for the file's size, a chunk
-   * reserves its length before its body is read; a write that fails for space is reported to it.
+   * reserves its length once it streams (before its body is read); a write that fails for space is reported to it.
    */
   storage?: Pick<StorageGuard, 'room' | 'reserve' | 'failed' | 'refusal'>
   /** The disk sweep's view of this sink's partial files: it discards abandoned uploads through these routes (sink-partials.ts). */
@@ -342,9 +343,11 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       } catch (err) {
         const full = spaceProblem(err, what, size)
         if (full === null) throw err
-        // No record was saved: nothing of the upload stays behind.
+        // Nothing of the upload stays behind: there was no record before this begin, and one renamed
+        // into place just before a failed directory sync would answer a later begin for a file gone.
         await rm(dataPath(uploadId), { force: true }).catch(() => {})
         await rm(`${metaPath(uploadId)}.tmp`, { force: true }).catch(() => {})
+        await rm(metaPath(uploadId), { force: true }).catch(() => {})
         throw full
       }
       return reply.code(201).send({ uploadId, status: 'open' })
@@ -415,16 +418,12 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     if (expected > maxChunkBytes) throw new SinkChunkSize(`chunk ${index} is ${expected} bytes, over this sink's ${maxChunkBytes}`)
     const declared = req.headers['content-length'] === undefined ? null : Number(req.headers['content-length'])
     if (declared !== null && declared !== expected) throw new SinkChunkSize(`chunk ${index} must be ${expected} bytes, got ${declared}`)
-    // Room for the chunk before a byte of its body is read, held until it is durable or has failed:
-    // writes admitted together cannot pass the watermark together (node/storage.ts). The create's
-    // check was made when the transfer began; other transfers have used the disk since.
     const what = `chunk ${index} of upload ${uploadId} (${expected} bytes)`
     const closed = writeRefusal(uploadId) // a completed upload is a 409 whatever the disk holds
     if (closed !== null) throw closed
-    const unreserve = await opts.storage?.reserve(expected, what)
-    try {
-      return await writeChunk(req, reply, meta, uploadId, index, attempt, slot, expected, what)
-    } finally { unreserve?.() }
+    // Refused early when it cannot fit now; its room is held once it streams (below).
+    await opts.storage?.room(expected, what)
+    return await writeChunk(req, reply, meta, uploadId, index, attempt, slot, expected, what)
   })
 
   async function writeChunk (req: FastifyRequest, reply: FastifyReply, meta: UploadMeta, uploadId: string, index: number, attempt: number, slot: number, expected: number, what: string): Promise<FastifyReply> {
@@ -448,11 +447,19 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     const gone = (): void => { write.controller.abort(new SinkConflict('the sender closed the connection')) }
     reply.raw.once('close', gone)
     let release: (() => void) | undefined
+    let unreserve: (() => void) | undefined
     try {
       release = await opts.budget?.acquire(STREAM_WINDOW_BYTES, signal)
       signal.throwIfAborted()
       const late = writeRefusal(uploadId)
       if (late !== null) throw late
+      // Room for the chunk before a byte of its body is read, held until it is durable or has failed:
+      // writes admitted together cannot pass the watermark together (node/storage.ts). Held only by a
+      // write that has its window of the in-flight budget, so what slow senders can hold is bounded by
+      // that budget's windows (32 of 64 MiB by default), not by the requests they open. The create's
+      // check was made when the transfer began; other transfers have used the disk since.
+      unreserve = await opts.storage?.reserve(expected, what)
+      signal.throwIfAborted()
       const fh = await openData(uploadId, 'r+')
       let sha256: string
       try {
@@ -477,6 +484,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       reply.raw.off('close', gone)
       active.delete(write)
       if (active.size === 0 && writing.get(uploadId) === active) writing.delete(uploadId)
+      unreserve?.()
       release?.()
       settle()
     }
