@@ -47,6 +47,8 @@ export interface StagedBody {
 export class FileBlobStore implements BlobStore {
   readonly #dir: string
   readonly #tmp: string
+  /** Temp files of bodies being staged now (names in #tmp). */
+  readonly #staging = new Set<string>()
   /** Each shard directory made, once its entry in the blobs directory is on disk (one fsync per shard). */
   readonly #shards = new Map<string, Promise<void>>()
 
@@ -82,10 +84,14 @@ export class FileBlobStore implements BlobStore {
   /** Streams `source` to a temp file, hashing every piece as it passes; see StagedBody. */
   async ingest (source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, opts: IngestOptions): Promise<StagedBody> {
     const hash = streamHash(opts.md5 === true ? ['sha256', 'md5'] : ['sha256'])
-    const tmp = join(this.#tmp, randomBytes(12).toString('hex'))
-    const fh = await open(tmp, 'w')
+    const name = randomBytes(12).toString('hex')
+    const tmp = join(this.#tmp, name)
+    this.#staging.add(name)
+    let fh: FileHandle
+    try { fh = await open(tmp, 'w') } catch (err) { this.#staging.delete(name); throw err }
     let closed = false
     const close = async (): Promise<void> => { if (!closed) { closed = true; await fh.close() } }
+    const done = (): void => { this.#staging.delete(name) }
     try {
       const total = await writeAll(fh, source, opts.length, async (piece) => await hash.update(piece))
       if (total < opts.length) throw new BodyTooShortError(opts.length, total)
@@ -110,17 +116,24 @@ export class FileBlobStore implements BlobStore {
             await close().catch(() => {})
             await rm(tmp, { force: true })
             throw err
-          }
+          } finally { done() }
         },
-        discard: async () => { await close().catch(() => {}); await rm(tmp, { force: true }) }
+        discard: async () => { await close().catch(() => {}); await rm(tmp, { force: true }); done() }
       }
     } catch (err) {
       hash.abort()
       await close().catch(() => {})
       await rm(tmp, { force: true })
+      done()
       throw err
     }
   }
+
+  /**
+   * Whether a temp file (its name in tmpDir) belongs to a body this process is staging now (written, or
+   * written and not yet committed or discarded): the disk sweep never takes one, however old its time.
+   */
+  staging (name: string): boolean { return this.#staging.has(name) }
 
   async put (bytes: Uint8Array, expectedSha256?: string): Promise<string> {
     const staged = await this.ingest([bytes], { length: bytes.byteLength, sha256: expectedSha256 ?? null })

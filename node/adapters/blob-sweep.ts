@@ -10,7 +10,7 @@
 // blob only when, inside its digest's lock (the lock a commit renames under), it has no `index`
 // reference, no pin and a file older than the grace period: an ingest of the same bytes either made its
 // copy before (pinned until its chunk is recorded, and fresh) or makes it after the delete.
-import { opendir, stat, rm } from 'node:fs/promises'
+import { lstat, opendir, stat, rm } from 'node:fs/promises'
 import type { Dir, Dirent, Stats } from 'node:fs'
 import { join } from 'node:path'
 import type { Store } from '../../actors/ports.ts'
@@ -72,7 +72,7 @@ export async function sweepBlobs (o: BlobSweepOptions): Promise<BlobSweepResult>
   for await (const e of entries(o.blobs.tmpDir)) {
     if (o.stopped?.() === true) return out
     await pace()
-    if (!e.isFile()) continue
+    if (!e.isFile() || o.blobs.staging(e.name)) continue // a body staged now, whatever its file's time says
     const path = join(o.blobs.tmpDir, e.name)
     try {
       const st = await statOrNull(path)
@@ -84,10 +84,16 @@ export async function sweepBlobs (o: BlobSweepOptions): Promise<BlobSweepResult>
   return out
 }
 
-/** A directory's entries, read a few at a time (none when it does not exist). */
+/**
+ * A directory's entries, read a few at a time: none when it does not exist, or is not a directory of its
+ * own (a symbolic link put in its place would lead the sweep's deletes elsewhere).
+ */
 export async function * entries (dir: string): AsyncGenerator<Dirent> {
   let d: Dir
-  try { d = await opendir(dir) } catch (err) {
+  try {
+    if (!(await lstat(dir)).isDirectory()) return
+    d = await opendir(dir)
+  } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
     throw err
   }

@@ -253,10 +253,25 @@ export class NodeTransferService implements TransferService {
       throw err
     }
     const digest = staged.sha256
-    const existing = await existingRow
+    let existing: ChunkRow | undefined
+    try { existing = await existingRow } catch (err) { await staged.discard(); throw err }
     if (existing !== undefined) {
-      await staged.discard()
-      if (existing.sha256 !== digest) throw withExtensions(new ChunkConflict(`Chunk ${index} was already received with other bytes.`), { chunk_index: index })
+      if (existing.sha256 !== digest) {
+        await staged.discard()
+        throw withExtensions(new ChunkConflict(`Chunk ${index} was already received with other bytes.`), { chunk_index: index })
+      }
+      // The recorded chunk's blob may be gone: a coordinator that recorded it long after its upload timed
+      // out, when the disk sweep had reclaimed the unreferenced blob. This copy then takes its place (its
+      // reference is already stored); otherwise it is not needed.
+      if (await this.#deps.blobs.has(digest)) await staged.discard()
+      else {
+        try {
+          await staged.commit()
+        } catch (err) {
+          if (this.#deps.storage?.failed(err) === true) throw this.#deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
+          throw err
+        }
+      }
       return { ack: await this.#ack(id, index, digest, staged.bytes, true, null), created: false }
     }
     // Durable before acknowledged: the file and its directory entry are fsynced. The blob is pinned

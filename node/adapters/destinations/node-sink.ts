@@ -297,8 +297,14 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   opts.partials?.attach({
     discard: async (id, stale) => await serialised(id, async () => {
       if (!(await stale())) return null
+      // A record missing or cut short is as abandoned as the rest; one that cannot be read now (EMFILE,
+      // EIO) keeps everything (the error reaches the sweep): a completed upload's record must not go
+      // for a passing error.
       let meta: UploadMeta | undefined
-      try { meta = await loadMeta(id) } catch { meta = undefined } // unreadable: as abandoned as the rest
+      try { meta = await loadMeta(id) } catch (err) {
+        if (!(err instanceof SyntaxError)) throw err
+        meta = undefined
+      }
       if ((writing.get(id)?.size ?? 0) > 0 || closing.has(id)) return null
       const keepRecord = meta?.status === 'completed'
       if (!keepRecord) metas.delete(id)

@@ -129,7 +129,16 @@ async function newestMtime (files: { data: string, meta: string, metaTmp: string
   return newest
 }
 
-/** An upload's record, or undefined when it is missing or unreadable. */
+/**
+ * An upload's record, or undefined when it is missing or not JSON (a record cut short). Any other
+ * failure to read it (EMFILE, EIO) throws: the sweep then keeps the files, as a completed upload's
+ * record must never go for a passing error.
+ */
 async function readRecord (path: string): Promise<{ status?: unknown } | undefined> {
-  try { return JSON.parse(await readFile(path, 'utf8')) as { status?: unknown } } catch { return undefined }
+  let text: string
+  try { text = await readFile(path, 'utf8') } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw err
+  }
+  try { return JSON.parse(text) as { status?: unknown } } catch { return undefined }
 }

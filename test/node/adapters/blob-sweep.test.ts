@@ -64,6 +64,16 @@ t.test('temp files: an abandoned one goes, one an ingest is writing stays; stray
   t.same(await readdir(join(dir, sha.slice(0, 2))), [sha, 'notes.txt'].sort(), 'a file not named by a digest is not the sweep\'s')
 })
 
+t.test('a body staged now keeps its temp file whatever its time says (a clock that jumped, a filesystem\'s own clock)', async t => {
+  const { store, blobs } = await setup(t)
+  const staged = await blobs.ingest([randomBytes(4096)], { length: 4096 })
+  const [name] = await readdir(blobs.tmpDir)
+  await age(join(blobs.tmpDir, name!), 3 * HOUR)
+  t.same((await sweepBlobs({ store, blobs, graceMs: HOUR })).temps, { files: 0, bytes: 0 })
+  await staged.commit()
+  t.same(await readdir(blobs.tmpDir), [], 'committed: nothing left to sweep')
+})
+
 t.test('an upload of the same bytes holding its pin keeps the blob, even one whose file looks old', async t => {
   const { store, blobs } = await setup(t)
   const bytes = randomBytes(8192)

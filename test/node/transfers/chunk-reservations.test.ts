@@ -12,6 +12,7 @@ import { StorageGuard } from '../../../node/storage.ts'
 import { startSystem, spawnSupervised, stopActor } from '../../../actors/runtime.ts'
 import { systemClock } from '../../../node/clock.ts'
 import { planChunks } from '../../../actors/domain/chunk-plan.ts'
+import { keys } from '../../../actors/transfer/model.ts'
 import type { CoordinatorMsg } from '../../../actors/transfer/coordinator.ts'
 import type { StagedBody } from '../../../node/adapters/blob-store.ts'
 import { silentLogger } from '../../helpers/logger.ts'
@@ -69,4 +70,38 @@ t.test('chunk bodies are checked, not held: two stream side by side; one that do
   free = MIB + Math.floor(0.5 * chunk)
   await t.rejects(put(1), { code: 'BWN_ERR_STORAGE_FULL', statusCode: 507, extensions: { needed_bytes: chunk } }, 'one that does not fit now is refused before its body is read')
   t.equal(gates.length, 2)
+})
+
+t.test('a chunk recorded after its upload timed out, whose blob the disk sweep reclaimed meanwhile: the client\'s retry puts it back', async t => {
+  const env = testDeps()
+  const system = startSystem()
+  t.teardown(() => stopActor(system as never))
+  const coordinator = spawnSupervised<null, CoordinatorMsg>(system, 'coordinator', { clock: systemClock, logger: silentLogger() } as never, () => null, (state, msg) => {
+    if (msg.type === 'create') void env.store.table('transfers').put(msg.row.id, msg.row).then(() => msg.reply.resolve({ ok: true, value: msg.row }))
+    return state
+  })
+  const held = new Set<string>()
+  const done: string[] = []
+  const SHA = 'ab'.repeat(32)
+  const blobs = {
+    has: async (sha: string) => held.has(sha),
+    ingest: async (_body: AsyncIterable<Uint8Array>, opts: { length: number }): Promise<StagedBody> => ({
+      sha256: SHA, md5: null, bytes: opts.length,
+      commit: async (linked) => { held.add(SHA); done.push('commit'); await linked?.() },
+      discard: async () => { done.push('discard') }
+    })
+  }
+  const destinations = { defaultId: async () => 'elsewhere', visible: async (id: string) => ({ id, kind: 'http', builtin: false }), driverFor: async () => ({ readableBeforeComplete: true }) }
+  const service = new NodeTransferService({ store: env.store, blobs: blobs as never, clock: systemClock, coordinator, destinations: destinations as never })
+  const org = await env.accounts.createOrganization({ name: 'o' })
+  const auth = await env.accounts.authenticate((await env.accounts.createKey(org.id, { role: 'client', plan: 'enterprise' })).key)
+  if (!auth.ok) throw new Error('the key did not authenticate')
+  const created = await service.create({ sender_hotkey: HOTKEY, total_size: MIB, filename: 'f.bin', tier: 'STANDARD' } as never, auth.principal)
+  // The coordinator recorded chunk 0 (row and reference) long after the upload gave up on it.
+  await env.store.table('chunks').put(keys.chunk(created.id, 0), { sha256: SHA } as never)
+  const put = async (): Promise<any> => await service.putChunk(created.id, 0, (async function * () {})(), { contentLength: MIB, sha256: null } as never, auth.principal)
+  t.match(await put(), { created: false, ack: { duplicate: true } })
+  t.same(done, ['commit'], 'its blob was gone: this copy takes its place')
+  t.match(await put(), { created: false, ack: { duplicate: true } })
+  t.same(done, ['commit', 'discard'], 'once there, a repeat is discarded')
 })

@@ -5,7 +5,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import http from 'node:http'
 import { randomBytes } from 'node:crypto'
-import { link, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile, open } from 'node:fs/promises'
+import { link, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile, open } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cryptoReady, newHotkey, authorityOf } from '../../../../protocol/index.ts'
@@ -133,4 +133,19 @@ t.test('without a mounted sink the sweep removes the files itself; liveness is a
   const r = await bare.sweep({ graceMs: HOUR, isLive: (id) => id === 'revived' && ++asked > 1 })
   t.equal(r.partials.files, 4, 'the open upload\'s two files, the stray temp record, the completed upload\'s partial file')
   t.same((await readdir(bare.partialDir)).sort(), ['done.json', 'finished.json', 'not.an.upload', 'revived'], 'completed records, a live upload (live by the last look) and a stranger stay')
+})
+
+t.test('a partial directory that is a symbolic link is not walked: the sweep deletes nothing where it leads', async t => {
+  const elsewhere = await mkdtemp(join(tmpdir(), 'bwnet-sink-elsewhere-'))
+  t.teardown(() => rm(elsewhere, { recursive: true, force: true }))
+  const victim = join(elsewhere, 'hostname')
+  await writeFile(victim, 'not the sink\'s')
+  const when = new Date(Date.now() - 2 * HOUR)
+  await utimes(victim, when, when)
+  const linkedSink = await mkdtemp(join(tmpdir(), 'bwnet-sink-linked-'))
+  t.teardown(() => rm(linkedSink, { recursive: true, force: true }))
+  await symlink(elsewhere, join(linkedSink, '.partial'))
+  const r = await new SinkPartials(linkedSink).sweep({ isLive: () => false, graceMs: HOUR })
+  t.same(r, { partials: { files: 0, bytes: 0 }, errors: 0 })
+  t.equal(await readFile(victim, 'utf8'), 'not the sink\'s', 'the file it points at stays')
 })
