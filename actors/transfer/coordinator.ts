@@ -54,7 +54,7 @@ export interface CoordinatorDeps {
    * coordinator (node/verify-evidence.ts checkWorkerClaim); a delivery without one is refused. Absent
    * (the simulator, which signs nothing): every delivery counts as claimed.
    */
-  workerClaimed?: (from: string, result: TaskResult) => boolean
+  workerClaimed?: (from: string, result: TaskResult, relayedAt?: number) => boolean
   /** Signs an offer's terms with this node's key (protocol/offer-signature.ts); absent in the simulator. */
   signOffer?: (offer: TaskOffer) => string
   /** The attachment a worker without registration answers with, for verify requests naming it. */
@@ -88,7 +88,7 @@ export type CoordinatorMsg =
   | { type: 'cancel', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'assigned', from: string, body: TaskAssigned }
   /** `evidence`: the orchestrator's signed result frame, forwarded to the validator (peer trust, docs/security.md#peers). */
-  | { type: 'result', from: string, body: TaskResult, evidence?: Uint8Array }
+  | { type: 'result', from: string, body: TaskResult, evidence?: Uint8Array, /** The relaying frame's signed time. */ relayedAt?: number }
   | { type: 'progress', from: string, body: TaskProgress }
   | { type: 'verdict', from: string, body: VerifyVerdict }
   /** `readThrough`: when the oldest frame then unread arrived (unreadSince), read as the tick was sent. */
@@ -97,7 +97,8 @@ export type CoordinatorMsg =
   | { type: 'dispatch', transferId: string }
   | { type: 'planned', transferId: string, candidates: OrchestratorCandidate[] }
   | { type: 'begun', transferId: string, destinationId: string, upload: UploadState | null, error: string | null }
-  | { type: 'checked', transferId: string, attemptId: string, ok: boolean, reason: string | null }
+  /** `inconclusive`: the check itself failed (the destination errored): no verdict on the worker. */
+  | { type: 'checked', transferId: string, attemptId: string, ok: boolean, reason: string | null, inconclusive?: boolean }
   | { type: 'completed-upload', transferId: string, ok: boolean, retry: boolean, redeliver: number[], error: string | null, storedName?: string | null }
   | { type: 'complete-retry', transferId: string }
   | { type: 'aborted', transferId: string }
@@ -216,7 +217,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'assigned': await run(core.assigned(msg.from, msg.body, now)); return state
       case 'result': {
         const claimed = deps.workerClaimed
-        await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [], msg.evidence, claimed === undefined ? undefined : () => claimed(msg.from, msg.body)))
+        await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [], msg.evidence, claimed === undefined ? undefined : () => claimed(msg.from, msg.body, msg.relayedAt)))
         return state
       }
       case 'progress': await run(core.progress(msg.from, msg.body, now)); return state
@@ -225,7 +226,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'dispatch': await run(core.dispatch(msg.transferId)); return state
       case 'planned': await run(core.planned(msg.transferId, msg.candidates, now)); return state
       case 'begun': await run(core.begun(msg.transferId, msg.destinationId, msg.upload, msg.error, now)); return state
-      case 'checked': await run(core.checked(msg.transferId, msg.attemptId, msg.ok, msg.reason, now)); return state
+      case 'checked': await run(core.checked(msg.transferId, msg.attemptId, msg.ok, msg.reason, now, msg.inconclusive === true)); return state
       case 'completed-upload': await run(core.completedUpload(msg, now)); return state
       case 'complete-retry': await run(core.completeRetry(msg.transferId)); return state
       case 'aborted': await run(core.aborted(msg.transferId, now)); return state

@@ -11,7 +11,7 @@ import type { WorkerMsg } from './worker.ts'
 export type Sender = 'registered' | Role
 
 /** One inbound message, with the role its sender is registered as; `raw` is its signed frame (read only when needed). */
-export interface Inbound { type: MessageType, from: string, body: unknown, role: Role, readonly raw?: Uint8Array | undefined }
+export interface Inbound { type: MessageType, from: string, body: unknown, role: Role, readonly raw?: Uint8Array | undefined, /** The frame's signed time (absent in the simulator). */ ts?: number }
 
 export interface InboundRoute<T> {
   type: MessageType
@@ -53,7 +53,7 @@ export const ORCHESTRATOR_INBOUND: ReadonlyArray<InboundRoute<OrchestratorActors
       }
       else if (m.role === 'orchestrator') {
         const evidence = m.raw
-        tell(to.coordinator, { type: 'result', from: m.from, body: m.body as never, ...(evidence !== undefined ? { evidence } : {}) })
+        tell(to.coordinator, { type: 'result', from: m.from, body: m.body as never, ...(evidence !== undefined ? { evidence } : {}), ...(m.ts !== undefined ? { relayedAt: m.ts } : {}) })
       }
     }
   }

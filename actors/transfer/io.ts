@@ -73,7 +73,7 @@ export function startIo (opts: IoOptions): Io {
         inLane(job.destinationId, async driver => {
           const problem = await checkDelivery(driver, job)
           tell({ type: 'checked', transferId: job.transferId, attemptId: job.attemptId, ok: problem === null, reason: problem })
-        }, err => tell({ type: 'checked', transferId: job.transferId, attemptId: job.attemptId, ok: false, reason: `check failed: ${err.message}` }))
+        }, err => tell({ type: 'checked', transferId: job.transferId, attemptId: job.attemptId, ok: false, reason: `check failed: ${err.message}`, inconclusive: true }))
         return
       case 'complete':
         inLane(job.destinationId, async driver => {

@@ -15,7 +15,7 @@ import type { MessageType, TaskAssigned, TaskResult, TaskProgress, VerifyVerdict
 import { addStrike, isExcluded, standingKey, DEFAULT_STANDING_CONFIG, type StandingConfig, type StrikeReason, type WorkerStandingRow } from './worker-standing.ts'
 import { allocateRotated, ROUTED_ALLOCATION_RULE } from '../domain/allocation.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
-import { ATTEMPT_SLOTS_PER_CHUNK, type DeliveredPart, type UploadSpec, type UploadState } from '../destination.ts'
+import { ATTEMPT_SLOTS_PER_CHUNK, type DeliveredPart, type DestinationKind, type UploadSpec, type UploadState } from '../destination.ts'
 import {
   keys, TERMINAL, type TransferRow, type ChunkRow, type TaskRow, type AttemptRow, type ResultRow,
   type InterventionRow, type PlanRow, type OfferBatchRow, type InterventionReason, type TransferStatus
@@ -75,10 +75,17 @@ export interface CoordinatorConfig {
   maxStallsPerTask: number
   /** Strikes, window and cool-down of worker standing (worker-standing.ts). */
   standing: StandingConfig
+  /**
+   * Destination kinds whose bytes are the workers' alone (written only through offers' signed URLs):
+   * only there does a failed check strike a worker, or a validator's mismatch penalize it. A node's
+   * own sink; not an http server or an s3 bucket, which the tenant can write too.
+   */
+  attributableKinds: readonly DestinationKind[]
 }
 export const DEFAULT_COORDINATOR_CONFIG: CoordinatorConfig = {
   waveTimeoutMs: WAVE_TIMEOUT_MS, resultGapMs: RESULT_GAP_MS, minWorkerRate: MIN_WORKER_RATE, offerTtlMs: OFFER_TTL_MS, maxAttemptsPerTask: MAX_ATTEMPTS_PER_TASK, maxStallsPerTask: MAX_STALLS_PER_TASK,
-  standing: DEFAULT_STANDING_CONFIG
+  standing: DEFAULT_STANDING_CONFIG,
+  attributableKinds: ['node']
 }
 
 export type Outcome<T> = { ok: true, value: T } | { ok: false, code: string, status: number, detail: string, extensions?: Record<string, unknown> }
@@ -695,7 +702,11 @@ export class TransferState {
           kind: 'io',
           job: {
             type: 'verify', validator, check,
-            request: { transferId: a.row.id, taskId: at.task_id, attemptId: at.id, chunkIndex: at.chunk_index, orchestrator: at.orchestrator_id, worker, length: chunk.length, sha256: chunk.sha256, trustedDurationMs: offeredAt === null ? 0 : Math.max(0, now - offeredAt), ...(evidence !== undefined ? { evidence: Buffer.from(evidence).toString('base64') } : {}) }
+            request: {
+              transferId: a.row.id, taskId: at.task_id, attemptId: at.id, chunkIndex: at.chunk_index, orchestrator: at.orchestrator_id, worker, length: chunk.length, sha256: chunk.sha256,
+              trustedDurationMs: offeredAt === null ? 0 : Math.max(0, now - offeredAt), ...(evidence !== undefined ? { evidence: Buffer.from(evidence).toString('base64') } : {}),
+              ...(this.#attributable(a.row) ? { attributable: true } : {})
+            }
           }
         })
       } else {
@@ -723,7 +734,11 @@ export class TransferState {
   }
 
   /** The outcome of a destination check (or a validator's verdict). */
-  checked (transferId: string, attemptId: string, ok: boolean, reason: string | null, now: number): Step {
+  /**
+   * `inconclusive`: the check could not run (the destination errored or timed out): the attempt fails
+   * and the chunk goes again, with no strike, as nothing says the worker wrote wrong bytes.
+   */
+  checked (transferId: string, attemptId: string, ok: boolean, reason: string | null, now: number, inconclusive = false): Step {
     const step: Step = { ops: [], effects: [] }
     const a = this.#active.get(transferId)
     const at = a?.attempts.get(attemptId)
@@ -737,7 +752,10 @@ export class TransferState {
     const iso = isoFromMs(now)
     if (!ok) {
       step.effects.push({ kind: 'log', level: 'warn', obj: { transferId, chunk: at.chunk_index, worker: at.worker_id, reason }, msg: 'delivery failed its destination check' })
-      if (at.worker_id !== null) this.#strike(at.worker_id, 'failed_check', at, now, step)
+      // A strike only where a mismatch can be the worker's alone: this node's own sink, written only
+      // through the offer's signed URL. An http server or an s3 bucket is the tenant's to write too,
+      // so a tenant could make any worker's delivery fail there.
+      if (at.worker_id !== null && !inconclusive && this.#attributable(a.row)) this.#strike(at.worker_id, 'failed_check', at, now, step)
       if (pending) { pending.outcome = 'integrity_mismatch'; step.ops.push({ type: 'put', table: 'task_results', key: keys.row(a.row.id, at.id), value: pending }) }
       this.#failAttempt(a, at, 'integrity_mismatch', reason, now, step)
       ack('failed', 'destination_check_failed')
@@ -957,6 +975,11 @@ export class TransferState {
     if (!Number.isFinite(bytesPerSecond) || bytesPerSecond <= 0) return
     this.#rates.push(bytesPerSecond)
     if (this.#rates.length > RATE_SAMPLES) this.#rates.shift()
+  }
+
+  /** Whether a delivery's bytes at this transfer's destination are the worker's alone (config attributableKinds). */
+  #attributable (row: TransferRow): boolean {
+    return row.upload !== null && this.#cfg.attributableKinds.includes(row.upload.kind)
   }
 
   /** Records the coordinator's own evidence against a worker; past the limit it is excluded for a cool-down. */

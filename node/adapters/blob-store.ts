@@ -118,13 +118,14 @@ export class FileBlobStore implements BlobStore {
             throw err
           } finally { done() }
         },
-        discard: async () => { await close().catch(() => {}); await rm(tmp, { force: true }); done() }
+        discard: async () => { try { await close().catch(() => {}); await rm(tmp, { force: true }) } finally { done() } }
       }
     } catch (err) {
       hash.abort()
-      await close().catch(() => {})
-      await rm(tmp, { force: true })
-      done()
+      try {
+        await close().catch(() => {})
+        await rm(tmp, { force: true })
+      } finally { done() }
       throw err
     }
   }

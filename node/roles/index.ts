@@ -136,8 +136,10 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     faultPoint: crashPoint(ctx),
     attachmentOf: (worker) => auth.attachmentOf(worker),
     signOffer: (offer) => signOffer(key, offer),
-    workerClaimed: (from, result) => {
-      const claim = checkWorkerClaim(result, from, key.address)
+    workerClaimed: (from, result, relayedAt) => {
+      // The same window a validator holds the claim to (against the frame that relays it), so a
+      // delivery accepted here is never refused there for its age, at this coordinator's cost.
+      const claim = checkWorkerClaim(result, from, key.address, relayedAt)
       if (!claim.ok) ctx.logger.warn({ peer: from, worker: result.worker, attemptId: result.attemptId, reason: claim.reason, event: 'worker_claim_refused' }, 'delivery refused: not what its worker signed')
       return claim.ok
     },
@@ -253,10 +255,16 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   // An offer is taken only with its coordinator's signature over its terms: the orchestrator relaying it
   // cannot point it at another chunk's source, hash or target and get this worker struck for the result.
   // Refused, it is answered as a failed move (no strike), so its chunk goes again at once.
+  const refusedLogged = new Map<string, number>() // once a minute per orchestrator: a flood of them is one line
   const signedOffer = (m: Envelope): boolean => {
     const { offer } = m.body as TaskOfferMsg
     if (offerSigned(offer)) return true
-    ctx.logger.warn({ peer: m.from, coordinator: offer.source.coordinator, attemptId: offer.attemptId, event: 'offer_refused' }, 'offer refused: not as its coordinator signed it')
+    const now = clock.now()
+    if ((refusedLogged.get(m.from) ?? -Infinity) <= now - 60_000) {
+      if (refusedLogged.size >= 1024) refusedLogged.clear()
+      refusedLogged.set(m.from, now)
+      ctx.logger.warn({ peer: m.from, coordinator: offer.source.coordinator, attemptId: offer.attemptId, event: 'offer_refused' }, 'offer refused: not as its coordinator signed it')
+    }
     messenger.send(m.from, 'task_result', {
       taskId: offer.taskId, attemptId: offer.attemptId, transferId: offer.transferId, worker: key.address, success: false, bytes: 0, durationMs: 0,
       sha256: null, etag: null, error: 'offer_unsigned', via: null, coordinator: offer.source.coordinator
@@ -351,6 +359,6 @@ function routeInbound<T> (auth: PeerAuth, table: ReadonlyArray<InboundRoute<T>>,
   // `raw` stays lazy: the messenger frames (signs) a message to itself only when its frame is read.
   for (const r of table) {
     const ok = admit[r.type]
-    auth.on(r.type, r.from, (m, _peer, s) => { if (ok === undefined || ok(m, s)) r.deliver(to, { type: r.type, from: m.from, body: m.body, role: s.role, get raw () { return m.raw } }) })
+    auth.on(r.type, r.from, (m, _peer, s) => { if (ok === undefined || ok(m, s)) r.deliver(to, { type: r.type, from: m.from, body: m.body, role: s.role, ts: m.ts, get raw () { return m.raw } }) })
   }
 }

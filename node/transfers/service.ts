@@ -263,7 +263,9 @@ export class NodeTransferService implements TransferService {
       // The recorded chunk's blob may be gone: a coordinator that recorded it long after its upload timed
       // out, when the disk sweep had reclaimed the unreferenced blob. This copy then takes its place (its
       // reference is already stored); otherwise it is not needed.
-      if (await this.#deps.blobs.has(digest)) await staged.discard()
+      let present: boolean
+      try { present = await this.#deps.blobs.has(digest) } catch (err) { await staged.discard(); throw err }
+      if (present) await staged.discard()
       else {
         try {
           await staged.commit()

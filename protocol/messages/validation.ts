@@ -34,7 +34,13 @@ export const VerifyRequest = Type.Object({
    */
   evidence: Type.Optional(Type.String({ maxLength: 16_384, pattern: '^[A-Za-z0-9+/]*={0,2}$' })),
   /** The worker's attachment, when it holds no chain registration: what it answers for its delivery with. */
-  attachment: Type.Optional(Attachment)
+  attachment: Type.Optional(Attachment),
+  /**
+   * The destination takes writes only through the offer's signed URLs (the coordinator's own node sink),
+   * so bytes read back are the worker's alone. Without it (an http server, an s3 bucket: the tenant's
+   * to write too) a mismatch penalizes no one; it only earns nothing.
+   */
+  attributable: Type.Optional(Type.Boolean())
 }, { additionalProperties: false })
 export type VerifyRequest = Static<typeof VerifyRequest>
 

@@ -34,7 +34,9 @@ t.test('any change to its terms, or another signer, is refused', async t => {
     ['another target', { ...offer, target: { ...offer.target, url: 'http://127.0.0.1:9/sink/u/chunks/4?sig=9' } }],
     ['another target header', { ...offer, target: { ...offer.target, headers: { 'x-a': '1', 'x-b': '3' } } }],
     ['a later expiry', { ...offer, expiresAt: 2000 }],
-    ['a garbage signature', { ...offer, signature: '00'.repeat(64) }]
+    ['a garbage signature', { ...offer, signature: '00'.repeat(64) }],
+    // Fields that would run together in a plain text join: a line break inside one moves the rest.
+    ['a field boundary moved', { ...offer, source: { ...offer.source, url: `${offer.source.url}\nPUT` } }]
   ]
   for (const [name, o] of changed) t.notOk(offerSigned(o), name)
 })

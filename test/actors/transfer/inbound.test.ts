@@ -24,7 +24,7 @@ t.test('orchestrator side', async t => {
   const to = { router: recorder(system, 'router', seen), coordinator: recorder(system, 'coordinator', seen) }
   const routes = inboundByType(ORCHESTRATOR_INBOUND)
   const frame = new Uint8Array([1, 2, 3])
-  const m = (type: Inbound['type'], role: Inbound['role']): Inbound => ({ type, from: 'peer', body: { b: type }, role, raw: frame })
+  const m = (type: Inbound['type'], role: Inbound['role']): Inbound => ({ type, from: 'peer', body: { b: type }, role, raw: frame, ts: 1234 })
   const cases: Array<[Inbound, string | null, string | null]> = [
     [m('worker_attach', 'worker'), 'router', 'attach'],
     [m('worker_attach', 'orchestrator'), null, null],
@@ -52,6 +52,7 @@ t.test('orchestrator side', async t => {
       if (msg.type === 'task_result') {
         t.equal(got.evidence, actor === 'coordinator' ? frame : undefined, 'the orchestrator\'s signed frame is evidence for the settling coordinator')
         t.equal(got.claim, actor === 'router' ? frame : undefined, 'the worker\'s signed frame is its claim, relayed by its orchestrator')
+        t.equal(got.relayedAt, actor === 'coordinator' ? 1234 : undefined, 'the relaying frame\'s time, which a claim is held to')
       }
     }
   }

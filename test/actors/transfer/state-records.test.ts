@@ -137,7 +137,7 @@ t.test('a transfer\'s first wave, field by field: the transfer, chunk, plan, tas
   const { core } = await firstWave(t, clock)
   t.ok(core.isLive('t1'), 'live')
   t.notOk(core.isLive('t-unknown'), 'an unknown transfer is not live')
-  t.same(core.config, { waveTimeoutMs: 15_000, resultGapMs: 1_000, minWorkerRate: 1024 * 1024, offerTtlMs: TTL, maxAttemptsPerTask: 8, maxStallsPerTask: 24, standing: { strikeWindowMs: 600_000, strikeLimit: 3, exclusionMs: 600_000, maxExclusionMs: 86_400_000 } }, 'the defaults')
+  t.same(core.config, { waveTimeoutMs: 15_000, resultGapMs: 1_000, minWorkerRate: 1024 * 1024, offerTtlMs: TTL, maxAttemptsPerTask: 8, maxStallsPerTask: 24, standing: { strikeWindowMs: 600_000, strikeLimit: 3, exclusionMs: 600_000, maxExclusionMs: 86_400_000 }, attributableKinds: ['node'] }, 'the defaults')
 })
 
 t.test('acceptance, results, checks, a validator\'s verdict, completion: every row, event, acknowledgement and job', async t => {
@@ -205,7 +205,7 @@ t.test('acceptance, results, checks, a validator\'s verdict, completion: every r
         kind: 'io',
         job: {
           type: 'verify', validator: 'v-1', check: check1,
-          request: { transferId: 't1', taskId: 'id-4', attemptId: 'id-5', chunkIndex: 1, orchestrator: SELF, worker: W2, length: CHUNK, sha256: sha(1), trustedDurationMs: r1 - p, evidence: 'AQID' }
+          request: { transferId: 't1', taskId: 'id-4', attemptId: 'id-5', chunkIndex: 1, orchestrator: SELF, worker: W2, length: CHUNK, sha256: sha(1), trustedDurationMs: r1 - p, evidence: 'AQID', attributable: true }
         }
       },
       { kind: 'emit', event: { type: 'checking', row: res1, attempt: checking1 } }

@@ -8,6 +8,7 @@ import {
 } from '../../../actors/transfer/state.ts'
 import type { TransferRow, AttemptRow, ChunkRow, InterventionRow } from '../../../actors/transfer/model.ts'
 import type { TaskResult } from '../../../protocol/index.ts'
+import type { UploadState } from '../../../actors/destination.ts'
 import { ManualClock } from '../../helpers/clock.ts'
 import { CHUNK, UPLOAD, transferRow, sha, jobs, effects, puts, offersOf, reply } from '../../helpers/transfer-state.ts'
 
@@ -22,7 +23,7 @@ let seq = 0
 const newId = (): string => `id-${++seq}`
 
 /** A transfer created, `chunks` staged, its upload begun and its first wave planned over `candidates`. */
-function started (clock: ManualClock, chunks: number, candidates = BOTH, config = {}): { core: TransferState, id: string, wave: Step } {
+function started (clock: ManualClock, chunks: number, candidates = BOTH, config = {}, upload: UploadState = UPLOAD): { core: TransferState, id: string, wave: Step } {
   const core = new TransferState({ self: SELF, config, newId })
   const id = `t-${++seq}`
   core.create(transferRow(id, chunks), clock.now())
@@ -30,7 +31,7 @@ function started (clock: ManualClock, chunks: number, candidates = BOTH, config 
   clock.advance(DISPATCH_DEBOUNCE_MS)
   const d = core.dispatch(id)
   t.equal(jobs(d, 'begin').length, 1, 'the first dispatch begins the upload')
-  core.begun(id, 'd1', UPLOAD, null, clock.now())
+  core.begun(id, 'd1', upload, null, clock.now())
   const wave = core.planned(id, candidates, clock.now())
   return { core, id, wave }
 }
@@ -600,6 +601,31 @@ t.test('blame: a result speaks only for the worker the attempt was assigned to; 
   const verdict = core.verdict('v-1', { transferId: id, attemptId: offers[1]!.attemptId, chunkIndex: offers[1]!.chunkIndex, verdict: 'mismatch', sha256: sha(98), detail: null }, clock.now())
   t.match(puts(verdict, 'workers'), [{ hotkey: W1 }])
   t.equal(core.standingOf('victim'), undefined, 'the innocent worker holds no strike')
+})
+
+t.test('no strike where a failed check may not be the worker\'s: a check that could not run, or a tenant\'s own destination', async t => {
+  const clock = new ManualClock()
+  // This node's sink: a check that errored (the destination timed out) strikes no one; a mismatch strikes.
+  const own = started(clock, 2, ONLY_SELF)
+  const [a0, a1] = offersOf(own.wave)
+  acceptAll(own.core, own.id, [a0!, a1!], W1, clock.now())
+  result(own.core, a0!, W1, clock.now())
+  const errored = own.core.checked(own.id, a0!.attemptId, false, 'check failed: timeout', clock.now(), true)
+  t.same(puts(errored, 'workers'), [], 'an inconclusive check strikes no one')
+  t.match(puts(errored, 'task_attempts'), [{ id: a0!.attemptId, state: 'failed' }], 'the attempt fails: the chunk goes again')
+  result(own.core, a1!, W1, clock.now())
+  t.match(puts(own.core.checked(own.id, a1!.attemptId, false, 'destination bytes do not match the staged chunk', clock.now()), 'workers'), [{ hotkey: W1 }], 'a mismatch at the own sink strikes')
+  // A tenant's http server (or s3 bucket): it can serve other bytes than the worker wrote. No strike,
+  // and a validator is told the bytes are not the worker's alone.
+  const tenant = started(clock, 1, ONLY_SELF, {}, { kind: 'http', url: 'http://127.0.0.1:9/f' })
+  const [b0] = offersOf(tenant.wave)
+  acceptAll(tenant.core, tenant.id, [b0!], W2, clock.now())
+  const asked = result(tenant.core, b0!, W2, clock.now(), true, { validators: ['v-1'] })
+  t.notOk((jobs(asked, 'verify')[0] as any).request.attributable, 'the verify request does not say the bytes are the worker\'s')
+  const mismatch = tenant.core.verdict('v-1', { transferId: tenant.id, attemptId: b0!.attemptId, chunkIndex: 0, verdict: 'mismatch', sha256: sha(9), detail: null }, clock.now())
+  t.same(puts(mismatch, 'workers'), [], 'no strike')
+  t.match(puts(mismatch, 'task_attempts'), [{ id: b0!.attemptId, state: 'failed' }])
+  t.equal(tenant.core.standingOf(W2), undefined)
 })
 
 t.test('a delivery its worker never signed is refused: the attempt fails and the chunk goes again, with no strike on anyone', async t => {

@@ -20,7 +20,7 @@ const SHA = 'a'.repeat(64)
 const close = (t: { ok: (v: boolean, m: string) => unknown }, a: number, b: number, msg: string): void => { t.ok(Math.abs(a - b) < 1e-9, `${msg}: ${a} ≈ ${b}`) }
 
 /** A verifier on `store` whose network hands each verdict and published score set to the test. */
-function harness (t: { teardown (fn: () => unknown): void }, clock: ManualClock, store: Store, current: Map<string, { ready: boolean, connected: boolean }>, reader: RangeReader = { sha256Of: async (_target, length) => ({ sha256: SHA, bytes: length }) }) {
+function harness (t: { teardown (fn: () => unknown): void }, clock: ManualClock, store: Store, current: Map<string, { ready: boolean, connected: boolean }>, reader: RangeReader = { sha256Of: async (_target, length) => ({ sha256: SHA, bytes: length }) }, penalties: unknown[] = []) {
   const system = startSystem()
   const verdicts = new Map<string, (v: unknown) => void>()
   const published: Array<(s: PrismScores) => void> = []
@@ -32,7 +32,7 @@ function harness (t: { teardown (fn: () => unknown): void }, clock: ManualClock,
   const verifier: Verifier = startVerifier(system, {
     env: { clock, logger: silentLogger() }, self: 'validator', net, store, sampleRate: 1,
     reader,
-    evidence: { submitEvidence: async () => {}, submitPenalties: async () => {} },
+    evidence: { submitEvidence: async () => {}, submitPenalties: async (rows) => { penalties.push(...rows) } },
     readiness: (h) => current.get(h) ?? { ready: false, connected: false }
   })
   let stopped = false
@@ -42,10 +42,10 @@ function harness (t: { teardown (fn: () => unknown): void }, clock: ManualClock,
     verifier,
     stop,
     /** One verified delivery of 8 MiB in 1 s (≈ 67 Mbps) by `orchestrator`; resolves once the verdict is out. */
-    verify (orchestrator: string, attemptId: string = randomUUID()): Promise<unknown> {
+    verify (orchestrator: string, attemptId: string = randomUUID(), over: Partial<VerifyRequest> = {}): Promise<unknown> {
       const body: VerifyRequest = {
         transferId: randomUUID(), taskId: randomUUID(), attemptId, chunkIndex: 0, orchestrator, worker: orchestrator,
-        length: 8 * 1_048_576, sha256: SHA, trustedDurationMs: 1_000, read: { method: 'GET', url: 'http://127.0.0.1:1/x', headers: {}, expiresAt: clock.now() + 60_000 }
+        length: 8 * 1_048_576, sha256: SHA, trustedDurationMs: 1_000, read: { method: 'GET', url: 'http://127.0.0.1:1/x', headers: {}, expiresAt: clock.now() + 60_000 }, ...over
       }
       const verdict = new Promise(resolve => verdicts.set(attemptId, resolve))
       tell(verifier.ref, { type: 'request', from: 'coordinator', body })
@@ -174,4 +174,16 @@ t.test('a read-back that fails with a non-string code (a DOMException\'s) ends i
   const timeout = Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError', code: 23 })
   const h = harness(t, clock, new LevelStore(new MemoryLevel() as never), new Map(), { sha256Of: async () => { throw timeout } })
   t.match(await h.verify(newHotkey().address), { verdict: 'unreadable', sha256: null }, 'the coordinator hears it could not be read')
+})
+
+t.test('a mismatch penalizes the worker only where the bytes are its alone (a node sink); at a tenant\'s own destination no one', async t => {
+  const clock = new ManualClock()
+  const penalties: any[] = []
+  const h = harness(t, clock, new LevelStore(new MemoryLevel() as never), new Map(), { sha256Of: async (_target, length) => ({ sha256: 'b'.repeat(64), bytes: length }) }, penalties)
+  const orchestrator = newHotkey().address
+  const worker = newHotkey().address
+  t.match(await h.verify(orchestrator, randomUUID(), { worker }), { verdict: 'mismatch' }, 'a tenant\'s server served other bytes')
+  t.same(penalties, [], 'no penalty: the tenant could have written them')
+  t.match(await h.verify(orchestrator, randomUUID(), { worker, attributable: true }), { verdict: 'mismatch' })
+  t.match(penalties, [{ kind: 'integrity_chunk_mismatch', workerHotkey: worker, orchestratorHotkey: orchestrator }], 'at a node sink: the worker\'s own penalty')
 })

@@ -63,7 +63,8 @@ t.test('an orchestrator cannot get a worker penalized for a delivery the worker 
     const evidence = Buffer.from(rogue.frame('task_result', result, rogue.hotkey)).toString('base64')
     const body: MessageBody<'verify_request'> = {
       ...ids, chunkIndex: 0, orchestrator: rogue.hotkey, worker, length: LENGTH, sha256: sha256(staged), trustedDurationMs: 5,
-      read: { method: 'GET', url, headers: {}, expiresAt: Date.now() + 60_000 }, evidence,
+      // The rogue says the bytes are the worker's alone (its own sink): a coordinator's word, as its read target is.
+      read: { method: 'GET', url, headers: {}, expiresAt: Date.now() + 60_000 }, evidence, attributable: true,
       ...(worker === victim.key.address ? { attachment: signAttachment(rogue.key, { worker, issuedAt: Date.now() }) } : {})
     }
     t.ok(rogue.send(V, 'verify_request', body, validator.key.address))
