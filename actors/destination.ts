@@ -94,6 +94,14 @@ export interface StoredPart {
 export interface DestinationDriver {
   readonly kind: DestinationKind
   /**
+   * Delivered bytes here are the workers' alone: the destination takes writes only through offers'
+   * signed URLs and nobody else writes it (the node's own built-in sink; the simulator's modelled one).
+   * Only then does a failed check strike a worker, or a validator's mismatch penalize it: a tenant's
+   * http server or s3 bucket, or a `node` destination pointing elsewhere, could hold other bytes than
+   * any worker wrote.
+   */
+  readonly attributable?: boolean
+  /**
    * True when `readRange` works before `complete` (node, http): validators can verify each chunk as
    * soon as it is delivered. False for s3, where bytes become readable only once the multipart
    * object is completed; before that `listParts` gives each stored part's ETag and size.

@@ -1,7 +1,8 @@
 /** Bumped on any change to a message shape or to framing; peers on another version are dropped. */
 // 2: announces bound to the connection's Noise keys; PRISM scores carry readiness.
 // 3: a relayed delivery carries the worker's own signed result (task_result.workerClaim, naming its
-//    coordinator); offers carry their coordinator's signature (task_offer.signature).
+//    coordinator); offers carry their coordinator's signature (task_offer.signature); a verify request
+//    says whether the bytes are the worker's alone (verify_request.attributable).
 export const PROTOCOL_VERSION = 3
 
 /** A control frame larger than this is refused before it is decoded (bulk bytes use their own channel). */

@@ -81,8 +81,6 @@ export function startOrchestratorNode (index: number, id: string, w: Orchestrato
       return { url: `sim://${id}${path}`, path }
     },
     onEvent: (e) => w.onEvent(id, e),
-    // The modelled destination is written only through offers (no tenant writes it): a mismatch there is the worker's.
-    config: { attributableKinds: ['s3'] },
     ...(w.validators !== undefined ? { validators: () => w.validators!(id) } : {})
   })
   return { index, id, system, store, net, router, coordinator }

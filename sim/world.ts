@@ -45,6 +45,8 @@ export class SimDestination implements DestinationDriver {
   readonly #rng: Rng
   readonly kind = 's3' as const
   readonly readableBeforeComplete = false
+  /** Written only through offers (no tenant writes the model): a mismatch here is the worker's, as at a node's own sink. */
+  readonly attributable = true
   readonly #uploads = new Map<string, Upload>()
   /** Objects completed, and their chunks checked against the staged content (the first invariant); nothing of them is kept. */
   completedObjects = 0

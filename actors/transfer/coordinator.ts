@@ -96,7 +96,7 @@ export type CoordinatorMsg =
   // Reports from timers and from destination work outside the mailbox:
   | { type: 'dispatch', transferId: string }
   | { type: 'planned', transferId: string, candidates: OrchestratorCandidate[] }
-  | { type: 'begun', transferId: string, destinationId: string, upload: UploadState | null, error: string | null }
+  | { type: 'begun', transferId: string, destinationId: string, upload: UploadState | null, error: string | null, attributable?: boolean }
   /** `inconclusive`: the check itself failed (the destination errored): no verdict on the worker. */
   | { type: 'checked', transferId: string, attemptId: string, ok: boolean, reason: string | null, inconclusive?: boolean }
   | { type: 'completed-upload', transferId: string, ok: boolean, retry: boolean, redeliver: number[], error: string | null, storedName?: string | null }
@@ -225,7 +225,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'overseer': await run(core.tick(now, msg.readThrough)); return state
       case 'dispatch': await run(core.dispatch(msg.transferId)); return state
       case 'planned': await run(core.planned(msg.transferId, msg.candidates, now)); return state
-      case 'begun': await run(core.begun(msg.transferId, msg.destinationId, msg.upload, msg.error, now)); return state
+      case 'begun': await run(core.begun(msg.transferId, msg.destinationId, msg.upload, msg.error, now, msg.attributable === true)); return state
       case 'checked': await run(core.checked(msg.transferId, msg.attemptId, msg.ok, msg.reason, now, msg.inconclusive === true)); return state
       case 'completed-upload': await run(core.completedUpload(msg, now)); return state
       case 'complete-retry': await run(core.completeRetry(msg.transferId)); return state

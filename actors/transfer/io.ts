@@ -50,7 +50,7 @@ export function startIo (opts: IoOptions): Io {
       case 'begin':
         inLane(job.destinationId, async driver => {
           const upload = await driver.begin(job.spec)
-          tell({ type: 'begun', transferId: job.transferId, destinationId: job.destinationId, upload, error: null })
+          tell({ type: 'begun', transferId: job.transferId, destinationId: job.destinationId, upload, error: null, attributable: driver.attributable === true })
         }, err => tell({ type: 'begun', transferId: job.transferId, destinationId: job.destinationId, upload: null, error: err.code ?? err.message }))
         return
       case 'offers':

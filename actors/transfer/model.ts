@@ -25,6 +25,11 @@ export interface TransferRow {
    * plan (node/transfers/service.ts). Absent on rows made before it was recorded (counted per key).
    */
   plan?: string
+  /**
+   * Set when the upload began, from its driver (DestinationDriver.attributable): delivered bytes are the
+   * workers' alone, so a failed check strikes and a validator's mismatch penalizes. Absent: neither.
+   */
+  attributable?: boolean
   coordinator_id: string
   metadata: { name: string }
   upload: UploadState | null

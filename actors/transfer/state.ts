@@ -15,7 +15,7 @@ import type { MessageType, TaskAssigned, TaskResult, TaskProgress, VerifyVerdict
 import { addStrike, isExcluded, standingKey, DEFAULT_STANDING_CONFIG, type StandingConfig, type StrikeReason, type WorkerStandingRow } from './worker-standing.ts'
 import { allocateRotated, ROUTED_ALLOCATION_RULE } from '../domain/allocation.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
-import { ATTEMPT_SLOTS_PER_CHUNK, type DeliveredPart, type DestinationKind, type UploadSpec, type UploadState } from '../destination.ts'
+import { ATTEMPT_SLOTS_PER_CHUNK, type DeliveredPart, type UploadSpec, type UploadState } from '../destination.ts'
 import {
   keys, TERMINAL, type TransferRow, type ChunkRow, type TaskRow, type AttemptRow, type ResultRow,
   type InterventionRow, type PlanRow, type OfferBatchRow, type InterventionReason, type TransferStatus
@@ -75,17 +75,10 @@ export interface CoordinatorConfig {
   maxStallsPerTask: number
   /** Strikes, window and cool-down of worker standing (worker-standing.ts). */
   standing: StandingConfig
-  /**
-   * Destination kinds whose bytes are the workers' alone (written only through offers' signed URLs):
-   * only there does a failed check strike a worker, or a validator's mismatch penalize it. A node's
-   * own sink; not an http server or an s3 bucket, which the tenant can write too.
-   */
-  attributableKinds: readonly DestinationKind[]
 }
 export const DEFAULT_COORDINATOR_CONFIG: CoordinatorConfig = {
   waveTimeoutMs: WAVE_TIMEOUT_MS, resultGapMs: RESULT_GAP_MS, minWorkerRate: MIN_WORKER_RATE, offerTtlMs: OFFER_TTL_MS, maxAttemptsPerTask: MAX_ATTEMPTS_PER_TASK, maxStallsPerTask: MAX_STALLS_PER_TASK,
-  standing: DEFAULT_STANDING_CONFIG,
-  attributableKinds: ['node']
+  standing: DEFAULT_STANDING_CONFIG
 }
 
 export type Outcome<T> = { ok: true, value: T } | { ok: false, code: string, status: number, detail: string, extensions?: Record<string, unknown> }
@@ -447,7 +440,8 @@ export class TransferState {
     return step
   }
 
-  begun (transferId: string, destinationId: string, upload: UploadState | null, error: string | null, now: number): Step {
+  /** `attributable`: the destination's bytes are the workers' alone (DestinationDriver.attributable), kept on the row. */
+  begun (transferId: string, destinationId: string, upload: UploadState | null, error: string | null, now: number, attributable = false): Step {
     const step: Step = { ops: [], effects: [] }
     const a = this.#active.get(transferId)
     if (a === undefined) {
@@ -466,6 +460,7 @@ export class TransferState {
       return step
     }
     a.row.upload = upload
+    if (attributable) a.row.attributable = true
     step.ops.push(this.#touch(a, now))
     this.#requestPlan(a, step)
     return step
@@ -753,11 +748,12 @@ export class TransferState {
     if (!ok) {
       step.effects.push({ kind: 'log', level: 'warn', obj: { transferId, chunk: at.chunk_index, worker: at.worker_id, reason }, msg: 'delivery failed its destination check' })
       // A strike only where a mismatch can be the worker's alone: this node's own sink, written only
-      // through the offer's signed URL. An http server or an s3 bucket is the tenant's to write too,
-      // so a tenant could make any worker's delivery fail there.
+      // through the offer's signed URL. An http server, an s3 bucket or a `node` destination elsewhere
+      // is the tenant's to write too, so a tenant could make any worker's delivery fail there.
       if (at.worker_id !== null && !inconclusive && this.#attributable(a.row)) this.#strike(at.worker_id, 'failed_check', at, now, step)
-      if (pending) { pending.outcome = 'integrity_mismatch'; step.ops.push({ type: 'put', table: 'task_results', key: keys.row(a.row.id, at.id), value: pending }) }
-      this.#failAttempt(a, at, 'integrity_mismatch', reason, now, step)
+      // A check that could not run found nothing against the bytes: a failed attempt, not a mismatch.
+      if (pending) { pending.outcome = inconclusive ? 'failed' : 'integrity_mismatch'; step.ops.push({ type: 'put', table: 'task_results', key: keys.row(a.row.id, at.id), value: pending }) }
+      this.#failAttempt(a, at, inconclusive ? 'attempt_failed' : 'integrity_mismatch', reason, now, step)
       ack('failed', 'destination_check_failed')
     } else {
       const chunk = a.chunks.get(at.chunk_index)!
@@ -977,9 +973,9 @@ export class TransferState {
     if (this.#rates.length > RATE_SAMPLES) this.#rates.shift()
   }
 
-  /** Whether a delivery's bytes at this transfer's destination are the worker's alone (config attributableKinds). */
+  /** Whether a delivery's bytes at this transfer's destination are the worker's alone (set when its upload began). */
   #attributable (row: TransferRow): boolean {
-    return row.upload !== null && this.#cfg.attributableKinds.includes(row.upload.kind)
+    return row.attributable === true
   }
 
   /** Records the coordinator's own evidence against a worker; past the limit it is excluded for a cool-down. */

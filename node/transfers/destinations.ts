@@ -117,7 +117,8 @@ export class DestinationRegistry implements DestinationService {
       ? new s3.S3Driver(c, { now: () => this.#clock.now(), ...(guarded ? { agents: this.#agents } : {}) })
       : row.kind === 'http'
         ? new HttpDriver(c, { signer: this.#key, ...(guarded ? { fetch: this.#guardedFetch } : {}) })
-        : new NodeSinkDriver({ baseUrl: c.baseUrl, key: this.#key, now: () => this.#clock.now(), ...(guarded ? { fetch: this.#guardedFetch } : {}) })
+        // Only the built-in sink is this node's own: a tenant's `node` destination may point anywhere.
+        : new NodeSinkDriver({ baseUrl: c.baseUrl, key: this.#key, now: () => this.#clock.now(), own: row.builtin, ...(guarded ? { fetch: this.#guardedFetch } : {}) })
     this.#drivers.set(id, driver)
     return driver
   }

@@ -769,12 +769,19 @@ export interface NodeSinkDriverOptions {
   /** Milliseconds since the epoch; default Date.now. */
   now?: () => number
   fetch?: typeof fetch
+  /**
+   * The sink is this node's own built-in one (DestinationDriver.attributable): it takes writes only
+   * through URLs this node signed, so what it holds is the workers' alone. Not for a `node` destination
+   * a tenant points elsewhere.
+   */
+  own?: boolean
 }
 
 /** `{ kind: 'node', uploadId, filename, totalSize, chunkSize, totalChunks }` */
 export class NodeSinkDriver implements DestinationDriver {
   readonly kind = 'node' as const
   readonly readableBeforeComplete = true
+  readonly attributable: boolean
   readonly #base: URL
   readonly #key: KeyPair
   readonly #now: () => number
@@ -785,6 +792,7 @@ export class NodeSinkDriver implements DestinationDriver {
     this.#key = options.key
     this.#now = options.now ?? Date.now
     this.#fetch = options.fetch ?? fetch
+    this.attributable = options.own === true
   }
 
   /** Asks the sink which name the file would get in its organization's namespace (sink-names.ts); a 409 there means none fits. */

@@ -101,8 +101,8 @@ async function firstWave (t: Pick<typeof tap, 'same'>, clock: ManualClock, confi
   t.same(plain(core.dispatch('t1')), EMPTY, 'one begin at a time')
   clock.advance(3)
   const begun = clock.now()
-  row1 = { ...row1, upload: UPLOAD as any, updated_at: iso(begun) }
-  t.same(plain(core.begun('t1', 'd1', UPLOAD, null, begun)), { ops: [put('transfers', 't1', row1)], effects: [{ kind: 'candidates', transferId: 't1' }] }, 'the upload recorded, candidates asked for')
+  row1 = { ...row1, upload: UPLOAD as any, attributable: true, updated_at: iso(begun) }
+  t.same(plain(core.begun('t1', 'd1', UPLOAD, null, begun, true)), { ops: [put('transfers', 't1', row1)], effects: [{ kind: 'candidates', transferId: 't1' }] }, 'the upload recorded (at the node\'s own sink: deliveries are the workers\' alone), candidates asked for')
   t.same(plain(core.dispatch('t1')), EMPTY, 'one plan request at a time')
 
   clock.advance(4)
@@ -137,7 +137,7 @@ t.test('a transfer\'s first wave, field by field: the transfer, chunk, plan, tas
   const { core } = await firstWave(t, clock)
   t.ok(core.isLive('t1'), 'live')
   t.notOk(core.isLive('t-unknown'), 'an unknown transfer is not live')
-  t.same(core.config, { waveTimeoutMs: 15_000, resultGapMs: 1_000, minWorkerRate: 1024 * 1024, offerTtlMs: TTL, maxAttemptsPerTask: 8, maxStallsPerTask: 24, standing: { strikeWindowMs: 600_000, strikeLimit: 3, exclusionMs: 600_000, maxExclusionMs: 86_400_000 }, attributableKinds: ['node'] }, 'the defaults')
+  t.same(core.config, { waveTimeoutMs: 15_000, resultGapMs: 1_000, minWorkerRate: 1024 * 1024, offerTtlMs: TTL, maxAttemptsPerTask: 8, maxStallsPerTask: 24, standing: { strikeWindowMs: 600_000, strikeLimit: 3, exclusionMs: 600_000, maxExclusionMs: 86_400_000 } }, 'the defaults')
 })
 
 t.test('acceptance, results, checks, a validator\'s verdict, completion: every row, event, acknowledgement and job', async t => {
@@ -147,7 +147,7 @@ t.test('acceptance, results, checks, a validator\'s verdict, completion: every r
   const p = times.planned
   const [o0, o1] = offers as [OfferDraft & { to: string }, OfferDraft & { to: string }]
   const expectRow = (over: Partial<TransferRow>): TransferRow => transferRow('t1', 2, {
-    org_id: 'org-1', coordinator_id: SELF, status: 'in_progress', started_at: iso(s1), chunks_received: 2, bytes_received: 2 * CHUNK, upload: UPLOAD as any, ...over
+    org_id: 'org-1', coordinator_id: SELF, status: 'in_progress', started_at: iso(s1), chunks_received: 2, bytes_received: 2 * CHUNK, upload: UPLOAD as any, attributable: true, ...over
   })
 
   clock.advance(10)
@@ -344,7 +344,7 @@ t.test('a chunk out of attempts fails the transfer: the whole step, open work ca
   const failed0 = attemptRow('t1', 0, 'id-3', 'id-2', 'id-1', p, { worker_id: W1, state: 'failed', accepted_at: iso(acc), finished_at: iso(r), failure_reason: 'boom' })
   const res0 = resultRow('t1', 0, 'id-3', 'id-2', W1, r, { success: false, sha256: null, etag: null, error: 'boom', outcome: 'failed' })
   const row = transferRow('t1', 2, {
-    org_id: 'org-1', coordinator_id: SELF, status: 'failed', started_at: iso(times.staged[1]), chunks_received: 2, bytes_received: 2 * CHUNK, upload: UPLOAD as any,
+    org_id: 'org-1', coordinator_id: SELF, status: 'failed', started_at: iso(times.staged[1]), chunks_received: 2, bytes_received: 2 * CHUNK, upload: UPLOAD as any, attributable: true,
     error_code: 'delivery_failed', error_message: 'A chunk could not be delivered after repeated attempts.', completed_at: iso(r), cancel_requested: false, cleanup_pending: true, updated_at: iso(r)
   })
   t.same(plain(report(core, offers[0]!, W1, r, { success: false })), {

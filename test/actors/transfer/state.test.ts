@@ -23,7 +23,7 @@ let seq = 0
 const newId = (): string => `id-${++seq}`
 
 /** A transfer created, `chunks` staged, its upload begun and its first wave planned over `candidates`. */
-function started (clock: ManualClock, chunks: number, candidates = BOTH, config = {}, upload: UploadState = UPLOAD): { core: TransferState, id: string, wave: Step } {
+function started (clock: ManualClock, chunks: number, candidates = BOTH, config = {}, upload: UploadState = UPLOAD, attributable = true): { core: TransferState, id: string, wave: Step } {
   const core = new TransferState({ self: SELF, config, newId })
   const id = `t-${++seq}`
   core.create(transferRow(id, chunks), clock.now())
@@ -31,7 +31,7 @@ function started (clock: ManualClock, chunks: number, candidates = BOTH, config 
   clock.advance(DISPATCH_DEBOUNCE_MS)
   const d = core.dispatch(id)
   t.equal(jobs(d, 'begin').length, 1, 'the first dispatch begins the upload')
-  core.begun(id, 'd1', upload, null, clock.now())
+  core.begun(id, 'd1', upload, null, clock.now(), attributable)
   const wave = core.planned(id, candidates, clock.now())
   return { core, id, wave }
 }
@@ -122,7 +122,7 @@ function heldBy (clock: ManualClock, core: TransferState, chunks: number, length
   core.create(transferRow(id, chunks, { chunk_size: length, total_size: chunks * length }), clock.now())
   for (let i = 0; i < chunks; i++) core.chunk({ transferId: id, index: i, sha256: sha(i), md5: 'm', length }, clock.now())
   core.dispatch(id)
-  core.begun(id, 'd1', UPLOAD, null, clock.now())
+  core.begun(id, 'd1', UPLOAD, null, clock.now(), true)
   const offers = offersOf(core.planned(id, ONLY_SELF, clock.now()))
   core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
   return { id, offers }
@@ -222,7 +222,7 @@ t.test('result gap is per worker: a result for any transfer keeps a worker\'s qu
   core.create(transferRow(id2, 3), clock.now())
   for (let i = 0; i < 3; i++) core.chunk({ transferId: id2, index: i, sha256: sha(i + 10), md5: 'm', length: CHUNK }, clock.now())
   core.dispatch(id2)
-  core.begun(id2, 'd1', UPLOAD, null, clock.now())
+  core.begun(id2, 'd1', UPLOAD, null, clock.now(), true)
   const second = offersOf(core.planned(id2, ONLY_SELF, clock.now()))
   const first = offersOf(a.wave)
   core.assigned(SELF, { transferId: a.id, batchId: 'b', assignments: first.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
@@ -613,11 +613,13 @@ t.test('no strike where a failed check may not be the worker\'s: a check that co
   const errored = own.core.checked(own.id, a0!.attemptId, false, 'check failed: timeout', clock.now(), true)
   t.same(puts(errored, 'workers'), [], 'an inconclusive check strikes no one')
   t.match(puts(errored, 'task_attempts'), [{ id: a0!.attemptId, state: 'failed' }], 'the attempt fails: the chunk goes again')
+  t.match(puts(errored, 'task_results'), [{ attempt_id: a0!.attemptId, outcome: 'failed' }], 'recorded as a failed attempt, not as a mismatch')
+
   result(own.core, a1!, W1, clock.now())
   t.match(puts(own.core.checked(own.id, a1!.attemptId, false, 'destination bytes do not match the staged chunk', clock.now()), 'workers'), [{ hotkey: W1 }], 'a mismatch at the own sink strikes')
-  // A tenant's http server (or s3 bucket): it can serve other bytes than the worker wrote. No strike,
-  // and a validator is told the bytes are not the worker's alone.
-  const tenant = started(clock, 1, ONLY_SELF, {}, { kind: 'http', url: 'http://127.0.0.1:9/f' })
+  // A tenant's own destination (an http server, an s3 bucket, a `node` destination pointing elsewhere):
+  // it can hold other bytes than the worker wrote. No strike, and a validator is told so.
+  const tenant = started(clock, 1, ONLY_SELF, {}, { kind: 'node', uploadId: 'elsewhere' }, false)
   const [b0] = offersOf(tenant.wave)
   acceptAll(tenant.core, tenant.id, [b0!], W2, clock.now())
   const asked = result(tenant.core, b0!, W2, clock.now(), true, { validators: ['v-1'] })

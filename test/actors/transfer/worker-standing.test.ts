@@ -81,7 +81,7 @@ function wave (core: TransferState, now: number, chunks: number, worker: string)
   core.create(row(id, chunks), now)
   for (let i = 0; i < chunks; i++) core.chunk({ transferId: id, index: i, sha256: sha(i), md5: 'm', length: CHUNK }, now)
   core.dispatch(id)
-  core.begun(id, 'd1', UPLOAD, null, now)
+  core.begun(id, 'd1', UPLOAD, null, now, true) // the node's own sink: its bytes are the workers' alone
   const job = offersJob(core.planned(id, ONLY_SELF, now))!
   core.assigned(SELF, { transferId: id, batchId: 'b', assignments: job.batches.flatMap(b => b.offers).map(o => ({ attemptId: o.attemptId, worker })) }, now)
   return { id, job }

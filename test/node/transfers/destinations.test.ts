@@ -48,3 +48,14 @@ t.test('an s3 destination: concurrent first uses, while the S3 driver loads, get
   t.equal(drivers[2], drivers[0], 'one S3 client, not one per caller')
   t.equal(await registry.driverFor(row.id), drivers[0], 'and kept')
 })
+
+t.test('only the built-in sink\'s driver says its bytes are the workers\' alone; a tenant\'s `node` destination does not', async t => {
+  const store = new LevelStore(new MemoryLevel() as never)
+  const registry = new DestinationRegistry(store, newHotkey(), clock as never)
+  const own = (await registry.ensureDefault('http://127.0.0.1:4444')).id
+  // A tenant's `node` destination, pointing wherever it likes (here, as it happens, at the same URL).
+  const row = { id: 'tenant-node', name: 'mine', kind: 'node', builtin: false, org_id: 'org', created_at: new Date(clock.now()).toISOString(), config: { baseUrl: 'http://127.0.0.1:4444' } }
+  await store.table('destinations').put(row.id, row)
+  t.equal((await registry.driverFor(own)).attributable, true, 'the node\'s own sink: a failed check strikes, a mismatch penalizes')
+  t.equal((await registry.driverFor(row.id)).attributable, false, 'a tenant\'s: neither')
+})
