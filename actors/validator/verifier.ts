@@ -221,8 +221,8 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
         net.send(msg.from, 'verify_verdict', { transferId: r.transferId, attemptId: r.attemptId, chunkIndex: r.chunkIndex, verdict, sha256: msg.sha256, detail: null })
         if (verdict === 'mismatch') {
           log.warn({ transferId: r.transferId, chunk: r.chunkIndex, orchestrator: r.orchestrator, worker: r.worker, attributable: r.attributable === true, event: 'integrity_chunk_mismatch' }, 'delivered bytes do not match the staged chunk')
-          // Only where the bytes are the worker's alone (a node sink): a tenant's own server or bucket
-          // could serve other bytes than any worker wrote.
+          // Only where the bytes are the worker's alone (the coordinator's own built-in sink): a tenant's
+          // own destination could serve other bytes than any worker wrote.
           if (r.attributable === true) await deps.evidence.submitPenalties([{ id: `mismatch-${r.attemptId}`, orchestratorHotkey: r.orchestrator, workerHotkey: r.worker, workerUid: msg.workerUid ?? null, kind: 'integrity_chunk_mismatch', createdAtMs: now }])
         }
         await deps.evidence.submitEvidence([{

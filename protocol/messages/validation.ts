@@ -37,8 +37,9 @@ export const VerifyRequest = Type.Object({
   attachment: Type.Optional(Attachment),
   /**
    * The destination takes writes only through the offer's signed URLs (the coordinator's own node sink),
-   * so bytes read back are the worker's alone. Without it (an http server, an s3 bucket: the tenant's
-   * to write too) a mismatch penalizes no one; it only earns nothing.
+   * so bytes read back are the worker's alone. Without it (an http server, an s3 bucket, a `node`
+   * destination pointing elsewhere: the tenant's to write too) a mismatch penalizes no one; it only
+   * earns nothing.
    */
   attributable: Type.Optional(Type.Boolean())
 }, { additionalProperties: false })
