@@ -16,6 +16,7 @@ import { checkAttachment, type Announce, type Attachment, type AttachmentCheck, 
 import type { Chain, Standing } from '../actors/chain/index.ts'
 import type { Clock, Logger, Timer } from '../actors/ports.ts'
 import type { Messenger } from './messenger.ts'
+import { logEvery } from './log-every.ts'
 
 export const STANDING_TTL_MS = 30_000 // a registration or permit change is seen within 30 s
 /** Issuers' registrations kept at most (PeerAuth.#registrations). */
@@ -99,7 +100,7 @@ export class PeerAuth {
    */
   readonly #registrations = new Map<string, CacheEntry>()
   readonly #registrationLookups = new Map<string, Promise<PeerStanding | null>>()
-  readonly #loggedAt = new Map<string, number>()
+  readonly #logRefusal = logEvery(REFUSAL_LOG_EVERY_MS)
   #sinceSweep = 0
   /** Verified attachments of unregistered workers, by worker hotkey. */
   readonly #attachments = new Map<string, Attachment>()
@@ -448,11 +449,7 @@ export class PeerAuth {
     }
     this.#count(w.msg.type)
     const detail = `${w.msg.type} needs ${w.need}; sender is ${s === null ? 'not registered' : `${s.role}${s.role === 'validator' && !s.validatorPermit ? ' without a permit' : ''}`}`
-    const logKey = `${w.msg.from}/${w.msg.type}`
-    const now = this.#clock.now()
-    if ((this.#loggedAt.get(logKey) ?? -Infinity) + REFUSAL_LOG_EVERY_MS <= now) {
-      if (this.#loggedAt.size > 10_000) this.#loggedAt.clear()
-      this.#loggedAt.set(logKey, now)
+    if (this.#logRefusal(`${w.msg.from}/${w.msg.type}`, this.#clock.now())) {
       this.#log.warn({ peer: w.msg.from, type: w.msg.type, need: w.need, registered: s !== null, refused: this.refused.get(w.msg.type), event: 'message_refused' }, detail)
     }
     // Announces and heartbeats of an unregistered node are not an offence; role-scoped messages are. An

@@ -700,7 +700,7 @@ export class TransferState {
             request: {
               transferId: a.row.id, taskId: at.task_id, attemptId: at.id, chunkIndex: at.chunk_index, orchestrator: at.orchestrator_id, worker, length: chunk.length, sha256: chunk.sha256,
               trustedDurationMs: offeredAt === null ? 0 : Math.max(0, now - offeredAt), ...(evidence !== undefined ? { evidence: Buffer.from(evidence).toString('base64') } : {}),
-              ...(this.#attributable(a.row) ? { attributable: true } : {})
+              ...(a.row.attributable === true ? { attributable: true } : {})
             }
           }
         })
@@ -750,7 +750,7 @@ export class TransferState {
       // A strike only where a mismatch can be the worker's alone: this node's own sink, written only
       // through the offer's signed URL. An http server, an s3 bucket or a `node` destination elsewhere
       // is the tenant's to write too, so a tenant could make any worker's delivery fail there.
-      if (at.worker_id !== null && !inconclusive && this.#attributable(a.row)) this.#strike(at.worker_id, 'failed_check', at, now, step)
+      if (at.worker_id !== null && !inconclusive && a.row.attributable === true) this.#strike(at.worker_id, 'failed_check', at, now, step)
       // A check that could not run found nothing against the bytes: a failed attempt, not a mismatch.
       if (pending) { pending.outcome = inconclusive ? 'failed' : 'integrity_mismatch'; step.ops.push({ type: 'put', table: 'task_results', key: keys.row(a.row.id, at.id), value: pending }) }
       this.#failAttempt(a, at, inconclusive ? 'attempt_failed' : 'integrity_mismatch', reason, now, step)
@@ -971,11 +971,6 @@ export class TransferState {
     if (!Number.isFinite(bytesPerSecond) || bytesPerSecond <= 0) return
     this.#rates.push(bytesPerSecond)
     if (this.#rates.length > RATE_SAMPLES) this.#rates.shift()
-  }
-
-  /** Whether a delivery's bytes at this transfer's destination are the worker's alone (set when its upload began). */
-  #attributable (row: TransferRow): boolean {
-    return row.attributable === true
   }
 
   /** Records the coordinator's own evidence against a worker; past the limit it is excluded for a cool-down. */

@@ -36,6 +36,7 @@ import type { RoleContext, RoleHandle } from './types.ts'
 import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics, sweepMetrics } from '../metrics-ports.ts'
 import { DiskSweep } from '../sweep.ts'
 import { SinkPartials } from '../adapters/destinations/sink-partials.ts'
+import { logEvery } from '../log-every.ts'
 
 export async function startRole (ctx: RoleContext): Promise<RoleHandle> {
   switch (ctx.role) {
@@ -255,14 +256,11 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   // An offer is taken only with its coordinator's signature over its terms: the orchestrator relaying it
   // cannot point it at another chunk's source, hash or target and get this worker struck for the result.
   // Refused, it is answered as a failed move (no strike), so its chunk goes again at once.
-  const refusedLogged = new Map<string, number>() // once a minute per orchestrator: a flood of them is one line
+  const logRefusal = logEvery(60_000, 1024) // once a minute per orchestrator: a flood of them is one line
   const signedOffer = (m: Envelope): boolean => {
     const { offer } = m.body as TaskOfferMsg
     if (offerSigned(offer)) return true
-    const now = clock.now()
-    if ((refusedLogged.get(m.from) ?? -Infinity) <= now - 60_000) {
-      if (refusedLogged.size >= 1024) refusedLogged.clear()
-      refusedLogged.set(m.from, now)
+    if (logRefusal(m.from, clock.now())) {
       ctx.logger.warn({ peer: m.from, coordinator: offer.source.coordinator, attemptId: offer.attemptId, event: 'offer_refused' }, 'offer refused: not as its coordinator signed it')
     }
     messenger.send(m.from, 'task_result', {

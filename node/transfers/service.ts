@@ -238,10 +238,13 @@ export class NodeTransferService implements TransferService {
     const tooShort = (got: number): Error => withExtensions(new ChunkSizeInvalid(`Chunk ${index} must be ${expected} bytes; got ${got}.`), { expected_bytes: expected })
     if (opts.contentLength !== null && opts.contentLength > expected) throw tooLarge()
     if (opts.contentLength !== null && opts.contentLength < expected) throw tooShort(opts.contentLength)
+    const what = `chunk ${index} (${expected} bytes)`
+    // A write that failed for space is the storage-full refusal (507), never a 500.
+    const orFull = (err: unknown): unknown => this.#deps.storage?.failed(err) === true ? this.#deps.storage.refusal(what, expected, null) : err
     // A check, not a hold: a client's body may trickle for as long as its connection lives, and a
     // tenant opening many would hold the node's room for everyone (the sink, whose writers hold a
     // budget window each, holds its room: node-sink.ts).
-    await this.#deps.storage?.room(expected, `chunk ${index} (${expected} bytes)`)
+    await this.#deps.storage?.room(expected, what)
     let staged: StagedBody
     try {
       staged = await this.#deps.blobs.ingest(body, { length: expected, sha256: opts.sha256, md5: await this.#needsMd5(row.destination_id) })
@@ -249,8 +252,7 @@ export class NodeTransferService implements TransferService {
       if (err instanceof BodyTooLongError) throw tooLarge()
       if (err instanceof BodyTooShortError) throw tooShort(err.received)
       if (err instanceof DigestMismatchError) throw new ChunkDigestMismatch(`Chunk ${index} hashes to ${err.actual}, not the X-Chunk-SHA256 given.`)
-      if (this.#deps.storage?.failed(err) === true) throw this.#deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
-      throw err
+      throw orFull(err)
     }
     const digest = staged.sha256
     let existing: ChunkRow | undefined
@@ -267,12 +269,7 @@ export class NodeTransferService implements TransferService {
       try { present = await this.#deps.blobs.has(digest) } catch (err) { await staged.discard(); throw err }
       if (present) await staged.discard()
       else {
-        try {
-          await staged.commit()
-        } catch (err) {
-          if (this.#deps.storage?.failed(err) === true) throw this.#deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
-          throw err
-        }
+        try { await staged.commit() } catch (err) { throw orFull(err) }
       }
       return { ack: await this.#ack(id, index, digest, staged.bytes, true, null), created: false }
     }
@@ -280,12 +277,7 @@ export class NodeTransferService implements TransferService {
     // in the same step as the rename (no release on the digest runs between) and stays pinned until
     // the coordinator has written the chunk row and its blob reference in one batch.
     let unpin: (opts?: { recheck?: boolean }) => void = () => {}
-    try {
-      await staged.commit(async () => { unpin = pinBlob(this.#deps.blobs, digest) })
-    } catch (err) {
-      if (this.#deps.storage?.failed(err) === true) throw this.#deps.storage.refusal(`chunk ${index} (${expected} bytes)`, expected, null)
-      throw err
-    }
+    try { await staged.commit(async () => { unpin = pinBlob(this.#deps.blobs, digest) }) } catch (err) { throw orFull(err) }
     let out: ChunkRecorded
     try {
       out = await this.#ask<ChunkRecorded>(reply => ({ type: 'chunk', transferId: id, index, sha256: digest, md5: staged.md5 ?? '', length: staged.bytes, reply }))

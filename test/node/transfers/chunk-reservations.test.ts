@@ -9,14 +9,14 @@ import { join } from 'node:path'
 import { testDeps } from '../../helpers/api.ts'
 import { NodeTransferService } from '../../../node/transfers/service.ts'
 import { StorageGuard } from '../../../node/storage.ts'
-import { startSystem, spawnSupervised, stopActor } from '../../../actors/runtime.ts'
+import { startSystem, stopActor } from '../../../actors/runtime.ts'
 import { systemClock } from '../../../node/clock.ts'
 import { planChunks } from '../../../actors/domain/chunk-plan.ts'
 import { keys } from '../../../actors/transfer/model.ts'
-import type { CoordinatorMsg } from '../../../actors/transfer/coordinator.ts'
 import type { StagedBody } from '../../../node/adapters/blob-store.ts'
 import { silentLogger } from '../../helpers/logger.ts'
 import { eventually } from '../../helpers/proc.ts'
+import { storingCoordinator } from '../../helpers/transfer-service.ts'
 
 const HOTKEY = '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY'
 const MIB = 1024 * 1024
@@ -25,11 +25,7 @@ t.test('chunk bodies are checked, not held: two stream side by side; one that do
   const env = testDeps()
   const system = startSystem()
   t.teardown(() => stopActor(system as never))
-  const coordinator = spawnSupervised<null, CoordinatorMsg>(system, 'coordinator', { clock: systemClock, logger: silentLogger() } as never, () => null, (state, msg) => {
-    if (msg.type === 'create') void env.store.table('transfers').put(msg.row.id, msg.row).then(() => msg.reply.resolve({ ok: true, value: msg.row }))
-    if (msg.type === 'chunk') msg.reply.resolve({ ok: true, value: { duplicate: false, chunksReceived: 1 } })
-    return state
-  })
+  const coordinator = storingCoordinator(system, env.store, { chunk: { duplicate: false, chunksReceived: 1 } })
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-chunk-reserve-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   const total = 64 * MIB
@@ -76,10 +72,7 @@ t.test('a chunk recorded after its upload timed out, whose blob the disk sweep r
   const env = testDeps()
   const system = startSystem()
   t.teardown(() => stopActor(system as never))
-  const coordinator = spawnSupervised<null, CoordinatorMsg>(system, 'coordinator', { clock: systemClock, logger: silentLogger() } as never, () => null, (state, msg) => {
-    if (msg.type === 'create') void env.store.table('transfers').put(msg.row.id, msg.row).then(() => msg.reply.resolve({ ok: true, value: msg.row }))
-    return state
-  })
+  const coordinator = storingCoordinator(system, env.store)
   const held = new Set<string>()
   const done: string[] = []
   const SHA = 'ab'.repeat(32)

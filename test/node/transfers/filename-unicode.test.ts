@@ -5,11 +5,10 @@ import t from 'tap'
 import { buildApp } from '../../../api/app.ts'
 import { testDeps } from '../../helpers/api.ts'
 import { NodeTransferService } from '../../../node/transfers/service.ts'
-import { startSystem, spawnSupervised, stopActor } from '../../../actors/runtime.ts'
+import { startSystem, stopActor } from '../../../actors/runtime.ts'
 import { systemClock } from '../../../node/clock.ts'
-import type { CoordinatorMsg } from '../../../actors/transfer/coordinator.ts'
 import type { TransferRow } from '../../../actors/transfer/model.ts'
-import { silentLogger } from '../../helpers/logger.ts'
+import { storingCoordinator } from '../../helpers/transfer-service.ts'
 
 const NFC = 'caf\u00e9.txt'
 const NFD = 'cafe\u0301.txt'
@@ -18,11 +17,8 @@ const HOTKEY = '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY'
 const env = testDeps()
 const system = startSystem()
 const created: TransferRow[] = []
-// A coordinator that records what it is asked to create (the real one stores the row; nothing else here needs it).
-const coordinator = spawnSupervised<null, CoordinatorMsg>(system, 'coordinator', { clock: systemClock, logger: silentLogger() } as never, () => null, (state, msg) => {
-  if (msg.type === 'create') { created.push(msg.row); void env.store.table('transfers').put(msg.row.id, msg.row); msg.reply.resolve({ ok: true, value: msg.row }) }
-  return state
-})
+// A coordinator that records what it is asked to create.
+const coordinator = storingCoordinator(system, env.store, { created: (row) => created.push(row) })
 t.teardown(() => stopActor(system as never))
 const asked: string[] = []
 const destinations = {

@@ -4,19 +4,15 @@ import t from 'tap'
 import { buildApp } from '../../../api/app.ts'
 import { testDeps } from '../../helpers/api.ts'
 import { NodeTransferService } from '../../../node/transfers/service.ts'
-import { startSystem, spawnSupervised, stopActor } from '../../../actors/runtime.ts'
+import { startSystem, stopActor } from '../../../actors/runtime.ts'
 import { systemClock } from '../../../node/clock.ts'
-import type { CoordinatorMsg } from '../../../actors/transfer/coordinator.ts'
-import { silentLogger } from '../../helpers/logger.ts'
+import { storingCoordinator } from '../../helpers/transfer-service.ts'
 
 const HOTKEY = '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY'
 const env = testDeps()
 const system = startSystem()
 t.teardown(() => stopActor(system as never))
-const coordinator = spawnSupervised<null, CoordinatorMsg>(system, 'coordinator', { clock: systemClock, logger: silentLogger() } as never, () => null, (state, msg) => {
-  if (msg.type === 'create') void env.store.table('transfers').put(msg.row.id, msg.row).then(() => msg.reply.resolve({ ok: true, value: msg.row }))
-  return state
-})
+const coordinator = storingCoordinator(system, env.store)
 const rooms: Array<{ bytes: number, what: string }> = []
 const storage = { room: async (bytes: number, what: string) => { rooms.push({ bytes, what }) }, failed: () => false, refusal: () => new Error('full') }
 const destinations = {
