@@ -81,3 +81,28 @@ export function checkWorkerClaim (relayed: MessageBody<'task_result'>, relayedBy
   for (const k of CLAIM_FIELDS) if (said[k] !== relayed[k]) return { ok: false, reason: `${k} differs from what the worker said` }
   return { ok: true }
 }
+
+/** Every field a worker's accept states; the relayed copy must state the same. */
+const ACCEPT_FIELDS = ['transferId', 'attemptId', 'taskId', 'worker', 'coordinator'] as const satisfies ReadonlyArray<keyof MessageBody<'task_accepted'>>
+
+/**
+ * Checks that a relayed `task_accepted` is what its worker said: `workerAccept` is the worker's own
+ * signed frame, addressed to `relayedBy` (the orchestrator it works for), naming `coordinator` and
+ * stating the same attempt. An orchestrator cannot make one up for a worker, take one a worker sent to
+ * another orchestrator, or move it to another attempt. No age limit: an attempt id is used once, so the
+ * word is about that attempt whenever it was said.
+ */
+export function checkWorkerAccept (relayed: MessageBody<'task_accepted'>, relayedBy: string, coordinator: string): ClaimCheck {
+  if (relayed.workerAccept === undefined) return { ok: false, reason: 'none' }
+  const res = decodeFrame(Buffer.from(relayed.workerAccept, 'base64'))
+  if (!res.ok) return { ok: false, reason: `${res.reason}: ${res.detail}` }
+  const w = res.msg
+  if (w.type !== 'task_accepted') return { ok: false, reason: `a ${w.type}` }
+  if (w.from !== relayed.worker) return { ok: false, reason: 'not signed by the named worker' }
+  if (w.to !== relayedBy) return { ok: false, reason: 'sent to another orchestrator' }
+  const said = w.body as MessageBody<'task_accepted'>
+  if (said.workerAccept !== undefined) return { ok: false, reason: 'a relayed copy' }
+  if (said.coordinator !== coordinator) return { ok: false, reason: 'for another coordinator' }
+  for (const k of ACCEPT_FIELDS) if (said[k] !== relayed[k]) return { ok: false, reason: `${k} differs from what the worker said` }
+  return { ok: true }
+}

@@ -14,7 +14,7 @@ import type { Network, Store, BlobStore } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref, type Reply } from '../runtime.ts'
 import { randomOf } from '../random.ts'
 import type { DestinationDriver, UploadState } from '../destination.ts'
-import type { TaskAssigned, TaskOffer, TaskResult, TaskProgress, VerifyVerdict } from '../../protocol/index.ts'
+import type { TaskAssigned, TaskAccepted, TaskOffer, TaskResult, TaskProgress, VerifyVerdict } from '../../protocol/index.ts'
 import { TERMINAL, type TransferRow } from './model.ts'
 import {
   TransferState, OVERSEER_TICK_MS, OFFER_TTL_MS,
@@ -55,6 +55,12 @@ export interface CoordinatorDeps {
    * (the simulator, which signs nothing): every delivery counts as claimed.
    */
   workerClaimed?: (from: string, result: TaskResult, relayedAt?: number) => boolean
+  /**
+   * Whether an accept relayed by orchestrator `from` carries its worker's own signed word for this
+   * coordinator (node/verify-evidence.ts checkWorkerAccept); a stall strikes a worker only on one.
+   * Absent (the simulator): every accept counts as said.
+   */
+  workerAccepted?: (from: string, accept: TaskAccepted) => boolean
   /** Signs an offer's terms with this node's key (protocol/offer-signature.ts); absent in the simulator. */
   signOffer?: (offer: TaskOffer) => string
   /** The attachment a worker without registration answers with, for verify requests naming it. */
@@ -87,6 +93,7 @@ export type CoordinatorMsg =
   | { type: 'finalize', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'cancel', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'assigned', from: string, body: TaskAssigned }
+  | { type: 'accepted', from: string, body: TaskAccepted }
   /** `evidence`: the orchestrator's signed result frame, forwarded to the validator (peer trust, docs/security.md#peers). */
   | { type: 'result', from: string, body: TaskResult, evidence?: Uint8Array, /** The relaying frame's signed time. */ relayedAt?: number }
   | { type: 'progress', from: string, body: TaskProgress }
@@ -215,6 +222,11 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'finalize': await run(core.finalize(msg.transferId, now, await stored(core, msg.transferId)), msg.reply, true); return state
       case 'cancel': await run(core.cancel(msg.transferId, msg.reply, now, await stored(core, msg.transferId)), msg.reply, true); return state
       case 'assigned': await run(core.assigned(msg.from, msg.body, now)); return state
+      case 'accepted': {
+        const proved = deps.workerAccepted
+        await run(core.accepted(msg.from, msg.body, proved === undefined ? undefined : () => proved(msg.from, msg.body)))
+        return state
+      }
       case 'result': {
         const claimed = deps.workerClaimed
         await run(core.result(msg.from, msg.body, now, deps.validators?.() ?? [], msg.evidence, claimed === undefined ? undefined : () => claimed(msg.from, msg.body, msg.relayedAt)))

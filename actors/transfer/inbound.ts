@@ -41,6 +41,15 @@ export const ORCHESTRATOR_INBOUND: ReadonlyArray<InboundRoute<OrchestratorActors
     }
   },
   {
+    type: 'task_accepted',
+    from: 'registered',
+    // From one of our workers: relay it with the worker's signed frame; from an orchestrator: ours to note.
+    deliver: (to, m) => {
+      if (m.role === 'worker') tell(to.router, { type: 'accepted', from: m.from, body: m.body as never, ...(m.raw !== undefined ? { word: m.raw } : {}) })
+      else if (m.role === 'orchestrator') tell(to.coordinator, { type: 'accepted', from: m.from, body: m.body as never })
+    }
+  },
+  {
     type: 'task_result',
     from: 'registered',
     // From one of our workers: relay it with the worker's signed frame (its claim); from an orchestrator

@@ -7,7 +7,7 @@
 import type { Network, Store } from '../ports.ts'
 import { spawnSupervised, type Env, type Ref } from '../runtime.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
-import { MAX_WORKER_CLAIM_CHARS, type TaskOfferBatch, type TaskResult, type TaskProgress, type TaskResultAck, type TaskCancel, type WorkerAttach } from '../../protocol/index.ts'
+import { MAX_WORKER_CLAIM_CHARS, type TaskOfferBatch, type TaskAccepted, type TaskResult, type TaskProgress, type TaskResultAck, type TaskCancel, type WorkerAttach } from '../../protocol/index.ts'
 import { keys, type OfferBatchRow } from './model.ts'
 
 export interface WorkerRow {
@@ -27,6 +27,8 @@ export type RouterMsg =
   | { type: 'batch', from: string, body: TaskOfferBatch }
   /** `claim`: the worker's signed frame of this result, relayed with it (absent in the simulator, which signs nothing). */
   | { type: 'result', from: string, body: TaskResult, claim?: Uint8Array }
+  /** `word`: the worker's signed frame of this accept, relayed with it (absent in the simulator). */
+  | { type: 'accepted', from: string, body: TaskAccepted, word?: Uint8Array }
   | { type: 'progress', from: string, body: TaskProgress }
   | { type: 'ack', from: string, body: TaskResultAck }
   | { type: 'cancel', from: string, body: TaskCancel }
@@ -161,6 +163,17 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         if (msg.body.workerClaim !== undefined || (claim !== undefined && claim.length > MAX_WORKER_CLAIM_CHARS)) return reject('malformed_result')
         state.sessions.get(msg.from)?.inflight.delete(msg.body.attemptId)
         net.send(r.coordinator, 'task_result', claim !== undefined ? { ...msg.body, workerClaim: claim } : msg.body)
+        return state
+      }
+      case 'accepted': {
+        // Relayed only from the worker the attempt was routed to, for the coordinator that offered it,
+        // with the worker's own frame whole (one that carries a relayed word of its own, or is too large
+        // to relay, goes nowhere: the coordinator would refuse it and blame this orchestrator).
+        const r = state.routes.get(msg.body.attemptId)
+        if (r === undefined || r.worker !== msg.from || msg.body.worker !== msg.from || r.transferId !== msg.body.transferId || r.taskId !== msg.body.taskId || r.coordinator !== msg.body.coordinator) return state
+        const word = msg.word !== undefined ? Buffer.from(msg.word).toString('base64') : undefined
+        if (msg.body.workerAccept !== undefined || (word !== undefined && word.length > MAX_WORKER_CLAIM_CHARS)) return state
+        net.send(r.coordinator, 'task_accepted', word !== undefined ? { ...msg.body, workerAccept: word } : msg.body)
         return state
       }
       case 'progress': {

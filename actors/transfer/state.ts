@@ -11,7 +11,7 @@ import { blobRefKey } from './blob-refs.ts'
 import { systemRandom } from '../random.ts'
 import type { StoreOp } from '../ports.ts'
 import type { Reply } from '../runtime.ts'
-import type { MessageType, TaskAssigned, TaskResult, TaskProgress, VerifyVerdict, TransferFailure, AttemptEnding } from '../../protocol/index.ts'
+import type { MessageType, TaskAssigned, TaskAccepted, TaskResult, TaskProgress, VerifyVerdict, TransferFailure, AttemptEnding } from '../../protocol/index.ts'
 import { addStrike, isExcluded, standingKey, DEFAULT_STANDING_CONFIG, type StandingConfig, type StrikeReason, type WorkerStandingRow } from './worker-standing.ts'
 import { allocateRotated, ROUTED_ALLOCATION_RULE } from '../domain/allocation.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
@@ -173,9 +173,10 @@ interface Recovery { reason: InterventionReason, previous: AttemptRow, excludeOr
 
 /**
  * Clock readings of an open attempt, for the overseer; `acceptedWatched`: its acceptance on the watched
- * clock (watched()); `bytes`: its worker's last reported progress.
+ * clock (watched()); `bytes`: its worker's last reported progress; `word`: the worker's own word that it
+ * holds the attempt (task_accepted), checked only when a stall would strike it.
  */
-interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number }
+interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number, word?: () => boolean }
 
 export interface Active {
   row: TransferRow
@@ -625,6 +626,22 @@ export class TransferState {
     return step
   }
 
+  /**
+   * The worker's own word that it holds an attempt, relayed by the orchestrator `from` the attempt was
+   * assigned through. `proved`: whether the relayed word carries the worker's signed frame for this
+   * coordinator (node/verify-evidence.ts checkWorkerAccept), asked only if a stall would strike the
+   * worker; absent (the simulator signs nothing), the word stands as said.
+   */
+  accepted (from: string, body: TaskAccepted, proved?: () => boolean): Step {
+    const step: Step = { ops: [], effects: [] }
+    const a = this.#active.get(body.transferId)
+    const at = a?.attempts.get(body.attemptId)
+    if (a === undefined || at === undefined || at.orchestrator_id !== from || at.task_id !== body.taskId || at.worker_id !== body.worker || body.coordinator !== this.#self) return step
+    const reading = a.open.get(at.id)
+    if (reading !== undefined) reading.word = proved ?? (() => true)
+    return step
+  }
+
   /** A worker's report, relayed by the orchestrator `from`; `validators` are the ones connected now. */
   /** `evidence`: the orchestrator's signed result frame, handed to the validator with the verify request (docs/security.md#peers). */
   /**
@@ -848,7 +865,7 @@ export class TransferState {
     // One no-progress strike per worker per tick, however many chunks it held, and only for a worker that
     // moved none of them at all: one whose bytes stopped part-way (a destination that stalls, a machine
     // under load) loses the work but is not struck.
-    const stalledWorkers = new Map<string, { at: AttemptRow, moved: boolean }>()
+    const stalledWorkers = new Map<string, { at: AttemptRow, moved: boolean, words: Array<() => boolean> }>()
     for (const a of this.#active.values()) {
       if (TERMINAL.has(a.row.status) || a.cancelling) continue
       const cancel = new Map<string, string[]>() // orchestrator → superseded attempts its workers must drop
@@ -866,11 +883,15 @@ export class TransferState {
         if (reason === null) continue
         step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
         if (reason === 'result_gap' && at.worker_id !== null) {
-          const seen = stalledWorkers.get(at.worker_id)
-          if (seen === undefined) stalledWorkers.set(at.worker_id, { at, moved: c.bytes > 0 })
-          else if (c.bytes > 0) seen.moved = true
+          let seen = stalledWorkers.get(at.worker_id)
+          if (seen === undefined) stalledWorkers.set(at.worker_id, seen = { at, moved: false, words: [] })
+          if (c.bytes > 0) seen.moved = true
+          if (c.word !== undefined) seen.words.push(c.word)
         }
         this.#failAttempt(a, at, reason, null, now, step)
+        // A stall its worker never owned is the orchestrator's to answer for: the chunk tries another.
+        const recovery = a.recovery.get(at.chunk_index)
+        if (reason === 'result_gap' && c.word === undefined && recovery?.previous === at) recovery.excludeOrchestrator = true
         cancel.set(at.orchestrator_id, [...(cancel.get(at.orchestrator_id) ?? []), attemptId])
         if (TERMINAL.has(a.row.status)) break
       }
@@ -887,7 +908,13 @@ export class TransferState {
       if (step.ops.length > before) step.ops.push(this.#touch(a, now))
       if (a.pending.size > 0 && !a.dispatchScheduled && now >= a.planAfter) this.#requestPlan(a, step)
     }
-    for (const [worker, { at, moved }] of stalledWorkers) if (!moved) this.#strike(worker, 'no_progress', at, now, step)
+    // Struck only on the worker's own word that it held the work: an orchestrator's task_assigned alone
+    // could name any hotkey and send nothing.
+    for (const [worker, { at, moved, words }] of stalledWorkers) {
+      if (moved) continue
+      if (words.some(proved => proved())) this.#strike(worker, 'no_progress', at, now, step)
+      else step.effects.push({ kind: 'log', level: 'info', obj: { worker, orchestrator: at.orchestrator_id, transferId: at.transfer_id, event: 'stall_unclaimed' }, msg: 'no strike for a stall: the worker never said it held the work' })
+    }
     return step
   }
 

@@ -146,6 +146,8 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
         state.inflight.set(offer.attemptId, flight)
         load = state.inflight.size
         watchProgress(state)
+        // Its own word that it holds the work, for the coordinator: a stall is held against it only on this.
+        net.send(msg.from, 'task_accepted', { transferId: offer.transferId, attemptId: offer.attemptId, taskId: offer.taskId, worker: deps.self, coordinator: offer.source.coordinator })
         if (deps.faults?.stall === true) return state // holds the offer, never moves it
         const corrupt = deps.faults?.corrupt === true
         void queue.add(async () => {

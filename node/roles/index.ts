@@ -23,7 +23,7 @@ import { deferredEpochs, replicateSnapshots } from '../../actors/validator/lifec
 import { keepRegistered } from '../../actors/chain/registration.ts'
 import { ORCHESTRATOR_INBOUND, WORKER_INBOUND, type InboundRoute } from '../../actors/transfer/inbound.ts'
 import { DevChain, validatorsView, type Chain } from '../../actors/chain/index.ts'
-import { checkVerifyRequest, checkWorkerClaim } from '../verify-evidence.ts'
+import { checkVerifyRequest, checkWorkerAccept, checkWorkerClaim } from '../verify-evidence.ts'
 import { authorityOf, offerSigned, signOffer, type Envelope, type PrismScores, type SnapshotPublished, type TaskOfferMsg, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
@@ -143,6 +143,11 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       const claim = checkWorkerClaim(result, from, key.address, relayedAt)
       if (!claim.ok) ctx.logger.warn({ peer: from, worker: result.worker, attemptId: result.attemptId, reason: claim.reason, event: 'worker_claim_refused' }, 'delivery refused: not what its worker signed')
       return claim.ok
+    },
+    workerAccepted: (from, accept) => {
+      const word = checkWorkerAccept(accept, from, key.address)
+      if (!word.ok) ctx.logger.warn({ peer: from, worker: accept.worker, attemptId: accept.attemptId, reason: word.reason, event: 'worker_accept_refused' }, 'stall not held against the worker: not what it signed')
+      return word.ok
     },
     unreadSince: () => messenger.unreadSince()
   })

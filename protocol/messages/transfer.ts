@@ -2,6 +2,7 @@
 //
 //   coordinator  --task_offer_batch-->  orchestrator  --task_offer-->  worker
 //   coordinator  <--task_assigned-----  orchestrator
+//   coordinator  <--task_accepted-----  orchestrator  <--task_accepted--  worker   (the worker's signed frame relayed whole)
 //   coordinator  <--task_progress-----  orchestrator  <--task_progress--  worker   (while moving)
 //   coordinator  <--task_result-------  orchestrator  <--task_result--  worker     (a delivery carries the worker's signed frame)
 //   coordinator  --task_result_ack--->  orchestrator  --task_result_ack-->  worker
@@ -63,6 +64,24 @@ export const TaskAssigned = Type.Object({
   assignments: Type.Array(Type.Object({ attemptId: Uuid, worker: Type.Union([Hotkey, Type.Null()]) }, { additionalProperties: false }), { maxItems: 64 })
 }, { additionalProperties: false })
 export type TaskAssigned = Static<typeof TaskAssigned>
+
+/**
+ * A worker's word that it holds an attempt: sent to its orchestrator when it takes an offer, and relayed
+ * by that orchestrator to the coordinator with the worker's own signed frame (`workerAccept`). The
+ * coordinator strikes a worker for holding work without moving it only on this word, never on the
+ * orchestrator's `task_assigned` alone (docs/transfers.md#worker-standing). The worker's frame itself
+ * carries none.
+ */
+export const TaskAccepted = Type.Object({
+  transferId: Uuid,
+  attemptId: Uuid,
+  taskId: Uuid,
+  worker: Hotkey,
+  /** The coordinator the offer came from (its `source.coordinator`): the word is good only there. */
+  coordinator: Hotkey,
+  workerAccept: Type.Optional(Type.String({ maxLength: MAX_WORKER_CLAIM_CHARS, pattern: '^[A-Za-z0-9+/]*={0,2}$' }))
+}, { additionalProperties: false })
+export type TaskAccepted = Static<typeof TaskAccepted>
 
 export const TaskResult = Type.Object({
   taskId: Uuid,

@@ -602,13 +602,19 @@ t.test('the overseer\'s steps, whole: a wave timeout, a stall that fails the tra
     t.match(puts(step, 'tasks')[0], { failure_reason: 'wave_timeout' })
   })
 
-  await t.test('a worker that moved some of its work loses all of it and is not struck; one that moved none is struck once', async t => {
+  await t.test('a worker that moved some of its work loses all of it and is not struck; one that moved none is struck once, on its own word only', async t => {
     const MiB = 1024 * 1024
-    const run = (bytes: number): Step => {
+    let asked = 0
+    /** `word`: what the worker said of holding its chunks: nothing, its signed word, or a word whose signature does not check out. */
+    let last: TransferState | null = null
+    const run = (bytes: number, word: 'signed' | 'none' | 'forged' = 'signed'): Step => {
       const clock = new ManualClock()
-      const core = new TransferState({ self: SELF, newId: counter() })
+      const core = last = new TransferState({ self: SELF, newId: counter() })
       const offers = planned(clock, core, 't1', 2, MiB)
-      for (const o of offers) accept(core, o, W1, clock.now())
+      for (const o of offers) {
+        accept(core, o, W1, clock.now())
+        if (word !== 'none') t.same(plain(core.accepted(o.to, { transferId: o.transferId, attemptId: o.attemptId, taskId: o.taskId, worker: W1, coordinator: SELF }, () => { asked++; return word === 'signed' })), EMPTY, 'a word changes no row')
+      }
       core.tick(clock.now())
       clock.advance(OVERSEER_TICK_MS)
       core.progress(SELF, { worker: W1, moved: 0, attempts: [{ transferId: 't1', attemptId: offers[1]!.attemptId, bytes }] }, clock.now())
@@ -628,6 +634,40 @@ t.test('the overseer\'s steps, whole: a wave timeout, a stall that fails the tra
       ops: [put('workers', `standing/${W1}`, standing)],
       effects: [{ kind: 'emit', event: { type: 'worker_standing', row: standing, excluded: false } }]
     }, 'nothing moved: one strike for the worker, however many chunks it held')
+    t.ok(asked >= 1, 'the signature was checked when a strike was due')
+
+    asked = 0
+    for (const word of ['none', 'forged'] as const) {
+      const unsaid = run(0, word)
+      t.same(puts(unsaid, 'task_attempts').map(a => (a as AttemptRow).state), ['superseded', 'superseded'], `${word}: both chunks taken back all the same`)
+      t.same(puts(unsaid, 'workers'), [], `${word}: no strike without the worker's own word`)
+      t.match(unsaid.effects.filter(e => e.kind === 'log' && (e.obj as { event?: string }).event === 'stall_unclaimed'), [{ obj: { worker: W1, orchestrator: SELF } }], `${word}: logged with the orchestrator that named the worker`)
+      const next = offersOf(last!.planned('t1', [{ hotkey: SELF, workers: 2, score: 10 }, { hotkey: OTHER, workers: 1, score: 1 }], 1_700_000_000_000 + RESULT_GAP_MS))
+      t.same(next.map(x => x.to), word === 'none' ? [OTHER, OTHER] : [SELF, SELF], word === 'none' ? 'none: the chunks go to another orchestrator' : 'a word, even forged, keeps the best orchestrator')
+    }
+    t.equal(asked, 2, 'a forged word is checked (once per tick and worker), a missing one never')
+    t.same(plain(run(1000, 'forged')).ops.filter((o: any) => o.table === 'workers'), [], 'a worker that moved is not asked for its word')
+  })
+
+  await t.test('a word from another orchestrator, for another worker or coordinator, or of an unknown attempt counts for nothing', async t => {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId: counter() })
+    const [o] = planned(clock, core, 't1', 1)
+    accept(core, o!, W1, clock.now())
+    const word = { transferId: 't1', attemptId: o!.attemptId, taskId: o!.taskId, worker: W1, coordinator: SELF }
+    let asked = 0
+    const proved = (): boolean => { asked++; return true }
+    core.accepted(OTHER, word, proved)
+    core.accepted(SELF, { ...word, worker: W2 }, proved)
+    core.accepted(SELF, { ...word, coordinator: OTHER }, proved)
+    core.accepted(SELF, { ...word, taskId: 'id-other' }, proved)
+    core.accepted(SELF, { ...word, attemptId: 'id-other' }, proved)
+    for (let ms = 0; ms <= RESULT_GAP_MS; ms += OVERSEER_TICK_MS) {
+      const step = core.tick(clock.now())
+      t.same(puts(step, 'workers'), [], 'no strike')
+      clock.advance(OVERSEER_TICK_MS)
+    }
+    t.equal(asked, 0, 'none of them was kept to be checked')
   })
 
   await t.test('a validator silent past its time: the coordinator checks the destination itself, with the reported etag', async t => {
