@@ -3,7 +3,7 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { cryptoReady, newHotkey, encodeFrame, MAX_CLOCK_SKEW_MS, PROTOCOL_VERSION, type Envelope } from '../../protocol/index.ts'
-import { checkVerifyRequest, checkWorkerClaim, EVIDENCE_MAX_AGE_MS } from '../../node/verify-evidence.ts'
+import { checkVerifyRequest, checkWorkerAccept, checkWorkerClaim, EVIDENCE_MAX_AGE_MS } from '../../node/verify-evidence.ts'
 
 await cryptoReady()
 const orch = newHotkey(); const coord = newHotkey(); const worker = newHotkey(); const rogue = newHotkey()
@@ -73,4 +73,22 @@ t.test('the evidence\'s age is judged against its request: an orchestrator canno
   const future = { ...request(coord.address, at(now + 2 * MAX_CLOCK_SKEW_MS)), ts: now }
   t.match(checkVerifyRequest(future, now), { ok: false, blameless: true }, 'signed in the future: refused the same way')
   t.notOk((checkVerifyRequest(request(coord.address, evidence(rogue)), now) as { blameless?: true }).blameless, 'a forgery is not blameless')
+})
+
+t.test('a relayed accept is the worker\'s word only when it states what the worker signed, to the orchestrator relaying it', async t => {
+  const word = { ...ids, worker: worker.address, coordinator: coord.address }
+  const signed = (key = worker, to = orch.address, body: Record<string, unknown> = word, type: 'task_accepted' | 'task_result' = 'task_accepted'): string =>
+    Buffer.from(encodeFrame(key, type, body as never, { ts: now, to })).toString('base64')
+  const relayed = { ...word, workerAccept: signed() }
+  t.same(checkWorkerAccept(relayed, orch.address, coord.address), { ok: true })
+  t.same(checkWorkerAccept({ ...word, workerAccept: Buffer.from(encodeFrame(worker, 'task_accepted', word as never, { ts: now - 3_600_000, to: orch.address })).toString('base64') }, orch.address, coord.address), { ok: true }, 'an hour old: still the word on that attempt')
+  t.match(checkWorkerAccept(word, orch.address, coord.address), { ok: false, reason: 'none' })
+  t.match(checkWorkerAccept({ ...word, workerAccept: signed(rogue) }, orch.address, coord.address), { ok: false, reason: 'not signed by the named worker' }, 'signed by the orchestrator itself')
+  t.match(checkWorkerAccept(relayed, rogue.address, coord.address), { ok: false, reason: 'sent to another orchestrator' })
+  t.match(checkWorkerAccept(relayed, orch.address, rogue.address), { ok: false, reason: 'for another coordinator' })
+  t.match(checkWorkerAccept({ ...relayed, attemptId: randomUUID() }, orch.address, coord.address), { ok: false, reason: 'attemptId differs from what the worker said' }, 'moved to another attempt')
+  t.match(checkWorkerAccept({ ...relayed, taskId: randomUUID() }, orch.address, coord.address), { ok: false, reason: 'taskId differs from what the worker said' })
+  t.match(checkWorkerAccept({ ...relayed, workerAccept: signed(worker, orch.address, result, 'task_result') }, orch.address, coord.address), { ok: false, reason: 'a task_result' }, 'a result is not an accept')
+  t.match(checkWorkerAccept({ ...word, workerAccept: signed(worker, orch.address, relayed) }, orch.address, coord.address), { ok: false, reason: 'a relayed copy' })
+  t.match(checkWorkerAccept({ ...word, workerAccept: 'AAAA' }, orch.address, coord.address), { ok: false }, 'not a frame')
 })

@@ -35,6 +35,9 @@ t.test('orchestrator side', async t => {
     [m('task_assigned', 'orchestrator'), 'coordinator', 'assigned'],
     [m('verify_verdict', 'validator'), 'coordinator', 'verdict'],
     [m('verify_verdict', 'orchestrator'), null, null],
+    [m('task_accepted', 'worker'), 'router', 'accepted'],
+    [m('task_accepted', 'orchestrator'), 'coordinator', 'accepted'],
+    [m('task_accepted', 'validator'), null, null],
     [m('task_result', 'worker'), 'router', 'result'],
     [m('task_result', 'orchestrator'), 'coordinator', 'result'],
     [m('task_result', 'validator'), null, null],
@@ -43,12 +46,13 @@ t.test('orchestrator side', async t => {
   let expected = 0
   for (const [msg, actor, type] of cases) {
     const delivered = deliverInbound(routes, to, msg)
-    if (msg.type !== 'task_result') t.equal(delivered, actor !== null, `${msg.type} from a ${msg.role}: ${actor ?? 'refused'}`)
+    if (msg.type !== 'task_result' && msg.type !== 'task_accepted') t.equal(delivered, actor !== null, `${msg.type} from a ${msg.role}: ${actor ?? 'refused'}`)
     if (actor !== null) {
       expected++
       await until(() => seen.length === expected)
       const [name, got] = seen.at(-1)!
       t.same([name, got.type, got.from, got.body], [actor, type, 'peer', { b: msg.type }], `${msg.type} from a ${msg.role} reaches the ${actor}`)
+      if (msg.type === 'task_accepted') t.equal(got.word, actor === 'router' ? frame : undefined, 'the worker\'s signed frame goes with its accept to its orchestrator\'s router, not further')
       if (msg.type === 'task_result') {
         t.equal(got.evidence, actor === 'coordinator' ? frame : undefined, 'the orchestrator\'s signed frame is evidence for the settling coordinator')
         t.equal(got.claim, actor === 'router' ? frame : undefined, 'the worker\'s signed frame is its claim, relayed by its orchestrator')
