@@ -83,7 +83,10 @@ function wave (core: TransferState, now: number, chunks: number, worker: string)
   core.dispatch(id)
   core.begun(id, 'd1', UPLOAD, null, now, true) // the node's own sink: its bytes are the workers' alone
   const job = offersJob(core.planned(id, ONLY_SELF, now))!
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: job.batches.flatMap(b => b.offers).map(o => ({ attemptId: o.attemptId, worker })) }, now)
+  const offers = job.batches.flatMap(b => b.offers)
+  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker })) }, now)
+  // The worker's own word that it holds each chunk (a stall strikes only on it).
+  for (const o of offers) core.accepted(SELF, { transferId: id, attemptId: o.attemptId, taskId: o.taskId, worker, coordinator: SELF })
   return { id, job }
 }
 
