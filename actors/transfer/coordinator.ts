@@ -94,6 +94,8 @@ export type CoordinatorMsg =
   | { type: 'cancel', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'assigned', from: string, body: TaskAssigned }
   | { type: 'accepted', from: string, body: TaskAccepted }
+  /** A worker read an attempt's chunk from this node's data endpoint (HTTP or bulk). */
+  | { type: 'read', transferId: string, attemptId: string }
   /** `evidence`: the orchestrator's signed result frame, forwarded to the validator (peer trust, docs/security.md#peers). */
   | { type: 'result', from: string, body: TaskResult, evidence?: Uint8Array, /** The relaying frame's signed time. */ relayedAt?: number }
   | { type: 'progress', from: string, body: TaskProgress }
@@ -222,6 +224,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'finalize': await run(core.finalize(msg.transferId, now, await stored(core, msg.transferId)), msg.reply, true); return state
       case 'cancel': await run(core.cancel(msg.transferId, msg.reply, now, await stored(core, msg.transferId)), msg.reply, true); return state
       case 'assigned': await run(core.assigned(msg.from, msg.body, now)); return state
+      case 'read': core.read(msg.transferId, msg.attemptId); return state // nothing to write or send
       case 'accepted': {
         const proved = deps.workerAccepted
         await run(core.accepted(msg.from, msg.body, proved === undefined ? undefined : () => proved(msg.from, msg.body)))

@@ -174,9 +174,10 @@ interface Recovery { reason: InterventionReason, previous: AttemptRow, excludeOr
 /**
  * Clock readings of an open attempt, for the overseer; `acceptedWatched`: its acceptance on the watched
  * clock (watched()); `bytes`: its worker's last reported progress; `word`: the worker's own word that it
- * holds the attempt (task_accepted), checked only when a stall would strike it.
+ * holds the attempt (task_accepted), checked only when a stall would strike it; `read`: its chunk was
+ * read from this node's data endpoint (the coordinator's own evidence that the worker acted on it).
  */
-interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number, word?: () => boolean }
+interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number, word?: () => boolean, read?: true }
 
 export interface Active {
   row: TransferRow
@@ -642,6 +643,16 @@ export class TransferState {
     return step
   }
 
+  /**
+   * The attempt's chunk was read from this node's data endpoint under the offer's signed path: the
+   * worker acted on the offer, whatever its orchestrator relays of its progress, so a stall of it is not
+   * held against the worker (the orchestrator, which knows the path too, can only spare it a strike).
+   */
+  read (transferId: string, attemptId: string): void {
+    const reading = this.#active.get(transferId)?.open.get(attemptId)
+    if (reading !== undefined) reading.read = true
+  }
+
   /** A worker's report, relayed by the orchestrator `from`; `validators` are the ones connected now. */
   /** `evidence`: the orchestrator's signed result frame, handed to the validator with the verify request (docs/security.md#peers). */
   /**
@@ -885,7 +896,7 @@ export class TransferState {
         if (reason === 'result_gap' && at.worker_id !== null) {
           let seen = stalledWorkers.get(at.worker_id)
           if (seen === undefined) stalledWorkers.set(at.worker_id, seen = { at, moved: false, words: [] })
-          if (c.bytes > 0) seen.moved = true
+          if (c.bytes > 0 || c.read === true) seen.moved = true
           if (c.word !== undefined) seen.words.push(c.word)
         }
         this.#failAttempt(a, at, reason, null, now, step)

@@ -10,7 +10,7 @@ import { sinkNameRoutes } from '../adapters/destinations/sink-names.ts'
 import { HttpChunkMover } from '../adapters/chunk-mover.ts'
 import { DestinationRegistry } from '../transfers/destinations.ts'
 import { NodeTransferService } from '../transfers/service.ts'
-import { dataRoutes, signChunkSource, signedChunkSha } from '../transfers/data-endpoint.ts'
+import { dataRoutes, signChunkSource, signedChunkSha, type ChunkSource } from '../transfers/data-endpoint.ts'
 import { FileBlobStore } from '../adapters/blob-store.ts'
 import { SignedUrlInvalid, SignedUrlRequired } from '../../api/errors.ts'
 import { startTelemetry } from '../../actors/telemetry/index.ts'
@@ -58,7 +58,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const destinations = new DestinationRegistry(store, key, clock, { allowPrivate: ctx.config.allowPrivateDestinations })
   let baseUrl = ''
   const publicBase = (): string => ctx.config.publicUrl ?? baseUrl
-  const source = { key, store, blobs, clock, baseUrl: publicBase }
+  // `onRead` is wired once the coordinator exists (below).
+  const source: ChunkSource = { key, store, blobs, clock, baseUrl: publicBase }
   const budget = inflightBudget(ctx)
   let service: NodeTransferService | null = null
   // PRISM scores (routing weights, pools: their consensus over the validators' stake) and snapshot votes.
@@ -151,6 +152,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     },
     unreadSince: () => messenger.unreadSince()
   })
+  source.onRead = (transferId, attemptId) => tell(coordinator.ref, { type: 'read', transferId, attemptId })
   service = new NodeTransferService({ store, blobs, clock, coordinator: coordinator.ref, destinations, storage: ctx.storage })
   destinations.inUse = (id) => service!.activeForDestination(id)
 

@@ -24,6 +24,11 @@ export interface ChunkSource {
   clock: Clock
   /** The base URL workers reach this endpoint at (the public URL, else the listen address). */
   baseUrl: () => string
+  /**
+   * Told of every read of a staged chunk under a valid signed path (HTTP or bulk): the coordinator's own
+   * evidence that the attempt's worker acted on its offer, whatever its orchestrator relays.
+   */
+  onRead?: (transferId: string, attemptId: string) => void
 }
 
 export function chunkPath (transferId: string, index: number, attemptId: string): string {
@@ -48,9 +53,11 @@ export async function signedChunkSha (src: ChunkSource, signedPath: string): Pro
     throw new SignedUrlInvalid(check.reason)
   }
   const m = PATH_RE.exec(new URL(signedPath, 'http://x').pathname)
-  if (m === null || !check.params.get('attempt')) throw new SignedUrlInvalid('malformed')
+  const attempt = check.params.get('attempt')
+  if (m === null || !attempt) throw new SignedUrlInvalid('malformed')
   const chunk = await src.store.table<ChunkRow>('chunks').get(keys.chunk(m[1]!, Number(m[2])))
   if (chunk === undefined) throw new TransferNotFound('The chunk is no longer staged here.')
+  src.onRead?.(m[1]!, attempt)
   return chunk.sha256
 }
 

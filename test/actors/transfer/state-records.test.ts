@@ -607,7 +607,7 @@ t.test('the overseer\'s steps, whole: a wave timeout, a stall that fails the tra
     let asked = 0
     /** `word`: what the worker said of holding its chunks: nothing, its signed word, or a word whose signature does not check out. */
     let last: TransferState | null = null
-    const run = (bytes: number, word: 'signed' | 'none' | 'forged' = 'signed'): Step => {
+    const run = (bytes: number, word: 'signed' | 'none' | 'forged' = 'signed', read = false): Step => {
       const clock = new ManualClock()
       const core = last = new TransferState({ self: SELF, newId: counter() })
       const offers = planned(clock, core, 't1', 2, MiB)
@@ -615,6 +615,7 @@ t.test('the overseer\'s steps, whole: a wave timeout, a stall that fails the tra
         accept(core, o, W1, clock.now())
         if (word !== 'none') t.same(plain(core.accepted(o.to, { transferId: o.transferId, attemptId: o.attemptId, taskId: o.taskId, worker: W1, coordinator: SELF }, () => { asked++; return word === 'signed' })), EMPTY, 'a word changes no row')
       }
+      if (read) core.read('t1', offers[0]!.attemptId)
       core.tick(clock.now())
       clock.advance(OVERSEER_TICK_MS)
       core.progress(SELF, { worker: W1, moved: 0, attempts: [{ transferId: 't1', attemptId: offers[1]!.attemptId, bytes }] }, clock.now())
@@ -647,6 +648,9 @@ t.test('the overseer\'s steps, whole: a wave timeout, a stall that fails the tra
     }
     t.equal(asked, 2, 'a forged word is checked (once per tick and worker), a missing one never')
     t.same(plain(run(1000, 'forged')).ops.filter((o: any) => o.table === 'workers'), [], 'a worker that moved is not asked for its word')
+    const read = run(0, 'signed', true)
+    t.same(puts(read, 'task_attempts').length, 2, 'read but silent: both chunks taken back')
+    t.same(puts(read, 'workers'), [], 'no strike: the worker read its chunk from this node, whatever its orchestrator relayed of its progress')
   })
 
   await t.test('a word from another orchestrator, for another worker or coordinator, or of an unknown attempt counts for nothing', async t => {
