@@ -876,7 +876,7 @@ export class TransferState {
     // One no-progress strike per worker per tick, however many chunks it held, and only for a worker that
     // moved none of them at all: one whose bytes stopped part-way (a destination that stalls, a machine
     // under load) loses the work but is not struck.
-    const stalledWorkers = new Map<string, { at: AttemptRow, moved: boolean, words: Array<() => boolean> }>()
+    const stalledWorkers = new Map<string, { at: AttemptRow, moved: boolean, said: boolean }>()
     for (const a of this.#active.values()) {
       if (TERMINAL.has(a.row.status) || a.cancelling) continue
       const cancel = new Map<string, string[]>() // orchestrator → superseded attempts its workers must drop
@@ -893,16 +893,20 @@ export class TransferState {
         }
         if (reason === null) continue
         step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
+        // A stall of work its worker never touched (no bytes on, no read of the chunk here) and never
+        // owned (no signed word) is its orchestrator's to answer for, not the worker's: the worker is not
+        // avoided for the chunk, and the chunk tries another orchestrator.
+        let unowned = false
         if (reason === 'result_gap' && at.worker_id !== null) {
           let seen = stalledWorkers.get(at.worker_id)
-          if (seen === undefined) stalledWorkers.set(at.worker_id, seen = { at, moved: false, words: [] })
+          if (seen === undefined) stalledWorkers.set(at.worker_id, seen = { at, moved: false, said: false })
           if (c.bytes > 0 || c.read === true) seen.moved = true
-          if (c.word !== undefined) seen.words.push(c.word)
+          else if (c.word !== undefined && c.word()) seen.said = true
+          else unowned = true
         }
-        this.#failAttempt(a, at, reason, null, now, step)
-        // A stall its worker never owned is the orchestrator's to answer for: the chunk tries another.
+        this.#failAttempt(a, at, reason, null, now, step, !unowned)
         const recovery = a.recovery.get(at.chunk_index)
-        if (reason === 'result_gap' && c.word === undefined && recovery?.previous === at) recovery.excludeOrchestrator = true
+        if (unowned && recovery?.previous === at) recovery.excludeOrchestrator = true
         cancel.set(at.orchestrator_id, [...(cancel.get(at.orchestrator_id) ?? []), attemptId])
         if (TERMINAL.has(a.row.status)) break
       }
@@ -921,9 +925,9 @@ export class TransferState {
     }
     // Struck only on the worker's own word that it held the work: an orchestrator's task_assigned alone
     // could name any hotkey and send nothing.
-    for (const [worker, { at, moved, words }] of stalledWorkers) {
+    for (const [worker, { at, moved, said }] of stalledWorkers) {
       if (moved) continue
-      if (words.some(proved => proved())) this.#strike(worker, 'no_progress', at, now, step)
+      if (said) this.#strike(worker, 'no_progress', at, now, step)
       else step.effects.push({ kind: 'log', level: 'info', obj: { worker, orchestrator: at.orchestrator_id, transferId: at.transfer_id, event: 'stall_unclaimed' }, msg: 'no strike for a stall: the worker never said it held the work' })
     }
     return step
@@ -1074,7 +1078,8 @@ export class TransferState {
   }
 
   /** Ends an attempt as failed (or superseded, for a stall) and queues its chunk for redelivery. */
-  #failAttempt (a: Active, at: AttemptRow, reason: InterventionReason, detail: string | null, now: number, step: Step): void {
+  /** `blameWorker`: the chunk avoids the attempt's worker from now on (false: a stall its worker never owned). */
+  #failAttempt (a: Active, at: AttemptRow, reason: InterventionReason, detail: string | null, now: number, step: Step, blameWorker = true): void {
     const iso = isoFromMs(now)
     const stalled = isStall(reason)
     at.state = stalled ? 'superseded' : 'failed'
@@ -1084,7 +1089,7 @@ export class TransferState {
     a.checking.delete(at.id)
     a.verifying.delete(at.id)
     // A stalled worker is avoided for this chunk too; only real failures count toward the limit.
-    if (at.worker_id !== null) addFailedWorker(a, at.chunk_index, at.worker_id)
+    if (at.worker_id !== null && blameWorker) addFailedWorker(a, at.chunk_index, at.worker_id)
     // An orchestrator with no worker to give the chunk to (none attached, or all in their cool-down)
     // made no delivery attempt: it counts toward neither limit, and the chunk waits (#afterFailures).
     if (reason !== 'no_worker') {

@@ -103,6 +103,7 @@ t.test('result gap: accepted work with no progress and no result for the stall w
   const offers = offersOf(wave)
   clock.advance(WAVE_TIMEOUT_MS - 300) // routed late, but routed
   core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  for (const o of offers) core.accepted(SELF, { transferId: id, attemptId: o.attemptId, taskId: o.taskId, worker: W1, coordinator: SELF }) // the worker's own word
   clock.advance(500) // past the wave timeout since dispatch
   t.same(core.tick(clock.now()).ops, [], 'accepted work is not subject to the wave timeout')
   const gap = core.resultGapFor(CHUNK, 0)
