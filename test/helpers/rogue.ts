@@ -29,6 +29,9 @@ export class Rogue {
   #waiters: Array<() => void> = []
   /** When set, the rogue announces itself in this role on every new connection (as a node does). */
   autoAnnounce: Role | null = null
+  /** Called with each frame as it is captured: a rogue that answers what it is sent, as it arrives. */
+  onCapture: ((c: Captured) => void) | null = null
+  #seq = 0
 
   private constructor (dht: DHT, networkId: string, key: KeyPair, opts: RogueOptions) {
     this.key = key
@@ -38,7 +41,7 @@ export class Rogue {
       events: {
         onFrame: (peer, frame) => {
           const res = decodeFrame(frame, { now: Date.now() })
-          if (res.ok) this.captured.push({ peer, msg: res.msg, raw: frame })
+          if (res.ok) { const c = { peer, msg: res.msg, raw: frame }; this.captured.push(c); this.onCapture?.(c) }
           this.#wake()
         },
         onPeerUp: (peer) => { this.upAt.set(peer, [...this.upAt.get(peer) ?? [], Date.now()]); this.up.add(peer); this.down.delete(peer); if (this.autoAnnounce !== null) this.announce(peer, this.autoAnnounce); this.#wake() },
@@ -71,6 +74,11 @@ export class Rogue {
       role, hotkey: this.hotkey, software: 'rogue/1', capacity: { slots: 8, bandwidthMbps: 10_000 }, dataUrl: null, attachTo: null,
       noiseKey: this.publicKey, peerNoiseKey: peer, nonce: randomBytes(16).toString('hex')
     })
+  }
+
+  /** A heartbeat to `peer` in `role`, advertising `workers` attached (a coordinator routes only to orchestrators with some). */
+  heartbeat (peer: string, role: Role, workers: number): boolean {
+    return this.send(peer, 'heartbeat', { role, seq: ++this.#seq, capacity: { slots: 8, bandwidthMbps: 10_000 }, load: 0, workers })
   }
 
   frame<T extends MessageType> (type: T, body: MessageBody<T>, to: string | null = null): Uint8Array {
