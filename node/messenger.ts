@@ -54,7 +54,8 @@ export const FRAME_SLICE_MS = 5
 
 export const PEER_LIMITS: PeerLimits = {
   // Each frame admitted costs a signature check (~0.1-1 ms of CPU): the budget bounds what one peer can
-  // make us spend. A busy coordinator ↔ orchestrator link (a result and an ack per chunk) stays far below.
+  // make us spend. A busy coordinator ↔ orchestrator link (per chunk a result and an ack, and the worker's
+  // accept relayed in batches of up to 64) stays far below.
   framesPerSecond: 100,
   burst: 100,
   disconnectScore: -100,

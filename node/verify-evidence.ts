@@ -5,7 +5,7 @@
 // orchestrator's key), cannot reuse one of another coordinator (it is addressed to that coordinator),
 // and cannot change the attempt, worker or hash it names. Inside it, the worker's own signed result
 // (checkWorkerClaim) shows the worker said it delivered those bytes. See docs/security.md#peers.
-import { decodeFrame, MAX_CLOCK_SKEW_MS, type Envelope, type MessageBody } from '../protocol/index.ts'
+import { decodeFrame, MAX_CLOCK_SKEW_MS, type Envelope, type MessageBody, type RelayedAccept } from '../protocol/index.ts'
 
 /**
  * How much older than its verify request the evidence may be: a result the coordinator took in at the
@@ -92,7 +92,7 @@ const ACCEPT_FIELDS = ['transferId', 'attemptId', 'taskId', 'worker', 'coordinat
  * another orchestrator, or move it to another attempt. No age limit: an attempt id is used once, so the
  * word is about that attempt whenever it was said.
  */
-export function checkWorkerAccept (relayed: MessageBody<'task_accepted'>, relayedBy: string, coordinator: string): ClaimCheck {
+export function checkWorkerAccept (relayed: RelayedAccept, relayedBy: string, coordinator: string): ClaimCheck {
   if (relayed.workerAccept === undefined) return { ok: false, reason: 'none' }
   const res = decodeFrame(Buffer.from(relayed.workerAccept, 'base64'))
   if (!res.ok) return { ok: false, reason: `${res.reason}: ${res.detail}` }
@@ -101,7 +101,6 @@ export function checkWorkerAccept (relayed: MessageBody<'task_accepted'>, relaye
   if (w.from !== relayed.worker) return { ok: false, reason: 'not signed by the named worker' }
   if (w.to !== relayedBy) return { ok: false, reason: 'sent to another orchestrator' }
   const said = w.body as MessageBody<'task_accepted'>
-  if (said.workerAccept !== undefined) return { ok: false, reason: 'a relayed copy' }
   if (said.coordinator !== coordinator) return { ok: false, reason: 'for another coordinator' }
   for (const k of ACCEPT_FIELDS) if (said[k] !== relayed[k]) return { ok: false, reason: `${k} differs from what the worker said` }
   return { ok: true }

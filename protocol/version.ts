@@ -3,8 +3,8 @@
 // 3: a relayed delivery carries the worker's own signed result (task_result.workerClaim, naming its
 //    coordinator); offers carry their coordinator's signature (task_offer.signature); a verify request
 //    says whether the bytes are the worker's alone (verify_request.attributable).
-// 4: a worker's signed word that it holds an attempt (task_accepted), relayed to the coordinator: a
-//    worker is struck for holding work without moving it only on its own word.
+// 4: a worker's signed word that it holds an attempt (task_accepted), relayed to the coordinator in
+//    batches (task_accepts): a worker is struck for holding work without moving it only on its own word.
 export const PROTOCOL_VERSION = 4
 
 /** A control frame larger than this is refused before it is decoded (bulk bytes use their own channel). */

@@ -14,7 +14,7 @@ import type { Network, Store, BlobStore } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref, type Reply } from '../runtime.ts'
 import { randomOf } from '../random.ts'
 import type { DestinationDriver, UploadState } from '../destination.ts'
-import type { TaskAssigned, TaskAccepted, TaskOffer, TaskResult, TaskProgress, VerifyVerdict } from '../../protocol/index.ts'
+import type { TaskAssigned, RelayedAccept, TaskOffer, TaskResult, TaskProgress, VerifyVerdict } from '../../protocol/index.ts'
 import { TERMINAL, type TransferRow } from './model.ts'
 import {
   TransferState, OVERSEER_TICK_MS, OFFER_TTL_MS,
@@ -60,7 +60,7 @@ export interface CoordinatorDeps {
    * coordinator (node/verify-evidence.ts checkWorkerAccept); a stall strikes a worker only on one.
    * Absent (the simulator): every accept counts as said.
    */
-  workerAccepted?: (from: string, accept: TaskAccepted) => boolean
+  workerAccepted?: (from: string, accept: RelayedAccept) => boolean
   /** Signs an offer's terms with this node's key (protocol/offer-signature.ts); absent in the simulator. */
   signOffer?: (offer: TaskOffer) => string
   /** The attachment a worker without registration answers with, for verify requests naming it. */
@@ -93,7 +93,7 @@ export type CoordinatorMsg =
   | { type: 'finalize', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'cancel', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'assigned', from: string, body: TaskAssigned }
-  | { type: 'accepted', from: string, body: TaskAccepted }
+  | { type: 'accepted', from: string, body: RelayedAccept }
   /** A worker read an attempt's chunk from this node's data endpoint (HTTP or bulk). */
   | { type: 'read', transferId: string, attemptId: string }
   /** `evidence`: the orchestrator's signed result frame, forwarded to the validator (peer trust, docs/security.md#peers). */

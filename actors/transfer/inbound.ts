@@ -2,7 +2,7 @@
 // the messenger behind peer authorization (node/roles/index.ts), the simulator to its transport
 // (sim/nodes.ts), so both run the same routing.
 import { tell, type Ref } from '../runtime.ts'
-import type { MessageType, Role } from '../../protocol/index.ts'
+import type { MessageBody, MessageType, Role } from '../../protocol/index.ts'
 import type { RouterMsg } from './router.ts'
 import type { CoordinatorMsg } from './coordinator.ts'
 import type { WorkerMsg } from './worker.ts'
@@ -40,14 +40,12 @@ export const ORCHESTRATOR_INBOUND: ReadonlyArray<InboundRoute<OrchestratorActors
       else if (m.role === 'orchestrator') tell(to.coordinator, { type: 'progress', from: m.from, body: m.body as never })
     }
   },
+  // A worker's accept, to relay with its signed frame; accepts relayed by an orchestrator, ours to note.
+  { type: 'task_accepted', from: 'worker', deliver: (to, m) => tell(to.router, { type: 'accepted', from: m.from, body: m.body as never, ...(m.raw !== undefined ? { word: m.raw } : {}) }) },
   {
-    type: 'task_accepted',
-    from: 'registered',
-    // From one of our workers: relay it with the worker's signed frame; from an orchestrator: ours to note.
-    deliver: (to, m) => {
-      if (m.role === 'worker') tell(to.router, { type: 'accepted', from: m.from, body: m.body as never, ...(m.raw !== undefined ? { word: m.raw } : {}) })
-      else if (m.role === 'orchestrator') tell(to.coordinator, { type: 'accepted', from: m.from, body: m.body as never })
-    }
+    type: 'task_accepts',
+    from: 'orchestrator',
+    deliver: (to, m) => { for (const body of (m.body as MessageBody<'task_accepts'>).accepts) tell(to.coordinator, { type: 'accepted', from: m.from, body }) }
   },
   {
     type: 'task_result',

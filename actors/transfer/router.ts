@@ -5,10 +5,11 @@
 // hotkey opens a newer session, has its in-flight attempts reported as failed so the coordinator
 // reassigns them at once.
 import type { Network, Store } from '../ports.ts'
-import { spawnSupervised, type Env, type Ref } from '../runtime.ts'
+import { spawnSupervised, tell, type Env, type Ref } from '../runtime.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
-import { MAX_WORKER_CLAIM_CHARS, type TaskOfferBatch, type TaskAccepted, type TaskResult, type TaskProgress, type TaskResultAck, type TaskCancel, type WorkerAttach } from '../../protocol/index.ts'
+import { MAX_WORKER_CLAIM_CHARS, MAX_ACCEPTS_PER_BATCH, type RelayedAccept, type TaskOfferBatch, type TaskAccepted, type TaskResult, type TaskProgress, type TaskResultAck, type TaskCancel, type WorkerAttach } from '../../protocol/index.ts'
 import { keys, type OfferBatchRow } from './model.ts'
+import { addStrike, isExcluded, type WorkerStandingRow } from './worker-standing.ts'
 
 export interface WorkerRow {
   worker_id: string
@@ -32,11 +33,36 @@ export type RouterMsg =
   | { type: 'progress', from: string, body: TaskProgress }
   | { type: 'ack', from: string, body: TaskResultAck }
   | { type: 'cancel', from: string, body: TaskCancel }
+  /** Timers: offers whose accept is due, and accepts gathered for relay. */
+  | { type: 'accepts-due' }
+  | { type: 'flush-accepts' }
+
+/**
+ * How long a worker has to accept an offer (its `task_accepted`) before this orchestrator takes the offer
+ * back and holds it against the worker: an honest worker answers on receipt, within a round trip.
+ */
+export const ACCEPT_TIMEOUT_MS = 15_000
+/** How long accepts wait to be relayed together, one frame per coordinator. */
+export const ACCEPT_RELAY_MS = 20
 
 interface Session { session: string, slots: number, inflight: Set<string> }
-interface Route { coordinator: string, transferId: string, taskId: string, worker: string }
-/** `list`: the sessions as an array, kept until the next attach or detach (a batch walks it per offer). */
-interface State { sessions: Map<string, Session>, routes: Map<string, Route>, rr: number, list?: Array<[string, Session]> }
+/** `accepted`: its worker's accept came (and was relayed). */
+interface Route { coordinator: string, transferId: string, taskId: string, worker: string, accepted?: true }
+/**
+ * `list`: the sessions as an array, kept until the next attach or detach (a batch walks it per offer).
+ * `awaiting`: routed offers in the order their accepts fall due; `outbox`: accepts to relay, by
+ * coordinator; `standing`: what this orchestrator holds against its own workers (offers not taken in
+ * time), in memory: past the strike limit a worker gets none of its offers for a cool-down.
+ */
+interface State {
+  sessions: Map<string, Session>
+  routes: Map<string, Route>
+  rr: number
+  list?: Array<[string, Session]>
+  awaiting: Array<{ attemptId: string, worker: string, due: number }>
+  outbox: Map<string, RelayedAccept[]>
+  standing: Map<string, WorkerStandingRow>
+}
 
 export interface RouterDeps {
   env: Env
@@ -83,6 +109,22 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
     s.inflight.clear()
   }
 
+  // One timer each for the accepts falling due and for the relay of gathered accepts.
+  let dueTimer: { cancel (): void } | null = null
+  let relayTimer: { cancel (): void } | null = null
+  const watchAccepts = (state: State): void => {
+    if (dueTimer !== null || state.awaiting.length === 0) return
+    dueTimer = env.clock.setTimer(Math.max(0, state.awaiting[0]!.due - env.clock.now()), () => { dueTimer = null; tell(ref, { type: 'accepts-due' }) })
+  }
+  const flushAccepts = (state: State, coordinator?: string): void => {
+    for (const [to, accepts] of state.outbox) {
+      if (coordinator !== undefined && to !== coordinator) continue
+      for (let i = 0; i < accepts.length; i += MAX_ACCEPTS_PER_BATCH) net.send(to, 'task_accepts', { accepts: accepts.slice(i, i + MAX_ACCEPTS_PER_BATCH) })
+      state.outbox.delete(to)
+    }
+  }
+  const excluded = (state: State, worker: string): boolean => isExcluded(state.standing.get(worker), env.clock.now())
+
   const changed = (state: State): void => {
     attached = state.sessions.size
     deps.onWorkersChanged?.(attached)
@@ -120,8 +162,9 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         const { body } = msg
         const assignments: Array<{ attemptId: string, worker: string | null }> = []
         const attached = state.list ??= [...state.sessions.entries()]
-        const excluded = body.excludedWorkers !== undefined && body.excludedWorkers.length > 0 ? new Set(body.excludedWorkers) : null
-        const workers = excluded === null ? attached : attached.filter(([w]) => !excluded.has(w))
+        // Workers the coordinator excluded, and workers this orchestrator excluded itself, get none.
+        const theirs = body.excludedWorkers !== undefined && body.excludedWorkers.length > 0 ? new Set(body.excludedWorkers) : null
+        const workers = attached.filter(([w]) => (theirs === null || !theirs.has(w)) && !excluded(state, w))
         for (const offer of body.offers) {
           // Workers that failed the task are avoided while another can take it, not banned outright.
           let eligible = workers
@@ -142,10 +185,12 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
           const [worker, session] = best
           session.inflight.add(offer.attemptId)
           state.routes.set(offer.attemptId, { coordinator: msg.from, transferId: body.transferId, taskId: offer.taskId, worker })
+          state.awaiting.push({ attemptId: offer.attemptId, worker, due: env.clock.now() + ACCEPT_TIMEOUT_MS })
           net.send(worker, 'task_offer', { batchId: body.batchId, offer })
           assignments.push({ attemptId: offer.attemptId, worker })
         }
         net.send(msg.from, 'task_assigned', { transferId: body.transferId, batchId: body.batchId, assignments })
+        watchAccepts(state)
         // The receiving orchestrator's record of the batch (merged into the coordinator's when both are this node).
         recordBatch(msg.from, body, assignments.map(a => ({ attempt_id: a.attemptId, worker_id: a.worker })))
         return state
@@ -167,13 +212,51 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
       }
       case 'accepted': {
         // Relayed only from the worker the attempt was routed to, for the coordinator that offered it,
-        // with the worker's own frame whole (one that carries a relayed word of its own, or is too large
-        // to relay, goes nowhere: the coordinator would refuse it and blame this orchestrator).
+        // once, with the worker's own frame whole (one too large to relay goes nowhere: the coordinator
+        // would refuse the batch and blame this orchestrator). Gathered for ACCEPT_RELAY_MS, so a wave of
+        // offers costs the coordinator's link a frame per 64 accepts, not one each.
         const r = state.routes.get(msg.body.attemptId)
-        if (r === undefined || r.worker !== msg.from || msg.body.worker !== msg.from || r.transferId !== msg.body.transferId || r.taskId !== msg.body.taskId || r.coordinator !== msg.body.coordinator) return state
+        if (r === undefined || r.accepted === true || r.worker !== msg.from || msg.body.worker !== msg.from || r.transferId !== msg.body.transferId || r.taskId !== msg.body.taskId || r.coordinator !== msg.body.coordinator) return state
         const word = msg.word !== undefined ? Buffer.from(msg.word).toString('base64') : undefined
-        if (msg.body.workerAccept !== undefined || (word !== undefined && word.length > MAX_WORKER_CLAIM_CHARS)) return state
-        net.send(r.coordinator, 'task_accepted', word !== undefined ? { ...msg.body, workerAccept: word } : msg.body)
+        if (word !== undefined && word.length > MAX_WORKER_CLAIM_CHARS) return state
+        r.accepted = true
+        const relayed: RelayedAccept = { transferId: msg.body.transferId, attemptId: msg.body.attemptId, taskId: msg.body.taskId, worker: msg.body.worker, coordinator: msg.body.coordinator, ...(word !== undefined ? { workerAccept: word } : {}) }
+        const box = state.outbox.get(r.coordinator)
+        if (box === undefined) state.outbox.set(r.coordinator, [relayed]); else box.push(relayed)
+        if ((box?.length ?? 1) >= MAX_ACCEPTS_PER_BATCH) flushAccepts(state, r.coordinator)
+        else if (relayTimer === null) relayTimer = env.clock.setTimer(ACCEPT_RELAY_MS, () => { relayTimer = null; tell(ref, { type: 'flush-accepts' }) })
+        return state
+      }
+      case 'flush-accepts': {
+        flushAccepts(state)
+        return state
+      }
+      case 'accepts-due': {
+        // Offers a worker did not take in time: each goes back to its coordinator now (as a lost worker's
+        // would) and is a strike on the worker here; past the limit this orchestrator routes it nothing
+        // for a cool-down. This orchestrator's own evidence, about its own worker: it costs the worker
+        // nothing anywhere else.
+        const now = env.clock.now()
+        const late = new Map<string, { worker: string, transferId: string, attemptIds: string[] }>() // by worker and transfer
+        while (state.awaiting.length > 0 && state.awaiting[0]!.due <= now) {
+          const { attemptId, worker } = state.awaiting.shift()!
+          const r = state.routes.get(attemptId)
+          if (r === undefined || r.worker !== worker || r.accepted === true) continue
+          state.routes.delete(attemptId)
+          state.sessions.get(worker)?.inflight.delete(attemptId)
+          net.send(r.coordinator, 'task_result', { taskId: r.taskId, attemptId, transferId: r.transferId, worker, success: false, bytes: 0, durationMs: 0, sha256: null, etag: null, error: 'worker_lost', via: null })
+          const key = `${worker}/${r.transferId}`
+          const l = late.get(key)
+          if (l === undefined) late.set(key, { worker, transferId: r.transferId, attemptIds: [attemptId] }); else l.attemptIds.push(attemptId)
+          const { row, excluded: nowExcluded } = addStrike(state.standing.get(worker), { hotkey: worker, coordinator: deps.self, reason: 'no_accept', transferId: r.transferId, attemptId }, now)
+          state.standing.set(worker, row)
+          if (nowExcluded) log.warn({ worker, strikes: row.strikes.length, excludedUntil: row.excluded_until, event: 'worker_excluded' }, 'worker takes no offers in time: it gets none from this orchestrator for a cool-down')
+        }
+        for (const { worker, transferId, attemptIds } of late.values()) {
+          log.info({ worker, transferId, attempts: attemptIds.length, event: 'offers_not_accepted' }, 'offers not taken in time; sent back to their coordinator')
+          net.send(worker, 'task_cancel', { transferId, attemptIds, reason: 'not_accepted' })
+        }
+        watchAccepts(state)
         return state
       }
       case 'progress': {
@@ -217,6 +300,6 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
     }
   }
 
-  const ref = spawnSupervised<State, RouterMsg>(parent, 'router', env, () => ({ sessions: new Map(), routes: new Map(), rr: 0 }), handler)
+  const ref = spawnSupervised<State, RouterMsg>(parent, 'router', env, () => ({ sessions: new Map(), routes: new Map(), rr: 0, awaiting: [], outbox: new Map(), standing: new Map() }), handler)
   return { ref, workers: () => attached }
 }

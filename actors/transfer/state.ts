@@ -11,7 +11,7 @@ import { blobRefKey } from './blob-refs.ts'
 import { systemRandom } from '../random.ts'
 import type { StoreOp } from '../ports.ts'
 import type { Reply } from '../runtime.ts'
-import type { MessageType, TaskAssigned, TaskAccepted, TaskResult, TaskProgress, VerifyVerdict, TransferFailure, AttemptEnding } from '../../protocol/index.ts'
+import type { MessageType, TaskAssigned, RelayedAccept, TaskResult, TaskProgress, VerifyVerdict, TransferFailure, AttemptEnding } from '../../protocol/index.ts'
 import { addStrike, isExcluded, standingKey, DEFAULT_STANDING_CONFIG, type StandingConfig, type StrikeReason, type WorkerStandingRow } from './worker-standing.ts'
 import { allocateRotated, ROUTED_ALLOCATION_RULE } from '../domain/allocation.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
@@ -220,8 +220,14 @@ export class TransferState {
   readonly #active = new Map<string, Active>()
   /** Transfers that left memory: id → final status, oldest first (bounded). */
   readonly #closed = new Map<string, TransferStatus>()
-  /** worker → its session's moved bytes when its progress last counted. */
+  /** `<orchestrator>/<worker>` → the worker's session total, as that orchestrator relayed it, when it last counted. */
   readonly #moved = new Map<string, number>()
+  /**
+   * worker → its attempts here, accepted through some orchestrator (attempt id → transfer id): whose
+   * session totals count (only an orchestrator the worker holds work through speaks for it). Pruned as
+   * attempts close, and of stale entries when read.
+   */
+  readonly #held = new Map<string, Map<string, string>>()
   /** worker → when it last made progress or sent a result (for any transfer), on the watched clock. */
   readonly #lastActivityAt = new Map<string, number>()
   /** The watched clock (MAX_WATCHED_STEP_MS): its reading and the wall time at the last tick. */
@@ -308,6 +314,7 @@ export class TransferState {
         continue
       }
       a.open.set(at.id, { offeredAt: now, acceptedAt: at.state === 'accepted' ? now : null, acceptedWatched: at.state === 'accepted' ? this.watched(now) : null, bytes: 0 })
+      if (at.state === 'accepted' && at.worker_id !== null) this.#hold(at.worker_id, at.id, a.row.id)
     }
     for (const c of a.chunks.values()) if (c.state === 'staged' && !hasOpenAttempt(a, c.chunk_index)) a.pending.add(c.chunk_index)
     if (step.ops.length > 0) step.ops.push(this.#touch(a, now))
@@ -612,6 +619,7 @@ export class TransferState {
       if (worker === null) { none = true; this.#failAttempt(a, at, 'no_worker', 'no worker available', now, step); continue }
       some = true
       at.worker_id = worker; at.state = 'accepted'; at.accepted_at = isoFromMs(now)
+      this.#hold(worker, at.id, a.row.id)
       const reading = a.open.get(at.id)
       if (reading) { reading.acceptedAt = now; reading.acceptedWatched = this.watched(now) }
       const task = a.tasks.get(at.chunk_index)!
@@ -633,7 +641,7 @@ export class TransferState {
    * coordinator (node/verify-evidence.ts checkWorkerAccept), asked only if a stall would strike the
    * worker; absent (the simulator signs nothing), the word stands as said.
    */
-  accepted (from: string, body: TaskAccepted, proved?: () => boolean): Step {
+  accepted (from: string, body: RelayedAccept, proved?: () => boolean): Step {
     const step: Step = { ops: [], effects: [] }
     const a = this.#active.get(body.transferId)
     const at = a?.attempts.get(body.attemptId)
@@ -693,6 +701,7 @@ export class TransferState {
     const reading = a.open.get(at.id)
     const offeredAt = reading?.offeredAt ?? null
     a.open.delete(at.id)
+    this.#held.get(worker)?.delete(at.id)
     this.#lastActivityAt.set(worker, this.watched(now))
     const row: ResultRow = {
       attempt_id: at.id, task_id: at.task_id, transfer_id: a.row.id, chunk_index: at.chunk_index, orchestrator_id: at.orchestrator_id, worker_id: worker,
@@ -876,7 +885,7 @@ export class TransferState {
     // One no-progress strike per worker per tick, however many chunks it held, and only for a worker that
     // moved none of them at all: one whose bytes stopped part-way (a destination that stalls, a machine
     // under load) loses the work but is not struck.
-    const stalledWorkers = new Map<string, { at: AttemptRow, moved: boolean, said: boolean }>()
+    const stalledWorkers = new Map<string, { at: AttemptRow | null, moved: boolean }>()
     for (const a of this.#active.values()) {
       if (TERMINAL.has(a.row.status) || a.cancelling) continue
       const cancel = new Map<string, string[]>() // orchestrator → superseded attempts its workers must drop
@@ -894,17 +903,19 @@ export class TransferState {
         if (reason === null) continue
         step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
         // A stall of work its worker never touched (no bytes on, no read of the chunk here) and never
-        // owned (no signed word) is its orchestrator's to answer for, not the worker's: the worker is not
-        // avoided for the chunk, and the chunk tries another orchestrator.
+        // owned (no signed word) strikes no one: the chunk tries another orchestrator, and avoids the
+        // named worker for itself only (a worker that withholds its word still loses the chunk, and its
+        // own orchestrator holds the missing accept against it, actors/transfer/router.ts).
         let unowned = false
         if (reason === 'result_gap' && at.worker_id !== null) {
           let seen = stalledWorkers.get(at.worker_id)
-          if (seen === undefined) stalledWorkers.set(at.worker_id, seen = { at, moved: false, said: false })
+          if (seen === undefined) stalledWorkers.set(at.worker_id, seen = { at: null, moved: false })
           if (c.bytes > 0 || c.read === true) seen.moved = true
-          else if (c.word !== undefined && c.word()) seen.said = true
+          else if (c.word !== undefined && c.word()) seen.at ??= at // the strike names an attempt the worker owned
           else unowned = true
+          if (unowned) step.effects.push({ kind: 'log', level: 'info', obj: { worker: at.worker_id, orchestrator: at.orchestrator_id, transferId: a.row.id, attemptId, event: 'stall_unclaimed' }, msg: 'no strike for a stall: the worker never said it held the work' })
         }
-        this.#failAttempt(a, at, reason, null, now, step, !unowned)
+        this.#failAttempt(a, at, reason, null, now, step)
         const recovery = a.recovery.get(at.chunk_index)
         if (unowned && recovery?.previous === at) recovery.excludeOrchestrator = true
         cancel.set(at.orchestrator_id, [...(cancel.get(at.orchestrator_id) ?? []), attemptId])
@@ -925,11 +936,7 @@ export class TransferState {
     }
     // Struck only on the worker's own word that it held the work: an orchestrator's task_assigned alone
     // could name any hotkey and send nothing.
-    for (const [worker, { at, moved, said }] of stalledWorkers) {
-      if (moved) continue
-      if (said) this.#strike(worker, 'no_progress', at, now, step)
-      else step.effects.push({ kind: 'log', level: 'info', obj: { worker, orchestrator: at.orchestrator_id, transferId: at.transfer_id, event: 'stall_unclaimed' }, msg: 'no strike for a stall: the worker never said it held the work' })
-    }
+    for (const [worker, { at, moved }] of stalledWorkers) if (!moved && at !== null) this.#strike(worker, 'no_progress', at, now, step)
     return step
   }
 
@@ -942,9 +949,14 @@ export class TransferState {
   progress (from: string, body: TaskProgress, now: number): Step {
     const step: Step = { ops: [], effects: [] }
     let moved = false
-    const held = this.#moved.get(body.worker)
-    if (held === undefined || body.moved < held) this.#moved.set(body.worker, body.moved) // a first report, or a new session
-    else if (body.moved - held >= MIN_PROGRESS_BYTES) { this.#moved.set(body.worker, body.moved); moved = true }
+    // The session total counts only from an orchestrator the worker holds work here through, each against
+    // its own last: another's report can neither keep the worker's work alive nor reset its count.
+    if (this.#holdsThrough(from, body.worker)) {
+      const key = `${from}/${body.worker}`
+      const held = this.#moved.get(key)
+      if (held === undefined || body.moved < held) this.#moved.set(key, body.moved) // a first report, or a new session
+      else if (body.moved - held >= MIN_PROGRESS_BYTES) { this.#moved.set(key, body.moved); moved = true }
+    }
     for (const p of body.attempts) {
       const a = this.#active.get(p.transferId)
       const at = a?.attempts.get(p.attemptId)
@@ -958,6 +970,27 @@ export class TransferState {
     }
     if (moved) this.#lastActivityAt.set(body.worker, this.watched(now))
     return step
+  }
+
+  #hold (worker: string, attemptId: string, transferId: string): void {
+    let m = this.#held.get(worker)
+    if (m === undefined) this.#held.set(worker, m = new Map())
+    m.set(attemptId, transferId)
+  }
+
+  /** Whether `worker` holds an accepted, open attempt here through orchestrator `from` (dropping stale entries). */
+  #holdsThrough (from: string, worker: string): boolean {
+    const m = this.#held.get(worker)
+    if (m === undefined) return false
+    let through = false
+    for (const [attemptId, transferId] of m) {
+      const a = this.#active.get(transferId)
+      const at = a?.attempts.get(attemptId)
+      if (a === undefined || at === undefined || at.state !== 'accepted' || at.worker_id !== worker || !a.open.has(attemptId)) { m.delete(attemptId); continue }
+      if (at.orchestrator_id === from) { through = true; break }
+    }
+    if (m.size === 0) this.#held.delete(worker)
+    return through
   }
 
   /**
@@ -1078,18 +1111,18 @@ export class TransferState {
   }
 
   /** Ends an attempt as failed (or superseded, for a stall) and queues its chunk for redelivery. */
-  /** `blameWorker`: the chunk avoids the attempt's worker from now on (false: a stall its worker never owned). */
-  #failAttempt (a: Active, at: AttemptRow, reason: InterventionReason, detail: string | null, now: number, step: Step, blameWorker = true): void {
+  #failAttempt (a: Active, at: AttemptRow, reason: InterventionReason, detail: string | null, now: number, step: Step): void {
     const iso = isoFromMs(now)
     const stalled = isStall(reason)
     at.state = stalled ? 'superseded' : 'failed'
     at.finished_at = iso
     at.failure_reason = detail ?? reason
     a.open.delete(at.id)
+    if (at.worker_id !== null) this.#held.get(at.worker_id)?.delete(at.id)
     a.checking.delete(at.id)
     a.verifying.delete(at.id)
     // A stalled worker is avoided for this chunk too; only real failures count toward the limit.
-    if (at.worker_id !== null && blameWorker) addFailedWorker(a, at.chunk_index, at.worker_id)
+    if (at.worker_id !== null) addFailedWorker(a, at.chunk_index, at.worker_id)
     // An orchestrator with no worker to give the chunk to (none attached, or all in their cool-down)
     // made no delivery attempt: it counts toward neither limit, and the chunk waits (#afterFailures).
     if (reason !== 'no_worker') {
@@ -1159,6 +1192,7 @@ export class TransferState {
       t.state = 'cancelled'
       step.ops.push({ type: 'put', table: 'tasks', key: keys.row(a.row.id, t.id), value: t })
     }
+    for (const id of a.open.keys()) { const w = a.attempts.get(id)?.worker_id; if (w != null) this.#held.get(w)?.delete(id) }
     a.open.clear()
     a.checking.clear()
     a.verifying.clear()

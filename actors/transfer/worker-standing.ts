@@ -13,7 +13,11 @@ export const EXCLUSION_MS = 10 * 60_000 // the first cool-down: 10 min, doubled 
 export const MAX_EXCLUSION_MS = 24 * 60 * 60_000 // at most a day
 const KEPT_STRIKES = 16 // the row keeps the latest strikes only
 
-export type StrikeReason = 'failed_check' | 'no_progress'
+/**
+ * `failed_check`, `no_progress`: a coordinator's evidence; `no_accept`: an orchestrator's own evidence
+ * against its own worker (an offer it routed and the worker did not take in time, actors/transfer/router.ts).
+ */
+export type StrikeReason = 'failed_check' | 'no_progress' | 'no_accept'
 
 export interface Strike { at: string, reason: StrikeReason, transfer_id: string, attempt_id: string }
 

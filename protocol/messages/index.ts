@@ -1,7 +1,7 @@
 // The registry of every control message: its type name, its schema (and so its TypeScript type).
 import type { Static, TSchema } from '@sinclair/typebox'
 import { Announce, Heartbeat } from './membership.ts'
-import { TaskOfferBatch, TaskOfferMsg, TaskAssigned, TaskAccepted, TaskResult, TaskProgress, TaskResultAck, TaskCancel, WorkerAttach, WorkerAttached, SessionDisplaced } from './transfer.ts'
+import { TaskOfferBatch, TaskOfferMsg, TaskAssigned, TaskAccepted, TaskAccepts, TaskResult, TaskProgress, TaskResultAck, TaskCancel, WorkerAttach, WorkerAttached, SessionDisplaced } from './transfer.ts'
 import { ChainRequest, ChainResponse } from './chain.ts'
 import { WorkerAttachment } from './attachment.ts'
 import { VerifyRequest, VerifyVerdict, PrismScores, SnapshotPublished } from './validation.ts'
@@ -13,6 +13,7 @@ export const MESSAGES = {
   task_offer: TaskOfferMsg,
   task_assigned: TaskAssigned,
   task_accepted: TaskAccepted,
+  task_accepts: TaskAccepts,
   task_result: TaskResult,
   task_progress: TaskProgress,
   task_result_ack: TaskResultAck,

@@ -2,7 +2,7 @@
 //
 //   coordinator  --task_offer_batch-->  orchestrator  --task_offer-->  worker
 //   coordinator  <--task_assigned-----  orchestrator
-//   coordinator  <--task_accepted-----  orchestrator  <--task_accepted--  worker   (the worker's signed frame relayed whole)
+//   coordinator  <--task_accepts------  orchestrator  <--task_accepted--  worker   (the workers' signed frames relayed whole, batched)
 //   coordinator  <--task_progress-----  orchestrator  <--task_progress--  worker   (while moving)
 //   coordinator  <--task_result-------  orchestrator  <--task_result--  worker     (a delivery carries the worker's signed frame)
 //   coordinator  --task_result_ack--->  orchestrator  --task_result_ack-->  worker
@@ -65,23 +65,40 @@ export const TaskAssigned = Type.Object({
 }, { additionalProperties: false })
 export type TaskAssigned = Static<typeof TaskAssigned>
 
-/**
- * A worker's word that it holds an attempt: sent to its orchestrator when it takes an offer, and relayed
- * by that orchestrator to the coordinator with the worker's own signed frame (`workerAccept`). The
- * coordinator strikes a worker for holding work without moving it only on this word, never on the
- * orchestrator's `task_assigned` alone (docs/transfers.md#worker-standing). The worker's frame itself
- * carries none.
- */
-export const TaskAccepted = Type.Object({
+const TaskAcceptedFields = {
   transferId: Uuid,
   attemptId: Uuid,
   taskId: Uuid,
   worker: Hotkey,
   /** The coordinator the offer came from (its `source.coordinator`): the word is good only there. */
-  coordinator: Hotkey,
+  coordinator: Hotkey
+}
+
+/**
+ * A worker's word that it holds an attempt: sent to its orchestrator when it takes an offer. The
+ * orchestrator relays it to the coordinator (`task_accepts`) with the worker's own signed frame. The
+ * coordinator strikes a worker for holding work without moving it only on this word, never on the
+ * orchestrator's `task_assigned` alone; an orchestrator holds against its own worker an offer it did
+ * not take in time (docs/transfers.md#worker-standing).
+ */
+export const TaskAccepted = Type.Object(TaskAcceptedFields, { additionalProperties: false })
+export type TaskAccepted = Static<typeof TaskAccepted>
+
+/** The most accepts one relayed batch carries (an honest worker frame is under 600 characters of base64). */
+export const MAX_ACCEPTS_PER_BATCH = 64
+
+/** One relayed accept: what the worker said, and its signed `task_accepted` frame (base64; absent in the simulator). */
+export const RelayedAccept = Type.Object({
+  ...TaskAcceptedFields,
   workerAccept: Type.Optional(Type.String({ maxLength: MAX_WORKER_CLAIM_CHARS, pattern: '^[A-Za-z0-9+/]*={0,2}$' }))
 }, { additionalProperties: false })
-export type TaskAccepted = Static<typeof TaskAccepted>
+export type RelayedAccept = Static<typeof RelayedAccept>
+
+/** Workers' accepts relayed by their orchestrator to the coordinator that offered the work, gathered for a few ms. */
+export const TaskAccepts = Type.Object({
+  accepts: Type.Array(RelayedAccept, { minItems: 1, maxItems: MAX_ACCEPTS_PER_BATCH })
+}, { additionalProperties: false })
+export type TaskAccepts = Static<typeof TaskAccepts>
 
 export const TaskResult = Type.Object({
   taskId: Uuid,

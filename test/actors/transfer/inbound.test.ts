@@ -36,8 +36,8 @@ t.test('orchestrator side', async t => {
     [m('verify_verdict', 'validator'), 'coordinator', 'verdict'],
     [m('verify_verdict', 'orchestrator'), null, null],
     [m('task_accepted', 'worker'), 'router', 'accepted'],
-    [m('task_accepted', 'orchestrator'), 'coordinator', 'accepted'],
-    [m('task_accepted', 'validator'), null, null],
+    [m('task_accepted', 'orchestrator'), null, null],
+    [m('task_accepts', 'worker'), null, null],
     [m('task_result', 'worker'), 'router', 'result'],
     [m('task_result', 'orchestrator'), 'coordinator', 'result'],
     [m('task_result', 'validator'), null, null],
@@ -61,6 +61,12 @@ t.test('orchestrator side', async t => {
     }
   }
   t.equal(seen.length, expected, 'nothing else delivered')
+
+  // Accepts relayed by an orchestrator reach the coordinator one by one.
+  const accepts = [{ a: 1 }, { a: 2 }]
+  t.ok(deliverInbound(routes, to, { type: 'task_accepts', from: 'orch', body: { accepts }, role: 'orchestrator', raw: frame }))
+  await until(() => seen.length === expected + 2)
+  t.same(seen.slice(-2).map(([name, got]) => [name, got.type, got.from, got.body, got.word]), accepts.map(b => ['coordinator', 'accepted', 'orch', b, undefined]), 'each relayed accept, as relayed')
 })
 
 t.test('worker side: only orchestrators reach the worker', async t => {

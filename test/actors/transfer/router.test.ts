@@ -1,12 +1,14 @@
 // The orchestrator's router relays a worker's result to the chunk's coordinator with the worker's own
 // signed frame as its claim (docs/security.md#peers): the coordinator and the validator hold a delivery
 // against a worker only on that. A result carrying a claim of its own, or too large to relay, is refused.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { randomUUID } from 'node:crypto'
 import { MemoryLevel } from 'memory-level'
 import { startSystem, stopActor, tell } from '../../../actors/runtime.ts'
 import { LevelStore } from '../../../actors/store.ts'
-import { startRouter } from '../../../actors/transfer/router.ts'
+import { startRouter, ACCEPT_RELAY_MS, ACCEPT_TIMEOUT_MS } from '../../../actors/transfer/router.ts'
+import { STRIKE_LIMIT, EXCLUSION_MS } from '../../../actors/transfer/worker-standing.ts'
+import { ManualClock } from '../../helpers/clock.ts'
 import type { Network } from '../../../actors/ports.ts'
 import { MAX_WORKER_CLAIM_CHARS, type MessageBody, type MessageType, type TaskOffer } from '../../../protocol/index.ts'
 import { systemClock } from '../../../node/clock.ts'
@@ -53,7 +55,8 @@ t.test('a worker\'s result goes to its coordinator with the worker\'s signed fra
   t.same(results[1], { to: COORD, type: 'task_result', body: { ...said(offers[1]!), success: false, sha256: null, error: 'move_stalled' } }, 'no claim on a failure')
 })
 
-t.test('a worker\'s accept goes to the coordinator that offered the work with the worker\'s signed frame; any other is dropped', async t => {
+/** A router on a manual clock with two attached workers, and one batch of `n` offers from COORD routed to them. */
+async function routed (t: Test, n: number, slots = 1): Promise<{ clock: ManualClock, sent: Array<{ to: string, type: MessageType, body: any }>, router: ReturnType<typeof startRouter>, offers: TaskOffer[], transferId: string }> {
   const system = startSystem()
   t.teardown(() => stopActor(system))
   const sent: Array<{ to: string, type: MessageType, body: any }> = []
@@ -62,30 +65,73 @@ t.test('a worker\'s accept goes to the coordinator that offered the work with th
     send<T extends MessageType> (to: string, type: T, body: MessageBody<T>): boolean { sent.push({ to, type, body }); return true },
     broadcast: () => 0
   }
+  const clock = new ManualClock()
   const store = new LevelStore(new MemoryLevel({ valueEncoding: 'json' }) as never)
-  const router = startRouter(system, { env: { clock: systemClock, logger: silentLogger() }, self: ORCH, net, store })
-  const OTHER_WORKER = 'worker-2'
-  tell(router.ref, { type: 'attach', from: WORKER, body: { session: randomUUID(), slots: 1 } })
-  tell(router.ref, { type: 'attach', from: OTHER_WORKER, body: { session: randomUUID(), slots: 1 } })
+  const router = startRouter(system, { env: { clock, logger: silentLogger() }, self: ORCH, net, store })
+  tell(router.ref, { type: 'attach', from: WORKER, body: { session: randomUUID(), slots } })
+  tell(router.ref, { type: 'attach', from: OTHER_WORKER, body: { session: randomUUID(), slots } })
   const transferId = randomUUID()
-  const offers: TaskOffer[] = [0, 1].map(i => ({
+  const offers: TaskOffer[] = Array.from({ length: n }, (_, i) => ({
     taskId: randomUUID(), attemptId: randomUUID(), transferId, chunkIndex: i, length: 10, sha256: 'ab'.repeat(32),
     source: { url: 'http://127.0.0.1:1/d', path: '/d', coordinator: COORD }, target: { method: 'PUT', url: 'http://127.0.0.1:1/p', headers: {}, expiresAt: 1 }, expiresAt: 1, excludeWorkers: []
   }))
   tell(router.ref, { type: 'batch', from: COORD, body: { batchId: randomUUID(), transferId, waveKind: 'initial', offers } })
-  const routed = await eventually(async () => { const o = sent.filter(s => s.type === 'task_offer'); return o.length === 2 ? o : undefined }, 5000, 'both offers routed', 10)
-  const mine = routed.find(s => s.to === WORKER)!.body.offer as TaskOffer
-  const theirs = routed.find(s => s.to === OTHER_WORKER)!.body.offer as TaskOffer
-  const word = (o: TaskOffer, worker = WORKER): MessageBody<'task_accepted'> => ({ transferId, attemptId: o.attemptId, taskId: o.taskId, worker, coordinator: COORD })
+  await eventually(async () => sent.filter(s => s.type === 'task_offer').length === n, 5000, 'the offers routed', 10)
+  return { clock, sent, router, offers: sent.filter(s => s.type === 'task_offer').map(s => s.body.offer as TaskOffer), transferId }
+}
+const OTHER_WORKER = 'worker-2'
+const offerTo = (sent: Array<{ to: string, type: MessageType, body: any }>, worker: string): TaskOffer => sent.find(s => s.type === 'task_offer' && s.to === worker)!.body.offer as TaskOffer
+const word = (o: TaskOffer, worker = WORKER): MessageBody<'task_accepted'> => ({ transferId: o.transferId, attemptId: o.attemptId, taskId: o.taskId, worker, coordinator: COORD })
+
+t.test('a worker\'s accept goes to the coordinator that offered the work with the worker\'s signed frame, once; any other is dropped', async t => {
+  const { clock, sent, router } = await routed(t, 2)
+  const mine = offerTo(sent, WORKER); const theirs = offerTo(sent, OTHER_WORKER)
   const frame = new Uint8Array([1, 2, 3, 4])
   tell(router.ref, { type: 'accepted', from: WORKER, body: word(theirs), word: frame }) // another worker's attempt
   tell(router.ref, { type: 'accepted', from: WORKER, body: word(theirs, OTHER_WORKER), word: frame }) // in another's name
   tell(router.ref, { type: 'accepted', from: WORKER, body: { ...word(mine), coordinator: 'coord-2' }, word: frame }) // for another coordinator
   tell(router.ref, { type: 'accepted', from: WORKER, body: { ...word(mine), taskId: randomUUID() }, word: frame }) // another task
-  tell(router.ref, { type: 'accepted', from: WORKER, body: { ...word(mine), workerAccept: 'AAAA' }, word: frame }) // a relayed copy of its own
   tell(router.ref, { type: 'accepted', from: WORKER, body: word(mine), word: new Uint8Array(MAX_WORKER_CLAIM_CHARS) }) // too large to relay whole
   tell(router.ref, { type: 'accepted', from: WORKER, body: word(mine), word: frame })
-  const relayed = await eventually(async () => { const r = sent.filter(s => s.type === 'task_accepted'); return r.length >= 1 ? r : undefined }, 5000, 'the accept relayed', 10)
-  // The router handles its mailbox in order: everything told before the good one has been handled.
-  t.same(relayed, [{ to: COORD, type: 'task_accepted', body: { ...word(mine), workerAccept: Buffer.from(frame).toString('base64') } }], 'only the worker\'s own accept of its own attempt, with its frame')
+  tell(router.ref, { type: 'accepted', from: WORKER, body: word(mine), word: frame }) // again: relayed once
+  tell(router.ref, { type: 'accepted', from: OTHER_WORKER, body: word(theirs, OTHER_WORKER) }) // the simulator's: no frame
+  // Gathered for ACCEPT_RELAY_MS, then one frame for the coordinator.
+  await new Promise(resolve => setImmediate(resolve))
+  await eventually(async () => { clock.advance(ACCEPT_RELAY_MS); return sent.some(s => s.type === 'task_accepts') }, 5000, 'the accepts relayed', 10)
+  t.same(sent.filter(s => s.type === 'task_accepts'), [{ to: COORD, type: 'task_accepts', body: { accepts: [{ ...word(mine), workerAccept: Buffer.from(frame).toString('base64') }, word(theirs, OTHER_WORKER)] } }],
+    'only each worker\'s own accept of its own attempt, once, with its frame, in one batch')
+})
+
+t.test('a wave of accepts goes in frames of at most 64', async t => {
+  const { clock, sent, router, offers } = await routed(t, 130, 100)
+  for (const o of offers) tell(router.ref, { type: 'accepted', from: sent.find(s => s.type === 'task_offer' && s.body.offer.attemptId === o.attemptId)!.to, body: word(o, sent.find(s => s.type === 'task_offer' && s.body.offer.attemptId === o.attemptId)!.to) })
+  await eventually(async () => { clock.advance(ACCEPT_RELAY_MS); return sent.filter(s => s.type === 'task_accepts').reduce((n, s) => n + s.body.accepts.length, 0) === 130 }, 5000, 'all relayed', 10)
+  t.same(sent.filter(s => s.type === 'task_accepts').map(s => s.body.accepts.length), [64, 64, 2], 'full frames as they fill, the rest when the wait ends')
+})
+
+t.test('offers a worker does not take in time go back to their coordinator; past the strike limit the worker gets none for a cool-down', async t => {
+  const { clock, sent, router, offers, transferId } = await routed(t, STRIKE_LIMIT * 2, 8)
+  // WORKER takes its offers; OTHER_WORKER never answers.
+  const theirs = offers.filter(o => sent.some(s => s.type === 'task_offer' && s.to === OTHER_WORKER && s.body.offer.attemptId === o.attemptId))
+  const mine = offers.filter(o => !theirs.includes(o))
+  t.equal(theirs.length, STRIKE_LIMIT, `${STRIKE_LIMIT} offers each`)
+  for (const o of mine) tell(router.ref, { type: 'accepted', from: WORKER, body: word(o) })
+  await new Promise(resolve => setImmediate(resolve))
+  clock.advance(ACCEPT_TIMEOUT_MS - 1)
+  await new Promise(resolve => setImmediate(resolve))
+  t.notOk(sent.some(s => s.type === 'task_result'), 'nothing before the deadline')
+  clock.advance(1)
+  const back = await eventually(async () => { const r = sent.filter(s => s.type === 'task_result'); return r.length === STRIKE_LIMIT ? r : undefined }, 5000, 'the untaken offers sent back', 10)
+  t.same(back.map(s => [s.to, s.body.attemptId, s.body.worker, s.body.success, s.body.error]).sort(), theirs.map(o => [COORD, o.attemptId, OTHER_WORKER, false, 'worker_lost']).sort(), 'each untaken offer failed back to its coordinator, as a lost worker\'s')
+  t.same(sent.filter(s => s.type === 'task_cancel').map(s => [s.to, s.body.transferId, s.body.attemptIds.length, s.body.reason]), [[OTHER_WORKER, transferId, STRIKE_LIMIT, 'not_accepted']], 'and dropped at the worker')
+  // The worker that took its offers keeps its work; the one that did not is routed nothing for a cool-down.
+  const next = { taskId: randomUUID(), attemptId: randomUUID(), transferId, chunkIndex: 99, length: 10, sha256: 'ab'.repeat(32), source: { url: 'http://127.0.0.1:1/d', path: '/d', coordinator: COORD }, target: { method: 'PUT' as const, url: 'http://127.0.0.1:1/p', headers: {}, expiresAt: 1 }, expiresAt: 1, excludeWorkers: [WORKER] }
+  tell(router.ref, { type: 'batch', from: COORD, body: { batchId: randomUUID(), transferId, waveKind: 'recovery', offers: [next] } })
+  const assigned = await eventually(async () => { const a = sent.filter(s => s.type === 'task_assigned'); return a.length === 2 ? a[1] : undefined }, 5000, 'the next batch answered', 10)
+  t.same(assigned!.body.assignments, [{ attemptId: next.attemptId, worker: WORKER }], 'the excluded worker gets none, even where the chunk would avoid the other')
+  clock.advance(EXCLUSION_MS)
+  const later = { ...next, attemptId: randomUUID(), taskId: randomUUID(), excludeWorkers: [WORKER] }
+  tell(router.ref, { type: 'batch', from: COORD, body: { batchId: randomUUID(), transferId, waveKind: 'recovery', offers: [later] } })
+  const again = await eventually(async () => { const a = sent.filter(s => s.type === 'task_assigned'); return a.length === 3 ? a[2] : undefined }, 5000, 'the batch after the cool-down answered', 10)
+  t.same(again!.body.assignments, [{ attemptId: later.attemptId, worker: OTHER_WORKER }], 'after the cool-down it is routed again')
 })

@@ -68,9 +68,9 @@ t.test('an orchestrator cannot get a worker struck for stalls by naming it; a wo
       const said = { transferId: o.transferId, attemptId: o.attemptId, taskId: o.taskId, worker: tr.worker, coordinator: orch.key.address }
       // The accomplice's own word, every time. For the victim: the rogue's task_assigned alone, then an
       // accept relayed without the worker's frame, then one carrying a frame the rogue signed itself.
-      if (tr.key !== null) rogue.send(O, 'task_accepted', { ...said, workerAccept: word(tr.key, said) }, orch.key.address)
-      else if (n === 2) rogue.send(O, 'task_accepted', said, orch.key.address)
-      else if (n === 3) rogue.send(O, 'task_accepted', { ...said, workerAccept: word(rogue.key, said) }, orch.key.address)
+      if (tr.key !== null) rogue.send(O, 'task_accepts', { accepts: [{ ...said, workerAccept: word(tr.key, said) }] }, orch.key.address)
+      else if (n === 2) rogue.send(O, 'task_accepts', { accepts: [said] }, orch.key.address)
+      else if (n === 3) rogue.send(O, 'task_accepts', { accepts: [{ ...said, workerAccept: word(rogue.key, said) }] }, orch.key.address)
     }
     if (advertised > 0 && [...transfers.values()].every(x => x.offers >= STRIKE_LIMIT)) { advertised = 0; rogue.heartbeat(O, 'orchestrator', 0) }
   }
