@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createInterface } from 'node:readline'
-import { NetLab, skipReason } from '../../test/net/harness/netns.ts'
+import { NetLab, skipReason, LINK_QUEUE_MS } from '../../test/net/harness/netns.ts'
 import { startNetwork, putSummary, DEST_PORT } from '../../test/net/harness/network.ts'
 import { writeRandomFile, sha256File } from '../../test/net/harness/files.ts'
 import { REPO } from '../../test/helpers/proc.ts'
@@ -25,6 +25,8 @@ const { values: args } = parseArgs({
     workers: { type: 'string', default: '1,2,4,8' },
     'worker-mbit': { type: 'string', default: '100' },
     'edge-mbit': { type: 'string', default: '1000' },
+    // How long each capped link's queue holds a packet (tbf latency), ms: its buffer depth (test/net/harness/netns.ts).
+    'queue-ms': { type: 'string', default: String(LINK_QUEUE_MS) },
     'timeout-s': { type: 'string', default: '600' }, // per transfer
     // Where the time goes: per-process CPU and per-link rates each second, printed per N (bench/net/trace.ts).
     trace: { type: 'boolean', default: false },
@@ -43,6 +45,8 @@ const counts = args.workers!.split(',').map(Number)
 const workerMbit = Number(args['worker-mbit'])
 const edgeMbit = Number(args['edge-mbit'])
 const timeoutS = Number(args['timeout-s'])
+const queueMs = Number(args['queue-ms'])
+if (!(Number.isInteger(queueMs) && queueMs >= 1 && queueMs <= 1000)) throw new Error('--queue-ms 1..1000')
 if (!(sizeMib >= 16 && sizeMib <= 8192)) throw new Error('--size-mib 16..8192')
 if (counts.some(n => !Number.isInteger(n) || n < 1 || n > 16)) throw new Error('--workers: a list of 1..16')
 
@@ -88,8 +92,8 @@ interface Baselines {
  */
 async function baselines (dir: string): Promise<Baselines> {
   const workerHosts = args['compare-sim'] === true ? Math.max(...counts) : 1
-  const lab = await NetLab.create([{ name: 'dest', rateMbit: edgeMbit }, { name: 'client', rateMbit: edgeMbit },
-    ...Array.from({ length: workerHosts }, (_, i) => ({ name: `w${i + 1}`, rateMbit: workerMbit }))])
+  const lab = await NetLab.create([{ name: 'dest', rateMbit: edgeMbit, queueMs }, { name: 'client', rateMbit: edgeMbit, queueMs },
+    ...Array.from({ length: workerHosts }, (_, i) => ({ name: `w${i + 1}`, rateMbit: workerMbit, queueMs }))])
   try {
     const destDir = join(dir, 'baseline-dest')
     await mkdir(destDir)
@@ -148,7 +152,7 @@ try {
     const profileDir = args.profile === undefined ? undefined : join(args.profile, `${n}-workers`)
     const prof = (host: string): string[] => profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(profileDir, host)]
     const extra = args['node-args']!.split(' ').filter(a => a !== '')
-    const net = await startNetwork({ workers: n, workerMbit, edgeMbit, logLevel: 'info', nodeArgs: { orch: prof('orch'), w1: prof('w1') }, flags: { orchestrator: extra, worker: extra, validator: extra } })
+    const net = await startNetwork({ workers: n, workerMbit, edgeMbit, queueMs, logLevel: 'info', nodeArgs: { orch: prof('orch'), w1: prof('w1') }, flags: { orchestrator: extra, worker: extra, validator: extra } })
     const trace = args.trace === true ? new LabTrace(net.lab).start() : null
     try {
       // The idle network's own CPU (heartbeats, DHT, chain blocks), to tell it from the cost of moving bytes.
@@ -213,7 +217,7 @@ try {
   }
   const traced = args.trace === true
   const lines = [
-    `net bench: ${sizeMib} MiB through N workers; worker links ${workerMbit} Mbit/s, client and destination ${edgeMbit} Mbit/s`,
+    `net bench: ${sizeMib} MiB through N workers; worker links ${workerMbit} Mbit/s, client and destination ${edgeMbit} Mbit/s, ${queueMs} ms of queue on each capped link`,
     `baseline (same run, plain HTTP PUT): worker link ${base.workerLinkMbit.toFixed(0)} Mbit/s, client link ${base.edgeLinkMbit.toFixed(0)} Mbit/s; one hop ${base.hopCpuPerGiB.toFixed(1)} CPU s per GiB`,
     '',
     `| workers | create → completed (s) | goodput (Mbit/s) | goal 0.8 × min(N × link, edge) | ratio to min(N × measured worker link, measured edge) | goal met | client time incl. its start-up (s) | of which upload (s) | reassignments |${traced ? ' lab CPU s per GiB | machine busy % |' : ''}`,
@@ -246,7 +250,7 @@ try {
       `|---:|---:|---:|---:|---:|---:|:---:|${cal ? '---:|---:|:---:|' : ''}---:|---:|`,
       ...rows.map(r => `| ${workerMbit} Mbit/s | ${r.workers} | ${Math.min(...base.workerRelayMbit![r.workers]!).toFixed(1)} | ${r.goodputMbit.toFixed(1)} | ${r.sim!.goodputMbit.toFixed(1)} | ${r.sim!.ratio.toFixed(2)} | ${Math.abs(r.sim!.ratio - 1) <= 0.1 ? 'yes' : 'no'} |${r.calibrated !== undefined ? ` ${r.calibrated.goodputMbit.toFixed(1)} | ${r.calibrated.ratio.toFixed(2)} | ${r.workers === 1 ? '(calibration)' : Math.abs(r.calibrated.ratio - 1) <= 0.1 ? 'yes' : 'no'} |` : ''} ${r.interventions ?? ''} | ${r.sim!.reassignments} |`))
   }
-  const result = { bench: 'net', sizeMib, workerMbit, edgeMbit, baselines: base, ...(efficiency !== null ? { simWorkerEfficiency: efficiency } : {}), rows }
+  const result = { bench: 'net', sizeMib, workerMbit, edgeMbit, queueMs, baselines: base, ...(efficiency !== null ? { simWorkerEfficiency: efficiency } : {}), rows }
   process.stdout.write(lines.join('\n') + '\n' + JSON.stringify(result) + '\n')
   await mkdir(join(args.out!, '..'), { recursive: true })
   await writeFile(args.out!, JSON.stringify(result, null, 2) + '\n')

@@ -14,7 +14,12 @@ export interface HostSpec {
   name: string
   /** Link cap in Mbit/s, applied to both directions (tbf); none: the veth's own speed. */
   rateMbit?: number
+  /** How long a capped link's queue may hold a packet before it is dropped (tbf `latency`), ms; default LINK_QUEUE_MS. */
+  queueMs?: number
 }
+
+/** The default queue of a capped link: 100 ms, the deep buffer of a shaped home or office uplink. */
+export const LINK_QUEUE_MS = 100
 
 export interface LabHost { name: string, ns: string, ip: string, dev: string, peer: string, rateMbit: number | null }
 
@@ -33,10 +38,10 @@ function sh (args: string[]): void {
   execFileSync(args[0]!, args.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] })
 }
 
-/** tbf parameters for a rate: a burst of ~2 ms of traffic (at least 64 KiB), 100 ms of queue. */
-function tbf (rateMbit: number): string[] {
+/** tbf parameters for a rate: a burst of ~2 ms of traffic (at least 64 KiB), `queueMs` of queue. */
+function tbf (rateMbit: number, queueMs: number): string[] {
   const burst = Math.max(64 * 1024, Math.round(rateMbit * 1e6 / 8 * 0.002))
-  return ['tbf', 'rate', `${rateMbit}mbit`, 'burst', String(burst), 'latency', '100ms']
+  return ['tbf', 'rate', `${rateMbit}mbit`, 'burst', String(burst), 'latency', `${queueMs}ms`]
 }
 
 export class NetLab {
@@ -83,8 +88,9 @@ export class NetLab {
     sh(['ip', '-n', ns, 'link', 'set', 'eth0', 'up'])
     sh(['ip', '-n', ns, 'link', 'set', 'lo', 'up'])
     if (host.rateMbit !== null) {
-      sh(['tc', '-n', ns, 'qdisc', 'add', 'dev', 'eth0', 'root', ...tbf(host.rateMbit)]) // host → bridge
-      sh(['tc', '-n', this.#switchNs, 'qdisc', 'add', 'dev', peer, 'root', ...tbf(host.rateMbit)]) // bridge → host
+      const queueMs = spec.queueMs ?? LINK_QUEUE_MS
+      sh(['tc', '-n', ns, 'qdisc', 'add', 'dev', 'eth0', 'root', ...tbf(host.rateMbit, queueMs)]) // host → bridge
+      sh(['tc', '-n', this.#switchNs, 'qdisc', 'add', 'dev', peer, 'root', ...tbf(host.rateMbit, queueMs)]) // bridge → host
     }
   }
 

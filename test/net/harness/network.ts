@@ -20,6 +20,8 @@ export interface NetworkOptions {
   workerMbit?: number
   /** Cap of the client's and the destination's links (Mbit/s). */
   edgeMbit?: number
+  /** Queue of every capped link, ms (netns.ts LINK_QUEUE_MS by default). */
+  queueMs?: number
   /** Extra flags per role, e.g. a destination policy setting. */
   flags?: Partial<Record<'orchestrator' | 'worker' | 'validator', string[]>>
   slots?: number
@@ -50,8 +52,8 @@ export interface Network {
 export function hostPlan (o: NetworkOptions): HostSpec[] {
   return [
     { name: 'boot' }, { name: 'orch' }, { name: 'val' },
-    { name: 'dest', rateMbit: o.edgeMbit ?? 1000 }, { name: 'client', rateMbit: o.edgeMbit ?? 1000 },
-    ...Array.from({ length: o.workers }, (_, i) => ({ name: `w${i + 1}`, rateMbit: o.workerMbit ?? 100 }))
+    { name: 'dest', rateMbit: o.edgeMbit ?? 1000, queueMs: o.queueMs }, { name: 'client', rateMbit: o.edgeMbit ?? 1000, queueMs: o.queueMs },
+    ...Array.from({ length: o.workers }, (_, i) => ({ name: `w${i + 1}`, rateMbit: o.workerMbit ?? 100, queueMs: o.queueMs }))
   ]
 }
 
