@@ -7,7 +7,7 @@
 import type { Network, Store } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref } from '../runtime.ts'
 import { isoFromMs } from '../domain/chain-time.ts'
-import { MAX_WORKER_CLAIM_CHARS, MAX_ACCEPTS_PER_BATCH, type RelayedAccept, type TaskOfferBatch, type TaskAccepted, type TaskResult, type TaskProgress, type TaskResultAck, type TaskCancel, type WorkerAttach } from '../../protocol/index.ts'
+import { MAX_WORKER_CLAIM_CHARS, MAX_WORKER_ACCEPT_CHARS, MAX_ACCEPTS_PER_BATCH, type RelayedAccept, type TaskOfferBatch, type TaskAccepted, type TaskResult, type TaskProgress, type TaskResultAck, type TaskCancel, type WorkerAttach } from '../../protocol/index.ts'
 import { keys, type OfferBatchRow } from './model.ts'
 import { addStrike, isExcluded, type WorkerStandingRow } from './worker-standing.ts'
 
@@ -35,13 +35,15 @@ export type RouterMsg =
   | { type: 'cancel', from: string, body: TaskCancel }
   /** Timers: offers whose accept is due, and accepts gathered for relay. */
   | { type: 'accepts-due' }
+  /** Retried while frames older than the due accepts wait unread. */
   | { type: 'flush-accepts' }
 
 /**
  * How long a worker has to accept an offer (its `task_accepted`) before this orchestrator takes the offer
- * back and holds it against the worker: an honest worker answers on receipt, within a round trip.
+ * back and holds it against the worker: an honest worker answers on receipt, within a round trip. Longer
+ * than a dead connection takes to be noticed, so a worker whose link died is detached, not struck.
  */
-export const ACCEPT_TIMEOUT_MS = 15_000
+export const ACCEPT_TIMEOUT_MS = 30_000
 /** How long accepts wait to be relayed together, one frame per coordinator. */
 export const ACCEPT_RELAY_MS = 20
 
@@ -60,6 +62,8 @@ interface State {
   rr: number
   list?: Array<[string, Session]>
   awaiting: Array<{ attemptId: string, worker: string, due: number }>
+  /** Offers cancelled (or taken back by their coordinator) before their worker accepted them: still due. */
+  unanswered: Map<string, { worker: string, transferId: string }>
   outbox: Map<string, RelayedAccept[]>
   standing: Map<string, WorkerStandingRow>
 }
@@ -71,6 +75,8 @@ export interface RouterDeps {
   store: Store
   /** Called when the number of attached workers changes (heartbeats advertise it). */
   onWorkersChanged?: (count: number) => void
+  /** When the oldest frame received and not yet read arrived (node/messenger.ts): accepts are judged only up to it. */
+  unreadSince?: () => number | null
 }
 
 export interface Router { ref: Ref<RouterMsg>, workers (): number }
@@ -107,14 +113,15 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
       net.send(r.coordinator, 'task_result', { taskId: r.taskId, attemptId, transferId: r.transferId, worker, success: false, bytes: 0, durationMs: 0, sha256: null, etag: null, error: reason, via: null })
     }
     s.inflight.clear()
+    for (const [id, u] of state.unanswered) if (u.worker === worker) state.unanswered.delete(id) // its link went: nothing to hold
   }
 
   // One timer each for the accepts falling due and for the relay of gathered accepts.
   let dueTimer: { cancel (): void } | null = null
   let relayTimer: { cancel (): void } | null = null
-  const watchAccepts = (state: State): void => {
+  const watchAccepts = (state: State, retryMs?: number): void => {
     if (dueTimer !== null || state.awaiting.length === 0) return
-    dueTimer = env.clock.setTimer(Math.max(0, state.awaiting[0]!.due - env.clock.now()), () => { dueTimer = null; tell(ref, { type: 'accepts-due' }) })
+    dueTimer = env.clock.setTimer(retryMs ?? Math.max(0, state.awaiting[0]!.due - env.clock.now()), () => { dueTimer = null; tell(ref, { type: 'accepts-due' }) })
   }
   const flushAccepts = (state: State, coordinator?: string): void => {
     for (const [to, accepts] of state.outbox) {
@@ -185,8 +192,9 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
           const [worker, session] = best
           session.inflight.add(offer.attemptId)
           state.routes.set(offer.attemptId, { coordinator: msg.from, transferId: body.transferId, taskId: offer.taskId, worker })
-          state.awaiting.push({ attemptId: offer.attemptId, worker, due: env.clock.now() + ACCEPT_TIMEOUT_MS })
-          net.send(worker, 'task_offer', { batchId: body.batchId, offer })
+          // An offer this node could not send (the worker's frame lane full, its link gone) is not the worker's to answer for.
+          if (net.send(worker, 'task_offer', { batchId: body.batchId, offer })) state.awaiting.push({ attemptId: offer.attemptId, worker, due: env.clock.now() + ACCEPT_TIMEOUT_MS })
+          else state.routes.get(offer.attemptId)!.accepted = true
           assignments.push({ attemptId: offer.attemptId, worker })
         }
         net.send(msg.from, 'task_assigned', { transferId: body.transferId, batchId: body.batchId, assignments })
@@ -201,7 +209,8 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
           net.send(msg.from, 'task_result_ack', { taskId: msg.body.taskId, attemptId: msg.body.attemptId, worker: msg.from, received: false, status: 'rejected', reason })
           return state
         }
-        if (r === undefined || r.worker !== msg.from || msg.body.worker !== msg.from) return reject('unknown_attempt')
+        if (r === undefined || r.worker !== msg.from || msg.body.worker !== msg.from) { if (state.unanswered.get(msg.body.attemptId)?.worker === msg.from) state.unanswered.delete(msg.body.attemptId); return reject('unknown_attempt') }
+        r.accepted = true // it acted on the offer, whatever became of its accept
         // A worker's own frame carries no claim, and a delivery's frame goes on whole as its claim: one
         // too large to relay would make the coordinator refuse this orchestrator's frame, and blame it.
         const claim = msg.body.success && msg.claim !== undefined ? Buffer.from(msg.claim).toString('base64') : undefined
@@ -216,9 +225,10 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         // would refuse the batch and blame this orchestrator). Gathered for ACCEPT_RELAY_MS, so a wave of
         // offers costs the coordinator's link a frame per 64 accepts, not one each.
         const r = state.routes.get(msg.body.attemptId)
+        if (r === undefined && state.unanswered.get(msg.body.attemptId)?.worker === msg.from) { state.unanswered.delete(msg.body.attemptId); return state } // taken back meanwhile: nothing to relay
         if (r === undefined || r.accepted === true || r.worker !== msg.from || msg.body.worker !== msg.from || r.transferId !== msg.body.transferId || r.taskId !== msg.body.taskId || r.coordinator !== msg.body.coordinator) return state
         const word = msg.word !== undefined ? Buffer.from(msg.word).toString('base64') : undefined
-        if (word !== undefined && word.length > MAX_WORKER_CLAIM_CHARS) return state
+        if (word !== undefined && word.length > MAX_WORKER_ACCEPT_CHARS) return state // padded: the worker's to answer for
         r.accepted = true
         const relayed: RelayedAccept = { transferId: msg.body.transferId, attemptId: msg.body.attemptId, taskId: msg.body.taskId, worker: msg.body.worker, coordinator: msg.body.coordinator, ...(word !== undefined ? { workerAccept: word } : {}) }
         const box = state.outbox.get(r.coordinator)
@@ -232,31 +242,41 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         return state
       }
       case 'accepts-due': {
-        // Offers a worker did not take in time: each goes back to its coordinator now (as a lost worker's
-        // would) and is a strike on the worker here; past the limit this orchestrator routes it nothing
-        // for a cool-down. This orchestrator's own evidence, about its own worker: it costs the worker
-        // nothing anywhere else.
+        // Offers a worker did not take in time: one still routed goes back to its coordinator now (as a
+        // lost worker's would), and each sweep that finds any is one strike on the worker here, however
+        // many offers it let lapse; past the limit this orchestrator routes it nothing for a cool-down.
+        // This orchestrator's own evidence about its own worker: it costs the worker nothing elsewhere.
+        // Judged only up to the oldest frame not yet read (its accept may be waiting there).
         const now = env.clock.now()
-        const late = new Map<string, { worker: string, transferId: string, attemptIds: string[] }>() // by worker and transfer
-        while (state.awaiting.length > 0 && state.awaiting[0]!.due <= now) {
+        const readThrough = Math.min(now, deps.unreadSince?.() ?? now)
+        const late = new Map<string, { worker: string, transferId: string, attemptIds: string[] }>() // still routed, by worker and transfer
+        const struck = new Map<string, { transferId: string, attemptId: string }>()
+        while (state.awaiting.length > 0 && state.awaiting[0]!.due <= readThrough) {
           const { attemptId, worker } = state.awaiting.shift()!
           const r = state.routes.get(attemptId)
-          if (r === undefined || r.worker !== worker || r.accepted === true) continue
-          state.routes.delete(attemptId)
-          state.sessions.get(worker)?.inflight.delete(attemptId)
-          net.send(r.coordinator, 'task_result', { taskId: r.taskId, attemptId, transferId: r.transferId, worker, success: false, bytes: 0, durationMs: 0, sha256: null, etag: null, error: 'worker_lost', via: null })
-          const key = `${worker}/${r.transferId}`
-          const l = late.get(key)
-          if (l === undefined) late.set(key, { worker, transferId: r.transferId, attemptIds: [attemptId] }); else l.attemptIds.push(attemptId)
-          const { row, excluded: nowExcluded } = addStrike(state.standing.get(worker), { hotkey: worker, coordinator: deps.self, reason: 'no_accept', transferId: r.transferId, attemptId }, now)
-          state.standing.set(worker, row)
-          if (nowExcluded) log.warn({ worker, strikes: row.strikes.length, excludedUntil: row.excluded_until, event: 'worker_excluded' }, 'worker takes no offers in time: it gets none from this orchestrator for a cool-down')
+          const u = state.unanswered.get(attemptId)
+          state.unanswered.delete(attemptId)
+          if (r !== undefined && r.worker === worker && r.accepted !== true) {
+            state.routes.delete(attemptId)
+            state.sessions.get(worker)?.inflight.delete(attemptId)
+            net.send(r.coordinator, 'task_result', { taskId: r.taskId, attemptId, transferId: r.transferId, worker, success: false, bytes: 0, durationMs: 0, sha256: null, etag: null, error: 'worker_lost', via: null })
+            const key = `${worker}/${r.transferId}`
+            const l = late.get(key)
+            if (l === undefined) late.set(key, { worker, transferId: r.transferId, attemptIds: [attemptId] }); else l.attemptIds.push(attemptId)
+            if (!struck.has(worker)) struck.set(worker, { transferId: r.transferId, attemptId })
+          } else if (r === undefined && u?.worker === worker && !struck.has(worker)) struck.set(worker, { transferId: u.transferId, attemptId })
         }
         for (const { worker, transferId, attemptIds } of late.values()) {
           log.info({ worker, transferId, attempts: attemptIds.length, event: 'offers_not_accepted' }, 'offers not taken in time; sent back to their coordinator')
           net.send(worker, 'task_cancel', { transferId, attemptIds, reason: 'not_accepted' })
         }
-        watchAccepts(state)
+        for (const [worker, { transferId, attemptId }] of struck) {
+          const { row, excluded: nowExcluded } = addStrike(state.standing.get(worker), { hotkey: worker, coordinator: deps.self, reason: 'no_accept', transferId, attemptId }, now)
+          state.standing.set(worker, row)
+          log[nowExcluded ? 'warn' : 'info']({ worker, strikes: row.strikes.length, excludedUntil: row.excluded_until, event: nowExcluded ? 'worker_excluded' : 'worker_strike', reason: 'no_accept' }, nowExcluded ? 'worker takes no offers in time: it gets none from this orchestrator for a cool-down' : 'an offer not taken in time')
+        }
+        // Due entries held back by unread frames are looked at again shortly.
+        watchAccepts(state, state.awaiting.length > 0 && state.awaiting[0]!.due <= now ? 100 : undefined)
         return state
       }
       case 'progress': {
@@ -292,6 +312,9 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
           if (r === undefined || r.coordinator !== msg.from) continue
           state.routes.delete(id)
           state.sessions.get(r.worker)?.inflight.delete(id)
+          // Taken back before the worker took it (its coordinator's stall window can be shorter than the
+          // accept's): the accept is still due here.
+          if (r.accepted !== true) state.unanswered.set(id, { worker: r.worker, transferId: r.transferId })
           byWorker.set(r.worker, [...(byWorker.get(r.worker) ?? []), id])
         }
         for (const [w, ids] of byWorker) net.send(w, 'task_cancel', { transferId: msg.body.transferId, attemptIds: ids, reason: msg.body.reason })
@@ -300,6 +323,6 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
     }
   }
 
-  const ref = spawnSupervised<State, RouterMsg>(parent, 'router', env, () => ({ sessions: new Map(), routes: new Map(), rr: 0, awaiting: [], outbox: new Map(), standing: new Map() }), handler)
+  const ref = spawnSupervised<State, RouterMsg>(parent, 'router', env, () => ({ sessions: new Map(), routes: new Map(), rr: 0, awaiting: [], unanswered: new Map(), outbox: new Map(), standing: new Map() }), handler)
   return { ref, workers: () => attached }
 }

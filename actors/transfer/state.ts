@@ -250,6 +250,9 @@ export class TransferState {
   get size (): number { return this.#active.size }
   get (id: string): Readonly<Active> | undefined { return this.#active.get(id) }
   /** Still accepting offers to be sent (not terminal, not being cancelled). */
+  /** This coordinator's hotkey. */
+  get self (): string { return this.#self }
+
   isLive (id: string): boolean {
     const a = this.#active.get(id)
     return a !== undefined && !a.cancelling && !TERMINAL.has(a.row.status)
@@ -647,7 +650,11 @@ export class TransferState {
     const at = a?.attempts.get(body.attemptId)
     if (a === undefined || at === undefined || at.orchestrator_id !== from || at.task_id !== body.taskId || at.worker_id !== body.worker || body.coordinator !== this.#self) return step
     const reading = a.open.get(at.id)
-    if (reading !== undefined) reading.word = proved ?? (() => true)
+    if (reading !== undefined && reading.word === undefined) {
+      // Checked at most once: when a stall would strike, or progress would count through it.
+      let verdict: boolean | undefined
+      reading.word = () => (verdict ??= proved?.() ?? true)
+    }
     return step
   }
 
@@ -951,7 +958,8 @@ export class TransferState {
     let moved = false
     // The session total counts only from an orchestrator the worker holds work here through, each against
     // its own last: another's report can neither keep the worker's work alive nor reset its count.
-    if (this.#holdsThrough(from, body.worker)) {
+    if (!this.#holdsThrough(from, body.worker)) this.#moved.delete(`${from}/${body.worker}`)
+    else {
       const key = `${from}/${body.worker}`
       const held = this.#moved.get(key)
       if (held === undefined || body.moved < held) this.#moved.set(key, body.moved) // a first report, or a new session
@@ -965,7 +973,9 @@ export class TransferState {
       const length = a.chunks.get(at.chunk_index)?.length ?? 0
       const bytes = Math.min(p.bytes, length)
       if (bytes <= c.bytes) continue
-      if (bytes - c.bytes >= MIN_PROGRESS_BYTES || bytes === length) moved = true
+      // The attempt's own bytes spare it a strike; they keep the worker's other work alive only on the
+      // worker's own word that it holds this one.
+      if ((bytes - c.bytes >= MIN_PROGRESS_BYTES || bytes === length) && c.word?.() === true) moved = true
       c.bytes = bytes
     }
     if (moved) this.#lastActivityAt.set(body.worker, this.watched(now))
@@ -986,8 +996,10 @@ export class TransferState {
     for (const [attemptId, transferId] of m) {
       const a = this.#active.get(transferId)
       const at = a?.attempts.get(attemptId)
-      if (a === undefined || at === undefined || at.state !== 'accepted' || at.worker_id !== worker || !a.open.has(attemptId)) { m.delete(attemptId); continue }
-      if (at.orchestrator_id === from) { through = true; break }
+      const c = a?.open.get(attemptId)
+      if (a === undefined || at === undefined || c === undefined || at.state !== 'accepted' || at.worker_id !== worker) { m.delete(attemptId); continue }
+      // Through `from` on the worker's own word: task_assigned alone could name any worker.
+      if (at.orchestrator_id === from && c.word?.() === true) { through = true; break }
     }
     if (m.size === 0) this.#held.delete(worker)
     return through

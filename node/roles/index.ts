@@ -114,7 +114,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   })
   const router = startRouter(ctx.system, {
     env, self: key.address, net: messenger, store,
-    onWorkersChanged: () => tell(ctx.membership.ref, { type: 'publish' })
+    onWorkersChanged: () => tell(ctx.membership.ref, { type: 'publish' }),
+    unreadSince: () => messenger.unreadSince()
   })
   const transferEvents = new TransferEventHub(store)
   const coordinator = startCoordinator(ctx.system, {

@@ -84,13 +84,18 @@ const TaskAcceptedFields = {
 export const TaskAccepted = Type.Object(TaskAcceptedFields, { additionalProperties: false })
 export type TaskAccepted = Static<typeof TaskAccepted>
 
-/** The most accepts one relayed batch carries (an honest worker frame is under 600 characters of base64). */
+/** The most accepts one relayed batch carries. */
 export const MAX_ACCEPTS_PER_BATCH = 64
+/**
+ * The longest relayed worker accept (base64 of its frame; an honest one is under 600 characters): 64 of
+ * them stay far inside a frame (MAX_FRAME_BYTES), however a worker pads its own.
+ */
+export const MAX_WORKER_ACCEPT_CHARS = 1024
 
 /** One relayed accept: what the worker said, and its signed `task_accepted` frame (base64; absent in the simulator). */
 export const RelayedAccept = Type.Object({
   ...TaskAcceptedFields,
-  workerAccept: Type.Optional(Type.String({ maxLength: MAX_WORKER_CLAIM_CHARS, pattern: '^[A-Za-z0-9+/]*={0,2}$' }))
+  workerAccept: Type.Optional(Type.String({ maxLength: MAX_WORKER_ACCEPT_CHARS, pattern: '^[A-Za-z0-9+/]*={0,2}$' }))
 }, { additionalProperties: false })
 export type RelayedAccept = Static<typeof RelayedAccept>
 

@@ -2,7 +2,8 @@
 // puts, the effects and destination jobs it asks for, the offers of a wave, and transfer rows to feed it.
 import type { Reply } from '../../actors/runtime.ts'
 import type { StoreOp } from '../../actors/ports.ts'
-import type { Step, Effect, IoJob, OfferDraft } from '../../actors/transfer/state.ts'
+import type { Step, Effect, IoJob, OfferDraft, TransferState } from '../../actors/transfer/state.ts'
+import type { TaskAssigned } from '../../protocol/index.ts'
 import type { TransferRow } from '../../actors/transfer/model.ts'
 
 export const CHUNK = 1024
@@ -24,7 +25,28 @@ export const sha = (i: number): string => i.toString(16).padStart(64, '0')
 export const jobs = (s: Step, type?: IoJob['type']): IoJob[] => s.effects.flatMap(e => e.kind === 'io' && (type === undefined || e.job.type === type) ? [e.job] : [])
 export const effects = <K extends Effect['kind']>(s: Step, kind: K): Array<Extract<Effect, { kind: K }>> => s.effects.filter((e): e is Extract<Effect, { kind: K }> => e.kind === kind)
 export const puts = (s: Step, table: string): unknown[] => s.ops.filter((o): o is Extract<StoreOp, { type: 'put' }> => o.type === 'put' && o.table === table).map(o => o.value)
-export const offersOf = (s: Step): Array<OfferDraft & { to: string }> => jobs(s, 'offers').flatMap(j => j.type === 'offers' ? j.batches.flatMap(b => b.offers.map(o => ({ ...o, to: b.to }))) : [])
+/** The task of each attempt offered in a step read with offersOf (the latest read wins: tests reuse attempt ids). */
+const taskOf = new Map<string, string>()
+export const offersOf = (s: Step): Array<OfferDraft & { to: string }> => {
+  const offers = jobs(s, 'offers').flatMap(j => j.type === 'offers' ? j.batches.flatMap(b => b.offers.map(o => ({ ...o, to: b.to }))) : [])
+  for (const o of offers) taskOf.set(o.attemptId, o.taskId)
+  return offers
+}
+/**
+ * An orchestrator's `task_assigned`, and each named worker's own word that it holds its attempt, as an
+ * honest worker sends it (the coordinator holds a stall against a worker only on that word). The offers
+ * must have been read with offersOf.
+ */
+export function assign (core: TransferState, from: string, body: TaskAssigned, now: number): Step {
+  const step = core.assigned(from, body, now)
+  for (const { attemptId, worker } of body.assignments) {
+    if (worker === null) continue
+    const taskId = taskOf.get(attemptId)
+    if (taskId === undefined) throw new Error(`assign: attempt ${attemptId} was not read with offersOf`)
+    core.accepted(from, { transferId: body.transferId, attemptId, taskId, worker, coordinator: core.self })
+  }
+  return step
+}
 /** A reply that keeps what it was resolved with. */
 export const reply = (): Reply<any> & { value?: unknown } => {
   const r: Reply<any> & { value?: unknown } = { id: 'r', resolve: (v) => { r.value = v }, reject: () => {} }

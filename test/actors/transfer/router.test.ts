@@ -109,29 +109,77 @@ t.test('a wave of accepts goes in frames of at most 64', async t => {
   t.same(sent.filter(s => s.type === 'task_accepts').map(s => s.body.accepts.length), [64, 64, 2], 'full frames as they fill, the rest when the wait ends')
 })
 
-t.test('offers a worker does not take in time go back to their coordinator; past the strike limit the worker gets none for a cool-down', async t => {
-  const { clock, sent, router, offers, transferId } = await routed(t, STRIKE_LIMIT * 2, 8)
-  // WORKER takes its offers; OTHER_WORKER never answers.
-  const theirs = offers.filter(o => sent.some(s => s.type === 'task_offer' && s.to === OTHER_WORKER && s.body.offer.attemptId === o.attemptId))
-  const mine = offers.filter(o => !theirs.includes(o))
-  t.equal(theirs.length, STRIKE_LIMIT, `${STRIKE_LIMIT} offers each`)
-  for (const o of mine) tell(router.ref, { type: 'accepted', from: WORKER, body: word(o) })
-  await new Promise(resolve => setImmediate(resolve))
+const settle = async (): Promise<void> => { for (let i = 0; i < 5; i++) await new Promise(resolve => setImmediate(resolve)) }
+/** One more offer of `transferId` from COORD, routed; returns it and who got it. */
+async function offerOne (router: ReturnType<typeof startRouter>, sent: Array<{ to: string, type: MessageType, body: any }>, transferId: string, excludeWorkers: string[] = []): Promise<{ offer: TaskOffer, to: string | null }> {
+  const offer: TaskOffer = { taskId: randomUUID(), attemptId: randomUUID(), transferId, chunkIndex: 7, length: 10, sha256: 'ab'.repeat(32), source: { url: 'http://127.0.0.1:1/d', path: '/d', coordinator: COORD }, target: { method: 'PUT', url: 'http://127.0.0.1:1/p', headers: {}, expiresAt: 1 }, expiresAt: 1, excludeWorkers }
+  const before = sent.filter(s => s.type === 'task_assigned').length
+  tell(router.ref, { type: 'batch', from: COORD, body: { batchId: randomUUID(), transferId, waveKind: 'recovery', offers: [offer] } })
+  const a = await eventually(async () => sent.filter(s => s.type === 'task_assigned')[before], 5000, 'the batch answered', 10)
+  return { offer, to: a.body.assignments[0].worker }
+}
+
+t.test('an offer a worker does not take in time goes back to its coordinator and is a strike here; past the limit the worker gets none for a cool-down', async t => {
+  const { clock, sent, router, offers, transferId } = await routed(t, 2, 8)
+  const lapsed = offerTo(sent, OTHER_WORKER) // OTHER_WORKER never answers; WORKER takes its offers
+  tell(router.ref, { type: 'accepted', from: WORKER, body: word(offerTo(sent, WORKER)) })
+  await settle()
   clock.advance(ACCEPT_TIMEOUT_MS - 1)
-  await new Promise(resolve => setImmediate(resolve))
+  await settle()
   t.notOk(sent.some(s => s.type === 'task_result'), 'nothing before the deadline')
   clock.advance(1)
-  const back = await eventually(async () => { const r = sent.filter(s => s.type === 'task_result'); return r.length === STRIKE_LIMIT ? r : undefined }, 5000, 'the untaken offers sent back', 10)
-  t.same(back.map(s => [s.to, s.body.attemptId, s.body.worker, s.body.success, s.body.error]).sort(), theirs.map(o => [COORD, o.attemptId, OTHER_WORKER, false, 'worker_lost']).sort(), 'each untaken offer failed back to its coordinator, as a lost worker\'s')
-  t.same(sent.filter(s => s.type === 'task_cancel').map(s => [s.to, s.body.transferId, s.body.attemptIds.length, s.body.reason]), [[OTHER_WORKER, transferId, STRIKE_LIMIT, 'not_accepted']], 'and dropped at the worker')
-  // The worker that took its offers keeps its work; the one that did not is routed nothing for a cool-down.
-  const next = { taskId: randomUUID(), attemptId: randomUUID(), transferId, chunkIndex: 99, length: 10, sha256: 'ab'.repeat(32), source: { url: 'http://127.0.0.1:1/d', path: '/d', coordinator: COORD }, target: { method: 'PUT' as const, url: 'http://127.0.0.1:1/p', headers: {}, expiresAt: 1 }, expiresAt: 1, excludeWorkers: [WORKER] }
-  tell(router.ref, { type: 'batch', from: COORD, body: { batchId: randomUUID(), transferId, waveKind: 'recovery', offers: [next] } })
-  const assigned = await eventually(async () => { const a = sent.filter(s => s.type === 'task_assigned'); return a.length === 2 ? a[1] : undefined }, 5000, 'the next batch answered', 10)
-  t.same(assigned!.body.assignments, [{ attemptId: next.attemptId, worker: WORKER }], 'the excluded worker gets none, even where the chunk would avoid the other')
+  const back = await eventually(async () => sent.find(s => s.type === 'task_result'), 5000, 'the untaken offer sent back', 10)
+  t.same([back.to, back.body.attemptId, back.body.worker, back.body.success, back.body.error], [COORD, lapsed.attemptId, OTHER_WORKER, false, 'worker_lost'], 'failed back to its coordinator, as a lost worker\'s')
+  t.same(sent.filter(s => s.type === 'task_cancel').map(s => [s.to, s.body.attemptIds, s.body.reason]), [[OTHER_WORKER, [lapsed.attemptId], 'not_accepted']], 'and dropped at the worker')
+  t.equal(offers.length, 2)
+  // Taken back by its coordinator before the deadline: still a strike when it falls due, unless the worker took it meanwhile.
+  let last = lapsed
+  for (let k = 2; k <= STRIKE_LIMIT; k++) {
+    const { offer, to } = await offerOne(router, sent, transferId, [WORKER])
+    t.equal(to, OTHER_WORKER, `offer ${k} routed to the silent worker`)
+    tell(router.ref, { type: 'cancel', from: COORD, body: { transferId, attemptIds: [offer.attemptId], reason: 'superseded' } })
+    await settle()
+    clock.advance(ACCEPT_TIMEOUT_MS)
+    last = offer
+  }
+  await settle()
+  t.equal(sent.filter(s => s.type === 'task_result').length, 1, 'an offer already taken back is not sent back again')
+  const { to } = await offerOne(router, sent, transferId, [WORKER])
+  t.equal(to, WORKER, `after ${STRIKE_LIMIT} lapses the silent worker gets none, even where the chunk would avoid the other`)
   clock.advance(EXCLUSION_MS)
-  const later = { ...next, attemptId: randomUUID(), taskId: randomUUID(), excludeWorkers: [WORKER] }
-  tell(router.ref, { type: 'batch', from: COORD, body: { batchId: randomUUID(), transferId, waveKind: 'recovery', offers: [later] } })
-  const again = await eventually(async () => { const a = sent.filter(s => s.type === 'task_assigned'); return a.length === 3 ? a[2] : undefined }, 5000, 'the batch after the cool-down answered', 10)
-  t.same(again!.body.assignments, [{ attemptId: later.attemptId, worker: OTHER_WORKER }], 'after the cool-down it is routed again')
+  const after = await offerOne(router, sent, transferId, [WORKER])
+  t.equal(after.to, OTHER_WORKER, 'after the cool-down it is routed again')
+  t.ok(last.attemptId !== lapsed.attemptId)
+})
+
+t.test('one strike per sweep, however many offers lapsed; none for an offer taken late, acted on, or waiting unread', async t => {
+  const system = startSystem()
+  t.teardown(() => stopActor(system))
+  const sent: Array<{ to: string, type: MessageType, body: any }> = []
+  const net: Network = { self: ORCH, send<T extends MessageType> (to: string, type: T, body: MessageBody<T>): boolean { sent.push({ to, type, body }); return true }, broadcast: () => 0 }
+  const clock = new ManualClock()
+  let unread: number | null = null
+  const router = startRouter(system, { env: { clock, logger: silentLogger() }, self: ORCH, net, store: new LevelStore(new MemoryLevel({ valueEncoding: 'json' }) as never), unreadSince: () => unread })
+  tell(router.ref, { type: 'attach', from: WORKER, body: { session: randomUUID(), slots: 64 } })
+  const transferId = randomUUID()
+  const many = await Promise.all(Array.from({ length: STRIKE_LIMIT + 2 }, async () => await offerOne(router, sent, transferId)))
+  // One taken late (after its coordinator took it back), one acted on (a result) without an accept seen.
+  tell(router.ref, { type: 'cancel', from: COORD, body: { transferId, attemptIds: [many[0]!.offer.attemptId], reason: 'superseded' } })
+  tell(router.ref, { type: 'accepted', from: WORKER, body: word(many[0]!.offer) })
+  tell(router.ref, { type: 'result', from: WORKER, body: { taskId: many[1]!.offer.taskId, attemptId: many[1]!.offer.attemptId, transferId, worker: WORKER, success: false, bytes: 0, durationMs: 1, sha256: null, etag: null, error: 'destination_refused', via: null } })
+  await settle()
+  // A frame older than the deadline waits unread: nothing is judged until it is read.
+  unread = clock.now() + 1
+  clock.advance(ACCEPT_TIMEOUT_MS + 50)
+  await settle()
+  const lapses = (): any[] => sent.filter(s => s.type === 'task_cancel' && s.body.reason === 'not_accepted')
+  t.same(lapses(), [], 'nothing judged while an older frame waits unread')
+  unread = null
+  clock.advance(100)
+  await eventually(async () => lapses().length > 0, 5000, 'judged once read', 10)
+  const cancelled = lapses().flatMap(s => s.body.attemptIds)
+  t.same(cancelled.sort(), many.slice(2).map(m => m.offer.attemptId).sort(), 'the lapsed offers go back; the one taken late and the one acted on do not')
+  // STRIKE_LIMIT lapsed in one sweep: one strike, so the worker is still routed.
+  const next = await offerOne(router, sent, transferId)
+  t.equal(next.to, WORKER, 'one sweep is one strike: not excluded')
 })

@@ -257,15 +257,19 @@ t.test('acceptance, results, checks, a validator\'s verdict, completion: every r
  * Transfer `id` of `chunks` chunks of `length` bytes, its upload begun and its first wave planned over
  * this orchestrator alone (ids from `newId`: the batch first, then per chunk its task and attempt).
  */
-function planned (clock: ManualClock, core: TransferState, id: string, chunks: number, length = CHUNK): Array<OfferDraft & { to: string }> {
+function planned (clock: ManualClock, core: TransferState, id: string, chunks: number, length = CHUNK, over = ONLY_SELF): Array<OfferDraft & { to: string }> {
   core.create(transferRow(id, chunks, { chunk_size: length, total_size: chunks * length }), clock.now())
   for (let i = 0; i < chunks; i++) core.chunk({ transferId: id, index: i, sha256: sha(i), md5: `md5-${i}`, length }, clock.now())
   core.dispatch(id)
   core.begun(id, 'd1', UPLOAD, null, clock.now())
-  return offersOf(core.planned(id, ONLY_SELF, clock.now()))
+  return offersOf(core.planned(id, over, clock.now()))
 }
-const accept = (core: TransferState, o: OfferDraft & { to: string }, worker: string, now: number): Step =>
-  core.assigned(o.to, { transferId: o.transferId, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker }] }, now)
+/** `o` assigned to `worker` by its orchestrator, and (`said`, as an honest worker does) the worker's own word that it holds it. */
+const accept = (core: TransferState, o: OfferDraft & { to: string }, worker: string, now: number, said = true): Step => {
+  const step = core.assigned(o.to, { transferId: o.transferId, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker }] }, now)
+  if (said) core.accepted(o.to, { transferId: o.transferId, attemptId: o.attemptId, taskId: o.taskId, worker, coordinator: SELF })
+  return step
+}
 /** The rows a step puts, as [table, key, state]. */
 const written = (s: Step): unknown[] => s.ops.map(o => o.type === 'put' ? [o.type, o.table, o.key, (o.value as { state?: string, status?: string }).state ?? (o.value as { status?: string }).status] : [o.type])
 
@@ -499,6 +503,31 @@ t.test('progress at its edges: what restarts a worker\'s stall window and what d
   t.same(answers.map(plain).filter(a => JSON.stringify(a) !== JSON.stringify(EMPTY)), [], `none of the ${answers.length} reports writes or sends anything`)
 })
 
+t.test('another orchestrator that named the worker keeps none of its work alive, with no word, or a word that does not check out', async t => {
+  const KiB = 1024
+  for (const word of ['none', 'forged', 'signed'] as const) {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId: counter() })
+    const [mine] = planned(clock, core, 't1', 1, 1024 * KiB)
+    accept(core, mine!, W1, clock.now()) // held through this orchestrator, on the worker's word; it then goes quiet
+    const [theirs] = planned(clock, core, 't2', 1, 1024 * KiB, [{ hotkey: OTHER, workers: 1, score: 1 }])
+    t.equal(theirs!.to, OTHER)
+    core.assigned(OTHER, { transferId: 't2', batchId: 'b', assignments: [{ attemptId: theirs!.attemptId, worker: W1 }] }, clock.now())
+    if (word !== 'none') core.accepted(OTHER, { transferId: 't2', attemptId: theirs!.attemptId, taskId: theirs!.taskId, worker: W1, coordinator: SELF }, () => word === 'signed')
+    core.tick(clock.now())
+    let takenAt: number | null = null
+    for (let ms = OVERSEER_TICK_MS, k = 1; ms <= 3000 && takenAt === null; ms += OVERSEER_TICK_MS, k++) {
+      clock.advance(OVERSEER_TICK_MS)
+      // OTHER reports the worker moving: its session total, and the bytes of "its" attempt.
+      core.progress(OTHER, { worker: W1, moved: k * 128 * KiB, attempts: [{ transferId: 't2', attemptId: theirs!.attemptId, bytes: k * 128 * KiB }] }, clock.now())
+      const step = core.tick(clock.now())
+      if ((puts(step, 'task_attempts') as AttemptRow[]).some(a => a.id === mine!.attemptId)) takenAt = ms
+    }
+    if (word === 'signed') t.equal(takenAt, null, 'signed: the worker\'s own word that it holds work through OTHER, its reports keep it alive')
+    else t.equal(takenAt, RESULT_GAP_MS, `${word}: the quiet worker's work here is taken back at its window all the same`)
+  }
+})
+
 t.test('the measured rate: the median of the last 64 accepted deliveries, in any order of arrival; none from a delivery never accepted or of no bytes', async t => {
   const LENGTH = 1000
   /** Chunk i accepted, then reported `dts[i]` ms later: a rate of LENGTH / dts[i] per ms. */
@@ -614,7 +643,7 @@ t.test('the overseer\'s steps, whole: a wave timeout, a stall that fails the tra
       const core = last = new TransferState({ self: SELF, newId: counter() })
       const offers = planned(clock, core, 't1', 2, MiB)
       for (const o of offers) {
-        accept(core, o, W1, clock.now())
+        accept(core, o, W1, clock.now(), false)
         if (word !== 'none') t.same(plain(core.accepted(o.to, { transferId: o.transferId, attemptId: o.attemptId, taskId: o.taskId, worker: W1, coordinator: SELF }, () => { asked++; return word === 'signed' })), EMPTY, 'a word changes no row')
       }
       if (read) core.read('t1', offers[0]!.attemptId)
@@ -661,7 +690,7 @@ t.test('the overseer\'s steps, whole: a wave timeout, a stall that fails the tra
     const clock = new ManualClock()
     const core = new TransferState({ self: SELF, newId: counter() })
     const [o] = planned(clock, core, 't1', 1)
-    accept(core, o!, W1, clock.now())
+    accept(core, o!, W1, clock.now(), false)
     const word = { transferId: 't1', attemptId: o!.attemptId, taskId: o!.taskId, worker: W1, coordinator: SELF }
     let asked = 0
     const proved = (): boolean => { asked++; return true }

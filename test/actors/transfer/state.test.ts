@@ -10,7 +10,7 @@ import type { TransferRow, AttemptRow, ChunkRow, InterventionRow } from '../../.
 import type { TaskResult } from '../../../protocol/index.ts'
 import type { UploadState } from '../../../actors/destination.ts'
 import { ManualClock } from '../../helpers/clock.ts'
-import { CHUNK, UPLOAD, transferRow, sha, jobs, effects, puts, offersOf, reply } from '../../helpers/transfer-state.ts'
+import { CHUNK, UPLOAD, transferRow, sha, jobs, effects, puts, offersOf, reply, assign } from '../../helpers/transfer-state.ts'
 
 const SELF = 'orch-self'
 const OTHER = 'orch-other'
@@ -57,7 +57,7 @@ function result (core: TransferState, o: OfferDraft & { to: string }, worker: st
 
 /** Every offer of a wave accepted by `worker`. */
 function acceptAll (core: TransferState, id: string, offers: ReadonlyArray<OfferDraft & { to: string }>, worker: string, now: number): Step {
-  return core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker })) }, now)
+  return assign(core, SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker })) }, now)
 }
 
 t.test('wave timeout: an offer nobody routed is reassigned 15 s after dispatch, not before, away from its orchestrator', async t => {
@@ -69,7 +69,7 @@ t.test('wave timeout: an offer nobody routed is reassigned 15 s after dispatch, 
   // OTHER routes its offers; SELF's batch was lost.
   const lost = offers.filter(o => o.to === SELF)
   const routed = offers.filter(o => o.to === OTHER)
-  core.assigned(OTHER, { transferId: id, batchId: 'b', assignments: routed.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  assign(core, OTHER, { transferId: id, batchId: 'b', assignments: routed.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
   for (const o of routed) result(core, o, W1, clock.now() + 1) // results keep W1 fresh
   clock.advance(WAVE_TIMEOUT_MS - 1)
   let tick = core.tick(clock.now())
@@ -102,7 +102,7 @@ t.test('result gap: accepted work with no progress and no result for the stall w
   const { core, id, wave } = started(clock, 2, ONLY_SELF)
   const offers = offersOf(wave)
   clock.advance(WAVE_TIMEOUT_MS - 300) // routed late, but routed
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
   for (const o of offers) core.accepted(SELF, { transferId: id, attemptId: o.attemptId, taskId: o.taskId, worker: W1, coordinator: SELF }) // the worker's own word
   clock.advance(500) // past the wave timeout since dispatch
   t.same(core.tick(clock.now()).ops, [], 'accepted work is not subject to the wave timeout')
@@ -125,7 +125,7 @@ function heldBy (clock: ManualClock, core: TransferState, chunks: number, length
   core.dispatch(id)
   core.begun(id, 'd1', UPLOAD, null, clock.now(), true)
   const offers = offersOf(core.planned(id, ONLY_SELF, clock.now()))
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
   return { id, offers }
 }
 
@@ -226,8 +226,8 @@ t.test('result gap is per worker: a result for any transfer keeps a worker\'s qu
   core.begun(id2, 'd1', UPLOAD, null, clock.now(), true)
   const second = offersOf(core.planned(id2, ONLY_SELF, clock.now()))
   const first = offersOf(a.wave)
-  core.assigned(SELF, { transferId: a.id, batchId: 'b', assignments: first.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
-  core.assigned(SELF, { transferId: id2, batchId: 'b', assignments: second.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  assign(core, SELF, { transferId: a.id, batchId: 'b', assignments: first.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  assign(core, SELF, { transferId: id2, batchId: 'b', assignments: second.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
   // W1 works through its queue: one result every 4 s (under the gap), across both transfers.
   for (const o of [first[0]!, second[0]!, second[1]!]) {
     clock.advance(4_000)
@@ -249,7 +249,7 @@ t.test('the stall window doubles once the same chunk has stalled', async t => {
   // On the clock: a chunk that stalled once is given twice as long the next time.
   const clock = new ManualClock()
   const s = started(clock, 1, ONLY_SELF)
-  const accept = (o: OfferDraft): void => { s.core.assigned(SELF, { transferId: s.id, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker: W1 }] }, clock.now()) }
+  const accept = (o: OfferDraft): void => { assign(s.core, SELF, { transferId: s.id, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker: W1 }] }, clock.now()) }
   accept(offersOf(s.wave)[0]!)
   t.equal(puts(watchFor(s.core, clock, s.core.resultGapFor(CHUNK, 0)), 'task_attempts').length, 1, 'first stall at one gap')
   const second = offersOf(s.core.planned(s.id, ONLY_SELF, clock.now()))[0]!
@@ -262,7 +262,7 @@ t.test('a validator silent past its timeout is replaced by the coordinator\'s ow
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 1, ONLY_SELF)
   const [o] = offersOf(wave)
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: W1 }] }, clock.now())
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: W1 }] }, clock.now())
   const r = core.result(SELF, { taskId: o!.taskId, attemptId: o!.attemptId, transferId: id, worker: W1, success: true, bytes: CHUNK, durationMs: 5, sha256: o!.sha256, etag: null, error: null, via: 'http' }, clock.now(), ['validator-1'])
   t.match(jobs(r, 'verify'), [{ validator: 'validator-1', request: { attemptId: o!.attemptId } }])
   const timeout = core.verifyTimeoutFor(CHUNK)
@@ -279,7 +279,7 @@ t.test('a result arriving before the tick wins the race: no intervention', async
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 1, ONLY_SELF)
   const [o] = offersOf(wave)
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: W1 }] }, clock.now())
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: W1 }] }, clock.now())
   clock.advance(RESULT_GAP_MS)
   result(core, o!, W1, clock.now())
   t.same(core.tick(clock.now()).ops, [], 'the attempt is being checked, not reassigned')
@@ -308,7 +308,7 @@ t.test('no worker available: the chunk waits, longer each time, spends no attemp
   // Far more answers of `no_worker` than either limit: the transfer waits, it does not fail.
   const waits: number[] = []
   for (let round = 0; round < 10; round++) {
-    const none = core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: offer.attemptId, worker: null }] }, clock.now())
+    const none = assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: offer.attemptId, worker: null }] }, clock.now())
     t.same(effects(none, 'candidates'), [], 'no plan is asked for at once: no loop between coordinator and router')
     t.same(puts(none, 'transfers'), [], 'the transfer does not fail')
     const expected = Math.min(NO_WORKER_MAX_WAIT_MS, NO_WORKER_WAIT_MS * 2 ** round)
@@ -320,7 +320,7 @@ t.test('no worker available: the chunk waits, longer each time, spends no attemp
   }
   t.same(waits, [500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000, 30_000], 'doubling from 0.5 s, at most 30 s')
   t.equal(core.closedStatus(id), undefined, 'still open after 10 rounds with limits of 2')
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: offer.attemptId, worker: W1 }] }, clock.now())
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: offer.attemptId, worker: W1 }] }, clock.now())
   result(core, offer, W1, clock.now())
   core.checked(id, offer.attemptId, true, null, clock.now())
   core.finalize(id, clock.now())
@@ -332,7 +332,7 @@ t.test('a worker\'s failed result naming no_worker is a failed attempt like any 
   const { core, id, wave } = started(clock, 1, ONLY_SELF, { maxAttemptsPerTask: 2 })
   let offer = offersOf(wave)[0]!
   for (let n = 0; n < 2; n++) {
-    core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: offer.attemptId, worker: W1 }] }, clock.now())
+    assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: offer.attemptId, worker: W1 }] }, clock.now())
     const r = core.result(SELF, { taskId: offer.taskId, attemptId: offer.attemptId, transferId: id, worker: W1, success: false, bytes: 0, durationMs: 5, sha256: null, etag: null, error: 'no_worker', via: null }, clock.now())
     if (n === 0) {
       t.equal(effects(r, 'candidates').length, 1, 'replanned at once, as a failure is')
@@ -345,7 +345,7 @@ t.test('a clean transfer: delivered, finalized, completed, gone from memory; lat
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 3, ONLY_SELF)
   const offers = offersOf(wave)
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
   for (const o of offers) {
     const r = result(core, o, W1, clock.now())
     t.equal(jobs(r, 'check').length, 1, 'each reported delivery is checked at the destination')
@@ -390,7 +390,7 @@ t.test('a redelivery asked by complete() sends the chunk again; a refusal fails 
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 2, ONLY_SELF)
   const offers = offersOf(wave)
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: offers.map(o => ({ attemptId: o.attemptId, worker: W1 })) }, clock.now())
   for (const o of offers) { result(core, o, W1, clock.now()); core.checked(id, o.attemptId, true, null, clock.now()) }
   core.finalize(id, clock.now())
   const redo = core.completedUpload({ transferId: id, ok: false, retry: false, redeliver: [1], error: 'BWN_ERR_DESTINATION_INCOMPLETE' }, clock.now())
@@ -398,7 +398,7 @@ t.test('a redelivery asked by complete() sends the chunk again; a refusal fails 
   t.equal(effects(redo, 'candidates').length, 1)
   const again = offersOf(core.planned(id, ONLY_SELF, clock.now()))
   t.same(again.map(o => o.chunkIndex), [1])
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: again[0]!.attemptId, worker: W2 }] }, clock.now())
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: again[0]!.attemptId, worker: W2 }] }, clock.now())
   result(core, again[0]!, W2, clock.now())
   t.equal(jobs(core.checked(id, again[0]!.attemptId, true, null, clock.now()), 'complete').length, 1, 'completion is tried again')
   const refused = core.completedUpload({ transferId: id, ok: false, retry: false, redeliver: [], error: 'BWN_ERR_DESTINATION_REFUSED' }, clock.now())
@@ -472,7 +472,7 @@ t.test('a cancel of a transfer that completed or failed is refused; a transfer b
 
   const failed = started(clock, 1, ONLY_SELF, { maxAttemptsPerTask: 1 })
   const [o] = offersOf(failed.wave)
-  failed.core.assigned(SELF, { transferId: failed.id, batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: W1 }] }, clock.now())
+  assign(failed.core, SELF, { transferId: failed.id, batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: W1 }] }, clock.now())
   t.match(puts(result(failed.core, o!, W1, clock.now(), false), 'transfers').at(-1), { status: 'failed' })
   t.match(failed.core.cancel(failed.id, reply(), clock.now(), { ...transferRow(failed.id, 1), status: 'failed', coordinator_id: SELF }).reply, { ok: false, status: 409, detail: /already failed/ })
 })
@@ -556,7 +556,7 @@ t.test('results: a hash other than the staged chunk\'s fails the attempt and str
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 2, ONLY_SELF)
   const [o0, o1] = offersOf(wave)
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o0!.attemptId, worker: W1 }, { attemptId: o1!.attemptId, worker: W2 }] }, clock.now())
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o0!.attemptId, worker: W1 }, { attemptId: o1!.attemptId, worker: W2 }] }, clock.now())
   const base = { taskId: o0!.taskId, attemptId: o0!.attemptId, transferId: id, worker: W1, success: true, bytes: CHUNK, durationMs: 5, etag: null, error: null, via: 'http' as const }
   const lie = core.result(SELF, { ...base, sha256: sha(7) }, clock.now())
   t.match(puts(lie, 'task_attempts'), [{ id: o0!.attemptId, state: 'failed', failure_reason: 'reported hash does not match the staged chunk' }])
@@ -635,7 +635,7 @@ t.test('a delivery its worker never signed is refused: the attempt fails and the
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 2, ONLY_SELF)
   const [o0, o1] = offersOf(wave)
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o0!.attemptId, worker: W1 }, { attemptId: o1!.attemptId, worker: W1 }] }, clock.now())
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o0!.attemptId, worker: W1 }, { attemptId: o1!.attemptId, worker: W1 }] }, clock.now())
   const said = (o: typeof o0, sha256: string): TaskResult => ({ taskId: o!.taskId, attemptId: o!.attemptId, transferId: id, worker: W1, success: true, bytes: CHUNK, durationMs: 5, sha256, etag: null, error: null, via: 'http' })
   // Wrong bytes reported on the orchestrator's word alone: no strike, though a signed claim of the same would strike.
   const unsigned = core.result(SELF, said(o0, sha(7)), clock.now(), [], undefined, () => false)
@@ -664,7 +664,7 @@ t.test('a node sink\'s ETag of other bytes is read back and fails its check; com
   core.checked(id, o1!.attemptId, true, null, clock.now())
   const [again] = offersOf(core.planned(id, ONLY_SELF, clock.now()))
   t.equal(again!.attemptNo, 1, 'the redelivery is the chunk\'s second attempt')
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: again!.attemptId, worker: W2 }] }, clock.now())
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: again!.attemptId, worker: W2 }] }, clock.now())
   const check = jobs(result(core, again!, W2, clock.now(), true, { etag: `"${again!.sha256}"` }), 'check')
   t.match(check, [{ attemptSlot: 1, attemptNo: 1 }], 'the check names the attempt it checks')
   core.checked(id, again!.attemptId, true, null, clock.now())
@@ -687,7 +687,7 @@ t.test('complete-retry: the timer after a destination that was unavailable tries
   const clock = new ManualClock()
   const { core, id, wave } = started(clock, 1, ONLY_SELF)
   const [o] = offersOf(wave)
-  core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: W1 }] }, clock.now())
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o!.attemptId, worker: W1 }] }, clock.now())
   result(core, o!, W1, clock.now())
   core.checked(id, o!.attemptId, true, null, clock.now())
   t.equal(jobs(core.finalize(id, clock.now()), 'complete').length, 1)
@@ -790,7 +790,7 @@ t.test('hydration after a crash: each state is driven on', async t => {
     const offers = offersOf(core.planned(id, ONLY_SELF, clock.now()))
     t.same(offers.map(o => [o.chunkIndex, o.excludeWorkers]), [[0, [W1]], [1, [W2]]], 'each chunk avoids the worker that failed it')
     const o1 = offers.find(o => o.chunkIndex === 1)!
-    core.assigned(SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o1.attemptId, worker: W1 }] }, clock.now())
+    assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o1.attemptId, worker: W1 }] }, clock.now())
     const failedOnce = result(core, o1, W1, clock.now(), false)
     t.same(puts(failedOnce, 'transfers').filter(r => (r as TransferRow).status === 'failed'), [], 'one failure after eight stalls does not fail the transfer')
     t.equal(core.get(id)?.row.status, 'in_progress')
