@@ -251,8 +251,9 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         const readThrough = Math.min(now, deps.unreadSince?.() ?? now)
         const late = new Map<string, { worker: string, transferId: string, attemptIds: string[] }>() // still routed, by worker and transfer
         const struck = new Map<string, { transferId: string, attemptId: string }>()
-        while (state.awaiting.length > 0 && state.awaiting[0]!.due <= readThrough) {
-          const { attemptId, worker } = state.awaiting.shift()!
+        let taken = 0
+        while (taken < state.awaiting.length && state.awaiting[taken]!.due <= readThrough) {
+          const { attemptId, worker } = state.awaiting[taken++]!
           const r = state.routes.get(attemptId)
           const u = state.unanswered.get(attemptId)
           state.unanswered.delete(attemptId)
@@ -266,6 +267,7 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
             if (!struck.has(worker)) struck.set(worker, { transferId: r.transferId, attemptId })
           } else if (r === undefined && u?.worker === worker && !struck.has(worker)) struck.set(worker, { transferId: u.transferId, attemptId })
         }
+        state.awaiting.splice(0, taken) // once per check, not per entry
         for (const { worker, transferId, attemptIds } of late.values()) {
           log.info({ worker, transferId, attempts: attemptIds.length, event: 'offers_not_accepted' }, 'offers not taken in time; sent back to their coordinator')
           net.send(worker, 'task_cancel', { transferId, attemptIds, reason: 'not_accepted' })
