@@ -49,6 +49,18 @@ export function checkVerifyRequest (msg: Envelope, now: number): EvidenceCheck {
   return { ok: true }
 }
 
+/** A worker's own signed frame, relayed as base64: of `type`, signed by `worker`, addressed to the orchestrator relaying it. */
+function workerFrame (b64: string | undefined, type: 'task_result' | 'task_accepted', worker: string, relayedBy: string): Envelope | { reason: string } {
+  if (b64 === undefined) return { reason: 'none' }
+  const res = decodeFrame(Buffer.from(b64, 'base64'))
+  if (!res.ok) return { reason: `${res.reason}: ${res.detail}` }
+  const w = res.msg
+  if (w.type !== type) return { reason: `a ${w.type}` }
+  if (w.from !== worker) return { reason: 'not signed by the named worker' }
+  if (w.to !== relayedBy) return { reason: 'sent to another orchestrator' }
+  return w
+}
+
 /** Every field a worker's result states; the relayed copy must state the same. */
 const CLAIM_FIELDS = ['taskId', 'attemptId', 'transferId', 'worker', 'success', 'bytes', 'durationMs', 'sha256', 'etag', 'error', 'via', 'coordinator'] as const satisfies ReadonlyArray<keyof MessageBody<'task_result'>>
 
@@ -67,13 +79,8 @@ export type ClaimCheck = { ok: true } | { ok: false, reason: string }
  * cannot be wrapped in fresh evidence.
  */
 export function checkWorkerClaim (relayed: MessageBody<'task_result'>, relayedBy: string, coordinator: string, relayedAt?: number): ClaimCheck {
-  if (relayed.workerClaim === undefined) return { ok: false, reason: 'none' }
-  const res = decodeFrame(Buffer.from(relayed.workerClaim, 'base64'))
-  if (!res.ok) return { ok: false, reason: `${res.reason}: ${res.detail}` }
-  const w = res.msg
-  if (w.type !== 'task_result') return { ok: false, reason: `a ${w.type}` }
-  if (w.from !== relayed.worker) return { ok: false, reason: 'not signed by the named worker' }
-  if (w.to !== relayedBy) return { ok: false, reason: 'sent to another orchestrator' }
+  const w = workerFrame(relayed.workerClaim, 'task_result', relayed.worker, relayedBy)
+  if ('reason' in w) return { ok: false, reason: w.reason }
   if (relayedAt !== undefined && Math.abs(relayedAt - w.ts) > CLAIM_MAX_SKEW_MS) return { ok: false, reason: `signed ${relayedAt - w.ts} ms before its relay` }
   const said = w.body as MessageBody<'task_result'>
   if (said.workerClaim !== undefined) return { ok: false, reason: 'a relayed copy' }
@@ -93,13 +100,8 @@ const ACCEPT_FIELDS = ['transferId', 'attemptId', 'taskId', 'worker', 'coordinat
  * word is about that attempt whenever it was said.
  */
 export function checkWorkerAccept (relayed: RelayedAccept, relayedBy: string, coordinator: string): ClaimCheck {
-  if (relayed.workerAccept === undefined) return { ok: false, reason: 'none' }
-  const res = decodeFrame(Buffer.from(relayed.workerAccept, 'base64'))
-  if (!res.ok) return { ok: false, reason: `${res.reason}: ${res.detail}` }
-  const w = res.msg
-  if (w.type !== 'task_accepted') return { ok: false, reason: `a ${w.type}` }
-  if (w.from !== relayed.worker) return { ok: false, reason: 'not signed by the named worker' }
-  if (w.to !== relayedBy) return { ok: false, reason: 'sent to another orchestrator' }
+  const w = workerFrame(relayed.workerAccept, 'task_accepted', relayed.worker, relayedBy)
+  if ('reason' in w) return { ok: false, reason: w.reason }
   const said = w.body as MessageBody<'task_accepted'>
   if (said.coordinator !== coordinator) return { ok: false, reason: 'for another coordinator' }
   for (const k of ACCEPT_FIELDS) if (said[k] !== relayed[k]) return { ok: false, reason: `${k} differs from what the worker said` }

@@ -17,15 +17,16 @@ import { eventually } from '../../helpers/proc.ts'
 
 const ORCH = 'orch-1'; const COORD = 'coord-1'; const WORKER = 'worker-1'
 
+/** A network that records what the router sends. */
+function recording (): { sent: Array<{ to: string, type: MessageType, body: any }>, net: Network } {
+  const sent: Array<{ to: string, type: MessageType, body: any }> = []
+  return { sent, net: { self: ORCH, send<T extends MessageType> (to: string, type: T, body: MessageBody<T>): boolean { sent.push({ to, type, body }); return true }, broadcast: () => 0 } }
+}
+
 t.test('a worker\'s result goes to its coordinator with the worker\'s signed frame as its claim', async t => {
   const system = startSystem()
   t.teardown(() => stopActor(system))
-  const sent: Array<{ to: string, type: MessageType, body: any }> = []
-  const net: Network = {
-    self: ORCH,
-    send<T extends MessageType> (to: string, type: T, body: MessageBody<T>): boolean { sent.push({ to, type, body }); return true },
-    broadcast: () => 0
-  }
+  const { sent, net } = recording()
   const store = new LevelStore(new MemoryLevel({ valueEncoding: 'json' }) as never)
   const router = startRouter(system, { env: { clock: systemClock, logger: silentLogger() }, self: ORCH, net, store })
   tell(router.ref, { type: 'attach', from: WORKER, body: { session: randomUUID(), slots: 4 } })
@@ -59,12 +60,7 @@ t.test('a worker\'s result goes to its coordinator with the worker\'s signed fra
 async function routed (t: Test, n: number, slots = 1): Promise<{ clock: ManualClock, sent: Array<{ to: string, type: MessageType, body: any }>, router: ReturnType<typeof startRouter>, offers: TaskOffer[], transferId: string }> {
   const system = startSystem()
   t.teardown(() => stopActor(system))
-  const sent: Array<{ to: string, type: MessageType, body: any }> = []
-  const net: Network = {
-    self: ORCH,
-    send<T extends MessageType> (to: string, type: T, body: MessageBody<T>): boolean { sent.push({ to, type, body }); return true },
-    broadcast: () => 0
-  }
+  const { sent, net } = recording()
   const clock = new ManualClock()
   const store = new LevelStore(new MemoryLevel({ valueEncoding: 'json' }) as never)
   const router = startRouter(system, { env: { clock, logger: silentLogger() }, self: ORCH, net, store })
@@ -155,8 +151,7 @@ t.test('an offer a worker does not take in time goes back to its coordinator and
 t.test('one strike per sweep, however many offers lapsed; none for an offer taken late, acted on, or waiting unread', async t => {
   const system = startSystem()
   t.teardown(() => stopActor(system))
-  const sent: Array<{ to: string, type: MessageType, body: any }> = []
-  const net: Network = { self: ORCH, send<T extends MessageType> (to: string, type: T, body: MessageBody<T>): boolean { sent.push({ to, type, body }); return true }, broadcast: () => 0 }
+  const { sent, net } = recording()
   const clock = new ManualClock()
   let unread: number | null = null
   const router = startRouter(system, { env: { clock, logger: silentLogger() }, self: ORCH, net, store: new LevelStore(new MemoryLevel({ valueEncoding: 'json' }) as never), unreadSince: () => unread })
