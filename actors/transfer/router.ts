@@ -173,6 +173,12 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         const theirs = body.excludedWorkers !== undefined && body.excludedWorkers.length > 0 ? new Set(body.excludedWorkers) : null
         const workers = attached.filter(([w]) => (theirs === null || !theirs.has(w)) && !excluded(state, w))
         for (const offer of body.offers) {
+          // Only an offer of this batch's transfer, from its own coordinator, for an attempt not routed
+          // yet: a worker could not answer for another (its accept would name other terms).
+          if (offer.transferId !== body.transferId || offer.source.coordinator !== msg.from || state.routes.has(offer.attemptId) || state.unanswered.has(offer.attemptId)) {
+            assignments.push({ attemptId: offer.attemptId, worker: null })
+            continue
+          }
           // Workers that failed the task are avoided while another can take it, not banned outright.
           let eligible = workers
           if (offer.excludeWorkers.length > 0) {
@@ -190,11 +196,12 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
           state.rr++
           if (best === undefined) { assignments.push({ attemptId: offer.attemptId, worker: null }); continue }
           const [worker, session] = best
+          // An offer this node could not send (the worker's frame lane full, its link gone) went to no
+          // worker: the coordinator hears so at once, and the worker answers for nothing.
+          if (!net.send(worker, 'task_offer', { batchId: body.batchId, offer })) { assignments.push({ attemptId: offer.attemptId, worker: null }); continue }
           session.inflight.add(offer.attemptId)
           state.routes.set(offer.attemptId, { coordinator: msg.from, transferId: body.transferId, taskId: offer.taskId, worker })
-          // An offer this node could not send (the worker's frame lane full, its link gone) is not the worker's to answer for.
-          if (net.send(worker, 'task_offer', { batchId: body.batchId, offer })) state.awaiting.push({ attemptId: offer.attemptId, worker, due: env.clock.now() + ACCEPT_TIMEOUT_MS })
-          else state.routes.get(offer.attemptId)!.accepted = true
+          state.awaiting.push({ attemptId: offer.attemptId, worker, due: env.clock.now() + ACCEPT_TIMEOUT_MS })
           assignments.push({ attemptId: offer.attemptId, worker })
         }
         net.send(msg.from, 'task_assigned', { transferId: body.transferId, batchId: body.batchId, assignments })
@@ -226,10 +233,11 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         // offers costs the coordinator's link a frame per 64 accepts, not one each.
         const r = state.routes.get(msg.body.attemptId)
         if (r === undefined && state.unanswered.get(msg.body.attemptId)?.worker === msg.from) { state.unanswered.delete(msg.body.attemptId); return state } // taken back meanwhile: nothing to relay
-        if (r === undefined || r.accepted === true || r.worker !== msg.from || msg.body.worker !== msg.from || r.transferId !== msg.body.transferId || r.taskId !== msg.body.taskId || r.coordinator !== msg.body.coordinator) return state
+        if (r === undefined || r.accepted === true || r.worker !== msg.from) return state
+        r.accepted = true // its worker answered the offer, whatever its accept says
+        if (msg.body.worker !== msg.from || r.transferId !== msg.body.transferId || r.taskId !== msg.body.taskId || r.coordinator !== msg.body.coordinator) return state
         const word = msg.word !== undefined ? Buffer.from(msg.word).toString('base64') : undefined
-        if (word !== undefined && word.length > MAX_WORKER_ACCEPT_CHARS) return state // padded: the worker's to answer for
-        r.accepted = true
+        if (word !== undefined && word.length > MAX_WORKER_ACCEPT_CHARS) return state // padded: not relayed (its coordinator holds no stall against it then)
         const relayed: RelayedAccept = { transferId: msg.body.transferId, attemptId: msg.body.attemptId, taskId: msg.body.taskId, worker: msg.body.worker, coordinator: msg.body.coordinator, ...(word !== undefined ? { workerAccept: word } : {}) }
         const box = state.outbox.get(r.coordinator)
         if (box === undefined) state.outbox.set(r.coordinator, [relayed]); else box.push(relayed)
@@ -273,6 +281,9 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
           net.send(worker, 'task_cancel', { transferId, attemptIds, reason: 'not_accepted' })
         }
         for (const [worker, { transferId, attemptId }] of struck) {
+          // At most one strike per worker per ACCEPT_TIMEOUT_MS: offers lapsing a second apart are one lapse.
+          const lastAt = state.standing.get(worker)?.strikes.at(-1)?.at
+          if (lastAt !== undefined && now - Date.parse(lastAt) < ACCEPT_TIMEOUT_MS) continue
           const { row, excluded: nowExcluded } = addStrike(state.standing.get(worker), { hotkey: worker, coordinator: deps.self, reason: 'no_accept', transferId, attemptId }, now)
           state.standing.set(worker, row)
           log[nowExcluded ? 'warn' : 'info']({ worker, strikes: row.strikes.length, excludedUntil: row.excluded_until, event: nowExcluded ? 'worker_excluded' : 'worker_strike', reason: 'no_accept' }, nowExcluded ? 'worker takes no offers in time: it gets none from this orchestrator for a cool-down' : 'an offer not taken in time')
@@ -295,6 +306,7 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         for (const p of msg.body.attempts) {
           const r = state.routes.get(p.attemptId)
           if (r === undefined || r.worker !== msg.from || r.transferId !== p.transferId) continue
+          r.accepted = true // moving it: taken, whatever became of its accept
           byCoordinator.get(r.coordinator)?.push(p)
         }
         for (const [coordinator, attempts] of byCoordinator) net.send(coordinator, 'task_progress', { worker: msg.from, moved: msg.body.moved, attempts })

@@ -175,9 +175,11 @@ interface Recovery { reason: InterventionReason, previous: AttemptRow, excludeOr
  * Clock readings of an open attempt, for the overseer; `acceptedWatched`: its acceptance on the watched
  * clock (watched()); `bytes`: its worker's last reported progress; `word`: the worker's own word that it
  * holds the attempt (task_accepted), checked only when a stall would strike it; `read`: its chunk was
- * read from this node's data endpoint (the coordinator's own evidence that the worker acted on it).
+ * read from this node's data endpoint (the coordinator's own evidence that the worker acted on it);
+ * `restored`: accepted before this process started (its word, if any, was not kept): its progress counts,
+ * but a stall of it strikes no one and steers nothing.
  */
-interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number, word?: () => boolean, read?: true }
+interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number, word?: () => boolean, read?: true, restored?: true }
 
 export interface Active {
   row: TransferRow
@@ -316,7 +318,7 @@ export class TransferState {
         this.#failAttempt(a, at, 'orchestrator_restarted', 'the orchestrator restarted', now, step)
         continue
       }
-      a.open.set(at.id, { offeredAt: now, acceptedAt: at.state === 'accepted' ? now : null, acceptedWatched: at.state === 'accepted' ? this.watched(now) : null, bytes: 0 })
+      a.open.set(at.id, { offeredAt: now, acceptedAt: at.state === 'accepted' ? now : null, acceptedWatched: at.state === 'accepted' ? this.watched(now) : null, bytes: 0, ...(at.state === 'accepted' ? { restored: true as const } : {}) })
       if (at.state === 'accepted' && at.worker_id !== null) this.#hold(at.worker_id, at.id, a.row.id)
     }
     for (const c of a.chunks.values()) if (c.state === 'staged' && !hasOpenAttempt(a, c.chunk_index)) a.pending.add(c.chunk_index)
@@ -909,18 +911,22 @@ export class TransferState {
         }
         if (reason === null) continue
         step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
-        // A stall of work its worker never touched (no bytes on, no read of the chunk here) and never
-        // owned (no signed word) strikes no one: the chunk tries another orchestrator, and avoids the
-        // named worker for itself only (a worker that withholds its word still loses the chunk, and its
-        // own orchestrator holds the missing accept against it, actors/transfer/router.ts).
+        // A stall strikes its worker only if the worker owned the work by its signed word and moved none
+        // of it (no bytes on, no read of the chunk here). Work it never owned is its orchestrator's to
+        // answer for, moved or not: no strike, and the chunk tries another orchestrator; it still avoids
+        // the named worker for itself (a worker that withholds its word loses the chunk all the same, and
+        // its own orchestrator holds the missing accept against it, actors/transfer/router.ts).
         let unowned = false
-        if (reason === 'result_gap' && at.worker_id !== null) {
+        if (reason === 'result_gap' && at.worker_id !== null && c.restored !== true) {
           let seen = stalledWorkers.get(at.worker_id)
           if (seen === undefined) stalledWorkers.set(at.worker_id, seen = { at: null, moved: false })
+          const said = c.word !== undefined && c.word()
           if (c.bytes > 0 || c.read === true) seen.moved = true
-          else if (c.word !== undefined && c.word()) seen.at ??= at // the strike names an attempt the worker owned
-          else unowned = true
-          if (unowned) step.effects.push({ kind: 'log', level: 'info', obj: { worker: at.worker_id, orchestrator: at.orchestrator_id, transferId: a.row.id, attemptId, event: 'stall_unclaimed' }, msg: 'no strike for a stall: the worker never said it held the work' })
+          else if (said) seen.at ??= at // the strike names an attempt the worker owned
+          if (!said) {
+            unowned = true
+            step.effects.push({ kind: 'log', level: 'info', obj: { worker: at.worker_id, orchestrator: at.orchestrator_id, transferId: a.row.id, attemptId, event: 'stall_unclaimed' }, msg: 'no strike for a stall: the worker never said it held the work' })
+          }
         }
         this.#failAttempt(a, at, reason, null, now, step)
         const recovery = a.recovery.get(at.chunk_index)
@@ -975,7 +981,7 @@ export class TransferState {
       if (bytes <= c.bytes) continue
       // The attempt's own bytes spare it a strike; they keep the worker's other work alive only on the
       // worker's own word that it holds this one.
-      if ((bytes - c.bytes >= MIN_PROGRESS_BYTES || bytes === length) && c.word?.() === true) moved = true
+      if ((bytes - c.bytes >= MIN_PROGRESS_BYTES || bytes === length) && (c.restored === true || c.word?.() === true)) moved = true
       c.bytes = bytes
     }
     if (moved) this.#lastActivityAt.set(body.worker, this.watched(now))
@@ -999,7 +1005,7 @@ export class TransferState {
       const c = a?.open.get(attemptId)
       if (a === undefined || at === undefined || c === undefined || at.state !== 'accepted' || at.worker_id !== worker) { m.delete(attemptId); continue }
       // Through `from` on the worker's own word: task_assigned alone could name any worker.
-      if (at.orchestrator_id === from && c.word?.() === true) { through = true; break }
+      if (at.orchestrator_id === from && (c.restored === true || c.word?.() === true)) { through = true; break }
     }
     if (m.size === 0) this.#held.delete(worker)
     return through

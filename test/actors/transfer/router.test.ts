@@ -10,12 +10,13 @@ import { startRouter, ACCEPT_RELAY_MS, ACCEPT_TIMEOUT_MS } from '../../../actors
 import { STRIKE_LIMIT, EXCLUSION_MS } from '../../../actors/transfer/worker-standing.ts'
 import { ManualClock } from '../../helpers/clock.ts'
 import type { Network } from '../../../actors/ports.ts'
-import { MAX_WORKER_CLAIM_CHARS, type MessageBody, type MessageType, type TaskOffer } from '../../../protocol/index.ts'
+import { MAX_WORKER_CLAIM_CHARS, MAX_WORKER_ACCEPT_CHARS, type MessageBody, type MessageType, type TaskOffer } from '../../../protocol/index.ts'
 import { systemClock } from '../../../node/clock.ts'
 import { silentLogger } from '../../helpers/logger.ts'
 import { eventually } from '../../helpers/proc.ts'
 
 const ORCH = 'orch-1'; const COORD = 'coord-1'; const WORKER = 'worker-1'
+const settle = async (): Promise<void> => { for (let i = 0; i < 5; i++) await new Promise(resolve => setImmediate(resolve)) }
 
 /** A network that records what the router sends. */
 function recording (): { sent: Array<{ to: string, type: MessageType, body: any }>, net: Network } {
@@ -80,22 +81,39 @@ const offerTo = (sent: Array<{ to: string, type: MessageType, body: any }>, work
 const word = (o: TaskOffer, worker = WORKER): MessageBody<'task_accepted'> => ({ transferId: o.transferId, attemptId: o.attemptId, taskId: o.taskId, worker, coordinator: COORD })
 
 t.test('a worker\'s accept goes to the coordinator that offered the work with the worker\'s signed frame, once; any other is dropped', async t => {
-  const { clock, sent, router } = await routed(t, 2)
-  const mine = offerTo(sent, WORKER); const theirs = offerTo(sent, OTHER_WORKER)
+  const { clock, sent, router, offers } = await routed(t, 4, 2)
+  const to = (o: TaskOffer): string => sent.find(s => s.type === 'task_offer' && s.body.offer.attemptId === o.attemptId)!.to
+  const [mine1, mine2] = offers.filter(o => to(o) === WORKER)
+  const [theirs1, theirs2] = offers.filter(o => to(o) === OTHER_WORKER)
   const frame = new Uint8Array([1, 2, 3, 4])
-  tell(router.ref, { type: 'accepted', from: WORKER, body: word(theirs), word: frame }) // another worker's attempt
-  tell(router.ref, { type: 'accepted', from: WORKER, body: word(theirs, OTHER_WORKER), word: frame }) // in another's name
-  tell(router.ref, { type: 'accepted', from: WORKER, body: { ...word(mine), coordinator: 'coord-2' }, word: frame }) // for another coordinator
-  tell(router.ref, { type: 'accepted', from: WORKER, body: { ...word(mine), taskId: randomUUID() }, word: frame }) // another task
-  tell(router.ref, { type: 'accepted', from: WORKER, body: word(mine), word: new Uint8Array(MAX_WORKER_CLAIM_CHARS) }) // too large to relay whole
-  tell(router.ref, { type: 'accepted', from: WORKER, body: word(mine), word: frame })
-  tell(router.ref, { type: 'accepted', from: WORKER, body: word(mine), word: frame }) // again: relayed once
-  tell(router.ref, { type: 'accepted', from: OTHER_WORKER, body: word(theirs, OTHER_WORKER) }) // the simulator's: no frame
-  // Gathered for ACCEPT_RELAY_MS, then one frame for the coordinator.
-  await new Promise(resolve => setImmediate(resolve))
-  await eventually(async () => { clock.advance(ACCEPT_RELAY_MS); return sent.some(s => s.type === 'task_accepts') }, 5000, 'the accepts relayed', 10)
-  t.same(sent.filter(s => s.type === 'task_accepts'), [{ to: COORD, type: 'task_accepts', body: { accepts: [{ ...word(mine), workerAccept: Buffer.from(frame).toString('base64') }, word(theirs, OTHER_WORKER)] } }],
+  tell(router.ref, { type: 'accepted', from: WORKER, body: word(theirs1!), word: frame }) // another worker's attempt: nothing
+  tell(router.ref, { type: 'accepted', from: WORKER, body: word(theirs1!, OTHER_WORKER), word: frame }) // in another's name: nothing
+  tell(router.ref, { type: 'accepted', from: WORKER, body: word(mine1!), word: frame })
+  tell(router.ref, { type: 'accepted', from: WORKER, body: word(mine1!), word: frame }) // again: relayed once
+  // Its first answer takes the offer; one naming other terms is not relayed, nor a later right one.
+  tell(router.ref, { type: 'accepted', from: WORKER, body: { ...word(mine2!), coordinator: 'coord-2' }, word: frame })
+  tell(router.ref, { type: 'accepted', from: WORKER, body: word(mine2!), word: frame })
+  tell(router.ref, { type: 'accepted', from: OTHER_WORKER, body: word(theirs1!, OTHER_WORKER) }) // the simulator's: no frame
+  // A frame padded past MAX_WORKER_ACCEPT_CHARS of base64 (769 bytes: 1,028 characters) is not relayed; 768 bytes (1,024) is.
+  tell(router.ref, { type: 'accepted', from: OTHER_WORKER, body: word(theirs2!, OTHER_WORKER), word: new Uint8Array(769) })
+  await settle()
+  clock.advance(ACCEPT_RELAY_MS)
+  const relayed = await eventually(async () => sent.find(s => s.type === 'task_accepts'), 5000, 'the accepts relayed', 10)
+  t.same(sent.filter(s => s.type === 'task_accepts'), [{ to: COORD, type: 'task_accepts', body: { accepts: [{ ...word(mine1!), workerAccept: Buffer.from(frame).toString('base64') }, word(theirs1!, OTHER_WORKER)] } }],
     'only each worker\'s own accept of its own attempt, once, with its frame, in one batch')
+  t.ok(relayed)
+  t.equal(MAX_WORKER_ACCEPT_CHARS, Buffer.from(new Uint8Array(768)).toString('base64').length, 'the limit is 768 bytes of frame')
+})
+
+t.test('offers a coordinator sends for another transfer, in another coordinator\'s name, or for an attempt already routed go to no worker', async t => {
+  const { sent, router, offers, transferId } = await routed(t, 1, 4)
+  const base = offers[0]!
+  const fresh = (over: Partial<TaskOffer> = {}): TaskOffer => ({ ...base, taskId: randomUUID(), attemptId: randomUUID(), ...over })
+  const odd = [fresh({ transferId: randomUUID() }), fresh({ source: { ...base.source, coordinator: 'coord-2' } }), { ...base }]
+  tell(router.ref, { type: 'batch', from: COORD, body: { batchId: randomUUID(), transferId, waveKind: 'recovery', offers: odd } })
+  const assigned = await eventually(async () => sent.filter(s => s.type === 'task_assigned')[1], 5000, 'answered', 10)
+  t.same(assigned.body.assignments, odd.map(o => ({ attemptId: o.attemptId, worker: null })), 'none routed')
+  t.equal(sent.filter(s => s.type === 'task_offer').length, 1, 'no offer sent on')
 })
 
 t.test('a wave of accepts goes in frames of at most 64', async t => {
@@ -105,7 +123,6 @@ t.test('a wave of accepts goes in frames of at most 64', async t => {
   t.same(sent.filter(s => s.type === 'task_accepts').map(s => s.body.accepts.length), [64, 64, 2], 'full frames as they fill, the rest when the wait ends')
 })
 
-const settle = async (): Promise<void> => { for (let i = 0; i < 5; i++) await new Promise(resolve => setImmediate(resolve)) }
 /** One more offer of `transferId` from COORD, routed; returns it and who got it. */
 async function offerOne (router: ReturnType<typeof startRouter>, sent: Array<{ to: string, type: MessageType, body: any }>, transferId: string, excludeWorkers: string[] = []): Promise<{ offer: TaskOffer, to: string | null }> {
   const offer: TaskOffer = { taskId: randomUUID(), attemptId: randomUUID(), transferId, chunkIndex: 7, length: 10, sha256: 'ab'.repeat(32), source: { url: 'http://127.0.0.1:1/d', path: '/d', coordinator: COORD }, target: { method: 'PUT', url: 'http://127.0.0.1:1/p', headers: {}, expiresAt: 1 }, expiresAt: 1, excludeWorkers }
@@ -177,4 +194,17 @@ t.test('one strike per sweep, however many offers lapsed; none for an offer take
   // STRIKE_LIMIT lapsed in one sweep: one strike, so the worker is still routed.
   const next = await offerOne(router, sent, transferId)
   t.equal(next.to, WORKER, 'one sweep is one strike: not excluded')
+
+  // Offers lapsing a second apart, in their own sweeps, within ACCEPT_TIMEOUT_MS of the strike: no more
+  // strikes. One the worker reports moving is taken, whatever became of its accept.
+  const spaced: TaskOffer[] = []
+  for (let k = 0; k < STRIKE_LIMIT; k++) { spaced.push((await offerOne(router, sent, transferId)).offer); clock.advance(1000) }
+  const moving = (await offerOne(router, sent, transferId)).offer
+  tell(router.ref, { type: 'progress', from: WORKER, body: { worker: WORKER, moved: 10, attempts: [{ transferId, attemptId: moving.attemptId, bytes: 10 }] } })
+  await settle()
+  for (let k = 0; k <= STRIKE_LIMIT + 1; k++) { clock.advance(1000 + (k === 0 ? ACCEPT_TIMEOUT_MS - STRIKE_LIMIT * 1000 : 0)); await settle() }
+  const back = lapses().flatMap(s => s.body.attemptIds)
+  t.ok(spaced.every(o => back.includes(o.attemptId)), 'each spaced offer went back')
+  t.notOk(back.includes(moving.attemptId), 'the one it reported moving did not')
+  t.equal((await offerOne(router, sent, transferId)).to, WORKER, 'and the worker is still routed: spaced lapses within the strike\'s time are not more strikes')
 })

@@ -503,6 +503,27 @@ t.test('progress at its edges: what restarts a worker\'s stall window and what d
   t.same(answers.map(plain).filter(a => JSON.stringify(a) !== JSON.stringify(EMPTY)), [], `none of the ${answers.length} reports writes or sends anything`)
 })
 
+t.test('after a restart, restored work counts its worker\'s progress, and its stall strikes no one and steers nothing', async t => {
+  const clock = new ManualClock()
+  const core = new TransferState({ self: SELF, newId: counter() })
+  const LEN = 1024 * 1024
+  // Held through another orchestrator when this process stopped: its worker's word was not kept.
+  const row = transferRow('t1', 1, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, chunks_received: 1, chunk_size: LEN, total_size: LEN })
+  const attempt: AttemptRow = { id: 't1-a0', task_id: 'task-0', transfer_id: 't1', chunk_index: 0, attempt_no: 0, attempt_slot: 0, orchestrator_id: OTHER, worker_id: W1, batch_id: 'b', wave_kind: 'initial', recovery: false, state: 'accepted', offered_at: '', accepted_at: '', finished_at: null, failure_reason: null }
+  core.hydrate({ row, chunks: [chunkRow('t1', 0, clock.now(), { state: 'delivering', task_id: 'task-0', length: LEN })], tasks: [], attempts: [attempt], results: [], waves: 1, interventions: 0 }, clock.now(), { processStart: true })
+  core.tick(clock.now())
+  for (let ms = OVERSEER_TICK_MS; ms <= 2 * RESULT_GAP_MS; ms += OVERSEER_TICK_MS) {
+    clock.advance(OVERSEER_TICK_MS)
+    core.progress(OTHER, { worker: W1, moved: ms * 1024, attempts: [] }, clock.now())
+    t.same(puts(core.tick(clock.now()), 'task_attempts'), [], `${ms} ms: its session total moves on: kept`)
+  }
+  let stall: Step = { ops: [], effects: [] }
+  for (let ms = 0; ms < RESULT_GAP_MS && puts(stall, 'task_attempts').length === 0; ms += OVERSEER_TICK_MS) { clock.advance(OVERSEER_TICK_MS); stall = core.tick(clock.now()) }
+  t.equal(puts(stall, 'task_attempts').length, 1, 'quiet for its window: taken back')
+  t.same(puts(stall, 'workers'), [], 'no strike: its word was not kept across the restart')
+  t.same(stall.effects.filter(e => e.kind === 'log' && (e.obj as { event?: string }).event === 'stall_unclaimed'), [], 'nor counted against its orchestrator')
+})
+
 t.test('another orchestrator that named the worker keeps none of its work alive, with no word, or a word that does not check out', async t => {
   const KiB = 1024
   for (const word of ['none', 'forged', 'signed'] as const) {
@@ -680,7 +701,7 @@ t.test('the overseer\'s steps, whole: a wave timeout, a stall that fails the tra
     t.equal(asked, 2, 'a forged word is checked (once per chunk that moved nothing), a missing one never')
     t.same(plain(run(1000, 'forged')).ops.filter((o: any) => o.table === 'workers'), [], 'a worker that moved part of its work is not struck, whatever its word')
     const owned = offersOf(last!.planned('t1', [{ hotkey: SELF, workers: 2, score: 10 }, { hotkey: OTHER, workers: 1, score: 1 }], 1_700_000_000_000 + RESULT_GAP_MS))
-    t.same(owned.sort((x, y) => x.chunkIndex - y.chunkIndex).map(x => [x.chunkIndex, x.to, x.excludeWorkers]), [[0, OTHER, [W1]], [1, SELF, [W1]]], 'the chunk it never touched nor owned goes to another orchestrator; the one it moved stays with the best')
+    t.same(owned.sort((x, y) => x.chunkIndex - y.chunkIndex).map(x => [x.chunkIndex, x.to, x.excludeWorkers]), [[0, OTHER, [W1]], [1, OTHER, [W1]]], 'work the worker never owned by its word goes to another orchestrator, moved or not')
     const read = run(0, 'signed', true)
     t.same(puts(read, 'task_attempts').length, 2, 'read but silent: both chunks taken back')
     t.same(puts(read, 'workers'), [], 'no strike: the worker read its chunk from this node, whatever its orchestrator relayed of its progress')
