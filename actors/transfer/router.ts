@@ -33,9 +33,8 @@ export type RouterMsg =
   | { type: 'progress', from: string, body: TaskProgress }
   | { type: 'ack', from: string, body: TaskResultAck }
   | { type: 'cancel', from: string, body: TaskCancel }
-  /** Timers: offers whose accept is due, and accepts gathered for relay. */
+  /** Timers: offers whose accept is due (again shortly while older frames wait unread), and accepts gathered for relay. */
   | { type: 'accepts-due' }
-  /** Retried while frames older than the due accepts wait unread. */
   | { type: 'flush-accepts' }
 
 /**
@@ -48,7 +47,7 @@ export const ACCEPT_TIMEOUT_MS = 30_000
 export const ACCEPT_RELAY_MS = 20
 
 interface Session { session: string, slots: number, inflight: Set<string> }
-/** `accepted`: its worker's accept came (and was relayed). */
+/** `accepted`: its worker answered the offer (an accept, progress on it, or a result). */
 interface Route { coordinator: string, transferId: string, taskId: string, worker: string, accepted?: true }
 /**
  * `list`: the sessions as an array, kept until the next attach or detach (a batch walks it per offer).
@@ -250,9 +249,9 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
         return state
       }
       case 'accepts-due': {
-        // Offers a worker did not take in time: one still routed goes back to its coordinator now (as a
-        // lost worker's would), and each sweep that finds any is one strike on the worker here, however
-        // many offers it let lapse; past the limit this orchestrator routes it nothing for a cool-down.
+        // Offers a worker did not answer in time: one still routed goes back to its coordinator now (as a
+        // lost worker's would), and lapses are one strike on the worker here per ACCEPT_TIMEOUT_MS, however
+        // many offers lapsed; past the limit this orchestrator routes it nothing for a cool-down.
         // This orchestrator's own evidence about its own worker: it costs the worker nothing elsewhere.
         // Judged only up to the oldest frame not yet read (its accept may be waiting there).
         const now = env.clock.now()

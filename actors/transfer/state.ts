@@ -251,10 +251,9 @@ export class TransferState {
   /** Transfers held in memory (every non-terminal one of this coordinator). */
   get size (): number { return this.#active.size }
   get (id: string): Readonly<Active> | undefined { return this.#active.get(id) }
-  /** Still accepting offers to be sent (not terminal, not being cancelled). */
   /** This coordinator's hotkey. */
   get self (): string { return this.#self }
-
+  /** Still accepting offers to be sent (not terminal, not being cancelled). */
   isLive (id: string): boolean {
     const a = this.#active.get(id)
     return a !== undefined && !a.cancelling && !TERMINAL.has(a.row.status)
@@ -643,8 +642,8 @@ export class TransferState {
   /**
    * The worker's own word that it holds an attempt, relayed by the orchestrator `from` the attempt was
    * assigned through. `proved`: whether the relayed word carries the worker's signed frame for this
-   * coordinator (node/verify-evidence.ts checkWorkerAccept), asked only if a stall would strike the
-   * worker; absent (the simulator signs nothing), the word stands as said.
+   * coordinator (node/verify-evidence.ts checkWorkerAccept), asked at most once, when a stall or the
+   * worker's progress first needs it; absent (the simulator signs nothing), the word stands as said.
    */
   accepted (from: string, body: RelayedAccept, proved?: () => boolean): Step {
     const step: Step = { ops: [], effects: [] }

@@ -87,7 +87,7 @@ export type TaskAccepted = Static<typeof TaskAccepted>
 /** The most accepts one relayed batch carries. */
 export const MAX_ACCEPTS_PER_BATCH = 64
 /**
- * The longest relayed worker accept (base64 of its frame; an honest one is under 600 characters): 64 of
+ * The longest relayed worker accept (base64 of its frame; an honest one is about 670 characters): 64 of
  * them stay far inside a frame (MAX_FRAME_BYTES), however a worker pads its own.
  */
 export const MAX_WORKER_ACCEPT_CHARS = 1024

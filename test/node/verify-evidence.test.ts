@@ -2,7 +2,7 @@
 // addressed to that coordinator and describing the same attempt, worker and hash, must come with it.
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { cryptoReady, newHotkey, encodeFrame, MAX_CLOCK_SKEW_MS, PROTOCOL_VERSION, type Envelope } from '../../protocol/index.ts'
+import { cryptoReady, newHotkey, encodeFrame, MAX_CLOCK_SKEW_MS, MAX_WORKER_ACCEPT_CHARS, PROTOCOL_VERSION, type Envelope } from '../../protocol/index.ts'
 import { checkVerifyRequest, checkWorkerAccept, checkWorkerClaim, EVIDENCE_MAX_AGE_MS } from '../../node/verify-evidence.ts'
 
 await cryptoReady()
@@ -81,6 +81,7 @@ t.test('a relayed accept is the worker\'s word only when it states what the work
     Buffer.from(encodeFrame(key, type, body as never, { ts: now, to })).toString('base64')
   const relayed = { ...word, workerAccept: signed() }
   t.same(checkWorkerAccept(relayed, orch.address, coord.address), { ok: true })
+  t.ok(relayed.workerAccept.length <= MAX_WORKER_ACCEPT_CHARS, `an honest word (${relayed.workerAccept.length} characters) fits the relay's limit`)
   t.same(checkWorkerAccept({ ...word, workerAccept: Buffer.from(encodeFrame(worker, 'task_accepted', word as never, { ts: now - 3_600_000, to: orch.address })).toString('base64') }, orch.address, coord.address), { ok: true }, 'an hour old: still the word on that attempt')
   t.match(checkWorkerAccept(word, orch.address, coord.address), { ok: false, reason: 'none' })
   t.match(checkWorkerAccept({ ...word, workerAccept: signed(rogue) }, orch.address, coord.address), { ok: false, reason: 'not signed by the named worker' }, 'signed by the orchestrator itself')
