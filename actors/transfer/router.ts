@@ -72,19 +72,24 @@ export interface RouterDeps {
   self: string
   net: Network
   store: Store
-  /** Called when the number of attached workers changes (heartbeats advertise it). */
+  /**
+   * Called when the number of workers that can take offers changes (heartbeats advertise it): those
+   * attached, less those this orchestrator excluded itself for a cool-down.
+   */
   onWorkersChanged?: (count: number) => void
   /** When the oldest frame received and not yet read arrived (node/messenger.ts): accepts are judged only up to it. */
   unreadSince?: () => number | null
 }
 
+/** `workers()`: the workers that can take offers now (attached, not in this orchestrator's own cool-down). */
 export interface Router { ref: Ref<RouterMsg>, workers (): number }
 
 export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
   const { env, net, store } = deps
   const log = env.logger.child({ component: 'router' })
   const iso = (): string => isoFromMs(env.clock.now())
-  let attached = 0
+  // The state the handler last saw (the same maps, changed in place), for workers() between messages.
+  let current: State | null = null
   // The record of each routed batch is written behind the routing, in order, so a busy router routes
   // the next batch while the last one's row is written; the row is this node's account of what it
   // routed (the audit routes read it), nothing waits for it.
@@ -131,12 +136,16 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
   }
   const excluded = (state: State, worker: string): boolean => isExcluded(state.standing.get(worker), env.clock.now())
 
-  const changed = (state: State): void => {
-    attached = state.sessions.size
-    deps.onWorkersChanged?.(attached)
+  /** Attached workers not in this orchestrator's own cool-down: what it can route to, as far as it knows. */
+  const usable = (state: State): number => {
+    let n = 0
+    for (const w of state.sessions.keys()) if (!excluded(state, w)) n++
+    return n
   }
+  const changed = (state: State): void => { deps.onWorkersChanged?.(usable(state)) }
 
   const handler = async (state: State, msg: RouterMsg): Promise<State> => {
+    current = state
     switch (msg.type) {
       case 'attach': {
         const prev = state.sessions.get(msg.from)
@@ -285,6 +294,7 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
           if (lastAt !== undefined && now - Date.parse(lastAt) < ACCEPT_TIMEOUT_MS) continue
           const { row, excluded: nowExcluded } = addStrike(state.standing.get(worker), { hotkey: worker, coordinator: deps.self, reason: 'no_accept', transferId, attemptId }, now)
           state.standing.set(worker, row)
+          if (nowExcluded) changed(state) // one fewer to route to (its cool-down's end shows at the next heartbeat)
           log[nowExcluded ? 'warn' : 'info']({ worker, strikes: row.strikes.length, excludedUntil: row.excluded_until, event: nowExcluded ? 'worker_excluded' : 'worker_strike', reason: 'no_accept' }, nowExcluded ? 'worker takes no offers in time: it gets none from this orchestrator for a cool-down' : 'an offer not taken in time')
         }
         // Due entries held back by unread frames are looked at again shortly.
@@ -337,5 +347,5 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
   }
 
   const ref = spawnSupervised<State, RouterMsg>(parent, 'router', env, () => ({ sessions: new Map(), routes: new Map(), rr: 0, awaiting: [], unanswered: new Map(), outbox: new Map(), standing: new Map() }), handler)
-  return { ref, workers: () => attached }
+  return { ref, workers: () => current === null ? 0 : usable(current) }
 }

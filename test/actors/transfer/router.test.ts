@@ -134,6 +134,7 @@ async function offerOne (router: ReturnType<typeof startRouter>, sent: Array<{ t
 
 t.test('an offer a worker does not take in time goes back to its coordinator and is a strike here; past the limit the worker gets none for a cool-down', async t => {
   const { clock, sent, router, offers, transferId } = await routed(t, 2, 8)
+  t.equal(router.workers(), 2, 'two workers to route to')
   const lapsed = offerTo(sent, OTHER_WORKER) // OTHER_WORKER never answers; WORKER takes its offers
   tell(router.ref, { type: 'accepted', from: WORKER, body: word(offerTo(sent, WORKER)) })
   await settle()
@@ -159,7 +160,9 @@ t.test('an offer a worker does not take in time goes back to its coordinator and
   t.equal(sent.filter(s => s.type === 'task_result').length, 1, 'an offer already taken back is not sent back again')
   const { to } = await offerOne(router, sent, transferId, [WORKER])
   t.equal(to, WORKER, `after ${STRIKE_LIMIT} lapses the silent worker gets none, even where the chunk would avoid the other`)
+  t.equal(router.workers(), 1, 'and heartbeats count only the worker that can take offers')
   clock.advance(EXCLUSION_MS)
+  t.equal(router.workers(), 2, 'both again once the cool-down ends')
   const after = await offerOne(router, sent, transferId, [WORKER])
   t.equal(after.to, OTHER_WORKER, 'after the cool-down it is routed again')
   t.ok(last.attemptId !== lapsed.attemptId)
