@@ -11,7 +11,9 @@ export const TRANSFER_FAILURES = ['delivery_failed', 'destination_unavailable', 
 /** Why the overseer took a chunk's attempt back and delivered it again (docs/transfers.md#overseer). */
 export const INTERVENTION_REASONS = [
   'wave_timeout', 'result_gap', 'worker_lost', 'session_displaced', 'attempt_failed', 'integrity_mismatch', 'no_worker',
-  'orchestrator_restarted'
+  'orchestrator_restarted',
+  // Held past its offer's URLs (and the chunk's time at a floor rate) on reported progress, never delivered.
+  'overdue'
 ] as const
 
 /** Why a worker's move of one chunk failed (the `code` of a MoveError, reported as `TaskResult.error`). */

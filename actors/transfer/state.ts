@@ -49,6 +49,13 @@ export const OFFER_TTL_MS = 10 * 60_000 // signed source and target URLs live 10
 export const MAX_ATTEMPTS_PER_TASK = 8 // failed attempts of one chunk before the transfer fails
 export const MAX_STALLS_PER_TASK = 24 // stall reassignments of one chunk before the transfer fails
 export const MAX_OFFERS_PER_BATCH = 64
+/**
+ * The slowest a move may run once its offer's URLs expired (bytes/s, 0.26 Mbit/s): an accepted attempt
+ * is taken back (`overdue`) once its offer expired and the chunk's time at this rate has passed too,
+ * whatever progress is reported. Progress reports are the worker's word and its orchestrator's: without
+ * a bound, a pair of them could keep a chunk forever with totals that rise and never deliver.
+ */
+export const OVERDUE_FLOOR_RATE = 32 * 1024
 export const COMPLETE_RETRY_MS = 2_000
 /**
  * A transfer whose offers were answered `no_worker` (no worker attached, or all in their cool-down) asks
@@ -213,7 +220,7 @@ export interface Active {
 const fail = (status: number, code: string, detail: string, extensions?: Record<string, unknown>): Outcome<never> => ({ ok: false, status, code, detail, extensions })
 const NOT_FOUND = fail(404, 'BWN_ERR_TRANSFER_NOT_FOUND', 'No such transfer.')
 const isOpen = (at: AttemptRow): boolean => at.state === 'offered' || at.state === 'accepted' || at.state === 'checking'
-const isStall = (reason: InterventionReason): boolean => reason === 'wave_timeout' || reason === 'result_gap' || reason === 'orchestrator_restarted'
+const isStall = (reason: InterventionReason): boolean => reason === 'wave_timeout' || reason === 'result_gap' || reason === 'overdue' || reason === 'orchestrator_restarted'
 
 export class TransferState {
   readonly #self: string
@@ -905,8 +912,10 @@ export class TransferState {
         if (c.acceptedAt === null) {
           if (now - c.offeredAt >= this.#cfg.waveTimeoutMs) reason = 'wave_timeout' // never routed to a worker
         } else {
+          const length = a.chunks.get(at.chunk_index)?.length ?? 0
           const since = Math.max(c.acceptedWatched ?? watchedNow, this.#lastActivityAt.get(at.worker_id ?? '') ?? -Infinity)
-          if (watchedNow - since >= this.resultGapFor(a.chunks.get(at.chunk_index)?.length ?? 0, a.stalls.get(at.chunk_index) ?? 0)) reason = 'result_gap' // its worker made no progress
+          if (watchedNow - since >= this.resultGapFor(length, a.stalls.get(at.chunk_index) ?? 0)) reason = 'result_gap' // its worker made no progress
+          else if (now >= this.overdueAt(c.offeredAt, length)) reason = 'overdue' // progress reported, nothing delivered
         }
         if (reason === null) continue
         step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
@@ -927,6 +936,7 @@ export class TransferState {
             step.effects.push({ kind: 'log', level: 'info', obj: { worker: at.worker_id, orchestrator: at.orchestrator_id, transferId: a.row.id, attemptId, event: 'stall_unclaimed' }, msg: 'no strike for a stall: the worker never said it held the work' })
           }
         }
+        if (reason === 'overdue') step.effects.push({ kind: 'log', level: 'warn', obj: { worker: at.worker_id, orchestrator: at.orchestrator_id, transferId: a.row.id, attemptId, bytes: c.bytes, event: 'attempt_overdue' }, msg: 'work held past its offer with progress reported and nothing delivered; taken back' })
         this.#failAttempt(a, at, reason, null, now, step)
         const recovery = a.recovery.get(at.chunk_index)
         if (unowned && recovery?.previous === at) recovery.excludeOrchestrator = true
@@ -1052,6 +1062,15 @@ export class TransferState {
     return Math.max(this.#cfg.resultGapMs, atRate) * 2 ** Math.min(stalls, MAX_GAP_DOUBLINGS)
   }
 
+  /**
+   * When an attempt offered at `offeredAt` is overdue: its offer's URLs have expired (no move can start
+   * after that) and the chunk's time at OVERDUE_FLOOR_RATE has passed too (a move started just before).
+   * 18.5 minutes for 16 MiB with the default 10-minute offers.
+   */
+  overdueAt (offeredAt: number, length: number): number {
+    return offeredAt + this.#cfg.offerTtlMs + Math.ceil(length * 1000 / OVERDUE_FLOOR_RATE)
+  }
+
   /** How long a validator's verdict may take: VERIFY_TIMEOUT_MS plus the read at MIN_WORKER_RATE (31 s for 16 MiB). */
   verifyTimeoutFor (length: number): number {
     return VERIFY_TIMEOUT_MS + Math.ceil(length * 1000 / this.#cfg.minWorkerRate)
@@ -1157,7 +1176,7 @@ export class TransferState {
     }
     chunk.state = 'staged'
     a.pending.add(at.chunk_index)
-    a.recovery.set(at.chunk_index, { reason, previous: at, excludeOrchestrator: reason === 'wave_timeout' || reason === 'no_worker' })
+    a.recovery.set(at.chunk_index, { reason, previous: at, excludeOrchestrator: reason === 'wave_timeout' || reason === 'no_worker' || reason === 'overdue' })
     step.ops.push({ type: 'put', table: 'chunks', key: keys.chunk(a.row.id, chunk.chunk_index), value: chunk })
   }
 

@@ -4,6 +4,7 @@
 import t from 'tap'
 import {
   TransferState, WAVE_TIMEOUT_MS, RESULT_GAP_MS, DISPATCH_DEBOUNCE_MS, CLOSED_MEMORY, OVERSEER_TICK_MS, MAX_WATCHED_STEP_MS, NO_WORKER_WAIT_MS, NO_WORKER_MAX_WAIT_MS, MAX_STALLS_PER_TASK, MAX_ATTEMPTS_PER_TASK,
+  OFFER_TTL_MS, OVERDUE_FLOOR_RATE,
   type Step, type OfferDraft, type Hydration
 } from '../../../actors/transfer/state.ts'
 import type { TransferRow, AttemptRow, ChunkRow, InterventionRow } from '../../../actors/transfer/model.ts'
@@ -183,6 +184,40 @@ t.test('a worker busy with other coordinators\' chunks keeps this one\'s queued 
   clock.advance(OVERSEER_TICK_MS)
   core.progress(SELF, { worker: W1, moved: 0, attempts: [] }, clock.now())
   t.same((puts(watchFor(core, clock, RESULT_GAP_MS), 'task_attempts') as AttemptRow[]).map(a => a.id).sort(), offers.map(o => o.attemptId).sort(), 'its total stopped: our chunks move')
+})
+
+t.test('progress that never delivers: work kept on reported progress is taken back once its offer expired and the chunk\'s time at the floor rate passed, with no strike, away from its orchestrator', async t => {
+  const clock = new ManualClock()
+  const core = new TransferState({ self: SELF, newId })
+  const MiB = 1024 * 1024
+  const { id, offers } = heldBy(clock, core, 1, 16 * MiB)
+  const o = offers[0]!
+  const due = core.overdueAt(clock.now(), 16 * MiB)
+  t.equal(due - clock.now(), OFFER_TTL_MS + 16 * MiB * 1000 / OVERDUE_FLOOR_RATE, 'its offer\'s 10 minutes, then 16 MiB at the floor rate (8.5 minutes)')
+  // Its orchestrator relays a report a second: the session total always on, the chunk's own bytes
+  // creeping to one short of the whole: progress by every measure, and nothing delivered.
+  let moved = 0
+  let bytes = 0
+  const report = (): void => {
+    moved += MiB
+    bytes = Math.min(16 * MiB - 1, bytes + 64 * 1024)
+    core.progress(SELF, { worker: W1, moved, attempts: [{ transferId: id, attemptId: o.attemptId, bytes }] }, clock.now())
+  }
+  while (clock.now() + 1000 < due) {
+    clock.advance(1000)
+    report()
+    if (puts(core.tick(clock.now()), 'task_attempts').length > 0) { t.fail(`taken back at ${clock.now()} ms, before it was overdue`); return }
+  }
+  t.pass('kept until it is overdue')
+  clock.advance(due - clock.now())
+  report()
+  const s = core.tick(clock.now())
+  t.match(puts(s, 'task_attempts'), [{ id: o.attemptId, state: 'superseded', failure_reason: 'overdue' }], 'then taken back')
+  t.equal(effects(s, 'log').filter(e => (e.obj as { event?: string }).event === 'attempt_overdue').length, 1, 'with a warning')
+  t.equal(core.standingOf(W1), undefined, 'no strike: reported bytes are no proof of anything, either way')
+  const again = core.planned(id, BOTH, clock.now())
+  t.same(offersOf(again).map(x => x.to), [OTHER], 'the chunk goes to another orchestrator')
+  t.match(puts(again, 'overseer_interventions'), [{ reason: 'overdue', previous_attempt_id: o.attemptId }], 'an intervention row says why')
 })
 
 t.test('the overseer counts only time it watched: a late tick adds at most MAX_WATCHED_STEP_MS to the stall clocks', async t => {
