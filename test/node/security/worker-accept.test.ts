@@ -5,7 +5,9 @@
 // offers for a cool-down, though it never saw the work. Now the attempt is still taken back, but no
 // strike lands without the worker's signed accept: not on the orchestrator's word alone, nor with an
 // accept relayed without the worker's frame, nor with one the orchestrator signed itself. An accept the
-// worker did sign (the rogue holds a worker key of its own) still strikes it, to exclusion.
+// worker did sign (the rogue holds a worker key of its own) still strikes it, to exclusion, unless the
+// chunk was read from the coordinator's data endpoint under the offer's signed URL: the coordinator's own
+// evidence that the worker acted on it (the endpoint tells the coordinator, node/roles/index.ts).
 // (griefing.test.ts shows the same for a real stalling worker relayed by an honest orchestrator.)
 import t from 'tap'
 import { readFile, mkdir } from 'node:fs/promises'
@@ -21,7 +23,7 @@ import { loadOrCreateKeystore } from '../../../node/keystore.ts'
 import { encodeFrame, newHotkey, type KeyPair, type MessageBody } from '../../../protocol/index.ts'
 
 const LENGTH = 64 * 1024 // one chunk per transfer
-type Name = 'victim' | 'accomplice'
+type Name = 'victim' | 'accomplice' | 'reader'
 
 t.test('an orchestrator cannot get a worker struck for stalls by naming it; a worker\'s own signed accept still strikes it', async t => {
   const { logger, lines } = capturingLogger('info')
@@ -36,6 +38,7 @@ t.test('an orchestrator cannot get a worker struck for stalls by naming it; a wo
   await mkdir(victimDir, { recursive: true, mode: 0o700 })
   const victim = (await loadOrCreateKeystore(join(victimDir, 'hotkey.json'))).key.address
   const accomplice = newHotkey() // a worker whose key the rogue holds: its signed word is real
+  const reader = newHotkey() // another such worker, which reads each chunk it is offered before it stalls
 
   // The rogue: registered before it connects (so its announce is admitted at once), then advertising an
   // attached worker in its heartbeats (Heartbeat.workers: a coordinator routes only to orchestrators with some).
@@ -55,6 +58,7 @@ t.test('an orchestrator cannot get a worker struck for stalls by naming it; a wo
   // naming its accomplice, with the accomplice's signed accept. STRIKE_LIMIT stalls each: enough to
   // exclude a worker they strike. Then it gives the work back (no worker) and advertises none.
   const transfers = new Map<string, { name: Name, worker: string, key: KeyPair | null, offers: number }>()
+  const reads: Array<Promise<number>> = []
   const word = (by: KeyPair, body: MessageBody<'task_accepted'>): string => Buffer.from(encodeFrame(by, 'task_accepted', body, { ts: Date.now(), to: rogue.hotkey })).toString('base64')
   rogue.onCapture = ({ msg }) => {
     if (msg.type !== 'task_offer_batch' || msg.from !== orch.key.address) return
@@ -69,7 +73,9 @@ t.test('an orchestrator cannot get a worker struck for stalls by naming it; a wo
       // The accomplice's own word, every time. For the victim: the rogue's task_assigned alone, then an
       // accept relayed without the worker's frame, then one carrying a frame the rogue signed itself.
       if (tr.key !== null) rogue.send(O, 'task_accepts', { accepts: [{ ...said, workerAccept: word(tr.key, said) }] }, orch.key.address)
-      else if (n === 2) rogue.send(O, 'task_accepts', { accepts: [said] }, orch.key.address)
+      if (tr.name === 'reader') reads.push(fetch(o.source.url).then(async r => r.status === 200 ? (await r.arrayBuffer()).byteLength : -r.status))
+      if (tr.key !== null) continue
+      if (n === 2) rogue.send(O, 'task_accepts', { accepts: [said] }, orch.key.address)
       else if (n === 3) rogue.send(O, 'task_accepts', { accepts: [{ ...said, workerAccept: word(rogue.key, said) }] }, orch.key.address)
     }
     if (advertised > 0 && [...transfers.values()].every(x => x.offers >= STRIKE_LIMIT)) { advertised = 0; rogue.heartbeat(O, 'orchestrator', 0) }
@@ -77,15 +83,16 @@ t.test('an orchestrator cannot get a worker struck for stalls by naming it; a wo
 
   const api = apiClient(net.file.baseUrl, await net.clientKey('enterprise'))
   const sender = net.file.nodes[0]!.hotkey
-  const data: Record<Name, Buffer> = { victim: testBytes(LENGTH, 71), accomplice: testBytes(LENGTH, 72) }
+  const data: Record<Name, Buffer> = { victim: testBytes(LENGTH, 71), accomplice: testBytes(LENGTH, 72), reader: testBytes(LENGTH, 73) }
   const ids = {} as Record<Name, string>
-  for (const name of ['victim', 'accomplice'] as const) {
+  const keyOf: Record<Name, KeyPair | null> = { victim: null, accomplice, reader }
+  for (const name of ['victim', 'accomplice', 'reader'] as const) {
     const created = await api('/transfers/create', { method: 'POST', json: { sender_hotkey: sender, total_size: LENGTH, filename: `${name}.bin`, tier: 'STANDARD' } })
     t.equal(created.status, 201, `${name}.bin created`)
     ids[name] = created.body.id
-    transfers.set(created.body.id, { name, worker: name === 'victim' ? victim : accomplice.address, key: name === 'victim' ? null : accomplice, offers: 0 })
+    transfers.set(created.body.id, { name, worker: keyOf[name]?.address ?? victim, key: keyOf[name], offers: 0 })
   }
-  for (const name of ['victim', 'accomplice'] as const) {
+  for (const name of ['victim', 'accomplice', 'reader'] as const) {
     const transfer = (await api(`/transfers/${ids[name]}`)).body
     await sendChunks(api, transfer, data[name])
     const fin = await api(`/transfers/${ids[name]}/finalize`, { method: 'POST' })
@@ -95,7 +102,7 @@ t.test('an orchestrator cannot get a worker struck for stalls by naming it; a wo
   // The coordinator takes each of the rogue's attempts back when its result gap passes.
   const attempts = async (name: Name): Promise<any[]> => (await collect(orch.store.table<any>('task_attempts'), prefixRange(`${ids[name]}/`))).map(([, r]) => r)
   const stalled = async (name: Name): Promise<any[]> => (await attempts(name)).filter(a => a.orchestrator_id === rogue.hotkey && a.state === 'superseded' && a.failure_reason === 'result_gap')
-  await eventually(async () => (await stalled('victim')).length >= STRIKE_LIMIT && (await stalled('accomplice')).length >= STRIKE_LIMIT, 30_000, `${STRIKE_LIMIT} stalls of each transfer at the rogue`, 100)
+  await eventually(async () => (await stalled('victim')).length >= STRIKE_LIMIT && (await stalled('accomplice')).length >= STRIKE_LIMIT && (await stalled('reader')).length >= STRIKE_LIMIT, 30_000, `${STRIKE_LIMIT} stalls of each transfer at the rogue`, 100)
   t.ok((await stalled('victim')).every(a => a.worker_id === victim), 'the rogue named the honest worker on each')
 
   const standing = async (hotkey: string): Promise<any> => await orch.store.table<any>('workers').get(`standing/${hotkey}`)
@@ -104,6 +111,9 @@ t.test('an orchestrator cannot get a worker struck for stalls by naming it; a wo
   t.match(struck, { status: 'excluded', exclusion_reason: 'no_progress', strikes: Array(STRIKE_LIMIT).fill({ reason: 'no_progress', transfer_id: ids.accomplice }) }, 'its own word struck the accomplice to exclusion')
   // The honest worker, named on the rogue's word alone: no strike, no exclusion.
   t.equal(await standing(victim), undefined, 'no standing row, no strike, no exclusion for the honest worker')
+  // The reader's word is as real as the accomplice's, but it read every chunk it stalled on.
+  t.same(await Promise.all(reads), Array(STRIKE_LIMIT).fill(LENGTH), 'the reader read each chunk whole from the data endpoint')
+  t.equal(await standing(reader.address), undefined, 'a worker that read its chunk is not struck for the stall')
   const unclaimed = await eventually(async () => { const l = lines.filter(l => l.event === 'stall_unclaimed' && l.worker === victim); return l.length >= STRIKE_LIMIT ? l : undefined }, 10_000, 'the unclaimed stalls logged', 100)
   t.ok(unclaimed.every(l => l.orchestrator === rogue.hotkey && l.transferId === ids.victim), `${unclaimed.length} stall_unclaimed lines name the rogue as the orchestrator`)
   t.same(lines.filter(l => l.event === 'stall_unclaimed' && l.worker !== victim), [], 'no other stall went unclaimed')
@@ -114,7 +124,7 @@ t.test('an orchestrator cannot get a worker struck for stalls by naming it; a wo
   // both chunks: it is in no exclusion list, and both transfers complete with the exact bytes.
   const worker = await net.addNode('worker-1', { role: 'worker', attachTo: orch.key.address }, { enroll: false })
   t.equal(worker.key.address, victim, 'the honest worker is the one the rogue named')
-  for (const name of ['victim', 'accomplice'] as const) {
+  for (const name of ['victim', 'accomplice', 'reader'] as const) {
     const done = await waitForStatus(api, ids[name], ['completed', 'failed'], 30_000)
     t.equal(done.status, 'completed', `${name}.bin completed`)
     t.equal(sha256(await readFile(sinkFile(net.data, await net.orgId(), done.stored_filename ?? `${name}.bin`))), sha256(data[name]), `${name}.bin: the destination holds the exact bytes`)
