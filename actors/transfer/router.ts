@@ -346,6 +346,7 @@ export function startRouter (parent: Ref<any>, deps: RouterDeps): Router {
     }
   }
 
-  const ref = spawnSupervised<State, RouterMsg>(parent, 'router', env, () => ({ sessions: new Map(), routes: new Map(), rr: 0, awaiting: [], unanswered: new Map(), outbox: new Map(), standing: new Map() }), handler)
+  // A restart after a crash starts empty (its workers attach again): workers() counts from the new state at once.
+  const ref = spawnSupervised<State, RouterMsg>(parent, 'router', env, () => (current = { sessions: new Map(), routes: new Map(), rr: 0, awaiting: [], unanswered: new Map(), outbox: new Map(), standing: new Map() }), handler)
   return { ref, workers: () => current === null ? 0 : usable(current) }
 }

@@ -50,12 +50,16 @@ export const MAX_ATTEMPTS_PER_TASK = 8 // failed attempts of one chunk before th
 export const MAX_STALLS_PER_TASK = 24 // stall reassignments of one chunk before the transfer fails
 export const MAX_OFFERS_PER_BATCH = 64
 /**
- * The slowest a move may run once its offer's URLs expired (bytes/s, 0.26 Mbit/s): an accepted attempt
- * is taken back (`overdue`) once its offer expired and the chunk's time at this rate has passed too,
- * whatever progress is reported. Progress reports are the worker's word and its orchestrator's: without
- * a bound, a pair of them could keep a chunk forever with totals that rise and never deliver.
+ * An accepted attempt with no result is taken back (`overdue`) once its offer's URLs expired (no move
+ * starts after that), the chunk's time at OVERDUE_FLOOR_RATE has passed too (a move started just
+ * before) and OVERDUE_SLACK_MS more (the destination's answer after the last byte), whatever progress
+ * is reported. Progress reports are the worker's word and its orchestrator's: without a bound, a pair
+ * of them could keep a chunk for ever with totals that rise and nothing delivered. The rate (16 KiB/s)
+ * is below the slowest pull the data endpoint itself keeps up (a 1 MiB piece per 60 s, or the reader is
+ * cut: node/adapters/file-response.ts), so no move that could finish is taken back.
  */
-export const OVERDUE_FLOOR_RATE = 32 * 1024
+export const OVERDUE_FLOOR_RATE = 16 * 1024
+export const OVERDUE_SLACK_MS = 60_000
 export const COMPLETE_RETRY_MS = 2_000
 /**
  * A transfer whose offers were answered `no_worker` (no worker attached, or all in their cool-down) asks
@@ -884,7 +888,8 @@ export class TransferState {
    * One overseer tick. An offer no orchestrator routed to a worker `waveTimeoutMs` after it was sent is
    * reassigned (`wave_timeout`); a worker holding accepted work with no result from it (for any
    * transfer) for the chunk's result gap (resultGapFor) since the later of the acceptance and its last
-   * result loses that work (`result_gap`); a validator silent for verifyTimeoutFor(chunk) is replaced by
+   * result loses that work (`result_gap`); accepted work with no result past overdueAt() is taken back
+   * whatever progress is reported (`overdue`); a validator silent for verifyTimeoutFor(chunk) is replaced by
    * the coordinator's own check. `readThrough`: when the oldest frame this node received and has not yet
    * read arrived (its frames wait when it is busy); the stall clocks count no time past it, since a
    * report may be among them.
@@ -915,7 +920,7 @@ export class TransferState {
           const length = a.chunks.get(at.chunk_index)?.length ?? 0
           const since = Math.max(c.acceptedWatched ?? watchedNow, this.#lastActivityAt.get(at.worker_id ?? '') ?? -Infinity)
           if (watchedNow - since >= this.resultGapFor(length, a.stalls.get(at.chunk_index) ?? 0)) reason = 'result_gap' // its worker made no progress
-          else if (now >= this.overdueAt(c.offeredAt, length)) reason = 'overdue' // progress reported, nothing delivered
+          else if (through >= this.overdueAt(c.offeredAt, length)) reason = 'overdue' // progress reported, nothing delivered (its result may wait unread: judged through `through`)
         }
         if (reason === null) continue
         step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
@@ -1063,12 +1068,12 @@ export class TransferState {
   }
 
   /**
-   * When an attempt offered at `offeredAt` is overdue: its offer's URLs have expired (no move can start
-   * after that) and the chunk's time at OVERDUE_FLOOR_RATE has passed too (a move started just before).
-   * 18.5 minutes for 16 MiB with the default 10-minute offers.
+   * When an accepted attempt offered at `offeredAt` is overdue (OVERDUE_FLOOR_RATE): its offer's URLs
+   * expired, then the chunk's time at the floor rate and OVERDUE_SLACK_MS passed. 28 minutes for
+   * 16 MiB with the default 10-minute offers.
    */
   overdueAt (offeredAt: number, length: number): number {
-    return offeredAt + this.#cfg.offerTtlMs + Math.ceil(length * 1000 / OVERDUE_FLOOR_RATE)
+    return offeredAt + this.#cfg.offerTtlMs + Math.ceil(length * 1000 / OVERDUE_FLOOR_RATE) + OVERDUE_SLACK_MS
   }
 
   /** How long a validator's verdict may take: VERIFY_TIMEOUT_MS plus the read at MIN_WORKER_RATE (31 s for 16 MiB). */

@@ -4,13 +4,14 @@
 import t from 'tap'
 import {
   TransferState, WAVE_TIMEOUT_MS, RESULT_GAP_MS, DISPATCH_DEBOUNCE_MS, CLOSED_MEMORY, OVERSEER_TICK_MS, MAX_WATCHED_STEP_MS, NO_WORKER_WAIT_MS, NO_WORKER_MAX_WAIT_MS, MAX_STALLS_PER_TASK, MAX_ATTEMPTS_PER_TASK,
-  OFFER_TTL_MS, OVERDUE_FLOOR_RATE,
+  OFFER_TTL_MS, OVERDUE_FLOOR_RATE, OVERDUE_SLACK_MS,
   type Step, type OfferDraft, type Hydration
 } from '../../../actors/transfer/state.ts'
 import type { TransferRow, AttemptRow, ChunkRow, InterventionRow } from '../../../actors/transfer/model.ts'
 import type { TaskResult } from '../../../protocol/index.ts'
 import type { UploadState } from '../../../actors/destination.ts'
 import { ManualClock } from '../../helpers/clock.ts'
+import { FILE_PIECE_BYTES, STALL_MS } from '../../../node/adapters/file-response.ts'
 import { CHUNK, UPLOAD, transferRow, sha, jobs, effects, puts, offersOf, reply, assign } from '../../helpers/transfer-state.ts'
 
 const SELF = 'orch-self'
@@ -193,7 +194,8 @@ t.test('progress that never delivers: work kept on reported progress is taken ba
   const { id, offers } = heldBy(clock, core, 1, 16 * MiB)
   const o = offers[0]!
   const due = core.overdueAt(clock.now(), 16 * MiB)
-  t.equal(due - clock.now(), OFFER_TTL_MS + 16 * MiB * 1000 / OVERDUE_FLOOR_RATE, 'its offer\'s 10 minutes, then 16 MiB at the floor rate (8.5 minutes)')
+  t.equal(due - clock.now(), OFFER_TTL_MS + 16 * MiB * 1000 / OVERDUE_FLOOR_RATE + OVERDUE_SLACK_MS, 'its offer\'s 10 minutes, then 16 MiB at the floor rate (17 minutes) and a minute for the destination\'s answer')
+  t.ok(OVERDUE_FLOOR_RATE <= FILE_PIECE_BYTES * 1000 / STALL_MS, 'the floor is below the slowest pull the data endpoint keeps up: no move that could finish is taken back')
   // Its orchestrator relays a report a second: the session total always on, the chunk's own bytes
   // creeping to one short of the whole: progress by every measure, and nothing delivered.
   let moved = 0
@@ -210,6 +212,9 @@ t.test('progress that never delivers: work kept on reported progress is taken ba
   }
   t.pass('kept until it is overdue')
   clock.advance(due - clock.now())
+  report()
+  t.same(puts(core.tick(clock.now(), clock.now() - 500), 'task_attempts'), [], 'not while a frame from before the deadline waits unread (it may be the result)')
+  clock.advance(OVERSEER_TICK_MS)
   report()
   const s = core.tick(clock.now())
   t.match(puts(s, 'task_attempts'), [{ id: o.attemptId, state: 'superseded', failure_reason: 'overdue' }], 'then taken back')
