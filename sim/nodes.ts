@@ -81,6 +81,8 @@ export function startOrchestratorNode (index: number, id: string, w: Orchestrato
       return { url: `sim://${id}${path}`, path }
     },
     onEvent: (e) => w.onEvent(id, e),
+    // No data endpoint here: no read of a chunk is reported, so none can tell the overseer a move never began.
+    config: { readsReported: false },
     ...(w.validators !== undefined ? { validators: () => w.validators!(id) } : {})
   })
   return { index, id, system, store, net, router, coordinator }

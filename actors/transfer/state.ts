@@ -86,10 +86,16 @@ export interface CoordinatorConfig {
   maxStallsPerTask: number
   /** Strikes, window and cool-down of worker standing (worker-standing.ts). */
   standing: StandingConfig
+  /**
+   * Whether every read of an offered chunk is reported (read()), as a node's data endpoint does: then
+   * accepted work never read by its offer's expiry can no longer move, and is overdue a little after it.
+   * The simulator, which has no data endpoint, sets it false.
+   */
+  readsReported: boolean
 }
 export const DEFAULT_COORDINATOR_CONFIG: CoordinatorConfig = {
   waveTimeoutMs: WAVE_TIMEOUT_MS, resultGapMs: RESULT_GAP_MS, minWorkerRate: MIN_WORKER_RATE, offerTtlMs: OFFER_TTL_MS, maxAttemptsPerTask: MAX_ATTEMPTS_PER_TASK, maxStallsPerTask: MAX_STALLS_PER_TASK,
-  standing: DEFAULT_STANDING_CONFIG
+  standing: DEFAULT_STANDING_CONFIG, readsReported: true
 }
 
 export type Outcome<T> = { ok: true, value: T } | { ok: false, code: string, status: number, detail: string, extensions?: Record<string, unknown> }
@@ -920,7 +926,7 @@ export class TransferState {
           const length = a.chunks.get(at.chunk_index)?.length ?? 0
           const since = Math.max(c.acceptedWatched ?? watchedNow, this.#lastActivityAt.get(at.worker_id ?? '') ?? -Infinity)
           if (watchedNow - since >= this.resultGapFor(length, a.stalls.get(at.chunk_index) ?? 0)) reason = 'result_gap' // its worker made no progress
-          else if (through >= this.overdueAt(c.offeredAt, length)) reason = 'overdue' // progress reported, nothing delivered (its result may wait unread: judged through `through`)
+          else if (through >= this.overdueAt(c.offeredAt, length, !this.#cfg.readsReported || c.read === true || c.restored === true)) reason = 'overdue' // progress reported, nothing delivered (its result may wait unread: judged through `through`)
         }
         if (reason === null) continue
         step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
@@ -1069,11 +1075,13 @@ export class TransferState {
 
   /**
    * When an accepted attempt offered at `offeredAt` is overdue (OVERDUE_FLOOR_RATE): its offer's URLs
-   * expired, then the chunk's time at the floor rate and OVERDUE_SLACK_MS passed. 28 minutes for
-   * 16 MiB with the default 10-minute offers.
+   * expired, then the chunk's time at the floor rate and OVERDUE_SLACK_MS passed (28 minutes for 16 MiB
+   * with the default 10-minute offers). One whose chunk was never read (`read` false: reads are
+   * reported, and none came) cannot move once its URLs expired: overdue OVERDUE_SLACK_MS after that.
    */
-  overdueAt (offeredAt: number, length: number): number {
-    return offeredAt + this.#cfg.offerTtlMs + Math.ceil(length * 1000 / OVERDUE_FLOOR_RATE) + OVERDUE_SLACK_MS
+  overdueAt (offeredAt: number, length: number, read = true): number {
+    const expiry = offeredAt + this.#cfg.offerTtlMs
+    return expiry + OVERDUE_SLACK_MS + (read ? Math.ceil(length * 1000 / OVERDUE_FLOOR_RATE) : 0)
   }
 
   /** How long a validator's verdict may take: VERIFY_TIMEOUT_MS plus the read at MIN_WORKER_RATE (31 s for 16 MiB). */

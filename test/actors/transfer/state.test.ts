@@ -193,6 +193,7 @@ t.test('progress that never delivers: work kept on reported progress is taken ba
   const MiB = 1024 * 1024
   const { id, offers } = heldBy(clock, core, 1, 16 * MiB)
   const o = offers[0]!
+  core.read(id, o.attemptId) // its chunk was read from the data endpoint: a move may have begun
   const due = core.overdueAt(clock.now(), 16 * MiB)
   t.equal(due - clock.now(), OFFER_TTL_MS + 16 * MiB * 1000 / OVERDUE_FLOOR_RATE + OVERDUE_SLACK_MS, 'its offer\'s 10 minutes, then 16 MiB at the floor rate (17 minutes) and a minute for the destination\'s answer')
   t.ok(OVERDUE_FLOOR_RATE <= FILE_PIECE_BYTES * 1000 / STALL_MS, 'the floor is below the slowest pull the data endpoint keeps up: no move that could finish is taken back')
@@ -223,6 +224,33 @@ t.test('progress that never delivers: work kept on reported progress is taken ba
   const again = core.planned(id, BOTH, clock.now())
   t.same(offersOf(again).map(x => x.to), [OTHER], 'the chunk goes to another orchestrator')
   t.match(puts(again, 'overseer_interventions'), [{ reason: 'overdue', previous_attempt_id: o.attemptId }], 'an intervention row says why')
+})
+
+t.test('work whose chunk was never read by its offer\'s expiry cannot move: overdue a minute after it, whatever progress is reported (not in the simulator, where reads are not reported)', async t => {
+  const MiB = 1024 * 1024
+  /** Holds two chunks at W1, reads one, relays rising totals every second until `until`; what was taken back. */
+  const run = (config: { readsReported?: boolean }, until: (start: number) => number): { unread: string, read: string, takenBack: AttemptRow[], at: number } => {
+    const clock = new ManualClock()
+    const core = new TransferState({ self: SELF, newId, config })
+    const start = clock.now()
+    const { id, offers } = heldBy(clock, core, 2, 16 * MiB)
+    core.read(id, offers[1]!.attemptId)
+    let moved = 0
+    core.progress(SELF, { worker: W1, moved, attempts: [] }, clock.now()) // its first total: what later ones are measured against
+    while (clock.now() < until(start)) {
+      clock.advance(Math.min(1000, until(start) - clock.now()))
+      moved += MiB
+      core.progress(SELF, { worker: W1, moved, attempts: [] }, clock.now())
+      const back = puts(core.tick(clock.now()), 'task_attempts') as AttemptRow[]
+      if (back.length > 0) return { unread: offers[0]!.attemptId, read: offers[1]!.attemptId, takenBack: back, at: clock.now() - start }
+    }
+    return { unread: offers[0]!.attemptId, read: offers[1]!.attemptId, takenBack: [], at: clock.now() - start }
+  }
+  const node = run({}, start => start + OFFER_TTL_MS + OVERDUE_SLACK_MS + 5000)
+  t.equal(node.at, OFFER_TTL_MS + OVERDUE_SLACK_MS, 'taken back a minute after the offer expired')
+  t.same(node.takenBack.map(a => [a.id, a.failure_reason]), [[node.unread, 'overdue']], 'the chunk never read; the one read keeps its longer bound')
+  const sim = run({ readsReported: false }, start => start + OFFER_TTL_MS + OVERDUE_SLACK_MS + 5000)
+  t.same(sim.takenBack, [], 'where reads are not reported, neither is taken back then')
 })
 
 t.test('the overseer counts only time it watched: a late tick adds at most MAX_WATCHED_STEP_MS to the stall clocks', async t => {
