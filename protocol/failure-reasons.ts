@@ -12,7 +12,8 @@ export const TRANSFER_FAILURES = ['delivery_failed', 'destination_unavailable', 
 export const INTERVENTION_REASONS = [
   'wave_timeout', 'result_gap', 'worker_lost', 'session_displaced', 'attempt_failed', 'integrity_mismatch', 'no_worker',
   'orchestrator_restarted',
-  // Held past its offer's URLs (and the chunk's time at a floor rate) on reported progress, never delivered.
+  // Held past its offer's URLs on reported progress, never delivered: a minute after they expired if its
+  // chunk was never read, else after its two passes at a floor rate too (docs/transfers.md#overseer).
   'overdue'
 ] as const
 

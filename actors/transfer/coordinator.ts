@@ -262,8 +262,13 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
   }
   self = spawnSupervised<State, CoordinatorMsg>(parent, 'coordinator', env, init, handler)
   tell(self, { type: 'start' })
-  // What was unread when the tick is sent: a report read after it may still wait behind it in this mailbox.
-  const ticker = env.clock.every(OVERSEER_TICK_MS, () => tell(self, { type: 'overseer', readThrough: deps.unreadSince?.() ?? undefined }))
+  // Judged through the tick's sending, or the oldest frame then unread: a report read after it may still
+  // wait behind it in this mailbox.
+  const ticker = env.clock.every(OVERSEER_TICK_MS, () => {
+    const sent = env.clock.now()
+    const unread = deps.unreadSince?.() ?? null
+    tell(self, { type: 'overseer', readThrough: unread === null ? sent : Math.min(sent, unread) })
+  })
   return {
     ref: self,
     stop: () => ticker.cancel(),

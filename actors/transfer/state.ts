@@ -51,12 +51,13 @@ export const MAX_STALLS_PER_TASK = 24 // stall reassignments of one chunk before
 export const MAX_OFFERS_PER_BATCH = 64
 /**
  * An accepted attempt with no result is taken back (`overdue`) once its offer's URLs expired (no move
- * starts after that), the chunk's time at OVERDUE_FLOOR_RATE has passed too (a move started just
- * before) and OVERDUE_SLACK_MS more (the destination's answer after the last byte), whatever progress
- * is reported. Progress reports are the worker's word and its orchestrator's: without a bound, a pair
- * of them could keep a chunk for ever with totals that rise and nothing delivered. The rate (16 KiB/s)
- * is below the slowest pull the data endpoint itself keeps up (a 1 MiB piece per 60 s, or the reader is
- * cut: node/adapters/file-response.ts), so no move that could finish is taken back.
+ * starts after that), the chunk's two passes (in from the coordinator, out to the destination: a bulk
+ * read makes them one after the other) at OVERDUE_FLOOR_RATE have passed too (a move started just
+ * before) and OVERDUE_SLACK_MS more (the destination's answer after the last byte), whatever progress is
+ * reported. Progress reports are the worker's word and its orchestrator's: without a bound, a pair of
+ * them could keep a chunk for ever with totals that rise and nothing delivered. So a move that runs past
+ * its offer's expiry must average 16 KiB/s a pass; an HTTP pull slower than about 17 KiB/s is cut by
+ * the data endpoint itself anyway (a 1 MiB piece per 60 s: node/adapters/file-response.ts).
  */
 export const OVERDUE_FLOOR_RATE = 16 * 1024
 export const OVERDUE_SLACK_MS = 60_000
@@ -194,9 +195,10 @@ interface Recovery { reason: InterventionReason, previous: AttemptRow, excludeOr
  * holds the attempt (task_accepted), checked only when a stall would strike it; `read`: its chunk was
  * read from this node's data endpoint (the coordinator's own evidence that the worker acted on it);
  * `restored`: accepted before this process started (its word, if any, was not kept): its progress counts,
- * but a stall of it strikes no one and steers nothing.
+ * but a stall of it strikes no one and steers nothing; `readUnknown`: open when this process started (a
+ * read of its chunk before then was not kept), judged as read.
  */
-interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number, word?: () => boolean, read?: true, restored?: true }
+interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number, word?: () => boolean, read?: true, restored?: true, readUnknown?: true }
 
 export interface Active {
   row: TransferRow
@@ -334,7 +336,7 @@ export class TransferState {
         this.#failAttempt(a, at, 'orchestrator_restarted', 'the orchestrator restarted', now, step)
         continue
       }
-      a.open.set(at.id, { offeredAt: now, acceptedAt: at.state === 'accepted' ? now : null, acceptedWatched: at.state === 'accepted' ? this.watched(now) : null, bytes: 0, ...(at.state === 'accepted' ? { restored: true as const } : {}) })
+      a.open.set(at.id, { offeredAt: now, acceptedAt: at.state === 'accepted' ? now : null, acceptedWatched: at.state === 'accepted' ? this.watched(now) : null, bytes: 0, readUnknown: true, ...(at.state === 'accepted' ? { restored: true as const } : {}) })
       if (at.state === 'accepted' && at.worker_id !== null) this.#hold(at.worker_id, at.id, a.row.id)
     }
     for (const c of a.chunks.values()) if (c.state === 'staged' && !hasOpenAttempt(a, c.chunk_index)) a.pending.add(c.chunk_index)
@@ -926,7 +928,7 @@ export class TransferState {
           const length = a.chunks.get(at.chunk_index)?.length ?? 0
           const since = Math.max(c.acceptedWatched ?? watchedNow, this.#lastActivityAt.get(at.worker_id ?? '') ?? -Infinity)
           if (watchedNow - since >= this.resultGapFor(length, a.stalls.get(at.chunk_index) ?? 0)) reason = 'result_gap' // its worker made no progress
-          else if (through >= this.overdueAt(c.offeredAt, length, !this.#cfg.readsReported || c.read === true || c.restored === true)) reason = 'overdue' // progress reported, nothing delivered (its result may wait unread: judged through `through`)
+          else if (through >= this.overdueAt(c.offeredAt, length, !this.#cfg.readsReported || c.read === true || c.readUnknown === true)) reason = 'overdue' // progress reported, nothing delivered (its result may wait unread: judged through `through`)
         }
         if (reason === null) continue
         step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
@@ -1075,13 +1077,13 @@ export class TransferState {
 
   /**
    * When an accepted attempt offered at `offeredAt` is overdue (OVERDUE_FLOOR_RATE): its offer's URLs
-   * expired, then the chunk's time at the floor rate and OVERDUE_SLACK_MS passed (28 minutes for 16 MiB
-   * with the default 10-minute offers). One whose chunk was never read (`read` false: reads are
+   * expired, then the chunk's two passes at the floor rate and OVERDUE_SLACK_MS passed (45 minutes for
+   * 16 MiB with the default 10-minute offers). One whose chunk was never read (`read` false: reads are
    * reported, and none came) cannot move once its URLs expired: overdue OVERDUE_SLACK_MS after that.
    */
   overdueAt (offeredAt: number, length: number, read = true): number {
     const expiry = offeredAt + this.#cfg.offerTtlMs
-    return expiry + OVERDUE_SLACK_MS + (read ? Math.ceil(length * 1000 / OVERDUE_FLOOR_RATE) : 0)
+    return expiry + OVERDUE_SLACK_MS + (read ? 2 * Math.ceil(length * 1000 / OVERDUE_FLOOR_RATE) : 0)
   }
 
   /** How long a validator's verdict may take: VERIFY_TIMEOUT_MS plus the read at MIN_WORKER_RATE (31 s for 16 MiB). */

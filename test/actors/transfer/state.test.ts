@@ -195,8 +195,8 @@ t.test('progress that never delivers: work kept on reported progress is taken ba
   const o = offers[0]!
   core.read(id, o.attemptId) // its chunk was read from the data endpoint: a move may have begun
   const due = core.overdueAt(clock.now(), 16 * MiB)
-  t.equal(due - clock.now(), OFFER_TTL_MS + 16 * MiB * 1000 / OVERDUE_FLOOR_RATE + OVERDUE_SLACK_MS, 'its offer\'s 10 minutes, then 16 MiB at the floor rate (17 minutes) and a minute for the destination\'s answer')
-  t.ok(OVERDUE_FLOOR_RATE <= FILE_PIECE_BYTES * 1000 / STALL_MS, 'the floor is below the slowest pull the data endpoint keeps up: no move that could finish is taken back')
+  t.equal(due - clock.now(), OFFER_TTL_MS + 2 * 16 * MiB * 1000 / OVERDUE_FLOOR_RATE + OVERDUE_SLACK_MS, 'its offer\'s 10 minutes, then 16 MiB twice at the floor rate (34 minutes) and a minute for the destination\'s answer')
+  t.ok(OVERDUE_FLOOR_RATE <= FILE_PIECE_BYTES * 1000 / STALL_MS, 'the floor is below the slowest pull the data endpoint keeps up')
   // Its orchestrator relays a report a second: the session total always on, the chunk's own bytes
   // creeping to one short of the whole: progress by every measure, and nothing delivered.
   let moved = 0
@@ -817,6 +817,29 @@ t.test('hydration after a crash: each state is driven on', async t => {
     const s = core.hydrate({ ...base, row, chunks: [chunkRow(id, 0, 'delivering')], tasks: [task(id, 0)], attempts: [attempt(id, 0, 'offered', SELF)] }, clock.now(), { processStart: false })
     t.same(s.ops, [])
     t.same(s.effects, [])
+  })
+
+  await t.test('work offered before a restart and accepted after it: its reads were not kept, so it gets the longer overdue bound', async t => {
+    const core = new TransferState({ self: SELF, newId })
+    const id = 't-reads'
+    const start = clock.now()
+    const MiB = 1024 * 1024
+    const row = transferRow(id, 1, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, chunks_received: 1, chunk_size: 16 * MiB, total_size: 16 * MiB })
+    core.hydrate({ ...base, row, chunks: [chunkRow(id, 0, 'delivering', { length: 16 * MiB })], tasks: [task(id, 0)], attempts: [attempt(id, 0, 'offered', OTHER)] }, clock.now(), { processStart: true })
+    const attemptId = `${id}-a0`
+    core.assigned(OTHER, { transferId: id, batchId: 'b', assignments: [{ attemptId, worker: W1 }] }, clock.now())
+    core.accepted(OTHER, { transferId: id, attemptId, taskId: 'task-0', worker: W1, coordinator: SELF })
+    let moved = 0
+    const quietUntil = start + OFFER_TTL_MS + OVERDUE_SLACK_MS + 5000
+    core.progress(OTHER, { worker: W1, moved, attempts: [] }, clock.now())
+    while (clock.now() < quietUntil) {
+      clock.advance(1000)
+      moved += MiB
+      core.progress(OTHER, { worker: W1, moved, attempts: [] }, clock.now())
+      const back = puts(core.tick(clock.now()), 'task_attempts')
+      if (back.length > 0) { t.fail(`taken back at ${clock.now() - start} ms: ${JSON.stringify(back)}`); return }
+    }
+    t.pass('not taken back a minute after its offer expired, as work never read would be')
   })
 
   await t.test('cancel requested but not finished: aborted again, then cancelled', async t => {
