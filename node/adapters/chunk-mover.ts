@@ -225,13 +225,21 @@ export class HttpChunkMover implements ChunkMover {
         throw new MoveError('destination_refused', (err as Error).message)
       }
       let answered: IncomingMessage | null = null
+      // A refusal answered before the body is done (the node sink answers 507 before reading a byte)
+      // ends the send at once: a destination that stops reading would otherwise hold the move until its
+      // idle timeout, and the coordinator would take the work back as a stall, never hearing why.
+      const refusedEarly = new AbortController()
       const response = new Promise<IncomingMessage>((resolve, reject) => {
-        req.once('response', (res: IncomingMessage) => { answered = res; resolve(res) })
+        req.once('response', (res: IncomingMessage) => {
+          answered = res
+          if ((res.statusCode ?? 0) >= 300) refusedEarly.abort()
+          resolve(res)
+        })
         req.once('error', reject)
       })
       response.catch(() => {}) // observed below
       try {
-        await pipeline(source, check, req, { signal })
+        await pipeline(source, check, req, { signal: AbortSignal.any([signal, refusedEarly.signal]) })
       } catch (err) {
         if (check.failure !== null) throw check.failure
         if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
@@ -255,6 +263,7 @@ export class HttpChunkMover implements ChunkMover {
   async #refused (res: IncomingMessage): Promise<MoveError> {
     const status = res.statusCode ?? 0
     const body = await text(res).catch(() => '')
-    return new MoveError(status >= 500 ? 'destination_unavailable' : 'destination_refused', `destination answered ${status} ${body}`)
+    // 507: out of room, a state the destination may leave (the coordinator waits for it, no attempt spent).
+    return new MoveError(status === 507 ? 'destination_full' : status >= 500 ? 'destination_unavailable' : 'destination_refused', `destination answered ${status} ${body}`)
   }
 }
