@@ -12,6 +12,8 @@ export const TRANSFER_FAILURES = ['delivery_failed', 'destination_unavailable', 
 export const INTERVENTION_REASONS = [
   'wave_timeout', 'result_gap', 'worker_lost', 'session_displaced', 'attempt_failed', 'integrity_mismatch', 'no_worker',
   'orchestrator_restarted',
+  // The destination answered that it has no room (507): the chunk waits for room, no attempt spent.
+  'destination_full',
   // Held past its offer's URLs on reported progress, never delivered: a minute after they expired if its
   // chunk was never read, else after its two passes at a floor rate too (docs/transfers.md#overseer).
   'overdue'
@@ -20,7 +22,7 @@ export const INTERVENTION_REASONS = [
 /** Why a worker's move of one chunk failed (the `code` of a MoveError, reported as `TaskResult.error`). */
 export const MOVE_FAILURES = [
   'bad_url', 'source_refused', 'source_unreachable', 'source_size_mismatch', 'source_hash_mismatch',
-  'destination_refused', 'destination_unavailable', 'worker_io', 'move_stalled', 'cancelled',
+  'destination_refused', 'destination_unavailable', 'destination_full', 'worker_io', 'move_stalled', 'cancelled',
   // An offer without its coordinator's signature over its terms (changed on the way): never moved.
   'offer_unsigned'
 ] as const
@@ -53,4 +55,4 @@ export const isFailureReason = (s: unknown): s is FailureReason => typeof s === 
  * Failures that are no participant's doing: telemetry counts them neither as a success nor as a
  * failure (docs/telemetry.md). `cancelled` is a worker's own report of a cancelled move.
  */
-export const NEUTRAL_FAILURES: ReadonlySet<FailureReason> = new Set<FailureReason>(['session_displaced', 'no_worker', 'cancelled', 'transfer_cancelled', 'transfer_failed'])
+export const NEUTRAL_FAILURES: ReadonlySet<FailureReason> = new Set<FailureReason>(['session_displaced', 'no_worker', 'destination_full', 'cancelled', 'transfer_cancelled', 'transfer_failed'])

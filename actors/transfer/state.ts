@@ -69,6 +69,13 @@ export const COMPLETE_RETRY_MS = 2_000
  */
 export const NO_WORKER_WAIT_MS = 500
 export const NO_WORKER_MAX_WAIT_MS = 30_000
+/**
+ * A destination out of room (a worker's `destination_full`: the destination answered 507) is a wait, not
+ * a failed attempt: the chunk is offered again after the same doubling waits as `no_worker`, and the
+ * transfer fails (`destination_unavailable`) only once its destination has had no room this long with
+ * nothing delivered meanwhile.
+ */
+export const DESTINATION_FULL_MAX_WAIT_MS = 10 * 60_000
 export const VERIFY_TIMEOUT_MS = 15_000 // a validator's verdict later than this: the coordinator checks for itself
 /** Ids of transfers that left memory, remembered to answer their late reports. */
 export const CLOSED_MEMORY = 4096
@@ -220,6 +227,9 @@ export interface Active {
   /** `no_worker` answers in a row, and the time before which the overseer does not plan again for them. */
   noWorkerRounds: number
   planAfter: number
+  /** `destination_full` results in a row, and when the first of them came (null once a chunk is delivered). */
+  fullRounds: number
+  fullSince: number | null
   /** No orchestrator had workers at the last plan: said once at warn, until offers go out again. */
   waitingForWorkers: boolean
   planning: boolean
@@ -739,8 +749,12 @@ export class TransferState {
       row.outcome = 'failed'
       // `no_worker` is the coordinator's own finding (assigned()), never a result's: a worker holding the
       // chunk cannot say no worker was available, and would spend no attempt if it could.
-      const reason: InterventionReason = r.error === 'worker_lost' ? 'worker_lost' : r.error === 'session_displaced' ? 'session_displaced' : 'attempt_failed'
+      const reason: InterventionReason = r.error === 'worker_lost' ? 'worker_lost' : r.error === 'session_displaced' ? 'session_displaced' : r.error === 'destination_full' ? 'destination_full' : 'attempt_failed'
+      if (reason === 'destination_full') this.#destinationFull(a, now)
       this.#failAttempt(a, at, reason, r.error, now, step)
+      if (reason === 'destination_full' && a.fullSince !== null && now - a.fullSince >= DESTINATION_FULL_MAX_WAIT_MS) {
+        this.#failTransfer(a, step, 'destination_unavailable', `The destination has had no room for the file for ${DESTINATION_FULL_MAX_WAIT_MS / 60_000} minutes.`, now)
+      }
       ack('failed', r.error)
     } else if (r.sha256 !== chunk.sha256) {
       // A node sink's ETag of other bytes goes on to the read-back like any delivery: the validator's
@@ -751,6 +765,7 @@ export class TransferState {
       ack('failed', 'hash_mismatch')
     } else {
       if (reading?.acceptedAt != null && now > reading.acceptedAt) this.#sampleRate(chunk.length * 1000 / (now - reading.acceptedAt))
+      a.fullRounds = 0; a.fullSince = null // the destination took a chunk: it has room again
       at.state = 'checking'
       const check = this.#checkJob(a, at, r.etag)
       if (validators.length > 0) {
@@ -1150,7 +1165,14 @@ export class TransferState {
   #afterFailures (a: Active, step: Step, now: number): void {
     void now
     if (TERMINAL.has(a.row.status)) return
-    for (const r of a.recovery.values()) if (r.reason !== 'no_worker') { this.#requestPlan(a, step); return }
+    for (const r of a.recovery.values()) if (r.reason !== 'no_worker' && r.reason !== 'destination_full') { this.#requestPlan(a, step); return }
+  }
+
+  /** A destination answered that it has no room: the transfer's next plan waits, longer each time in a row. */
+  #destinationFull (a: Active, now: number): void {
+    a.fullSince ??= now
+    a.fullRounds++
+    a.planAfter = Math.max(a.planAfter, now + Math.min(NO_WORKER_MAX_WAIT_MS, NO_WORKER_WAIT_MS * 2 ** Math.min(a.fullRounds - 1, 16)))
   }
 
   #checkJob (a: Active, at: AttemptRow, etag: string | null): Extract<IoJob, { type: 'check' }> {
@@ -1175,8 +1197,9 @@ export class TransferState {
     // A stalled worker is avoided for this chunk too; only real failures count toward the limit.
     if (at.worker_id !== null) addFailedWorker(a, at.chunk_index, at.worker_id)
     // An orchestrator with no worker to give the chunk to (none attached, or all in their cool-down)
-    // made no delivery attempt: it counts toward neither limit, and the chunk waits (#afterFailures).
-    if (reason !== 'no_worker') {
+    // made no delivery attempt, and a destination out of room is no worker's failure: neither counts
+    // toward either limit, and the chunk waits (#afterFailures).
+    if (reason !== 'no_worker' && reason !== 'destination_full') {
       const counter = stalled ? a.stalls : a.failures
       counter.set(at.chunk_index, (counter.get(at.chunk_index) ?? 0) + 1)
     }
@@ -1272,7 +1295,7 @@ export class TransferState {
 function newActive (row: TransferRow): Active {
   return {
     row, chunks: new Map(), tasks: new Map(), attempts: new Map(), failedWorkers: new Map(), checking: new Map(), verifying: new Map(), verifiedBy: new Set(),
-    pending: new Set(), recovery: new Map(), open: new Map(), failures: new Map(), stalls: new Map(), noWorkerRounds: 0, planAfter: 0, waitingForWorkers: false,
+    pending: new Set(), recovery: new Map(), open: new Map(), failures: new Map(), stalls: new Map(), noWorkerRounds: 0, planAfter: 0, fullRounds: 0, fullSince: null, waitingForWorkers: false,
     wave: 0, interventions: 0, dispatchScheduled: false, planning: false, beginning: false, completing: false, cancelling: false, cancelReplies: []
   }
 }

@@ -4,7 +4,7 @@
 import t from 'tap'
 import {
   TransferState, WAVE_TIMEOUT_MS, RESULT_GAP_MS, DISPATCH_DEBOUNCE_MS, CLOSED_MEMORY, OVERSEER_TICK_MS, MAX_WATCHED_STEP_MS, NO_WORKER_WAIT_MS, NO_WORKER_MAX_WAIT_MS, MAX_STALLS_PER_TASK, MAX_ATTEMPTS_PER_TASK,
-  OFFER_TTL_MS, OVERDUE_FLOOR_RATE, OVERDUE_SLACK_MS,
+  OFFER_TTL_MS, OVERDUE_FLOOR_RATE, OVERDUE_SLACK_MS, DESTINATION_FULL_MAX_WAIT_MS,
   type Step, type OfferDraft, type Hydration
 } from '../../../actors/transfer/state.ts'
 import type { TransferRow, AttemptRow, ChunkRow, InterventionRow } from '../../../actors/transfer/model.ts'
@@ -393,6 +393,54 @@ t.test('no worker available: the chunk waits, longer each time, spends no attemp
   core.checked(id, offer.attemptId, true, null, clock.now())
   core.finalize(id, clock.now())
   t.match(puts(core.completedUpload({ transferId: id, ok: true, retry: false, redeliver: [], error: null }, clock.now()), 'transfers'), [{ status: 'completed' }])
+})
+
+t.test('a destination out of room: the chunk waits for room, longer each time, spends no attempt, and is delivered once there is room; ten minutes of no room fail the transfer', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 1, ONLY_SELF, { maxAttemptsPerTask: 2 })
+  let offer = offersOf(wave)[0]!
+  const full = (o: OfferDraft & { to: string }): Step => {
+    assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker: W1 }] }, clock.now())
+    return core.result(SELF, { taskId: o.taskId, attemptId: o.attemptId, transferId: id, worker: W1, success: false, bytes: 0, durationMs: 5, sha256: null, etag: null, error: 'destination_full', via: 'http' }, clock.now())
+  }
+  const waits: number[] = []
+  for (let round = 0; round < 6; round++) {
+    const s = full(offer)
+    t.match(puts(s, 'task_attempts'), [{ id: offer.attemptId, state: 'failed', failure_reason: 'destination_full' }], `round ${round}: the attempt ends`)
+    t.same(effects(s, 'candidates'), [], 'no plan at once')
+    t.same(puts(s, 'transfers').filter((r: any) => r.status === 'failed'), [], 'the transfer does not fail')
+    const expected = Math.min(NO_WORKER_MAX_WAIT_MS, NO_WORKER_WAIT_MS * 2 ** round)
+    t.same(effects(watchFor(core, clock, expected - OVERSEER_TICK_MS), 'candidates'), [], `round ${round}: nothing asked before ${expected} ms`)
+    t.equal(effects(watchFor(core, clock, OVERSEER_TICK_MS), 'candidates').length, 1, `round ${round}: asked again at ${expected} ms`)
+    waits.push(expected)
+    const again = core.planned(id, ONLY_SELF, clock.now())
+    if (round === 0) t.match(puts(again, 'overseer_interventions'), [{ reason: 'destination_full', outcome: 'failure_redelivered' }], 'an intervention row says why')
+    offer = offersOf(again)[0]!
+  }
+  t.same(waits, [500, 1000, 2000, 4000, 8000, 16_000], 'the no_worker waits')
+  t.equal(core.closedStatus(id), undefined, 'six answers with an attempt limit of 2: still open')
+  // Room again: delivered, and the wait is over.
+  assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: offer.attemptId, worker: W1 }] }, clock.now())
+  result(core, offer, W1, clock.now())
+  core.checked(id, offer.attemptId, true, null, clock.now())
+  core.finalize(id, clock.now())
+  t.match(puts(core.completedUpload({ transferId: id, ok: true, retry: false, redeliver: [], error: null }, clock.now()), 'transfers'), [{ status: 'completed' }])
+
+  // A destination that stays full: the transfer fails once it has had no room for DESTINATION_FULL_MAX_WAIT_MS.
+  const other = started(clock, 1, ONLY_SELF)
+  let o = offersOf(other.wave)[0]!
+  const since = clock.now()
+  let failed: unknown[] = []
+  for (let round = 0; round < 100 && failed.length === 0; round++) {
+    assign(other.core, SELF, { transferId: other.id, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker: W1 }] }, clock.now())
+    const s = other.core.result(SELF, { taskId: o.taskId, attemptId: o.attemptId, transferId: other.id, worker: W1, success: false, bytes: 0, durationMs: 5, sha256: null, etag: null, error: 'destination_full', via: 'http' }, clock.now())
+    failed = puts(s, 'transfers').filter((r: any) => r.status === 'failed')
+    if (failed.length > 0) break
+    watchFor(other.core, clock, NO_WORKER_MAX_WAIT_MS)
+    o = offersOf(other.core.planned(other.id, ONLY_SELF, clock.now()))[0]!
+  }
+  t.match(failed, [{ status: 'failed', error_code: 'destination_unavailable', error_message: /no room/ }], 'failed, saying why')
+  t.ok(clock.now() - since >= DESTINATION_FULL_MAX_WAIT_MS && clock.now() - since < DESTINATION_FULL_MAX_WAIT_MS + NO_WORKER_MAX_WAIT_MS + 1000, `after ${clock.now() - since} ms of no room`)
 })
 
 t.test('a worker\'s failed result naming no_worker is a failed attempt like any other', async t => {

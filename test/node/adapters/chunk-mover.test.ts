@@ -147,13 +147,33 @@ t.test('a corrupting worker writes flipped bytes and reports the hash of what it
   t.equal(sha256(CHUNK), offer('', '', CHUNK).sha256, 'the source buffer was not touched')
 })
 
-t.test('the destination refusing the PUT fails the attempt with its status', async t => {
+t.test('the destination refusing the PUT fails the attempt with its status; out of room (507) is destination_full', async t => {
   const s = await servers(t, CHUNK)
-  const refusing = http.createServer((req, res) => { res.writeHead(403).end('no'); req.resume() })
-  refusing.listen(0, '127.0.0.1'); await once(refusing, 'listening')
-  t.teardown(() => { refusing.closeAllConnections(); refusing.close() })
   const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK)
-  await t.rejects(mover.move(offer(s.sourceUrl, `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/`, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'destination_refused', message: /403/ })
+  for (const [status, code] of [[403, 'destination_refused'], [507, 'destination_full'], [503, 'destination_unavailable']] as const) {
+    const refusing = http.createServer((req, res) => { res.writeHead(status).end('no'); req.resume() })
+    refusing.listen(0, '127.0.0.1'); await once(refusing, 'listening')
+    t.teardown(() => { refusing.closeAllConnections(); refusing.close() })
+    await t.rejects(mover.move(offer(s.sourceUrl, `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/`, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code, message: new RegExp(String(status)) }, `${status}: ${code}`)
+  }
+})
+
+t.test('a destination that refuses before reading the body (as the node sink answers 507) ends the move at once, not at its idle timeout', async t => {
+  const big = randomBytes(32 * 1024 * 1024) // more than the sockets' buffers hold
+  const s = await servers(t, big)
+  const sockets = new Set<import('node:net').Socket>()
+  const full = http.createServer((req, res) => {
+    req.pause() // reads nothing of the body
+    res.writeHead(507, { 'content-type': 'application/problem+json' }).end('{"code":"BWN_ERR_STORAGE_FULL"}')
+  })
+  full.on('connection', (c) => { sockets.add(c) })
+  full.listen(0, '127.0.0.1'); await once(full, 'listening')
+  t.teardown(() => { for (const c of sockets) c.destroy(); full.close() })
+  const idleMs = 20_000
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK, { moveTimeoutMs: idleMs })
+  const t0 = performance.now()
+  await t.rejects(mover.move(offer(s.sourceUrl, `http://127.0.0.1:${(full.address() as AddressInfo).port}/`, big), { signal: new AbortController().signal, corrupt: false }), { code: 'destination_full', message: /507/ })
+  t.ok(performance.now() - t0 < idleMs / 2, `ended in ${Math.round(performance.now() - t0)} ms, not at the ${idleMs} ms idle timeout`)
 })
 
 t.test('HTTP unreachable: the swarm bulk read streams into the same PUT, accounted in the budget', async t => {
