@@ -55,4 +55,4 @@ export const isFailureReason = (s: unknown): s is FailureReason => typeof s === 
  * Failures that are no participant's doing: telemetry counts them neither as a success nor as a
  * failure (docs/telemetry.md). `cancelled` is a worker's own report of a cancelled move.
  */
-export const NEUTRAL_FAILURES: ReadonlySet<FailureReason> = new Set<FailureReason>(['session_displaced', 'no_worker', 'destination_full', 'cancelled', 'transfer_cancelled', 'transfer_failed'])
+export const NEUTRAL_FAILURES: ReadonlySet<FailureReason> = new Set<FailureReason>(['session_displaced', 'no_worker', 'cancelled', 'transfer_cancelled', 'transfer_failed'])

@@ -194,7 +194,8 @@ export interface Hydration {
   interventions: number
 }
 
-interface Recovery { reason: InterventionReason, previous: AttemptRow, excludeOrchestrator: boolean }
+/** `notBefore`: a chunk waiting for room at its destination is not offered again before this time. */
+interface Recovery { reason: InterventionReason, previous: AttemptRow, excludeOrchestrator: boolean, notBefore?: number }
 
 /**
  * Clock readings of an open attempt, for the overseer; `acceptedWatched`: its acceptance on the watched
@@ -227,7 +228,7 @@ export interface Active {
   /** `no_worker` answers in a row, and the time before which the overseer does not plan again for them. */
   noWorkerRounds: number
   planAfter: number
-  /** `destination_full` results in a row, and when the first of them came (null once a chunk is delivered). */
+  /** `destination_full` results since a chunk was last delivered (each chunk's wait doubles with them), and when the first came. */
   fullRounds: number
   fullSince: number | null
   /** No orchestrator had workers at the last plan: said once at warn, until offers go out again. */
@@ -316,6 +317,8 @@ export class TransferState {
       a.attempts.set(at.id, at)
       if (at.state === 'failed' || at.state === 'superseded') {
         if (at.worker_id) addFailedWorker(a, at.chunk_index, at.worker_id)
+        // No worker to take it, or no room at the destination: no attempt spent then, none counted now.
+        if (at.failure_reason === 'destination_full' || at.failure_reason === 'no worker available') continue
         const counter = at.state === 'failed' ? a.failures : a.stalls
         counter.set(at.chunk_index, (counter.get(at.chunk_index) ?? 0) + 1)
       }
@@ -526,7 +529,9 @@ export class TransferState {
       a.waitingForWorkers = false
       step.effects.push({ kind: 'log', level: 'info', obj: { transferId, pending: a.pending.size }, msg: 'orchestrators with workers again; offers go out' })
     }
-    const indices = [...a.pending].sort((x, y) => x - y)
+    // Chunks waiting for room at the destination stay pending until their time (the tick asks again then).
+    const indices = [...a.pending].filter(i => (a.recovery.get(i)?.notBefore ?? 0) <= now).sort((x, y) => x - y)
+    if (indices.length === 0) return step
     const waveKind = indices.some(i => a.recovery.has(i)) ? 'recovery' : 'initial'
     // Recovery avoids the orchestrator whose wave stalled, when another can take the chunk.
     const groups = new Map<string, number[]>()
@@ -765,7 +770,11 @@ export class TransferState {
       ack('failed', 'hash_mismatch')
     } else {
       if (reading?.acceptedAt != null && now > reading.acceptedAt) this.#sampleRate(chunk.length * 1000 / (now - reading.acceptedAt))
-      a.fullRounds = 0; a.fullSince = null // the destination took a chunk: it has room again
+      if (a.fullSince !== null) {
+        // The destination took a chunk: it has room again, and the chunks waiting for it go at once.
+        a.fullRounds = 0; a.fullSince = null
+        for (const w of a.recovery.values()) if (w.notBefore !== undefined) w.notBefore = 0
+      }
       at.state = 'checking'
       const check = this.#checkJob(a, at, r.etag)
       if (validators.length > 0) {
@@ -982,7 +991,7 @@ export class TransferState {
         step.effects.push({ kind: 'io', job: this.#checkJob(a, at, a.checking.get(attemptId)?.etag ?? null) })
       }
       if (step.ops.length > before) step.ops.push(this.#touch(a, now))
-      if (a.pending.size > 0 && !a.dispatchScheduled && now >= a.planAfter) this.#requestPlan(a, step)
+      if (a.pending.size > 0 && !a.dispatchScheduled && now >= a.planAfter && this.#anyReady(a, now)) this.#requestPlan(a, step)
     }
     // Struck only on the worker's own word that it held the work: an orchestrator's task_assigned alone
     // could name any hotkey and send nothing.
@@ -1168,11 +1177,16 @@ export class TransferState {
     for (const r of a.recovery.values()) if (r.reason !== 'no_worker' && r.reason !== 'destination_full') { this.#requestPlan(a, step); return }
   }
 
-  /** A destination answered that it has no room: the transfer's next plan waits, longer each time in a row. */
+  /** A destination answered that it has no room: counted, so the chunk's wait (#failAttempt) doubles with each in a row. */
   #destinationFull (a: Active, now: number): void {
     a.fullSince ??= now
     a.fullRounds++
-    a.planAfter = Math.max(a.planAfter, now + Math.min(NO_WORKER_MAX_WAIT_MS, NO_WORKER_WAIT_MS * 2 ** Math.min(a.fullRounds - 1, 16)))
+  }
+
+  /** Whether a pending chunk may be offered now (none waiting for room past `now`). */
+  #anyReady (a: Active, now: number): boolean {
+    for (const i of a.pending) if ((a.recovery.get(i)?.notBefore ?? 0) <= now) return true
+    return false
   }
 
   #checkJob (a: Active, at: AttemptRow, etag: string | null): Extract<IoJob, { type: 'check' }> {
@@ -1214,7 +1228,10 @@ export class TransferState {
     }
     chunk.state = 'staged'
     a.pending.add(at.chunk_index)
-    a.recovery.set(at.chunk_index, { reason, previous: at, excludeOrchestrator: reason === 'wave_timeout' || reason === 'no_worker' || reason === 'overdue' })
+    a.recovery.set(at.chunk_index, {
+      reason, previous: at, excludeOrchestrator: reason === 'wave_timeout' || reason === 'no_worker' || reason === 'overdue',
+      ...(reason === 'destination_full' ? { notBefore: now + Math.min(NO_WORKER_MAX_WAIT_MS, NO_WORKER_WAIT_MS * 2 ** Math.min(Math.max(0, a.fullRounds - 1), 16)) } : {})
+    })
     step.ops.push({ type: 'put', table: 'chunks', key: keys.chunk(a.row.id, chunk.chunk_index), value: chunk })
   }
 

@@ -130,6 +130,9 @@ async function text (res: IncomingMessage, max = 200): Promise<string> {
   return out.slice(0, max)
 }
 
+/** How long a refusal answered before the body is done may take to say why before the send is cut. */
+const REFUSAL_READ_MS = 1_000
+
 export interface HttpChunkMoverOptions {
   /** Bytes this node may hold in chunk buffers at once; a streamed move reserves its window, a bulk read its chunk. */
   budget?: InflightBudget
@@ -228,11 +231,17 @@ export class HttpChunkMover implements ChunkMover {
       // A refusal answered before the body is done (the node sink answers 507 before reading a byte)
       // ends the send at once: a destination that stops reading would otherwise hold the move until its
       // idle timeout, and the coordinator would take the work back as a stall, never hearing why.
+      // Its answer is read first (it says why, e.g. the sink's needed and free bytes), for at most a second.
       const refusedEarly = new AbortController()
+      let refusal: Promise<MoveError> | null = null
       const response = new Promise<IncomingMessage>((resolve, reject) => {
         req.once('response', (res: IncomingMessage) => {
           answered = res
-          if ((res.statusCode ?? 0) >= 300) refusedEarly.abort()
+          if ((res.statusCode ?? 0) >= 300) {
+            refusal = this.#refused(res)
+            const stop = setTimeout(() => { refusedEarly.abort() }, REFUSAL_READ_MS)
+            void refusal.finally(() => { clearTimeout(stop); refusedEarly.abort() })
+          }
           resolve(res)
         })
         req.once('error', reject)
@@ -246,12 +255,12 @@ export class HttpChunkMover implements ChunkMover {
         if (signal.aborted) throw new MoveError('move_stalled', (signal.reason as Error).message)
         // The destination may have answered (and stopped reading) before the body was done: its answer says why.
         const early = answered as IncomingMessage | null
-        if (early !== null && (early.statusCode ?? 0) >= 300) throw await this.#refused(early)
+        if (early !== null && (early.statusCode ?? 0) >= 300) throw await (refusal ?? this.#refused(early))
         if ((err as { code?: string }).code === 'BWN_ERR_ADDRESS_REFUSED') throw new MoveError('destination_refused', (err as Error).message)
         throw err
       }
       const res = await response
-      if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) throw await this.#refused(res)
+      if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) throw await (refusal ?? this.#refused(res))
       res.resume()
       return { sha256: check.digest!, etag: typeof res.headers.etag === 'string' ? res.headers.etag : null, bytes: check.bytes, via }
     } finally {

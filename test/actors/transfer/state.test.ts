@@ -409,6 +409,7 @@ t.test('a destination out of room: the chunk waits for room, longer each time, s
     t.match(puts(s, 'task_attempts'), [{ id: offer.attemptId, state: 'failed', failure_reason: 'destination_full' }], `round ${round}: the attempt ends`)
     t.same(effects(s, 'candidates'), [], 'no plan at once')
     t.same(puts(s, 'transfers').filter((r: any) => r.status === 'failed'), [], 'the transfer does not fail')
+    t.same(offersOf(core.planned(id, ONLY_SELF, clock.now())), [], 'a plan asked for meanwhile (another chunk, another orchestrator) does not offer it early')
     const expected = Math.min(NO_WORKER_MAX_WAIT_MS, NO_WORKER_WAIT_MS * 2 ** round)
     t.same(effects(watchFor(core, clock, expected - OVERSEER_TICK_MS), 'candidates'), [], `round ${round}: nothing asked before ${expected} ms`)
     t.equal(effects(watchFor(core, clock, OVERSEER_TICK_MS), 'candidates').length, 1, `round ${round}: asked again at ${expected} ms`)
@@ -888,6 +889,18 @@ t.test('hydration after a crash: each state is driven on', async t => {
       if (back.length > 0) { t.fail(`taken back at ${clock.now() - start} ms: ${JSON.stringify(back)}`); return }
     }
     t.pass('not taken back a minute after its offer expired, as work never read would be')
+  })
+
+  await t.test('refusals for room before a restart spent no attempt: they are not counted after it', async t => {
+    const core = new TransferState({ self: SELF, newId, config: { maxAttemptsPerTask: 2 } })
+    const id = 't-room'
+    const row = transferRow(id, 1, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, chunks_received: 1 })
+    const refused = (k: number): AttemptRow => ({ ...attempt(id, 0, 'failed', OTHER), id: `${id}-r${k}`, failure_reason: 'destination_full' })
+    core.hydrate({ ...base, row, chunks: [chunkRow(id, 0, 'staged')], tasks: [task(id, 0)], attempts: [refused(1), refused(2), refused(3)] }, clock.now(), { processStart: true })
+    const o = offersOf(core.planned(id, ONLY_SELF, clock.now()))[0]!
+    assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker: W2 }] }, clock.now())
+    const s = result(core, o, W2, clock.now(), false)
+    t.same(puts(s, 'transfers').filter((r: any) => r.status === 'failed'), [], 'one failed attempt, with a limit of 2 and three refusals before: still open')
   })
 
   await t.test('cancel requested but not finished: aborted again, then cancelled', async t => {

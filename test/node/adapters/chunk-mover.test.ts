@@ -172,7 +172,7 @@ t.test('a destination that refuses before reading the body (as the node sink ans
   const idleMs = 20_000
   const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK, { moveTimeoutMs: idleMs })
   const t0 = performance.now()
-  await t.rejects(mover.move(offer(s.sourceUrl, `http://127.0.0.1:${(full.address() as AddressInfo).port}/`, big), { signal: new AbortController().signal, corrupt: false }), { code: 'destination_full', message: /507/ })
+  await t.rejects(mover.move(offer(s.sourceUrl, `http://127.0.0.1:${(full.address() as AddressInfo).port}/`, big), { signal: new AbortController().signal, corrupt: false }), { code: 'destination_full', message: /507 \{"code":"BWN_ERR_STORAGE_FULL"\}/ }, 'with the destination\'s answer')
   t.ok(performance.now() - t0 < idleMs / 2, `ended in ${Math.round(performance.now() - t0)} ms, not at the ${idleMs} ms idle timeout`)
 })
 
