@@ -76,6 +76,8 @@ export const NO_WORKER_MAX_WAIT_MS = 30_000
  * nothing delivered meanwhile.
  */
 export const DESTINATION_FULL_MAX_WAIT_MS = 10 * 60_000
+/** The wait before asking again after `rounds` answers in a row of no worker, or of no room: 0.5 s doubling to 30 s. */
+const waitAfter = (rounds: number): number => Math.min(NO_WORKER_MAX_WAIT_MS, NO_WORKER_WAIT_MS * 2 ** Math.min(Math.max(0, rounds - 1), 16))
 export const VERIFY_TIMEOUT_MS = 15_000 // a validator's verdict later than this: the coordinator checks for itself
 /** Ids of transfers that left memory, remembered to answer their late reports. */
 export const CLOSED_MEMORY = 4096
@@ -667,7 +669,7 @@ export class TransferState {
     }
     if (some) { a.noWorkerRounds = 0; a.planAfter = 0 } else if (none) {
       a.noWorkerRounds++
-      a.planAfter = now + Math.min(NO_WORKER_MAX_WAIT_MS, NO_WORKER_WAIT_MS * 2 ** Math.min(a.noWorkerRounds - 1, 16))
+      a.planAfter = now + waitAfter(a.noWorkerRounds)
     }
     this.#afterFailures(a, step, now)
     return step
@@ -755,11 +757,8 @@ export class TransferState {
       // `no_worker` is the coordinator's own finding (assigned()), never a result's: a worker holding the
       // chunk cannot say no worker was available, and would spend no attempt if it could.
       const reason: InterventionReason = r.error === 'worker_lost' ? 'worker_lost' : r.error === 'session_displaced' ? 'session_displaced' : r.error === 'destination_full' ? 'destination_full' : 'attempt_failed'
-      if (reason === 'destination_full') this.#destinationFull(a, now)
       this.#failAttempt(a, at, reason, r.error, now, step)
-      if (reason === 'destination_full' && a.fullSince !== null && now - a.fullSince >= DESTINATION_FULL_MAX_WAIT_MS) {
-        this.#failTransfer(a, step, 'destination_unavailable', `The destination has had no room for the file for ${DESTINATION_FULL_MAX_WAIT_MS / 60_000} minutes.`, now)
-      }
+      if (reason === 'destination_full') this.#waitForRoom(a, at.chunk_index, now, step)
       ack('failed', r.error)
     } else if (r.sha256 !== chunk.sha256) {
       // A node sink's ETag of other bytes goes on to the read-back like any delivery: the validator's
@@ -1177,10 +1176,20 @@ export class TransferState {
     for (const r of a.recovery.values()) if (r.reason !== 'no_worker' && r.reason !== 'destination_full') { this.#requestPlan(a, step); return }
   }
 
-  /** A destination answered that it has no room: counted, so the chunk's wait (#failAttempt) doubles with each in a row. */
-  #destinationFull (a: Active, now: number): void {
+  /**
+   * The destination had no room for chunk `index` (its attempt already ended, spending none of the
+   * chunk's attempts): the chunk waits, longer with each such answer since the transfer's last
+   * delivery, and the transfer fails once there has been no room for DESTINATION_FULL_MAX_WAIT_MS.
+   */
+  #waitForRoom (a: Active, index: number, now: number, step: Step): void {
     a.fullSince ??= now
     a.fullRounds++
+    if (now - a.fullSince >= DESTINATION_FULL_MAX_WAIT_MS) {
+      this.#failTransfer(a, step, 'destination_unavailable', `The destination has had no room for the file for ${DESTINATION_FULL_MAX_WAIT_MS / 60_000} minutes.`, now)
+      return
+    }
+    const waiting = a.recovery.get(index)
+    if (waiting !== undefined) waiting.notBefore = now + waitAfter(a.fullRounds)
   }
 
   /** Whether a pending chunk may be offered now (none waiting for room past `now`). */
@@ -1228,10 +1237,7 @@ export class TransferState {
     }
     chunk.state = 'staged'
     a.pending.add(at.chunk_index)
-    a.recovery.set(at.chunk_index, {
-      reason, previous: at, excludeOrchestrator: reason === 'wave_timeout' || reason === 'no_worker' || reason === 'overdue',
-      ...(reason === 'destination_full' ? { notBefore: now + Math.min(NO_WORKER_MAX_WAIT_MS, NO_WORKER_WAIT_MS * 2 ** Math.min(Math.max(0, a.fullRounds - 1), 16)) } : {})
-    })
+    a.recovery.set(at.chunk_index, { reason, previous: at, excludeOrchestrator: reason === 'wave_timeout' || reason === 'no_worker' || reason === 'overdue' })
     step.ops.push({ type: 'put', table: 'chunks', key: keys.chunk(a.row.id, chunk.chunk_index), value: chunk })
   }
 
