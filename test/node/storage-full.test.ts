@@ -5,7 +5,6 @@
 // the filler is gone a new upload completes on the same running devnet. Needs root (mount); skipped
 // otherwise, with the reason.
 import t from 'tap'
-import { execFileSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, rm, writeFile, readFile, statfs, open, mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -13,29 +12,19 @@ import { join } from 'node:path'
 import { startTestDevnet, apiClient, sendChunks, waitForStatus, sinkFile } from '../helpers/devnet.ts'
 import { runCliOnce, eventually } from '../helpers/proc.ts'
 import { parsePrometheus } from '../helpers/prometheus.ts'
+import { mountTmpfs, tmpfsSkipReason } from '../helpers/tmpfs.ts'
 
 const MIB = 1024 * 1024
 const TMPFS_MIB = 256 // room for a 40 MiB create counted twice (staged, and delivered to the built-in sink) late in the trials
 const TRIALS = 20
 const CLI_EXIT_BUDGET_MS = 2_000 // beyond the CLI's own start, measured around the same put
 
-function skipReason (): string | null {
-  if (process.platform !== 'linux') return 'tmpfs mounts need Linux'
-  if (process.getuid?.() !== 0) return 'the full-disk test mounts a tmpfs and needs root; run as root to include it'
-  return null
-}
-
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
 
-t.test('a full disk refuses new data with 507, stops nothing for good, and the node recovers by itself', { skip: skipReason() ?? false, timeout: 900_000 }, async t => {
-  const mnt = await mkdtemp(join(tmpdir(), 'bwnet-full-'))
-  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_MIB}m`, 'tmpfs', mnt])
+t.test('a full disk refuses new data with 507, stops nothing for good, and the node recovers by itself', { skip: tmpfsSkipReason() ?? false, timeout: 900_000 }, async t => {
+  const mnt = await mountTmpfs(t, TMPFS_MIB, 'bwnet-full-')
   const files = await mkdtemp(join(tmpdir(), 'bwnet-full-files-')) // the client's files, not on the small disk
-  t.teardown(async () => {
-    try { execFileSync('umount', ['-l', mnt]) } catch {}
-    await rm(mnt, { recursive: true, force: true })
-    await rm(files, { recursive: true, force: true })
-  })
+  t.teardown(async () => { await rm(files, { recursive: true, force: true }) })
   const net = await startTestDevnet(t, { workers: 2, data: join(mnt, 'devnet') })
   const orchestrator = net.devnet.orchestrator
   const key = await net.clientKey('enterprise')

@@ -2,7 +2,6 @@
 // failing store and reopens LevelDB when it holds on to an old error. The last test reproduces that
 // LevelDB error on a real full tmpfs (root only).
 import t from 'tap'
-import { execFileSync } from 'node:child_process'
 import { mkdtemp, rm, stat, statfs, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,6 +9,7 @@ import { Level } from 'level'
 import { StorageGuard, guardStore, isNoSpace, STORAGE_PROBE_KEY } from '../../node/storage.ts'
 import { LevelStore } from '../../actors/store.ts'
 import { eventually } from '../helpers/proc.ts'
+import { mountTmpfs, tmpfsSkipReason } from '../helpers/tmpfs.ts'
 import { silentLogger } from '../helpers/logger.ts'
 
 const MIB = 1024 * 1024
@@ -131,12 +131,8 @@ t.test('the ballast is released for a retry when a write fails for space, and pu
   t.equal(always, 2)
 })
 
-const notRoot = process.platform !== 'linux' || process.getuid?.() !== 0 ? 'mounts a tmpfs: needs root on Linux' : false
-
-t.test('LevelDB after a failed compaction refuses writes until reopened; the guard reopens it', { skip: notRoot }, async t => {
-  const mnt = await mkdtemp(join(tmpdir(), 'bwnet-leveldb-full-'))
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=32m', 'tmpfs', mnt])
-  t.teardown(async () => { try { execFileSync('umount', ['-l', mnt]) } catch {} await rm(mnt, { recursive: true, force: true }) })
+t.test('LevelDB after a failed compaction refuses writes until reopened; the guard reopens it', { skip: tmpfsSkipReason() ?? false }, async t => {
+  const mnt = await mountTmpfs(t, 32, 'bwnet-leveldb-full-')
   const db = new Level<string, string>(join(mnt, 'db'))
   await db.open()
   t.teardown(() => db.close())

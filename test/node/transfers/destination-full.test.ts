@@ -6,33 +6,22 @@
 // each time, spending no attempt; once the filler is gone the transfer completes with the exact bytes.
 // Needs root (mount); skipped otherwise, with the reason.
 import t from 'tap'
-import { execFileSync } from 'node:child_process'
 import { mkdtemp, rm, readFile, statfs, open } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestDevnet, apiClient, upload, waitForStatus, sinkFile, sha256, testBytes } from '../../helpers/devnet.ts'
 import { eventually } from '../../helpers/proc.ts'
+import { mountTmpfs, tmpfsSkipReason } from '../../helpers/tmpfs.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 import { MAX_ATTEMPTS_PER_TASK } from '../../../actors/transfer/state.ts'
 
 const MIB = 1024 * 1024
 const TMPFS_MIB = 128
 
-function skipReason (): string | null {
-  if (process.platform !== 'linux') return 'tmpfs mounts need Linux'
-  if (process.getuid?.() !== 0) return 'the full-disk test mounts a tmpfs and needs root; run as root to include it'
-  return null
-}
-
-t.test('a node sink out of room: the chunk waits for room, spending no attempt, and is delivered once there is room', { skip: skipReason() ?? false, timeout: 180_000 }, async t => {
-  const mnt = await mkdtemp(join(tmpdir(), 'bwnet-dest-full-'))
-  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_MIB}m`, 'tmpfs', mnt])
+t.test('a node sink out of room: the chunk waits for room, spending no attempt, and is delivered once there is room', { skip: tmpfsSkipReason() ?? false, timeout: 180_000 }, async t => {
+  const mnt = await mountTmpfs(t, TMPFS_MIB, 'bwnet-dest-full-')
   const workerDir = await mkdtemp(join(tmpdir(), 'bwnet-dest-full-worker-')) // the worker's own disk is not the full one
-  t.teardown(async () => {
-    try { execFileSync('umount', ['-l', mnt]) } catch {}
-    await rm(mnt, { recursive: true, force: true })
-    await rm(workerDir, { recursive: true, force: true })
-  })
+  t.teardown(async () => { await rm(workerDir, { recursive: true, force: true }) })
   const net = await startTestDevnet(t, { workers: 0, data: join(mnt, 'devnet') })
   const orch = net.devnet.orchestrator
   const api = apiClient(net.file.baseUrl, await net.clientKey('enterprise'))
