@@ -417,6 +417,7 @@ t.test('a destination out of room: the chunk waits for room, longer each time, s
     const again = core.planned(id, ONLY_SELF, clock.now())
     if (round === 0) t.match(puts(again, 'overseer_interventions'), [{ reason: 'destination_full', outcome: 'failure_redelivered' }], 'an intervention row says why')
     offer = offersOf(again)[0]!
+    if (round === 0) t.same(offer.excludeWorkers, [W1], 'the offer avoids the worker that said so (a worker lying about room does not get the chunk back while another can take it)')
   }
   t.same(waits, [500, 1000, 2000, 4000, 8000, 16_000], 'the no_worker waits')
   t.equal(core.closedStatus(id), undefined, 'six answers with an attempt limit of 2: still open')
