@@ -33,7 +33,9 @@ export const ATTEMPT_ENDINGS = [
   // A delivery relayed without its worker's own signed result for this coordinator (node/verify-evidence.ts).
   'no_worker_claim',
   // A worker's result its orchestrator cannot relay as it stands (it carries a claim of its own, or is too large).
-  'malformed_result'
+  'malformed_result',
+  // A `destination_full` for this node's own sink, which answered that attempt no 507: a failed attempt.
+  'destination_full_unconfirmed'
 ] as const
 
 export const FAILURE_REASONS = [...new Set([...TRANSFER_FAILURES, ...INTERVENTION_REASONS, ...MOVE_FAILURES, ...ATTEMPT_ENDINGS])] as ReadonlyArray<

@@ -96,6 +96,8 @@ export type CoordinatorMsg =
   | { type: 'accepted', from: string, body: RelayedAccept }
   /** A worker read an attempt's chunk from this node's data endpoint (HTTP or bulk). */
   | { type: 'read', transferId: string, attemptId: string }
+  /** This node's own sink refused a PUT of an attempt's chunk for room (507). */
+  | { type: 'sink_full', uploadId: string, index: number, attemptNo: number }
   /** `evidence`: the orchestrator's signed result frame, forwarded to the validator (peer trust, docs/security.md#peers). */
   | { type: 'result', from: string, body: TaskResult, evidence?: Uint8Array, /** The relaying frame's signed time. */ relayedAt?: number }
   | { type: 'progress', from: string, body: TaskProgress }
@@ -225,6 +227,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'cancel': await run(core.cancel(msg.transferId, msg.reply, now, await stored(core, msg.transferId)), msg.reply, true); return state
       case 'assigned': await run(core.assigned(msg.from, msg.body, now)); return state
       case 'read': core.read(msg.transferId, msg.attemptId); return state // nothing to write or send
+      case 'sink_full': core.sinkFull(msg.uploadId, msg.index, msg.attemptNo); return state // nor here
       case 'accepted': {
         const proved = deps.workerAccepted
         await run(core.accepted(msg.from, msg.body, proved === undefined ? undefined : () => proved(msg.from, msg.body)))

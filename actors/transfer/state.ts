@@ -102,10 +102,16 @@ export interface CoordinatorConfig {
    * The simulator, which has no data endpoint, sets it false.
    */
   readsReported: boolean
+  /**
+   * Whether this node's own sink reports every chunk PUT it refused for room (sinkFull()), as a node does:
+   * then a `destination_full` for a transfer to that sink (`attributable`) that the sink never answered
+   * is an ordinary failed attempt, not a free wait (docs/transfers.md#overseer).
+   */
+  sinkRefusalsReported: boolean
 }
 export const DEFAULT_COORDINATOR_CONFIG: CoordinatorConfig = {
   waveTimeoutMs: WAVE_TIMEOUT_MS, resultGapMs: RESULT_GAP_MS, minWorkerRate: MIN_WORKER_RATE, offerTtlMs: OFFER_TTL_MS, maxAttemptsPerTask: MAX_ATTEMPTS_PER_TASK, maxStallsPerTask: MAX_STALLS_PER_TASK,
-  standing: DEFAULT_STANDING_CONFIG, readsReported: true
+  standing: DEFAULT_STANDING_CONFIG, readsReported: true, sinkRefusalsReported: true
 }
 
 export type Outcome<T> = { ok: true, value: T } | { ok: false, code: string, status: number, detail: string, extensions?: Record<string, unknown> }
@@ -206,9 +212,10 @@ interface Recovery { reason: InterventionReason, previous: AttemptRow, excludeOr
  * read from this node's data endpoint (the coordinator's own evidence that the worker acted on it);
  * `restored`: accepted before this process started (its word, if any, was not kept): its progress counts,
  * but a stall of it strikes no one and steers nothing; `readUnknown`: open when this process started (a
- * read of its chunk before then was not kept), judged as read.
+ * read of its chunk before then was not kept), judged as read and, at this node's own sink, as refused
+ * for room; `refused`: this node's own sink answered a PUT of it 507 (sinkFull()).
  */
-interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number, word?: () => boolean, read?: true, restored?: true, readUnknown?: true }
+interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number, word?: () => boolean, read?: true, restored?: true, readUnknown?: true, refused?: true }
 
 export interface Active {
   row: TransferRow
@@ -705,6 +712,22 @@ export class TransferState {
     if (reading !== undefined) reading.read = true
   }
 
+  /**
+   * This node's own sink refused a PUT of chunk `index` of upload `uploadId`, signed for attempt number
+   * `attemptNo`, for room (507). Its evidence that a `destination_full` from that attempt is true; a
+   * refusal of no open attempt (late, or a transfer that is not this sink's) changes nothing.
+   */
+  sinkFull (uploadId: string, index: number, attemptNo: number): void {
+    for (const a of this.#active.values()) {
+      if (a.row.attributable !== true || a.row.upload?.uploadId !== uploadId) continue
+      for (const [id, reading] of a.open) {
+        const at = a.attempts.get(id)
+        if (at !== undefined && at.chunk_index === index && at.attempt_no === attemptNo) reading.refused = true
+      }
+      return
+    }
+  }
+
   /** A worker's report, relayed by the orchestrator `from`; `validators` are the ones connected now. */
   /** `evidence`: the orchestrator's signed result frame, handed to the validator with the verify request (docs/security.md#peers). */
   /**
@@ -756,8 +779,12 @@ export class TransferState {
       row.outcome = 'failed'
       // `no_worker` is the coordinator's own finding (assigned()), never a result's: a worker holding the
       // chunk cannot say no worker was available, and would spend no attempt if it could.
-      const reason: InterventionReason = r.error === 'worker_lost' ? 'worker_lost' : r.error === 'session_displaced' ? 'session_displaced' : r.error === 'destination_full' ? 'destination_full' : 'attempt_failed'
-      this.#failAttempt(a, at, reason, r.error, now, step)
+      // A destination out of room is a wait, on the worker's word, except at this node's own sink, which
+      // says itself which PUTs it refused: there a `destination_full` it never answered is a failure.
+      const unconfirmed = r.error === 'destination_full' && a.row.attributable === true && this.#cfg.sinkRefusalsReported && reading?.refused !== true && reading?.readUnknown !== true
+      const reason: InterventionReason = r.error === 'worker_lost' ? 'worker_lost' : r.error === 'session_displaced' ? 'session_displaced' : r.error === 'destination_full' && !unconfirmed ? 'destination_full' : 'attempt_failed'
+      if (unconfirmed) step.effects.push({ kind: 'log', level: 'warn', obj: { worker, orchestrator: from, transferId: a.row.id, attemptId: at.id, event: 'destination_full_unconfirmed' }, msg: 'a worker reported this node\'s sink full, which refused it nothing; counted as a failed attempt' })
+      this.#failAttempt(a, at, reason, unconfirmed ? 'destination_full_unconfirmed' : r.error, now, step)
       if (reason === 'destination_full') this.#waitForRoom(a, at.chunk_index, now, step)
       ack('failed', r.error)
     } else if (r.sha256 !== chunk.sha256) {

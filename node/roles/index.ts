@@ -223,7 +223,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       // (which the disk sweep relies on: this node's store names every upload the sink holds).
       const sinkAuth = { trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now() }
       // The sink is on the data directory's disk: its begins and chunks ask the storage guard too.
-      await app.register(sinkRoutes, { dir: sinkDir, ...sinkAuth, budget, storage: ctx.storage, partials })
+      // Its refusals for room are the coordinator's evidence that a worker's `destination_full` is true.
+      await app.register(sinkRoutes, { dir: sinkDir, ...sinkAuth, budget, storage: ctx.storage, partials, onRefusedForRoom: (uploadId, index, attempt) => tell(coordinator.ref, { type: 'sink_full', uploadId, index, attemptNo: attempt }) })
       await app.register(sinkNameRoutes, { dir: sinkDir, ...sinkAuth })
     },
     listening: async (url) => {

@@ -134,6 +134,11 @@ export interface SinkRoutesOptions {
   storage?: Pick<StorageGuard, 'room' | 'reserve' | 'failed' | 'refusal'>
   /** The disk sweep's view of this sink's partial files: it discards abandoned uploads through these routes (sink-partials.ts). */
   partials?: SinkPartials
+  /**
+   * Told of every chunk PUT refused for room (507), with the attempt its URL was signed for, before the
+   * answer goes out: the coordinator's evidence that a worker's `destination_full` is true.
+   */
+  onRefusedForRoom?: (uploadId: string, index: number, attempt: number) => void
 }
 
 /** One chunk write in progress (also while it waits for the in-flight budget). */
@@ -427,9 +432,14 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     const what = `chunk ${index} of upload ${uploadId} (${expected} bytes)`
     const closed = writeRefusal(uploadId) // a completed upload is a 409 whatever the disk holds
     if (closed !== null) throw closed
-    // Refused early when it cannot fit now; its room is held once it streams (below).
-    await opts.storage?.room(expected, what)
-    return await writeChunk(req, reply, meta, uploadId, index, attempt, slot, expected, what)
+    try {
+      // Refused early when it cannot fit now; its room is held once it streams (below).
+      await opts.storage?.room(expected, what)
+      return await writeChunk(req, reply, meta, uploadId, index, attempt, slot, expected, what)
+    } catch (err) {
+      if (err instanceof StorageFull) opts.onRefusedForRoom?.(uploadId, index, attempt)
+      throw err
+    }
   })
 
   async function writeChunk (req: FastifyRequest, reply: FastifyReply, meta: UploadMeta, uploadId: string, index: number, attempt: number, slot: number, expected: number, what: string): Promise<FastifyReply> {

@@ -137,7 +137,7 @@ t.test('a transfer\'s first wave, field by field: the transfer, chunk, plan, tas
   const { core } = await firstWave(t, clock)
   t.ok(core.isLive('t1'), 'live')
   t.notOk(core.isLive('t-unknown'), 'an unknown transfer is not live')
-  t.same(core.config, { waveTimeoutMs: 15_000, resultGapMs: 1_000, minWorkerRate: 1024 * 1024, offerTtlMs: TTL, maxAttemptsPerTask: 8, maxStallsPerTask: 24, standing: { strikeWindowMs: 600_000, strikeLimit: 3, exclusionMs: 600_000, maxExclusionMs: 86_400_000 }, readsReported: true }, 'the defaults')
+  t.same(core.config, { waveTimeoutMs: 15_000, resultGapMs: 1_000, minWorkerRate: 1024 * 1024, offerTtlMs: TTL, maxAttemptsPerTask: 8, maxStallsPerTask: 24, standing: { strikeWindowMs: 600_000, strikeLimit: 3, exclusionMs: 600_000, maxExclusionMs: 86_400_000 }, readsReported: true, sinkRefusalsReported: true }, 'the defaults')
 })
 
 t.test('acceptance, results, checks, a validator\'s verdict, completion: every row, event, acknowledgement and job', async t => {

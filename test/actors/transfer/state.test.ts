@@ -401,6 +401,7 @@ t.test('a destination out of room: the chunk waits for room, longer each time, s
   let offer = offersOf(wave)[0]!
   const full = (o: OfferDraft & { to: string }): Step => {
     assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker: W1 }] }, clock.now())
+    core.sinkFull(UPLOAD.uploadId, o.chunkIndex, o.attemptNo) // this node's own sink answered it 507
     return core.result(SELF, { taskId: o.taskId, attemptId: o.attemptId, transferId: id, worker: W1, success: false, bytes: 0, durationMs: 5, sha256: null, etag: null, error: 'destination_full', via: 'http' }, clock.now())
   }
   const waits: number[] = []
@@ -435,6 +436,7 @@ t.test('a destination out of room: the chunk waits for room, longer each time, s
   let failed: unknown[] = []
   for (let round = 0; round < 100 && failed.length === 0; round++) {
     assign(other.core, SELF, { transferId: other.id, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker: W1 }] }, clock.now())
+    other.core.sinkFull(UPLOAD.uploadId, o.chunkIndex, o.attemptNo)
     const s = other.core.result(SELF, { taskId: o.taskId, attemptId: o.attemptId, transferId: other.id, worker: W1, success: false, bytes: 0, durationMs: 5, sha256: null, etag: null, error: 'destination_full', via: 'http' }, clock.now())
     failed = puts(s, 'transfers').filter((r: any) => r.status === 'failed')
     if (failed.length > 0) break
@@ -443,6 +445,43 @@ t.test('a destination out of room: the chunk waits for room, longer each time, s
   }
   t.match(failed, [{ status: 'failed', error_code: 'destination_unavailable', error_message: /no room/ }], 'failed, saying why')
   t.ok(clock.now() - since >= DESTINATION_FULL_MAX_WAIT_MS && clock.now() - since < DESTINATION_FULL_MAX_WAIT_MS + NO_WORKER_MAX_WAIT_MS + 1000, `after ${clock.now() - since} ms of no room`)
+})
+
+t.test('at this node\'s own sink a destination_full the sink never answered is a failed attempt; elsewhere, or unknowable, it stays a wait', async t => {
+  const clock = new ManualClock()
+  const fullResult = (core: TransferState, id: string, o: OfferDraft): Step => {
+    assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker: W1 }] }, clock.now())
+    return core.result(SELF, { taskId: o.taskId, attemptId: o.attemptId, transferId: id, worker: W1, success: false, bytes: 0, durationMs: 5, sha256: null, etag: null, error: 'destination_full', via: 'http' }, clock.now())
+  }
+  {
+    const { core, id, wave } = started(clock, 1, ONLY_SELF, { maxAttemptsPerTask: 2 })
+    const first = offersOf(wave)[0]!
+    // The sink refused another attempt number, and another upload's chunk: neither is this attempt's.
+    core.sinkFull(UPLOAD.uploadId, first.chunkIndex, first.attemptNo + 1)
+    core.sinkFull('u-other', first.chunkIndex, first.attemptNo)
+    const s = fullResult(core, id, first)
+    t.match(puts(s, 'task_attempts'), [{ id: first.attemptId, state: 'failed', failure_reason: 'destination_full_unconfirmed' }], 'the attempt fails, saying the claim was not confirmed')
+    t.match(s.effects.filter(e => e.kind === 'log'), [{ level: 'warn', obj: { event: 'destination_full_unconfirmed', worker: W1, attemptId: first.attemptId } }], 'and warns, naming the worker')
+    t.equal(effects(s, 'candidates').length, 1, 'replanned at once, as a failure is: no wait')
+    const again = offersOf(core.planned(id, ONLY_SELF, clock.now()))[0]!
+    t.same(again.excludeWorkers, [W1], 'the chunk avoids that worker')
+    t.match(puts(fullResult(core, id, again), 'transfers').at(-1), { status: 'failed', error_code: 'delivery_failed' }, 'two such claims reach the attempt limit of 2')
+  }
+  {
+    // Confirmed by the sink: a wait, no attempt spent.
+    const { core, id, wave } = started(clock, 1, ONLY_SELF, { maxAttemptsPerTask: 1 })
+    const o = offersOf(wave)[0]!
+    core.sinkFull(UPLOAD.uploadId, o.chunkIndex, o.attemptNo)
+    const s = fullResult(core, id, o)
+    t.match(puts(s, 'task_attempts'), [{ state: 'failed', failure_reason: 'destination_full' }])
+    t.same(puts(s, 'transfers').filter((r: any) => r.status === 'failed'), [], 'a confirmed refusal spends no attempt (limit 1)')
+  }
+  for (const [what, attributable, config] of [['a destination that is not this node\'s own sink', false, {}], ['a coordinator whose sink reports no refusals', true, { sinkRefusalsReported: false }]] as const) {
+    const { core, id, wave } = started(clock, 1, ONLY_SELF, { maxAttemptsPerTask: 1, ...config }, UPLOAD, attributable)
+    const s = fullResult(core, id, offersOf(wave)[0]!)
+    t.match(puts(s, 'task_attempts'), [{ state: 'failed', failure_reason: 'destination_full' }], `${what}: the worker's word stands`)
+    t.same(puts(s, 'transfers').filter((r: any) => r.status === 'failed'), [], `${what}: no attempt spent`)
+  }
 })
 
 t.test('a worker\'s failed result naming no_worker is a failed attempt like any other', async t => {
@@ -902,6 +941,16 @@ t.test('hydration after a crash: each state is driven on', async t => {
     assign(core, SELF, { transferId: id, batchId: 'b', assignments: [{ attemptId: o.attemptId, worker: W2 }] }, clock.now())
     const s = result(core, o, W2, clock.now(), false)
     t.same(puts(s, 'transfers').filter((r: any) => r.status === 'failed'), [], 'one failed attempt, with a limit of 2 and three refusals before: still open')
+  })
+
+  await t.test('a destination_full for work open across a restart stands on the worker\'s word: the sink\'s refusals before it were not kept', async t => {
+    const core = new TransferState({ self: SELF, newId, config: { maxAttemptsPerTask: 1 } })
+    const id = 't-room-open'
+    const row = transferRow(id, 1, { coordinator_id: SELF, status: 'in_progress', upload: UPLOAD, chunks_received: 1, attributable: true })
+    core.hydrate({ ...base, row, chunks: [chunkRow(id, 0, 'staged')], tasks: [task(id, 0)], attempts: [attempt(id, 0, 'accepted', OTHER)] }, clock.now(), { processStart: true })
+    const s = core.result(OTHER, { taskId: 'task-0', attemptId: `${id}-a0`, transferId: id, worker: W1, success: false, bytes: 0, durationMs: 5, sha256: null, etag: null, error: 'destination_full', via: 'http' }, clock.now())
+    t.match(puts(s, 'task_attempts'), [{ state: 'failed', failure_reason: 'destination_full' }])
+    t.same(puts(s, 'transfers').filter((r: any) => r.status === 'failed'), [], 'no attempt spent (limit 1)')
   })
 
   await t.test('cancel requested but not finished: aborted again, then cancelled', async t => {

@@ -28,7 +28,7 @@ const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest(
 const soon = (): number => Date.now() + 60_000
 let uploads = 0
 
-interface Sink { dir: string, driver: NodeSinkDriver, guard: StorageGuard, baseUrl: string, setFree: (bytes: number) => void }
+interface Sink { dir: string, driver: NodeSinkDriver, guard: StorageGuard, baseUrl: string, setFree: (bytes: number) => void, refusedForRoom: string[] }
 
 async function sink (t: Test): Promise<Sink> {
   const dir = await mkdtemp(join(tmpdir(), 'bwnet-sink-storage-'))
@@ -42,10 +42,12 @@ async function sink (t: Test): Promise<Sink> {
   await guard.open()
   const app = Fastify({ logger: false })
   let baseUrl = ''
-  await app.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), authority: () => authorityOf(baseUrl), maxChunkBytes: MIB, storage: guard, writeStallMs: 10_000 })
+  // What the sink tells its coordinator of the PUTs it refused for room: `upload/chunk/attempt`.
+  const refusedForRoom: string[] = []
+  await app.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), authority: () => authorityOf(baseUrl), maxChunkBytes: MIB, storage: guard, writeStallMs: 10_000, onRefusedForRoom: (uploadId, index, attempt) => { refusedForRoom.push(`${uploadId}/${index}/${attempt}`) } })
   baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
   t.teardown(async () => { guard.close(); await app.close(); await rm(dir, { recursive: true, force: true }) })
-  return { dir, driver: new NodeSinkDriver({ baseUrl, key: coordinator }), guard, baseUrl, setFree: (bytes) => { free = bytes } }
+  return { dir, driver: new NodeSinkDriver({ baseUrl, key: coordinator }), guard, baseUrl, setFree: (bytes) => { free = bytes }, refusedForRoom }
 }
 
 async function upload (s: Sink): Promise<{ state: UploadState, id: string, chunkOf: (i: number) => Buffer, url: (index: number, attemptNo?: number) => Promise<string> }> {
@@ -104,9 +106,11 @@ t.test('a chunk PUT below the watermark is refused before its body is read', asy
   t.equal(answer.status, 507)
   t.match(JSON.parse(answer.body), { code: 'BWN_ERR_STORAGE_FULL', needed_bytes: CHUNK, detail: new RegExp(`cannot store chunk 0 of upload ${u.id}`) })
   t.equal(s.guard.reservedBytes, 0, 'a refused chunk holds no room')
+  t.same(s.refusedForRoom, [`${u.id}/0/0`], 'the coordinator is told which attempt\'s PUT was refused')
   s.setFree(MIN_FREE + CHUNK)
   const res = await put(await u.url(0), u.chunkOf(0))
   t.equal(res.status, 200, 'the chunk lands once it fits')
+  t.same(s.refusedForRoom, [`${u.id}/0/0`], 'a PUT that lands is not reported')
   t.equal(res.headers.get('etag'), `"${sha256(u.chunkOf(0))}"`)
   t.equal(s.guard.reservedBytes, 0, 'its reservation went with the answer')
 })
@@ -124,6 +128,7 @@ t.test('concurrent chunk PUTs cannot together take more than the room: each hold
   t.equal(refused.length, 2, 'two refused')
   for (const p of refused) t.match(JSON.parse((await p.held.answer).body), { status: 507, code: 'BWN_ERR_STORAGE_FULL', reserved_bytes: 2 * CHUNK }, `chunk ${p.i} refused, naming what the others hold`)
   t.equal(s.guard.reservedBytes, 2 * CHUNK, 'the two taken hold their lengths while their bodies are awaited')
+  t.same([...s.refusedForRoom].sort(), refused.map(p => `${u.id}/${p.i}/0`).sort(), 'the two refused are reported, with their attempts')
   for (const p of taken) p.held.send(u.chunkOf(p.i))
   for (const p of taken) t.equal((await p.held.answer).status, 200, `chunk ${p.i} lands`)
   t.equal(s.guard.reservedBytes, 0, 'written: their room is given back')
@@ -131,6 +136,7 @@ t.test('concurrent chunk PUTs cannot together take more than the room: each hold
   await s.driver.complete(u.state, Array.from({ length: CHUNKS }, (_v, i) => ({ index: i, attemptSlot: 0, etag: sha256(u.chunkOf(i)) })))
   s.setFree(0)
   t.equal((await put(await u.url(0, 2), u.chunkOf(0))).status, 409, 'a chunk for a completed upload is a 409 whatever the disk holds')
+  t.equal(s.refusedForRoom.length, 2, 'and a 409 is no refusal for room')
 })
 
 t.test('ENOSPC while a chunk is written: 507 BWN_ERR_STORAGE_FULL, nothing acknowledged, the chunk not taken as written', { skip: process.platform !== 'linux' ? '/dev/full is Linux' : false }, async t => {
@@ -145,6 +151,7 @@ t.test('ENOSPC while a chunk is written: 507 BWN_ERR_STORAGE_FULL, nothing ackno
   t.equal(res.headers.get('etag'), null, 'no ETag: nothing acknowledged')
   t.match(await res.json(), { code: 'BWN_ERR_STORAGE_FULL', detail: new RegExp(`cannot store chunk 1 of upload ${u.id} \\(65536 bytes\\): its data directory is out of space \\(ENOSPC`) })
   t.equal(s.guard.reservedBytes, 0, 'the failed write gave its room back')
+  t.same(s.refusedForRoom, [`${u.id}/1/0`], 'reported like a refusal at the door')
   t.match(s.guard.problem(), /ENOSPC|no space/i, 'the guard was told: the storage is failing until a probe write succeeds')
   await eventually(async () => s.guard.problem() === null, 10_000, 'the probe to clear the failing state')
 
