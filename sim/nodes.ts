@@ -81,8 +81,9 @@ export function startOrchestratorNode (index: number, id: string, w: Orchestrato
       return { url: `sim://${id}${path}`, path }
     },
     onEvent: (e) => w.onEvent(id, e),
-    // No data endpoint here: no read of a chunk is reported, so none can tell the overseer a move never began.
-    config: { readsReported: false },
+    // No data endpoint here: no read of a chunk is reported, so none can tell the overseer a move never
+    // began; nor a sink that reports its refusals for room (a simulated destination refuses none).
+    config: { readsReported: false, sinkRefusalsReported: false },
     ...(w.validators !== undefined ? { validators: () => w.validators!(id) } : {})
   })
   return { index, id, system, store, net, router, coordinator }

@@ -437,7 +437,13 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       await opts.storage?.room(expected, what)
       return await writeChunk(req, reply, meta, uploadId, index, attempt, slot, expected, what)
     } catch (err) {
-      if (err instanceof StorageFull) opts.onRefusedForRoom?.(uploadId, index, attempt)
+      // Not while another write of this chunk streams: its reservation counted against this one, which
+      // would cut it off once admitted, so the refusal says nothing of the disk (a worker sending its own
+      // URL twice could make one up).
+      const sameChunk = [...writing.get(uploadId) ?? []].some(w => w.index === index)
+      if (err instanceof StorageFull && !sameChunk) {
+        try { opts.onRefusedForRoom?.(uploadId, index, attempt) } catch (e) { req.log.warn({ err: e }, 'the report of a refusal for room failed') }
+      }
       throw err
     }
   })

@@ -476,6 +476,14 @@ t.test('at this node\'s own sink a destination_full the sink never answered is a
     t.match(puts(s, 'task_attempts'), [{ state: 'failed', failure_reason: 'destination_full' }])
     t.same(puts(s, 'transfers').filter((r: any) => r.status === 'failed'), [], 'a confirmed refusal spends no attempt (limit 1)')
   }
+  {
+    // Attempt numbers are counted per chunk: the sink's refusal of chunk 1's first attempt confirms nothing of chunk 0's.
+    const { core, id, wave } = started(clock, 2, ONLY_SELF, { maxAttemptsPerTask: 1 })
+    const [c0, c1] = [offersOf(wave).find(o => o.chunkIndex === 0)!, offersOf(wave).find(o => o.chunkIndex === 1)!]
+    t.equal(c0.attemptNo, c1.attemptNo, 'both chunks\' first attempts have the same number')
+    core.sinkFull(UPLOAD.uploadId, 1, c1.attemptNo)
+    t.match(puts(fullResult(core, id, c0), 'task_attempts'), [{ id: c0.attemptId, failure_reason: 'destination_full_unconfirmed' }], 'chunk 0: unconfirmed')
+  }
   for (const [what, attributable, config] of [['a destination that is not this node\'s own sink', false, {}], ['a coordinator whose sink reports no refusals', true, { sinkRefusalsReported: false }]] as const) {
     const { core, id, wave } = started(clock, 1, ONLY_SELF, { maxAttemptsPerTask: 1, ...config }, UPLOAD, attributable)
     const s = fullResult(core, id, offersOf(wave)[0]!)

@@ -115,6 +115,20 @@ t.test('a chunk PUT below the watermark is refused before its body is read', asy
   t.equal(s.guard.reservedBytes, 0, 'its reservation went with the answer')
 })
 
+t.test('a refusal while another write of the same chunk streams is not reported: that write\'s own room counted against it', async t => {
+  const s = await sink(t)
+  const u = await upload(s)
+  s.setFree(MIN_FREE + 1.5 * CHUNK) // room for one chunk
+  const first = heldPut(await u.url(0))
+  t.teardown(() => first.req.destroy())
+  await eventually(async () => s.guard.reservedBytes === CHUNK, 10_000, 'the first PUT to hold its room', 5)
+  const again = await put(await u.url(0), u.chunkOf(0))
+  t.equal(again.status, 507, 'the same URL again meets the first one\'s reservation')
+  t.same(s.refusedForRoom, [], 'not reported: it says nothing of the disk')
+  t.equal((await put(await u.url(1), u.chunkOf(1))).status, 507, 'another chunk finds no room either')
+  t.same(s.refusedForRoom, [`${u.id}/1/0`], 'that one is reported')
+})
+
 t.test('concurrent chunk PUTs cannot together take more than the room: each holds its length until written', async t => {
   const s = await sink(t)
   const u = await upload(s)
