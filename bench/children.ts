@@ -1,6 +1,7 @@
 // Child processes of a bench: stopped the same way everywhere.
 import type { ChildProcess } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 
 /** How long a child may take to exit after SIGTERM before it is killed. */
 export const STOP_GRACE_MS = 10_000
@@ -26,6 +27,18 @@ export async function userSystemOf (statPath: string): Promise<[number, number] 
     const fields = (await readFile(statPath, 'utf8')).replace(/^.*\) /s, '').split(' ')
     return [Number(fields[11]) / CLOCK_TICKS, Number(fields[12]) / CLOCK_TICKS]
   } catch { return null }
+}
+
+/** What /proc/<pid>/stat says of a process: its parent, its own user + system CPU seconds, and its start time (clock ticks since boot). */
+export interface ProcStat { ppid: number, cpuSeconds: number, startTicks: number }
+
+/** Reads /proc/<pid>/stat synchronously (a sampler walking every process); null when the process is gone. */
+export function procStatSync (pid: number): ProcStat | null {
+  let text: string
+  try { text = readFileSync(`/proc/${pid}/stat`, 'utf8') } catch { return null }
+  // The command name is in parentheses and may hold spaces: the fields start after its last ')'.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  return { ppid: Number(fields[1]), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS, startTicks: Number(fields[19]) }
 }
 
 /** CPU seconds (user + system) a process, or one of its threads, has used so far, from /proc (Linux); null when unreadable. */
