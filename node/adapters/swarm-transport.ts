@@ -61,8 +61,11 @@ const bulkPieceEncoding = {
   }
 }
 
-/** What a bulk request is answered with: bytes in memory, or a file streamed a frame at a time. */
-export type BulkBody = Uint8Array | { file: string }
+/**
+ * What a bulk request is answered with: bytes in memory, or a file streamed a frame at a time; `sent`
+ * runs once its every byte has gone out on the connection (never for a read cut short).
+ */
+export type BulkBody = Uint8Array | { file: string, sent?: () => void } | { bytes: Uint8Array, sent?: () => void }
 export type BulkHandler = (peer: string, key: string) => Promise<BulkBody | null>
 
 export interface BulkServing {
@@ -321,8 +324,12 @@ export class SwarmTransport {
       const body = await handler(link.peer, key)
       if (link.conn.destroyed) return
       if (body === null) { link.bulkEnd.send(pack({ id, bytes: 0, error: 'not_found' })); return }
-      const sent = body instanceof Uint8Array ? (await this.#sendPieces(link, id, body) ? body.byteLength : null) : await this.#sendFile(link, id, body.file)
-      if (sent !== null) link.bulkEnd.send(pack({ id, bytes: sent }))
+      const bytes = body instanceof Uint8Array ? body : 'bytes' in body ? body.bytes : null
+      const sent = bytes !== null ? (await this.#sendPieces(link, id, bytes) ? bytes.byteLength : null) : await this.#sendFile(link, id, (body as { file: string }).file)
+      if (sent !== null) {
+        link.bulkEnd.send(pack({ id, bytes: sent }))
+        if (!(body instanceof Uint8Array)) body.sent?.()
+      }
     } catch (err) {
       this.#log.warn({ peer: link.peer.slice(0, 12), err: (err as Error).message }, 'bulk request failed')
       if (!link.conn.destroyed) link.bulkEnd.send(pack({ id, bytes: 0, error: 'failed' }))

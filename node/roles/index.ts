@@ -10,7 +10,7 @@ import { sinkNameRoutes } from '../adapters/destinations/sink-names.ts'
 import { HttpChunkMover } from '../adapters/chunk-mover.ts'
 import { DestinationRegistry } from '../transfers/destinations.ts'
 import { NodeTransferService } from '../transfers/service.ts'
-import { dataRoutes, signChunkSource, signedChunkSha, type ChunkSource } from '../transfers/data-endpoint.ts'
+import { dataRoutes, signChunkSource, signedChunk, reportRead, type ChunkSource } from '../transfers/data-endpoint.ts'
 import { FileBlobStore } from '../adapters/blob-store.ts'
 import { SignedUrlInvalid, SignedUrlRequired } from '../../api/errors.ts'
 import { startTelemetry } from '../../actors/telemetry/index.ts'
@@ -192,8 +192,12 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   // file; a forged or unsigned path costs its sender score, as any unauthorized message does.
   ctx.transport.serveBulk(async (peer, signedPath) => {
     try {
-      const sha = await signedChunkSha(source, signedPath)
-      return blobs instanceof FileBlobStore ? { file: blobs.pathOf(sha) } : (await blobs.get(sha)) ?? null
+      const chunk = await signedChunk(source, signedPath)
+      // The read is reported to the coordinator once the whole chunk has gone out, as over HTTP.
+      const sent = (): void => { reportRead(source, chunk) }
+      if (blobs instanceof FileBlobStore) return { file: blobs.pathOf(chunk.sha256), sent }
+      const bytes = await blobs.get(chunk.sha256)
+      return bytes === undefined ? null : { bytes, sent }
     } catch (err) {
       const hotkey = messenger.hotkeyOf(peer)
       if (hotkey !== undefined && (err instanceof SignedUrlInvalid || err instanceof SignedUrlRequired)) messenger.penalize(hotkey, 'unauthorized', `bulk read: ${(err as Error).message}`)

@@ -42,8 +42,23 @@ export function signChunkSource (src: ChunkSource, transferId: string, index: nu
 
 const PATH_RE = new RegExp(`^${DATA_PREFIX}/([0-9a-f-]{36})/chunks/([0-9]{1,9})$`)
 
+/** A staged chunk a signed path names: its sha256, and the transfer and attempt the path was signed for. */
+export interface SignedChunk { sha256: string, transferId: string, attemptId: string }
+
+/**
+ * Tells the coordinator the attempt's chunk was read, once its every byte has gone out: the coordinator
+ * takes it as evidence that the worker moved it (a longer overdue bound), so a request that read
+ * nothing (a HEAD, a GET cut after its head, a bulk read dropped) reports nothing.
+ */
+export function reportRead (src: ChunkSource, chunk: SignedChunk): void { src.onRead?.(chunk.transferId, chunk.attemptId) }
+
 /** The sha256 of the staged chunk a signed path names, or an error saying why not. */
 export async function signedChunkSha (src: ChunkSource, signedPath: string): Promise<string> {
+  return (await signedChunk(src, signedPath)).sha256
+}
+
+/** The staged chunk a signed path names, or an error saying why not. */
+export async function signedChunk (src: ChunkSource, signedPath: string): Promise<SignedChunk> {
   const check = verifySignedUrl({
     method: 'GET', url: signedPath, authority: authorityOf(src.baseUrl()), audience: DATA_AUDIENCE, now: src.clock.now(), trustedSigners: new Set([src.key.address])
   })
@@ -57,15 +72,15 @@ export async function signedChunkSha (src: ChunkSource, signedPath: string): Pro
   if (m === null || !attempt) throw new SignedUrlInvalid('malformed')
   const chunk = await src.store.table<ChunkRow>('chunks').get(keys.chunk(m[1]!, Number(m[2])))
   if (chunk === undefined) throw new TransferNotFound('The chunk is no longer staged here.')
-  src.onRead?.(m[1]!, attempt)
-  return chunk.sha256
+  return { sha256: chunk.sha256, transferId: m[1]!, attemptId: attempt }
 }
 
 /** The staged bytes a signed path names, or an error saying why not. */
-export async function readSignedChunk (src: ChunkSource, signedPath: string): Promise<Uint8Array> {
-  const bytes = await src.blobs.get(await signedChunkSha(src, signedPath))
+export async function readSignedChunk (src: ChunkSource, signedPath: string): Promise<{ bytes: Uint8Array, chunk: SignedChunk }> {
+  const chunk = await signedChunk(src, signedPath)
+  const bytes = await src.blobs.get(chunk.sha256)
   if (bytes === undefined) throw new TransferNotFound('The chunk is no longer staged here.')
-  return bytes
+  return { bytes, chunk }
 }
 
 /** A blob store that keeps each blob in a file of its own (FileBlobStore): its chunks can be streamed. */
@@ -73,24 +88,26 @@ const filesOf = (blobs: BlobStore): ((sha256: string) => string) | null =>
   typeof (blobs as { pathOf?: unknown }).pathOf === 'function' ? (sha) => (blobs as unknown as { pathOf (sha: string): string }).pathOf(sha) : null
 
 /** Opens the staged chunk's file for streaming: no whole chunk in memory. Null when the store has no files. */
-async function openSignedChunk (src: ChunkSource, signedPath: string): Promise<{ fh: FileHandle, size: number } | null> {
+async function openSignedChunk (src: ChunkSource, signedPath: string): Promise<{ fh: FileHandle, size: number, chunk: SignedChunk } | null> {
   const pathOf = filesOf(src.blobs)
   if (pathOf === null) return null
-  const sha = await signedChunkSha(src, signedPath)
+  const chunk = await signedChunk(src, signedPath)
   let fh: FileHandle
-  try { fh = await open(pathOf(sha), 'r') } catch (err) {
+  try { fh = await open(pathOf(chunk.sha256), 'r') } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TransferNotFound('The chunk is no longer staged here.')
     throw err
   }
   try {
     const { size } = await fh.stat()
-    return { fh, size }
+    return { fh, size, chunk }
   } catch (err) { await fh.close(); throw err }
 }
 
 export function dataRoutes (src: ChunkSource) {
   return async function (app: FastifyInstance): Promise<void> {
     app.get(`${DATA_PREFIX}/:transferId/chunks/:index`, {
+      // A GET only: a HEAD moves nothing (the URL is signed for GET, and no read is reported without the bytes).
+      exposeHeadRoute: false,
       config: { internal: true },
       schema: {
         hide: true,
@@ -106,13 +123,16 @@ export function dataRoutes (src: ChunkSource) {
         try {
           reply.raw.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store', 'content-length': String(file.size) })
           await sendFileRange(reply.raw, file.fh, 0, file.size)
+          reportRead(src, file.chunk)
         } catch (err) {
           if (!reply.raw.destroyed) reply.raw.destroy()
           logSendCut(req.log, err, 'chunk data response')
         } finally { await file.fh.close() }
         return reply
       }
-      const bytes = await readSignedChunk(src, req.url)
+      const { bytes, chunk } = await readSignedChunk(src, req.url)
+      // Reported once the whole answer has been handed to the socket ('finish'), not for one cut short.
+      reply.raw.once('finish', () => { reportRead(src, chunk) })
       return reply.type('application/octet-stream').header('cache-control', 'no-store').send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
     })
   }

@@ -213,7 +213,8 @@ t.test('a file is streamed; a connection that closes midway lets the file go', a
   const files = { chunk: randomBytes(3 * BULK_FRAME_BYTES + 17), empty: Buffer.alloc(0), big: randomBytes(64 * BULK_FRAME_BYTES) }
   for (const [name, bytes] of Object.entries(files)) await writeFile(join(dir, name), bytes)
   const server = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: quiet })
-  server.serveBulk(async (_peer, key) => ({ file: join(dir, key) }), { admitted: () => true })
+  const sent: string[] = [] // reads whose every byte went out (the data endpoint reports only these)
+  server.serveBulk(async (_peer, key) => ({ file: join(dir, key), sent: () => { sent.push(key) } }), { admitted: () => true })
   await started(t, server)
   const client = await started(t, new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: quiet }))
   await eventually(async () => client.peers().includes(server.publicKey), CONNECT_TIMEOUT_MS, 'the reader connected')
@@ -221,6 +222,7 @@ t.test('a file is streamed; a connection that closes midway lets the file go', a
   t.ok(files.chunk.equals(await client.fetchBulk(server.publicKey, 'chunk')), 'a multi-frame file arrives exactly')
   t.equal((await client.fetchBulk(server.publicKey, 'empty')).byteLength, 0, 'an empty file arrives empty')
   await t.rejects(client.fetchBulk(server.publicKey, 'absent'), { code: 'BWN_ERR_BULK', message: /failed/ }, 'a missing file ends the read with an error')
+  t.same(sent, ['chunk', 'empty'], 'each whole read is told sent; a failed one is not')
 
   const big = join(dir, 'big')
   const opened = async (): Promise<number> => {
@@ -241,4 +243,5 @@ t.test('a file is streamed; a connection that closes midway lets the file go', a
   await t.rejects(read, { code: 'BWN_ERR_BULK', message: /connection closed/ }, 'the read failed with its connection')
   await eventually(async () => await opened() === 0, CONNECT_TIMEOUT_MS, 'the file closed at the server')
   t.pass('the server let the file go')
+  t.same(sent, ['chunk', 'empty'], 'a read cut short is never told sent')
 })

@@ -1,38 +1,116 @@
 // The coordinator's data endpoint tells it of every read of a staged chunk under a valid signed path
 // (node/transfers/data-endpoint.ts `onRead`): its own evidence that the attempt's worker acted on the
 // offer, whatever the worker's orchestrator relays of its progress (docs/transfers.md#worker-standing).
-// A path that is unsigned, forged, expired or of a chunk no longer staged tells it nothing.
-import t from 'tap'
-import { randomUUID } from 'node:crypto'
+// A read is reported only once the whole chunk has gone out: a HEAD, a GET cut off after its head, or a
+// path that is unsigned, forged, expired or of a chunk no longer staged tells it nothing.
+import t, { type Test } from 'tap'
+import Fastify from 'fastify'
+import http from 'node:http'
+import { randomUUID, randomBytes, createHash } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { MemoryLevel } from 'memory-level'
 import { LevelStore } from '../../../actors/store.ts'
 import { keys } from '../../../actors/transfer/model.ts'
 import { cryptoReady, newHotkey } from '../../../protocol/index.ts'
-import { signChunkSource, signedChunkSha, type ChunkSource } from '../../../node/transfers/data-endpoint.ts'
+import { dataRoutes, signChunkSource, signedChunkSha, type ChunkSource } from '../../../node/transfers/data-endpoint.ts'
+import { FileBlobStore } from '../../../node/adapters/blob-store.ts'
+import type { BlobStore } from '../../../actors/ports.ts'
 import { ManualClock } from '../../helpers/clock.ts'
+import { eventually } from '../../helpers/proc.ts'
 
 await cryptoReady()
+const CHUNK = 4 * 1024 * 1024 // more than the socket buffers hold: a reader that stops holds the send
 
-t.test('a valid read of a staged chunk is reported with its transfer and attempt; no other is', async t => {
+interface Endpoint { src: ChunkSource, clock: ManualClock, reads: Array<[string, string]>, base: string, connections: () => Promise<number>, staged: (index: number) => Promise<{ transferId: string, attemptId: string, path: string, bytes: Buffer }> }
+
+async function endpoint (t: Test, blobs: BlobStore): Promise<Endpoint> {
   const store = new LevelStore(new MemoryLevel({ valueEncoding: 'json' }) as never)
-  const clock = new ManualClock()
+  const clock = new ManualClock(Date.now())
   const reads: Array<[string, string]> = []
-  const src: ChunkSource = { key: newHotkey(), store, blobs: {} as never, clock, baseUrl: () => 'http://127.0.0.1:8000', onRead: (transfer, attempt) => { reads.push([transfer, attempt]) } }
-  const transferId = randomUUID(); const attemptId = randomUUID()
-  const SHA = 'ab'.repeat(32)
-  await store.table('chunks').put(keys.chunk(transferId, 3), { transfer_id: transferId, chunk_index: 3, sha256: SHA } as never)
-  const { path } = signChunkSource(src, transferId, 3, attemptId, clock.now() + 60_000)
-  t.equal(await signedChunkSha(src, path), SHA)
-  t.same(reads, [[transferId, attemptId]], 'the read is reported')
+  const app = Fastify({ logger: false })
+  let base = ''
+  const src: ChunkSource = { key: newHotkey(), store, blobs, clock, baseUrl: () => base, onRead: (transfer, attempt) => { reads.push([transfer, attempt]) } }
+  await app.register(dataRoutes(src))
+  base = await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(async () => { await app.close() })
+  const staged = async (index: number): Promise<{ transferId: string, attemptId: string, path: string, bytes: Buffer }> => {
+    const bytes = randomBytes(CHUNK)
+    const sha256 = await blobs.put(bytes)
+    const transferId = randomUUID(); const attemptId = randomUUID()
+    await store.table('chunks').put(keys.chunk(transferId, index), { transfer_id: transferId, chunk_index: index, sha256 } as never)
+    return { transferId, attemptId, path: signChunkSource(src, transferId, index, attemptId, clock.now() + 60_000).path, bytes }
+  }
+  const connections = async (): Promise<number> => await new Promise((resolve, reject) => app.server.getConnections((err, n) => { if (err) reject(err); else resolve(n) }))
+  return { src, clock, reads, base, staged, connections }
+}
 
-  const other = { ...src, key: newHotkey() }
-  const forged = signChunkSource(other, transferId, 3, attemptId, clock.now() + 60_000).path
-  await t.rejects(signedChunkSha(src, forged), 'signed by another key')
-  await t.rejects(signedChunkSha(src, path.replace(attemptId, randomUUID())), 'moved to another attempt')
-  await t.rejects(signedChunkSha(src, path.split('?')[0]!), 'unsigned')
-  const gone = signChunkSource(src, transferId, 4, randomUUID(), clock.now() + 60_000).path
-  await t.rejects(signedChunkSha(src, gone), 'a chunk not staged')
-  clock.advance(61_000)
-  await t.rejects(signedChunkSha(src, path), 'expired')
-  t.same(reads, [[transferId, attemptId]], 'none of them is reported')
-})
+/** Sends `method` to the path; resolves with the status once the head arrives, and reads the body only when told. */
+function request (base: string, path: string, method: string): Promise<{ status: number, res: http.IncomingMessage, req: http.ClientRequest }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(path, base), { method, agent: false }) // one connection each: the server's count says when all are done
+    req.once('response', res => { resolve({ status: res.statusCode ?? 0, res, req }) })
+    req.once('error', reject)
+    req.end()
+  })
+}
+
+async function body (res: http.IncomingMessage): Promise<Buffer> {
+  const parts: Buffer[] = []
+  for await (const p of res) parts.push(p as Buffer)
+  return Buffer.concat(parts)
+}
+
+const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
+
+for (const kind of ['file', 'memory'] as const) {
+  t.test(`${kind} blobs: a whole read is reported with its transfer and attempt; a HEAD and a read cut short are not`, async t => {
+    let blobs: BlobStore
+    if (kind === 'file') {
+      const dir = await mkdtemp(join(tmpdir(), 'bwnet-data-endpoint-'))
+      t.teardown(() => rm(dir, { recursive: true, force: true }))
+      const files = new FileBlobStore(dir)
+      await files.open()
+      blobs = files
+    } else {
+      // A store without files: the route answers from memory.
+      const held = new Map<string, Uint8Array>()
+      blobs = { put: async (b: Uint8Array) => { const s = sha(b); held.set(s, b); return s }, get: async (s: string) => held.get(s) } as unknown as BlobStore
+    }
+    const e = await endpoint(t, blobs)
+    const whole = await e.staged(3)
+    const got = await request(e.base, whole.path, 'GET')
+    t.equal(got.status, 200)
+    t.equal(sha(await body(got.res)), sha(whole.bytes), 'the staged bytes')
+    await eventually(async () => e.reads.length === 1, 5_000, 'the read to be reported', 10)
+    t.same(e.reads, [[whole.transferId, whole.attemptId]], 'reported once, with its transfer and attempt')
+
+    const head = await e.staged(4)
+    const h = await request(e.base, head.path, 'HEAD')
+    h.res.resume()
+    t.equal(h.status, 404, 'a HEAD is no route here: it would move nothing')
+
+    const cut = await e.staged(5)
+    const c = await request(e.base, cut.path, 'GET')
+    t.equal(c.status, 200)
+    c.req.destroy() // the head arrived; the body is never read
+    t.equal(await signedChunkSha(e.src, head.path), await blobs.put(head.bytes), 'checking a path reports nothing by itself')
+
+    const other = { ...e.src, key: newHotkey() }
+    const forged = signChunkSource(other, whole.transferId, 3, whole.attemptId, e.clock.now() + 60_000).path
+    for (const [what, path] of [['signed by another key', forged], ['moved to another attempt', whole.path.replace(whole.attemptId, randomUUID())], ['unsigned', whole.path.split('?')[0]!], ['a chunk not staged', signChunkSource(e.src, whole.transferId, 9, randomUUID(), e.clock.now() + 60_000).path]] as const) {
+      const r = await request(e.base, path, 'GET')
+      t.ok(r.status >= 400 && r.status < 500, `${what}: refused (${r.status})`)
+      r.res.resume()
+    }
+    e.clock.advance(61_000)
+    const late = await request(e.base, whole.path, 'GET')
+    t.ok(late.status >= 400 && late.status < 500, `expired: refused (${late.status})`)
+    late.res.resume()
+    // Every connection closed on the server's side, the cut one included: its handler has seen the close.
+    await eventually(async () => await e.connections() === 0, 10_000, 'every connection to close', 10)
+    await new Promise(resolve => setImmediate(resolve))
+    t.same(e.reads, [[whole.transferId, whole.attemptId]], 'none of the others is reported')
+  })
+}
