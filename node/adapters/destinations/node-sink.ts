@@ -68,10 +68,13 @@ const CONTROL_ANSWER_BYTES = 4096
 const MAX_NAME_SUFFIX = 1000
 const HASH_READ_BYTES = 1024 * 1024 // 1 MiB reads while verifying chunks at complete
 /**
- * A chunk write whose body sends nothing for this long is cut off and gives its budget back: a sender
- * that stopped sending (as STALL_MS cuts a reader that stopped reading, ../file-response.ts).
+ * A chunk write whose body sends less than WRITE_PROGRESS_BYTES (or the rest of the chunk) in this long
+ * is cut off and gives its budget window and its room back: a sender that stopped, or trickles a byte
+ * now and then to hold them (as STALL_MS cuts a reader that takes more than this over a 1 MiB piece,
+ * ../file-response.ts). About 17 KiB/s: far below any link a worker moves chunks over.
  */
 export const WRITE_STALL_MS = 60_000
+export const WRITE_PROGRESS_BYTES = 1024 * 1024
 /** The most chunk indices a refused complete() lists (its answer stays well under the driver's 4 KiB). */
 export const MAX_LISTED_CHUNKS = 256
 /** A chunk write queues at most this much of the body behind the positional write in flight (PieceWriter). */
@@ -439,9 +442,12 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     } catch (err) {
       // Not while another write of this chunk streams: its reservation counted against this one, which
       // would cut it off once admitted, so the refusal says nothing of the disk (a worker sending its own
-      // URL twice could make one up).
+      // URL twice could make one up). Nor for an attempt that may no longer write the chunk (a later one
+      // has, or it was checked): its 507 stands in for the 409 it would have met.
       const sameChunk = [...writing.get(uploadId) ?? []].some(w => w.index === index)
-      if (err instanceof StorageFull && !sameChunk) {
+      const claim = claims.get(uploadId)?.get(index)
+      const spent = claim !== undefined && (attempt < claim.attempt || (attempt === claim.attempt && claim.checked))
+      if (err instanceof StorageFull && !sameChunk && !spent) {
         try { opts.onRefusedForRoom?.(uploadId, index, attempt) } catch (e) { req.log.warn({ err: e }, 'the report of a refusal for room failed') }
       }
       throw err
@@ -488,7 +494,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
         signal.throwIfAborted()
         sha256 = await writeAt(fh, req.raw, index * meta.chunkSize, expected, signal, index, {
           ms: writeStallMs,
-          cut: () => { write.controller.abort(new BadRequest(`chunk ${index}: no body bytes for ${writeStallMs} ms`)) }
+          cut: () => { write.controller.abort(new BadRequest(`chunk ${index}: less than ${WRITE_PROGRESS_BYTES} bytes of body (or the rest of the chunk) in ${writeStallMs} ms`)) }
         })
         await fh.datasync() // durable before the worker is told it landed
       } catch (err) {
@@ -669,13 +675,15 @@ function parseRange (header: string | undefined, totalSize: number): { offset: n
  * Streams `body` into `fh` at `offset`: at most `length` bytes (one more is refused at once), hashed as
  * they arrive and written as they arrive (PieceWriter: one positional writev in flight, at most
  * WRITE_BATCH_BYTES queued behind it). Resolves with the sha256 once every byte is written; rejects on
- * a short body or `signal`. `idle.cut()` is called when the body sends nothing for `idle.ms` while
- * this waits for it (time spent hashing and writing does not count).
+ * a short body or `signal`. `idle.cut()` is called when the body sends less than WRITE_PROGRESS_BYTES
+ * (or the rest of the chunk) in `idle.ms` while this waits for it (time spent hashing and writing does
+ * not count): a trickle is no progress.
  */
 async function writeAt (fh: FileHandle, body: AsyncIterable<Buffer>, offset: number, length: number, signal: AbortSignal, index: number, idle: { ms: number, cut: () => void }): Promise<string> {
   const hash = streamHash(['sha256'])
   const out = new PieceWriter(fh, offset, WRITE_BATCH_BYTES)
   let received = 0
+  let mark = 0 // bytes received when progress was last counted
   // One timer per write, re-armed only when it fires: no timer work per piece.
   let lastPiece = Date.now()
   let busy = false
@@ -698,7 +706,7 @@ async function writeAt (fh: FileHandle, body: AsyncIterable<Buffer>, offset: num
       await hash.update(piece)
       signal.throwIfAborted()
       await out.write(piece)
-      lastPiece = Date.now()
+      if (received - mark >= Math.min(WRITE_PROGRESS_BYTES, length - mark)) { mark = received; lastPiece = Date.now() }
       busy = false
     }
     clearTimeout(timer) // the body is in: the rest is the sink's own work

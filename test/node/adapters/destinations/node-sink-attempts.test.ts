@@ -155,6 +155,13 @@ t.test('a chunk body that stops sending is cut off and gives its budget back', a
   await eventually(async () => budget.used === 0, 10_000, 'the half-written chunk to give its budget back', 5)
   t.equal((await put(await url(1, 0), chunkOf(1))).status, 200, 'the sink takes writes again')
   t.equal(await driver.chunkSha256(state, { index: 1, length: CHUNK }), sha256(chunkOf(1)))
+  // A byte now and then is no progress: the chunk's rest (under 1 MiB here) must come within the window.
+  const trickle = heldPut(await url(2, 0))
+  const drip = setInterval(() => { trickle.req.write(Buffer.alloc(1, 0x41)) }, 20)
+  t.teardown(() => clearInterval(drip))
+  t.equal(await trickle.answer, 'cut off', 'a body that trickles a byte every 20 ms')
+  clearInterval(drip)
+  await eventually(async () => budget.used === 0, 10_000, 'the trickled write to give its budget back', 5)
 })
 
 t.test('one write per chunk at a time: a URL opened many times holds one window of the budget', async t => {

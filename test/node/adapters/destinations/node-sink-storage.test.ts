@@ -127,6 +127,14 @@ t.test('a refusal while another write of the same chunk streams is not reported:
   t.same(s.refusedForRoom, [], 'not reported: it says nothing of the disk')
   t.equal((await put(await u.url(1), u.chunkOf(1))).status, 507, 'another chunk finds no room either')
   t.same(s.refusedForRoom, [`${u.id}/1/0`], 'that one is reported')
+  // Room again for chunk 2's second attempt, then none: its first attempt's URL may no longer write.
+  first.send(u.chunkOf(0))
+  t.equal((await first.answer).status, 200)
+  s.setFree(MIN_FREE + 1.5 * CHUNK)
+  t.equal((await put(await u.url(2, 1), u.chunkOf(2))).status, 200, 'chunk 2 written by its second attempt')
+  s.setFree(0)
+  t.equal((await put(await u.url(2, 0), u.chunkOf(2))).status, 507, 'the superseded attempt meets no room')
+  t.same(s.refusedForRoom, [`${u.id}/1/0`], 'and is not reported: its attempt could not have written')
 })
 
 t.test('concurrent chunk PUTs cannot together take more than the room: each holds its length until written', async t => {
