@@ -21,6 +21,12 @@ export const BULK_PROTOCOL = 'bwnet/bulk/1'
 export const BULK_FRAME_BYTES = 256 * 1024 // 256 KiB per data message
 export const BULK_TIMEOUT_MS = 30_000 // 30 s without progress fails a bulk read
 /**
+ * A bulk read served to a peer whose connection takes no more of it (no drain) for this long is ended
+ * ('stalled') and lets its file go: a reader that stops cannot hold a serving slot and a file for as
+ * long as its connection lives (as STALL_MS cuts a stalled HTTP reader, file-response.ts).
+ */
+export const BULK_SEND_STALL_MS = 60_000
+/**
  * Bulk requests one connection may have served at once; beyond it a request is refused (`busy`). Each
  * costs a signed-path check, a file and a frame of memory while it streams. A reader keeps to it too: its
  * further reads wait on its side and are sent as earlier ones end.
@@ -134,7 +140,10 @@ export class SwarmTransport {
   readonly #server: boolean
 
   /** `server: false` joins the topic as a client only: this node dials peers and is not announced (test rogues). */
-  constructor (opts: { dht: DHT, networkId: string, logger: Logger, events: TransportEvents, seed?: Uint8Array, server?: boolean }) {
+  readonly #sendStallMs: number
+  /** `sendStallMs`: BULK_SEND_STALL_MS unless a test says otherwise. */
+  constructor (opts: { dht: DHT, networkId: string, logger: Logger, events: TransportEvents, seed?: Uint8Array, server?: boolean, sendStallMs?: number }) {
+    this.#sendStallMs = opts.sendStallMs ?? BULK_SEND_STALL_MS
     // The firewall refuses a banned peer's handshake before any stream or channel exists.
     this.swarm = new Hyperswarm({ dht: opts.dht, seed: opts.seed, firewall: (remotePublicKey: Buffer) => this.isBanned(remotePublicKey.toString('hex')) })
     this.#topic = networkTopic(opts.networkId)
@@ -340,7 +349,7 @@ export class SwarmTransport {
   async #sendPieces (link: PeerLink, id: number, bytes: Uint8Array): Promise<boolean> {
     for (let off = 0; off < bytes.byteLength; off += BULK_FRAME_BYTES) {
       const ok = link.bulkData.send({ id, piece: bytes.subarray(off, Math.min(off + BULK_FRAME_BYTES, bytes.byteLength)) })
-      if (!ok && !link.conn.destroyed) await drained(link.conn)
+      if (!ok && !link.conn.destroyed && !await drained(link.conn, this.#sendStallMs)) throw new BulkError(`bulk read stalled: the peer took nothing for ${this.#sendStallMs} ms`)
       if (link.conn.destroyed) return false
     }
     return true
@@ -383,12 +392,17 @@ export class SwarmTransport {
   }
 }
 
-/** Resolves when the stream drains or closes (a closed stream never drains: waiting for that alone would hang). */
-function drained (stream: NoiseStream): Promise<void> {
+/**
+ * Resolves true when the stream drains or closes (a closed stream never drains: waiting for that alone
+ * would hang), false when neither comes within `ms`.
+ */
+function drained (stream: NoiseStream, ms: number): Promise<boolean> {
   return new Promise(resolve => {
-    const done = (): void => { stream.off('drain', done); stream.off('close', done); resolve() }
-    stream.on('drain', done)
-    stream.on('close', done)
+    const done = (ok: boolean): void => { clearTimeout(timer); stream.off('drain', drain); stream.off('close', drain); resolve(ok) }
+    const drain = (): void => { done(true) }
+    const timer = setTimeout(() => { done(false) }, ms)
+    stream.on('drain', drain)
+    stream.on('close', drain)
   })
 }
 

@@ -245,3 +245,35 @@ t.test('a file is streamed; a connection that closes midway lets the file go', a
   t.pass('the server let the file go')
   t.same(sent, ['chunk', 'empty'], 'a read cut short is never told sent')
 })
+
+t.test('a reader whose connection takes nothing more is cut after the send stall: the read ends, the file goes', async t => {
+  const testnet = await createTestnet(3, { host: '127.0.0.1' })
+  t.teardown(() => testnet.destroy())
+  const network = `bulk-stall-${process.pid}`
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-bulk-stall-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const big = join(dir, 'big')
+  await writeFile(big, randomBytes(64 * BULK_FRAME_BYTES))
+  const server = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: quiet, sendStallMs: 300 })
+  const sent: string[] = []
+  server.serveBulk(async (_peer, key) => ({ file: join(dir, key), sent: () => { sent.push(key) } }), { admitted: () => true })
+  await started(t, server)
+  const client = await started(t, new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: quiet }))
+  await eventually(async () => client.peers().includes(server.publicKey), CONNECT_TIMEOUT_MS, 'the reader connected')
+  const opened = async (): Promise<number> => {
+    let n = 0
+    for (const fd of await readdir('/proc/self/fd')) { try { if (await readlink(`/proc/self/fd/${fd}`) === big) n++ } catch {} }
+    return n
+  }
+  // The connection says its buffer is full at the first data frame and never drains (a peer that stopped
+  // taking bytes), while it stays open for everything else.
+  const conn = [...(server.swarm as any).connections].find((c: any) => c.remotePublicKey.toString('hex') === client.publicKey)
+  const write = conn.write.bind(conn)
+  conn.write = (b: Uint8Array): boolean => { const ok = write(b); return b.byteLength >= BULK_FRAME_BYTES ? false : ok }
+  const emit = conn.emit.bind(conn)
+  conn.emit = (event: string, ...args: unknown[]): boolean => event === 'drain' ? false : emit(event, ...args)
+  await t.rejects(client.fetchBulk(server.publicKey, 'big', 600_000), { code: 'BWN_ERR_BULK', message: /refused bulk read: failed/ }, 'the read ends with the server\'s answer')
+  await eventually(async () => await opened() === 0, CONNECT_TIMEOUT_MS, 'the file closed at the server')
+  t.same(sent, [], 'a read cut short is never told sent')
+  t.notOk(conn.destroyed, 'the connection itself stays')
+})
