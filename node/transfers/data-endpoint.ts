@@ -4,14 +4,14 @@
 // bulk read, the fallback when HTTP is not reachable; it verifies against the same authority.
 // Over HTTP a chunk streams from its blob file through reused buffers (no whole chunk in memory, no
 // fresh buffer per read: node/adapters/file-response.ts).
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { open, type FileHandle } from 'node:fs/promises'
 import { Type } from '@sinclair/typebox'
 import { signUrl, verifySignedUrl, authorityOf, requestTarget, type KeyPair } from '../../protocol/index.ts'
 import type { Store, BlobStore, Clock } from '../../actors/ports.ts'
 import { keys, type ChunkRow } from '../../actors/transfer/model.ts'
 import { sendFileRange, logSendCut } from '../adapters/file-response.ts'
-import { SignedUrlRequired, SignedUrlExpired, SignedUrlInvalid, TransferNotFound } from '../../api/errors.ts'
+import { SignedUrlRequired, SignedUrlExpired, SignedUrlInvalid, TransferNotFound, Unavailable, withExtensions } from '../../api/errors.ts'
 
 export const DATA_PREFIX = '/data/transfers'
 
@@ -103,8 +103,16 @@ async function openSignedChunk (src: ChunkSource, signedPath: string): Promise<{
   } catch (err) { await fh.close(); throw err }
 }
 
+/**
+ * Responses one signed URL may have in flight at once: a worker's read, and its retry while the server
+ * still winds the first one down. More would let one URL's holder open a response (a file and its
+ * buffers) per request for as long as each keeps the minimum rate.
+ */
+export const MAX_READS_PER_URL = 2
+
 export function dataRoutes (src: ChunkSource) {
   return async function (app: FastifyInstance): Promise<void> {
+    const reading = new Map<string, number>() // request target → responses in flight
     app.get(`${DATA_PREFIX}/:transferId/chunks/:index`, {
       // A GET only: a HEAD moves nothing (the URL is signed for GET, and no read is reported without the bytes).
       exposeHeadRoute: false,
@@ -115,6 +123,19 @@ export function dataRoutes (src: ChunkSource) {
         querystring: Type.Object({ attempt: Type.String() }, { additionalProperties: true })
       }
     }, async (req, reply) => {
+      const held = reading.get(req.url) ?? 0
+      if (held >= MAX_READS_PER_URL) {
+        throw withExtensions(new Unavailable(`This chunk URL is being read ${held} times at once already; retry once a read ends.`), { reads_in_flight: held }, { 'retry-after': '1' })
+      }
+      reading.set(req.url, held + 1)
+      try { return await answer(req, reply) } finally {
+        const left = (reading.get(req.url) ?? 1) - 1
+        if (left > 0) reading.set(req.url, left)
+        else reading.delete(req.url)
+      }
+    })
+
+    async function answer (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
       const file = await openSignedChunk(src, req.url)
       if (file !== null) {
         // From here the route writes the body itself (onResponse hooks run for a response that ends);
@@ -134,6 +155,6 @@ export function dataRoutes (src: ChunkSource) {
       // Reported once the whole answer has been handed to the socket ('finish'), not for one cut short.
       reply.raw.once('finish', () => { reportRead(src, chunk) })
       return reply.type('application/octet-stream').header('cache-control', 'no-store').send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
-    })
+    }
   }
 }

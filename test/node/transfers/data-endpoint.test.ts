@@ -14,7 +14,7 @@ import { MemoryLevel } from 'memory-level'
 import { LevelStore } from '../../../actors/store.ts'
 import { keys } from '../../../actors/transfer/model.ts'
 import { cryptoReady, newHotkey } from '../../../protocol/index.ts'
-import { dataRoutes, signChunkSource, signedChunkSha, type ChunkSource } from '../../../node/transfers/data-endpoint.ts'
+import { dataRoutes, signChunkSource, signedChunkSha, MAX_READS_PER_URL, type ChunkSource } from '../../../node/transfers/data-endpoint.ts'
 import { FileBlobStore } from '../../../node/adapters/blob-store.ts'
 import type { BlobStore } from '../../../actors/ports.ts'
 import { ManualClock } from '../../helpers/clock.ts'
@@ -114,3 +114,29 @@ for (const kind of ['file', 'memory'] as const) {
     t.same(e.reads, [[whole.transferId, whole.attemptId]], 'none of the others is reported')
   })
 }
+
+t.test('one signed URL has at most MAX_READS_PER_URL responses in flight: more are a 503 with Retry-After', async t => {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-data-endpoint-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const files = new FileBlobStore(dir)
+  await files.open()
+  const e = await endpoint(t, files)
+  const c = await e.staged(0)
+  // Readers that take the head and then nothing: each response waits on a full socket.
+  const held = await Promise.all(Array.from({ length: MAX_READS_PER_URL }, async () => await request(e.base, c.path, 'GET')))
+  for (const h of held) t.equal(h.status, 200)
+  const more = await request(e.base, c.path, 'GET')
+  t.equal(more.status, 503, 'one more is refused')
+  t.equal(more.res.headers['retry-after'], '1')
+  t.match(JSON.parse((await body(more.res)).toString('utf8')), { code: 'BWN_ERR_UNAVAILABLE', statusCode: 503 }, 'named as unavailable')
+  const other = await e.staged(1)
+  const free = await request(e.base, other.path, 'GET')
+  t.equal(sha(await body(free.res)), sha(other.bytes), 'another URL is read meanwhile')
+  for (const h of held) h.req.destroy()
+  await eventually(async () => {
+    const again = await request(e.base, c.path, 'GET')
+    if (again.status !== 200) { again.res.resume(); return false }
+    t.equal(sha(await body(again.res)), sha(c.bytes), 'the URL is read whole once the others ended')
+    return true
+  }, 10_000, 'the URL to be served again', 20)
+})
