@@ -43,7 +43,7 @@ import type {
 import { toProblem, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
 import {
   BadRequest, RangeNotSatisfiable, SinkUploadNotFound,
-  SinkBadFilename, SinkConflict, SinkChunkSize, SinkEtagMismatch, StorageFull
+  SinkBadFilename, SinkConflict, SinkChunkSize, SinkEtagMismatch, StorageFull, Unavailable, withExtensions
 } from '../../../api/errors.ts'
 import { isNoSpace, type StorageGuard } from '../../storage.ts'
 import { fsyncDir } from '../blob-store.ts'
@@ -162,6 +162,10 @@ interface ChunkWrite {
 interface ChunkClaim { attempt: number, slot: number, checked: boolean }
 
 const UploadParams = Type.Object({ uploadId: Type.String({ pattern: UPLOAD_ID_PATTERN }) })
+/** A handed-out read URL's range (`start-end`, as in its Range header), signed with it; the URL's own signing fields pass. */
+const ReadQuery = Type.Object({ range: Type.Optional(Type.String({ pattern: '^[0-9]{1,16}-[0-9]{1,16}$' })) }, { additionalProperties: true })
+/** Read-backs one signed URL may have in flight at once: a reader's, and its retry while the first winds down. */
+export const READS_PER_URL = 2
 const ChunkParams = Type.Object({ uploadId: Type.String({ pattern: UPLOAD_ID_PATTERN }), index: Type.Integer({ minimum: 0 }) })
 /** The attempt a chunk URL names (signed with it); absent, the attempt is taken to be the slot. */
 const ChunkQuery = Type.Object({
@@ -216,6 +220,8 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const problem = toProblem(err, req.id)
     if (problem.status >= 500) req.log.error({ err }, 'sink request failed')
+    const headers = (err as { headers?: Record<string, string> }).headers // e.g. a 503's Retry-After (withExtensions)
+    if (headers !== undefined) void reply.headers(headers)
     void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem)
   })
   if (app.hasContentTypeParser('application/octet-stream')) app.removeContentTypeParser('application/octet-stream')
@@ -626,17 +632,41 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     } finally { release?.() }
   })
 
-  app.get<{ Params: Static<typeof UploadParams> }>('/sink/uploads/:uploadId', {
-    schema: { hide: true, params: UploadParams }
+  // Read-backs in flight per signed URL: a validator's read and its retry (READS_PER_URL).
+  const reading = new Map<string, number>()
+  app.get<{ Params: Static<typeof UploadParams>, Querystring: Static<typeof ReadQuery> }>('/sink/uploads/:uploadId', {
+    schema: { hide: true, params: UploadParams, querystring: ReadQuery }
   }, async (req, reply) => {
     const meta = await openMeta(req.params.uploadId)
     const range = parseRange(req.headers.range, meta.totalSize)
-    const fh = meta.status === 'completed' ? await open(sinkFilePath(dir, meta.namespace, meta.finalName!), 'r') : await openData(req.params.uploadId, 'r')
+    // A read URL handed out (readTarget) names its range, under the signature: it reads that range only.
+    if (req.query.range !== undefined && req.headers.range !== `bytes=${req.query.range}`) throw new RangeNotSatisfiable(`this read URL is for bytes ${req.query.range} only`)
+    const held = reading.get(req.url) ?? 0
+    if (held >= READS_PER_URL) throw withExtensions(new Unavailable(`This read URL is being read ${held} times at once already; retry once a read ends.`), { reads_in_flight: held }, { 'retry-after': '1' })
+    reading.set(req.url, held + 1)
+    try { return await readBack(req, reply, meta, range) } finally {
+      const left = (reading.get(req.url) ?? 1) - 1
+      if (left > 0) reading.set(req.url, left)
+      else reading.delete(req.url)
+    }
+  })
+
+  async function readBack (req: FastifyRequest, reply: FastifyReply, meta: UploadMeta, range: { offset: number, length: number }): Promise<FastifyReply> {
+    // The budget's window first, then the file: a read waiting for its window holds no descriptor, and
+    // stops waiting when its reader leaves.
+    const left = new AbortController()
+    const leave = (): void => { left.abort(new SinkConflict('the reader closed the connection')) }
+    reply.raw.once('close', leave)
+    let release: (() => void) | undefined
+    try { release = await opts.budget?.acquire(STREAM_WINDOW_BYTES, left.signal) } finally { reply.raw.off('close', leave) }
+    let fh: FileHandle
+    try {
+      fh = meta.status === 'completed' ? await open(sinkFilePath(dir, meta.namespace, meta.finalName!), 'r') : await openData((req.params as { uploadId: string }).uploadId, 'r')
+    } catch (err) { release?.(); throw err }
     let sending = false
     try {
       const { size } = await fh.stat()
       if (size < range.offset + range.length) throw new RangeNotSatisfiable(`only ${Math.max(0, size - range.offset)} bytes readable at ${range.offset}`)
-      const release = await opts.budget?.acquire(STREAM_WINDOW_BYTES)
       // From the open handle through reused buffers (no whole range in memory, no fresh buffer per
       // read: ../file-response.ts). From here the route writes the body itself (onResponse hooks run for
       // a response that ends); a failure midway can only cut the connection: the reader sees a short body.
@@ -657,8 +687,8 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
         await fh.close()
       }
       return reply
-    } finally { if (!sending) await fh.close() }
-  })
+    } finally { if (!sending) { release?.(); await fh.close() } }
+  }
 }
 
 function parseRange (header: string | undefined, totalSize: number): { offset: number, length: number } {
@@ -882,8 +912,10 @@ export class NodeSinkDriver implements DestinationDriver {
 
   async readTarget (state: UploadState, offset: number, length: number, expiresAt: number): Promise<ReadBackTarget> {
     checkRange(offset, length, stateInteger(state, 'totalSize'))
-    const url = signUrl({ method: 'GET', url: new URL(`/sink/uploads/${this.#uploadId(state)}`, this.#base), audience: SINK_AUDIENCE, expiresAt, key: this.#key })
-    return { method: 'GET', url, headers: { range: `bytes=${offset}-${offset + length - 1}` }, expiresAt }
+    // The range is signed into the URL: its holder (a validator) reads that range, not the whole file.
+    const range = `${offset}-${offset + length - 1}`
+    const url = signUrl({ method: 'GET', url: new URL(`/sink/uploads/${this.#uploadId(state)}?range=${range}`, this.#base), audience: SINK_AUDIENCE, expiresAt, key: this.#key })
+    return { method: 'GET', url, headers: { range: `bytes=${range}` }, expiresAt }
   }
 
   /**

@@ -3,11 +3,12 @@ import t from 'tap'
 import Fastify from 'fastify'
 import http from 'node:http'
 import { createHash, randomBytes } from 'node:crypto'
-import { link, mkdtemp, open, readFile, readdir, rm } from 'node:fs/promises'
+import { link, mkdtemp, open, readFile, readdir, readlink, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cryptoReady, newHotkey, signUrl as signAny, authorityOf, SIGNATURE_PARAM, type SignUrlOptions } from '../../../../protocol/index.ts'
-import { sinkRoutes, NodeSinkDriver, filenameProblem } from '../../../../node/adapters/destinations/node-sink.ts'
+import { sinkRoutes, NodeSinkDriver, filenameProblem, READS_PER_URL } from '../../../../node/adapters/destinations/node-sink.ts'
+import { STREAM_WINDOW_BYTES } from '../../../../node/adapters/chunk-mover.ts'
 import { InflightBudget } from '../../../../node/adapters/inflight-budget.ts'
 import type { DeliveryTarget, UploadState } from '../../../../actors/destination.ts'
 import { eventually } from '../../../helpers/proc.ts'
@@ -312,3 +313,53 @@ t.test('read-backs over 1 MiB through the reused buffers; an aborted one or a HE
 function signSinkHead (base: string): string {
   return signUrl({ method: 'HEAD', url: new URL('/sink/uploads/tr-big', base), expiresAt: soon(), key: coordinator })
 }
+
+t.test('a handed-out read URL reads its signed range only, at most READS_PER_URL at once; a read waiting for its window holds no file and leaves with its reader', async t => {
+  const budget = new InflightBudget(STREAM_WINDOW_BYTES) // one read at a time
+  const rdir = await mkdtemp(join(tmpdir(), 'bwnet-sink-reads-'))
+  t.teardown(() => rm(rdir, { recursive: true, force: true }))
+  const app = Fastify({ logger: false })
+  let base = ''
+  await app.register(sinkRoutes, { dir: rdir, trustedSigners: new Set([coordinator.address]), authority: () => authorityOf(base), maxChunkBytes: 16 * 1024 * 1024, budget })
+  base = await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => app.close())
+  const d = new NodeSinkDriver({ baseUrl: base, key: coordinator })
+  const chunk = 16 * 1024 * 1024 // more than loopback's socket buffers: a reader that stops holds its send
+  const bytes = randomBytes(2 * chunk)
+  const state = await d.begin({ transferId: 'tr-reads', filename: 'reads.bin', totalSize: bytes.length, chunkSize: chunk, totalChunks: 2 })
+  for (let i = 0; i < 2; i++) t.equal((await put(await d.target(state, { index: i, offset: i * chunk, length: chunk, attemptSlot: 0 }, soon()), bytes.subarray(i * chunk, (i + 1) * chunk))).status, 200)
+  const target = await d.readTarget(state, chunk, chunk, soon()) // the second chunk
+  const get = (range: string): Promise<http.IncomingMessage> => new Promise((resolve, reject) => {
+    const req = http.get(target.url, { headers: { range }, agent: false }, resolve)
+    req.once('error', (err) => { if (!req.destroyed) reject(err) })
+  })
+  const whole = async (res: http.IncomingMessage): Promise<Buffer> => { const parts: Buffer[] = []; for await (const p of res) parts.push(p as Buffer); return Buffer.concat(parts) }
+  const own = await get(target.headers.range!)
+  t.equal(own.statusCode, 206)
+  t.equal(sha256(await whole(own)), sha256(bytes.subarray(chunk)), 'its own range')
+  const wider = await get(`bytes=0-${bytes.length - 1}`)
+  t.equal(wider.statusCode, 416, 'the whole file through the same URL is refused')
+  wider.resume()
+
+  const partial = join(rdir, '.partial', String(state.uploadId))
+  const opened = async (): Promise<number> => {
+    let n = 0
+    for (const fd of await readdir('/proc/self/fd')) { try { if (await readlink(`/proc/self/fd/${fd}`) === partial) n++ } catch {} }
+    return n
+  }
+  // Two readers take their heads and then nothing: the first holds the only window, the second waits for it.
+  const first = await get(target.headers.range!)
+  t.equal(first.statusCode, 206)
+  const second = http.get(target.url, { headers: { range: target.headers.range! }, agent: false })
+  second.on('error', () => {})
+  await eventually(async () => budget.waiting === 1, 10_000, 'the second read to wait for a window', 5)
+  t.equal(await opened(), 1, 'the waiting read holds no file')
+  const third = await get(target.headers.range!)
+  t.equal(third.statusCode, 503, `a third read of one URL is refused (${READS_PER_URL} at once)`)
+  t.equal(third.headers['retry-after'], '1')
+  third.resume()
+  second.destroy()
+  await eventually(async () => budget.waiting === 0, 10_000, 'the read whose reader left to stop waiting', 5)
+  first.destroy()
+  await eventually(async () => budget.used === 0 && await opened() === 0, 10_000, 'the window and the file given back', 5)
+})
