@@ -31,6 +31,7 @@
 // node's watermark, a chunk PUT reserves its length with the storage guard (once it has its budget window,
 // before its body is read), and
 // a write that fails for space answers 507 BWN_ERR_STORAGE_FULL like a refusal, acknowledging nothing.
+import { once } from 'node:events'
 import { mkdir, open, readFile, rename, rm, link, unlink, stat, type FileHandle } from 'node:fs/promises'
 import { join, extname } from 'node:path'
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifyReply, FastifyError } from 'fastify'
@@ -471,7 +472,8 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     const write: ChunkWrite = { index, attempt, overlapped: false, controller: new AbortController(), done: new Promise<void>(resolve => { settle = resolve }) }
     const active = writing.get(uploadId) ?? new Set<ChunkWrite>()
     writing.set(uploadId, active)
-    for (const other of active) if (other.index === index) { other.overlapped = true; write.overlapped = true }
+    const earlier = [...active].filter(other => other.index === index) // cut off by admit() above
+    for (const other of earlier) { other.overlapped = true; write.overlapped = true }
     active.add(write)
     writtenSha.get(uploadId)?.delete(index)
     const signal = write.controller.signal
@@ -493,6 +495,11 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       // that budget's windows (32 of 64 MiB by default), not by the requests they open. The create's
       // check was made when the transfer began; other transfers have used the disk since.
       unreserve = await opts.storage?.reserve(expected, what)
+      signal.throwIfAborted()
+      // An earlier write of this chunk, cut off above, may still have pieces queued for the disk: they
+      // land before this write's first byte, never after its answer (where they would turn a good
+      // delivery into a failed check of the worker that made it).
+      if (earlier.length > 0) await Promise.race([Promise.all(earlier.map(async other => await other.done)), once(signal, 'abort')])
       signal.throwIfAborted()
       const fh = await openData(uploadId, 'r+')
       let sha256: string
