@@ -18,7 +18,7 @@ import type { TaskAssigned, RelayedAccept, TaskOffer, TaskResult, TaskProgress, 
 import { TERMINAL, type TransferRow } from './model.ts'
 import {
   TransferState, OVERSEER_TICK_MS, OFFER_TTL_MS,
-  type CoordinatorConfig, type CoordinatorEvent, type Effect, type FaultPoint, type OrchestratorCandidate, type Outcome, type Step
+  type CoordinatorConfig, type CoordinatorEvent, type Effect, type FaultPoint, type OrchestratorCandidate, type Outcome, type Step, type ReadPhase
 } from './state.ts'
 import { startIo, loadTransfer } from './io.ts'
 import { prefixRange } from '../store.ts'
@@ -31,7 +31,7 @@ export {
   WAVE_TIMEOUT_MS, RESULT_GAP_MS, OVERSEER_TICK_MS, DISPATCH_DEBOUNCE_MS, OFFER_TTL_MS, MAX_ATTEMPTS_PER_TASK, MAX_STALLS_PER_TASK,
   MAX_OFFERS_PER_BATCH, COMPLETE_RETRY_MS, VERIFY_TIMEOUT_MS, DEFAULT_COORDINATOR_CONFIG, TransferState
 } from './state.ts'
-export type { OrchestratorCandidate, CoordinatorConfig, CoordinatorEvent, Outcome, FaultPoint } from './state.ts'
+export type { OrchestratorCandidate, CoordinatorConfig, CoordinatorEvent, Outcome, FaultPoint, ReadPhase } from './state.ts'
 export { DEFAULT_IO_CONCURRENCY, freeStaging, loadTransfer } from './io.ts'
 
 export interface CoordinatorDeps {
@@ -94,8 +94,8 @@ export type CoordinatorMsg =
   | { type: 'cancel', transferId: string, reply: Reply<Outcome<TransferRow>> }
   | { type: 'assigned', from: string, body: TaskAssigned }
   | { type: 'accepted', from: string, body: RelayedAccept }
-  /** A worker read an attempt's chunk from this node's data endpoint (HTTP or bulk). */
-  | { type: 'read', transferId: string, attemptId: string }
+  /** A response of an attempt's chunk from this node's data endpoint (HTTP or bulk) began, ended whole, or was cut. */
+  | { type: 'read', transferId: string, attemptId: string, phase: ReadPhase }
   /** This node's own sink refused a PUT of an attempt's chunk for room (507). */
   | { type: 'sink_full', uploadId: string, index: number, attemptNo: number }
   /** `evidence`: the orchestrator's signed result frame, forwarded to the validator (peer trust, docs/security.md#peers). */
@@ -226,7 +226,7 @@ export function startCoordinator (parent: Ref<any>, deps: CoordinatorDeps): Coor
       case 'finalize': await run(core.finalize(msg.transferId, now, await stored(core, msg.transferId)), msg.reply, true); return state
       case 'cancel': await run(core.cancel(msg.transferId, msg.reply, now, await stored(core, msg.transferId)), msg.reply, true); return state
       case 'assigned': await run(core.assigned(msg.from, msg.body, now)); return state
-      case 'read': core.read(msg.transferId, msg.attemptId); return state // nothing to write or send
+      case 'read': core.read(msg.transferId, msg.attemptId, msg.phase); return state // nothing to write or send
       case 'sink_full': core.sinkFull(msg.uploadId, msg.index, msg.attemptNo); return state // nor here
       case 'accepted': {
         const proved = deps.workerAccepted

@@ -209,13 +209,15 @@ interface Recovery { reason: InterventionReason, previous: AttemptRow, excludeOr
  * Clock readings of an open attempt, for the overseer; `acceptedWatched`: its acceptance on the watched
  * clock (watched()); `bytes`: its worker's last reported progress; `word`: the worker's own word that it
  * holds the attempt (task_accepted), checked only when a stall would strike it; `read`: its chunk was
- * read from this node's data endpoint (the coordinator's own evidence that the worker acted on it);
+ * read whole from this node's data endpoint, `reading`: responses of it being served now (the
+ * coordinator's own evidence that the worker acts on it: a streamed move reads to its last byte only as
+ * its PUT ends, so a live read counts as read while it lasts);
  * `restored`: accepted before this process started (its word, if any, was not kept): its progress counts,
  * but a stall of it strikes no one and steers nothing; `readUnknown`: open when this process started (a
  * read of its chunk before then was not kept), judged as read and, at this node's own sink, as refused
  * for room; `refused`: this node's own sink answered a PUT of it 507 (sinkFull()).
  */
-interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number, word?: () => boolean, read?: true, restored?: true, readUnknown?: true, refused?: true }
+interface OpenAttempt { offeredAt: number, acceptedAt: number | null, acceptedWatched: number | null, bytes: number, word?: () => boolean, read?: true, reading?: number, restored?: true, readUnknown?: true, refused?: true }
 
 export interface Active {
   row: TransferRow
@@ -252,6 +254,10 @@ export interface Active {
 const fail = (status: number, code: string, detail: string, extensions?: Record<string, unknown>): Outcome<never> => ({ ok: false, status, code, detail, extensions })
 const NOT_FOUND = fail(404, 'BWN_ERR_TRANSFER_NOT_FOUND', 'No such transfer.')
 const isOpen = (at: AttemptRow): boolean => at.state === 'offered' || at.state === 'accepted' || at.state === 'checking'
+/** What the data endpoint said of a response of a chunk (`read()`). */
+export type ReadPhase = 'start' | 'done' | 'cut'
+/** Its chunk was read whole, or is being read now. */
+const wasRead = (c: OpenAttempt): boolean => c.read === true || (c.reading ?? 0) > 0
 const isStall = (reason: InterventionReason): boolean => reason === 'wave_timeout' || reason === 'result_gap' || reason === 'overdue' || reason === 'orchestrator_restarted'
 
 export class TransferState {
@@ -707,9 +713,13 @@ export class TransferState {
    * worker acted on the offer, whatever its orchestrator relays of its progress, so a stall of it is not
    * held against the worker (the orchestrator, which knows the path too, can only spare it a strike).
    */
-  read (transferId: string, attemptId: string): void {
+  /** `phase`: a response of the chunk began (`start`), sent its last byte (`done`), or ended short (`cut`). */
+  read (transferId: string, attemptId: string, phase: ReadPhase = 'done'): void {
     const reading = this.#active.get(transferId)?.open.get(attemptId)
-    if (reading !== undefined) reading.read = true
+    if (reading === undefined) return
+    if (phase === 'start') { reading.reading = (reading.reading ?? 0) + 1; return }
+    if (reading.reading !== undefined) reading.reading = Math.max(0, reading.reading - 1)
+    if (phase === 'done') reading.read = true
   }
 
   /**
@@ -978,7 +988,7 @@ export class TransferState {
           const length = a.chunks.get(at.chunk_index)?.length ?? 0
           const since = Math.max(c.acceptedWatched ?? watchedNow, this.#lastActivityAt.get(at.worker_id ?? '') ?? -Infinity)
           if (watchedNow - since >= this.resultGapFor(length, a.stalls.get(at.chunk_index) ?? 0)) reason = 'result_gap' // its worker made no progress
-          else if (through >= this.overdueAt(c.offeredAt, length, !this.#cfg.readsReported || c.read === true || c.readUnknown === true)) reason = 'overdue' // progress reported, nothing delivered (its result may wait unread: judged through `through`)
+          else if (through >= this.overdueAt(c.offeredAt, length, !this.#cfg.readsReported || wasRead(c) || c.readUnknown === true)) reason = 'overdue' // progress reported, nothing delivered (its result may wait unread: judged through `through`)
         }
         if (reason === null) continue
         step.effects.push({ kind: 'log', level: 'info', obj: { transferId: a.row.id, attemptId, chunk: at.chunk_index, orchestrator: at.orchestrator_id, worker: at.worker_id, reason, event: 'overseer_reassign' }, msg: 'reassigning stalled work' })
@@ -992,7 +1002,7 @@ export class TransferState {
           let seen = stalledWorkers.get(at.worker_id)
           if (seen === undefined) stalledWorkers.set(at.worker_id, seen = { at: null, moved: false })
           const said = c.word !== undefined && c.word()
-          if (c.bytes > 0 || c.read === true) seen.moved = true
+          if (c.bytes > 0 || wasRead(c)) seen.moved = true
           else if (said) seen.at ??= at // the strike names an attempt the worker owned
           if (!said) {
             unowned = true

@@ -21,9 +21,9 @@ export const BULK_PROTOCOL = 'bwnet/bulk/1'
 export const BULK_FRAME_BYTES = 256 * 1024 // 256 KiB per data message
 export const BULK_TIMEOUT_MS = 30_000 // 30 s without progress fails a bulk read
 /**
- * A bulk read served to a peer whose connection takes no more of it (no drain) for this long is ended
- * ('stalled') and lets its file go: a reader that stops cannot hold a serving slot and a file for as
- * long as its connection lives (as STALL_MS cuts a stalled HTTP reader, file-response.ts).
+ * A peer whose connection takes no more of a bulk read (no drain) for this long loses that connection:
+ * the read ends and lets its file go, and no more frames pile up behind a connection that takes nothing
+ * (as STALL_MS cuts a stalled HTTP reader, file-response.ts). Honest peers reconnect.
  */
 export const BULK_SEND_STALL_MS = 60_000
 /**
@@ -68,10 +68,10 @@ const bulkPieceEncoding = {
 }
 
 /**
- * What a bulk request is answered with: bytes in memory, or a file streamed a frame at a time; `sent`
- * runs once its every byte has gone out on the connection (never for a read cut short).
+ * What a bulk request is answered with: bytes in memory, or a file streamed a frame at a time; `ended`
+ * runs once, when the send ends: `whole` once its every byte has gone out on the connection, else not.
  */
-export type BulkBody = Uint8Array | { file: string, sent?: () => void } | { bytes: Uint8Array, sent?: () => void }
+export type BulkBody = Uint8Array | { file: string, ended?: (whole: boolean) => void } | { bytes: Uint8Array, ended?: (whole: boolean) => void }
 export type BulkHandler = (peer: string, key: string) => Promise<BulkBody | null>
 
 export interface BulkServing {
@@ -329,19 +329,25 @@ export class SwarmTransport {
   }
 
   async #serve (link: PeerLink, handler: BulkHandler, id: number, key: string): Promise<void> {
+    let body: BulkBody | null = null
+    let whole = false
     try {
-      const body = await handler(link.peer, key)
+      body = await handler(link.peer, key)
       if (link.conn.destroyed) return
       if (body === null) { link.bulkEnd.send(pack({ id, bytes: 0, error: 'not_found' })); return }
       const bytes = body instanceof Uint8Array ? body : 'bytes' in body ? body.bytes : null
       const sent = bytes !== null ? (await this.#sendPieces(link, id, bytes) ? bytes.byteLength : null) : await this.#sendFile(link, id, (body as { file: string }).file)
       if (sent !== null) {
         link.bulkEnd.send(pack({ id, bytes: sent }))
-        if (!(body instanceof Uint8Array)) body.sent?.()
+        whole = true
       }
     } catch (err) {
       this.#log.warn({ peer: link.peer.slice(0, 12), err: (err as Error).message }, 'bulk request failed')
       if (!link.conn.destroyed) link.bulkEnd.send(pack({ id, bytes: 0, error: 'failed' }))
+    } finally {
+      if (body !== null && !(body instanceof Uint8Array)) {
+        try { body.ended?.(whole) } catch (err) { this.#log.warn({ err: (err as Error).message }, 'a bulk read\'s end report failed') }
+      }
     }
   }
 
@@ -349,7 +355,11 @@ export class SwarmTransport {
   async #sendPieces (link: PeerLink, id: number, bytes: Uint8Array): Promise<boolean> {
     for (let off = 0; off < bytes.byteLength; off += BULK_FRAME_BYTES) {
       const ok = link.bulkData.send({ id, piece: bytes.subarray(off, Math.min(off + BULK_FRAME_BYTES, bytes.byteLength)) })
-      if (!ok && !link.conn.destroyed && !await drained(link.conn, this.#sendStallMs)) throw new BulkError(`bulk read stalled: the peer took nothing for ${this.#sendStallMs} ms`)
+      if (!ok && !link.conn.destroyed && !await drained(link.conn, this.#sendStallMs)) {
+        // Its frames and every later answer would pile up behind a connection that takes nothing: it goes.
+        this.#log.warn({ peer: link.peer.slice(0, 12), stallMs: this.#sendStallMs }, 'bulk read stalled: the peer took nothing; its connection is closed')
+        link.conn.destroy()
+      }
       if (link.conn.destroyed) return false
     }
     return true

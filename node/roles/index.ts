@@ -153,7 +153,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     },
     unreadSince: () => messenger.unreadSince()
   })
-  source.onRead = (transferId, attemptId) => tell(coordinator.ref, { type: 'read', transferId, attemptId })
+  source.onRead = (transferId, attemptId, phase) => tell(coordinator.ref, { type: 'read', transferId, attemptId, phase })
   service = new NodeTransferService({ store, blobs, clock, coordinator: coordinator.ref, destinations, storage: ctx.storage })
   destinations.inUse = (id) => service!.activeForDestination(id)
 
@@ -193,11 +193,12 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   ctx.transport.serveBulk(async (peer, signedPath) => {
     try {
       const chunk = await signedChunk(source, signedPath)
-      // The read is reported to the coordinator once the whole chunk has gone out, as over HTTP.
-      const sent = (): void => { reportRead(source, chunk) }
-      if (blobs instanceof FileBlobStore) return { file: blobs.pathOf(chunk.sha256), sent }
-      const bytes = await blobs.get(chunk.sha256)
-      return bytes === undefined ? null : { bytes, sent }
+      const bytes = blobs instanceof FileBlobStore ? null : await blobs.get(chunk.sha256)
+      if (bytes === undefined) return null
+      // Reported to the coordinator as over HTTP: begun now, then whole or cut as the send ends.
+      reportRead(source, chunk, 'start', ctx.logger)
+      const ended = (whole: boolean): void => { reportRead(source, chunk, whole ? 'done' : 'cut', ctx.logger) }
+      return bytes === null ? { file: (blobs as FileBlobStore).pathOf(chunk.sha256), ended } : { bytes, ended }
     } catch (err) {
       const hotkey = messenger.hotkeyOf(peer)
       if (hotkey !== undefined && (err instanceof SignedUrlInvalid || err instanceof SignedUrlRequired)) messenger.penalize(hotkey, 'unauthorized', `bulk read: ${(err as Error).message}`)

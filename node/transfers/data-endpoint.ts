@@ -9,6 +9,7 @@ import { open, type FileHandle } from 'node:fs/promises'
 import { Type } from '@sinclair/typebox'
 import { signUrl, verifySignedUrl, authorityOf, requestTarget, type KeyPair } from '../../protocol/index.ts'
 import type { Store, BlobStore, Clock } from '../../actors/ports.ts'
+import type { ReadPhase } from '../../actors/transfer/state.ts'
 import { keys, type ChunkRow } from '../../actors/transfer/model.ts'
 import { sendFileRange, logSendCut } from '../adapters/file-response.ts'
 import { SignedUrlRequired, SignedUrlExpired, SignedUrlInvalid, TransferNotFound, Unavailable, withExtensions } from '../../api/errors.ts'
@@ -25,10 +26,11 @@ export interface ChunkSource {
   /** The base URL workers reach this endpoint at (the public URL, else the listen address). */
   baseUrl: () => string
   /**
-   * Told of every read of a staged chunk under a valid signed path (HTTP or bulk): the coordinator's own
-   * evidence that the attempt's worker acted on its offer, whatever its orchestrator relays.
+   * Told of every response of a staged chunk under a valid signed path (HTTP or bulk) as it begins
+   * (`start`), and as it sends its last byte (`done`) or ends short (`cut`): the coordinator's own
+   * evidence that the attempt's worker acts on its offer, whatever its orchestrator relays.
    */
-  onRead?: (transferId: string, attemptId: string) => void
+  onRead?: (transferId: string, attemptId: string, phase: ReadPhase) => void
 }
 
 export function chunkPath (transferId: string, index: number, attemptId: string): string {
@@ -42,15 +44,21 @@ export function signChunkSource (src: ChunkSource, transferId: string, index: nu
 
 const PATH_RE = new RegExp(`^${DATA_PREFIX}/([0-9a-f-]{36})/chunks/([0-9]{1,9})$`)
 
-/** A staged chunk a signed path names: its sha256, and the transfer and attempt the path was signed for. */
-export interface SignedChunk { sha256: string, transferId: string, attemptId: string }
+/** A staged chunk a signed path names: its sha256, and the transfer, chunk and attempt the path was signed for. */
+export interface SignedChunk { sha256: string, transferId: string, index: number, attemptId: string }
 
 /**
- * Tells the coordinator the attempt's chunk was read, once its every byte has gone out: the coordinator
- * takes it as evidence that the worker moved it (a longer overdue bound), so a request that read
- * nothing (a HEAD, a GET cut after its head, a bulk read dropped) reports nothing.
+ * Tells the coordinator of a response of the attempt's chunk: begun, whole, or cut. It counts the chunk
+ * as read while a response is served and once one sent its last byte (a longer overdue bound, no strike
+ * for a stall); a request that read nothing (a GET cut after its head, a bulk read dropped) leaves it
+ * as it was. A failing report never fails the response.
  */
-export function reportRead (src: ChunkSource, chunk: SignedChunk): void { src.onRead?.(chunk.transferId, chunk.attemptId) }
+export function reportRead (src: ChunkSource, chunk: SignedChunk, phase: ReadPhase, log?: { warn (obj: object, msg: string): void }): void {
+  try { src.onRead?.(chunk.transferId, chunk.attemptId, phase) } catch (err) { log?.warn({ err, phase }, 'the report of a chunk read failed') }
+}
+
+/** One key per chunk attempt a verified path names, however its query is spelled. */
+const readKey = (chunk: SignedChunk): string => `${chunk.transferId}/${chunk.index}/${chunk.attemptId}`
 
 /** The sha256 of the staged chunk a signed path names, or an error saying why not. */
 export async function signedChunkSha (src: ChunkSource, signedPath: string): Promise<string> {
@@ -72,15 +80,7 @@ export async function signedChunk (src: ChunkSource, signedPath: string): Promis
   if (m === null || !attempt) throw new SignedUrlInvalid('malformed')
   const chunk = await src.store.table<ChunkRow>('chunks').get(keys.chunk(m[1]!, Number(m[2])))
   if (chunk === undefined) throw new TransferNotFound('The chunk is no longer staged here.')
-  return { sha256: chunk.sha256, transferId: m[1]!, attemptId: attempt }
-}
-
-/** The staged bytes a signed path names, or an error saying why not. */
-export async function readSignedChunk (src: ChunkSource, signedPath: string): Promise<{ bytes: Uint8Array, chunk: SignedChunk }> {
-  const chunk = await signedChunk(src, signedPath)
-  const bytes = await src.blobs.get(chunk.sha256)
-  if (bytes === undefined) throw new TransferNotFound('The chunk is no longer staged here.')
-  return { bytes, chunk }
+  return { sha256: chunk.sha256, transferId: m[1]!, index: Number(m[2]), attemptId: attempt }
 }
 
 /** A blob store that keeps each blob in a file of its own (FileBlobStore): its chunks can be streamed. */
@@ -88,10 +88,9 @@ const filesOf = (blobs: BlobStore): ((sha256: string) => string) | null =>
   typeof (blobs as { pathOf?: unknown }).pathOf === 'function' ? (sha) => (blobs as unknown as { pathOf (sha: string): string }).pathOf(sha) : null
 
 /** Opens the staged chunk's file for streaming: no whole chunk in memory. Null when the store has no files. */
-async function openSignedChunk (src: ChunkSource, signedPath: string): Promise<{ fh: FileHandle, size: number, chunk: SignedChunk } | null> {
+async function openChunkFile (src: ChunkSource, chunk: SignedChunk): Promise<{ fh: FileHandle, size: number } | null> {
   const pathOf = filesOf(src.blobs)
   if (pathOf === null) return null
-  const chunk = await signedChunk(src, signedPath)
   let fh: FileHandle
   try { fh = await open(pathOf(chunk.sha256), 'r') } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new TransferNotFound('The chunk is no longer staged here.')
@@ -99,7 +98,7 @@ async function openSignedChunk (src: ChunkSource, signedPath: string): Promise<{
   }
   try {
     const { size } = await fh.stat()
-    return { fh, size, chunk }
+    return { fh, size }
   } catch (err) { await fh.close(); throw err }
 }
 
@@ -112,7 +111,7 @@ export const MAX_READS_PER_URL = 2
 
 export function dataRoutes (src: ChunkSource) {
   return async function (app: FastifyInstance): Promise<void> {
-    const reading = new Map<string, number>() // request target → responses in flight
+    const reading = new Map<string, number>() // chunk attempt (readKey) → responses in flight
     app.get(`${DATA_PREFIX}/:transferId/chunks/:index`, {
       // A GET only: a HEAD moves nothing (the URL is signed for GET, and no read is reported without the bytes).
       exposeHeadRoute: false,
@@ -123,37 +122,46 @@ export function dataRoutes (src: ChunkSource) {
         querystring: Type.Object({ attempt: Type.String() }, { additionalProperties: true })
       }
     }, async (req, reply) => {
-      const held = reading.get(req.url) ?? 0
+      const chunk = await signedChunk(src, req.url)
+      // Counted per chunk attempt, not per spelling of its URL (the signature covers the decoded query).
+      const key = readKey(chunk)
+      const held = reading.get(key) ?? 0
       if (held >= MAX_READS_PER_URL) {
         throw withExtensions(new Unavailable(`This chunk URL is being read ${held} times at once already; retry once a read ends.`), { reads_in_flight: held }, { 'retry-after': '1' })
       }
-      reading.set(req.url, held + 1)
-      try { return await answer(req, reply) } finally {
-        const left = (reading.get(req.url) ?? 1) - 1
-        if (left > 0) reading.set(req.url, left)
-        else reading.delete(req.url)
+      reading.set(key, held + 1)
+      try { return await answer(req, reply, chunk) } finally {
+        const left = (reading.get(key) ?? 1) - 1
+        if (left > 0) reading.set(key, left)
+        else reading.delete(key)
       }
     })
 
-    async function answer (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-      const file = await openSignedChunk(src, req.url)
+    async function answer (req: FastifyRequest, reply: FastifyReply, chunk: SignedChunk): Promise<FastifyReply> {
+      const file = await openChunkFile(src, chunk)
       if (file !== null) {
         // From here the route writes the body itself (onResponse hooks run for a response that ends);
         // a failure midway can only cut the connection, which the worker sees as a short body.
         reply.hijack()
+        reportRead(src, chunk, 'start', req.log)
         try {
           reply.raw.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store', 'content-length': String(file.size) })
           await sendFileRange(reply.raw, file.fh, 0, file.size)
-          reportRead(src, file.chunk)
+          reportRead(src, chunk, 'done', req.log)
         } catch (err) {
+          reportRead(src, chunk, 'cut', req.log)
           if (!reply.raw.destroyed) reply.raw.destroy()
           logSendCut(req.log, err, 'chunk data response')
         } finally { await file.fh.close() }
         return reply
       }
-      const { bytes, chunk } = await readSignedChunk(src, req.url)
-      // Reported once the whole answer has been handed to the socket ('finish'), not for one cut short.
-      reply.raw.once('finish', () => { reportRead(src, chunk) })
+      const bytes = await src.blobs.get(chunk.sha256)
+      if (bytes === undefined) throw new TransferNotFound('The chunk is no longer staged here.')
+      // Whole once the answer has been handed to the socket ('finish'); cut when it closes before that.
+      reportRead(src, chunk, 'start', req.log)
+      let finished = false
+      reply.raw.once('finish', () => { finished = true; reportRead(src, chunk, 'done', req.log) })
+      reply.raw.once('close', () => { if (!finished) reportRead(src, chunk, 'cut', req.log) })
       return reply.type('application/octet-stream').header('cache-control', 'no-store').send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
     }
   }

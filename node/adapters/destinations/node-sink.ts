@@ -36,7 +36,7 @@ import { mkdir, open, readFile, rename, rm, link, unlink, stat, type FileHandle 
 import { join, extname } from 'node:path'
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, FastifyReply, FastifyError } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
-import { signUrl, type KeyPair } from '../../../protocol/index.ts'
+import { signUrl, SIGNATURE_PARAM, type KeyPair } from '../../../protocol/index.ts'
 import { verifySinkRequest, SINK_AUDIENCE, type SinkAuthOptions } from './sink-auth.ts'
 import { ATTEMPT_SLOTS_PER_CHUNK } from '../../../actors/destination.ts'
 import type {
@@ -220,7 +220,9 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   // Encapsulated: these answers are problem+json whatever the host app does.
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const problem = toProblem(err, req.id)
-    if (problem.status >= 500) req.log.error({ err }, 'sink request failed')
+    // A 503 is an answer by design (busy: retry later), logged as a warning, not a failure of the sink.
+    if (problem.status === 503) req.log.warn({ code: problem.code }, 'sink request refused: unavailable')
+    else if (problem.status >= 500) req.log.error({ err }, 'sink request failed')
     const headers = (err as { headers?: Record<string, string> }).headers // e.g. a 503's Retry-After (withExtensions)
     if (headers !== undefined) void reply.headers(headers)
     void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem)
@@ -648,13 +650,15 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     const range = parseRange(req.headers.range, meta.totalSize)
     // A read URL handed out (readTarget) names its range, under the signature: it reads that range only.
     if (req.query.range !== undefined && req.headers.range !== `bytes=${req.query.range}`) throw new RangeNotSatisfiable(`this read URL is for bytes ${req.query.range} only`)
-    const held = reading.get(req.url) ?? 0
+    // Counted per signature (decoded, as it was verified), not per spelling of the URL.
+    const key = `${req.params.uploadId}/${String((req.query as Record<string, unknown>)[SIGNATURE_PARAM])}`
+    const held = reading.get(key) ?? 0
     if (held >= READS_PER_URL) throw withExtensions(new Unavailable(`This read URL is being read ${held} times at once already; retry once a read ends.`), { reads_in_flight: held }, { 'retry-after': '1' })
-    reading.set(req.url, held + 1)
+    reading.set(key, held + 1)
     try { return await readBack(req, reply, meta, range) } finally {
-      const left = (reading.get(req.url) ?? 1) - 1
-      if (left > 0) reading.set(req.url, left)
-      else reading.delete(req.url)
+      const left = (reading.get(key) ?? 1) - 1
+      if (left > 0) reading.set(key, left)
+      else reading.delete(key)
     }
   })
 
@@ -664,6 +668,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     const left = new AbortController()
     const leave = (): void => { left.abort(new SinkConflict('the reader closed the connection')) }
     reply.raw.once('close', leave)
+    if (reply.raw.destroyed || req.raw.destroyed) leave() // it left before the listener was there
     let release: (() => void) | undefined
     try { release = await opts.budget?.acquire(STREAM_WINDOW_BYTES, left.signal) } finally { reply.raw.off('close', leave) }
     let fh: FileHandle
@@ -678,8 +683,8 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       // read: ../file-response.ts). From here the route writes the body itself (onResponse hooks run for
       // a response that ends); a failure midway can only cut the connection: the reader sees a short body.
       sending = true
-      reply.hijack()
       try {
+        reply.hijack()
         reply.raw.writeHead(206, {
           'content-type': 'application/octet-stream',
           'content-range': `bytes ${range.offset}-${range.offset + range.length - 1}/${meta.totalSize}`,

@@ -253,6 +253,34 @@ t.test('work whose chunk was never read by its offer\'s expiry cannot move: over
   t.same(sim.takenBack, [], 'where reads are not reported, neither is taken back then')
 })
 
+t.test('a read being served counts as read while it lasts (a streamed move reads to its last byte only as it ends); a read cut short does not', async t => {
+  const MiB = 1024 * 1024
+  const clock = new ManualClock()
+  const core = new TransferState({ self: SELF, newId })
+  const start = clock.now()
+  const { id, offers } = heldBy(clock, core, 3, 16 * MiB)
+  const [live, cut, whole] = offers.map(o => o.attemptId) as [string, string, string]
+  core.read(id, live, 'start')
+  core.read(id, cut, 'start'); core.read(id, cut, 'cut')
+  core.read(id, whole, 'start'); core.read(id, whole, 'done')
+  let moved = 0
+  core.progress(SELF, { worker: W1, moved, attempts: [] }, clock.now())
+  let back: AttemptRow[] = []
+  while (back.length === 0 && clock.now() < start + OFFER_TTL_MS + OVERDUE_SLACK_MS + 5000) {
+    clock.advance(1000)
+    moved += MiB
+    core.progress(SELF, { worker: W1, moved, attempts: [] }, clock.now())
+    back = puts(core.tick(clock.now()), 'task_attempts') as AttemptRow[]
+  }
+  t.equal(clock.now() - start, OFFER_TTL_MS + OVERDUE_SLACK_MS, 'one is taken back a minute after the offer expired')
+  t.same(back.map(a => [a.id, a.failure_reason]), [[cut, 'overdue']], 'the read cut short; the one being read and the one read whole keep the longer bound')
+  core.read(id, live, 'cut')
+  clock.advance(OVERSEER_TICK_MS)
+  moved += MiB
+  core.progress(SELF, { worker: W1, moved, attempts: [] }, clock.now())
+  t.same((puts(core.tick(clock.now()), 'task_attempts') as AttemptRow[]).map(a => [a.id, a.failure_reason]), [[live, 'overdue']], 'once its read is cut, the live one is past its bound too')
+})
+
 t.test('the overseer counts only time it watched: a late tick adds at most MAX_WATCHED_STEP_MS to the stall clocks', async t => {
   const clock = new ManualClock()
   const core = new TransferState({ self: SELF, newId })

@@ -1,8 +1,9 @@
 // The coordinator's data endpoint tells it of every read of a staged chunk under a valid signed path
 // (node/transfers/data-endpoint.ts `onRead`): its own evidence that the attempt's worker acted on the
 // offer, whatever the worker's orchestrator relays of its progress (docs/transfers.md#worker-standing).
-// A read is reported only once the whole chunk has gone out: a HEAD, a GET cut off after its head, or a
-// path that is unsigned, forged, expired or of a chunk no longer staged tells it nothing.
+// Each response is reported as it begins and as it ends, whole or cut (the coordinator counts the chunk as
+// read while one is served and once one ended whole); a HEAD, or a path that is unsigned, forged, expired
+// or of a chunk no longer staged, tells it nothing.
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
 import http from 'node:http'
@@ -23,15 +24,15 @@ import { eventually } from '../../helpers/proc.ts'
 await cryptoReady()
 const CHUNK = 4 * 1024 * 1024 // more than the socket buffers hold: a reader that stops holds the send
 
-interface Endpoint { src: ChunkSource, clock: ManualClock, reads: Array<[string, string]>, base: string, connections: () => Promise<number>, staged: (index: number) => Promise<{ transferId: string, attemptId: string, path: string, bytes: Buffer }> }
+interface Endpoint { src: ChunkSource, clock: ManualClock, reads: Array<[string, string, string]>, base: string, connections: () => Promise<number>, staged: (index: number) => Promise<{ transferId: string, attemptId: string, path: string, bytes: Buffer }> }
 
 async function endpoint (t: Test, blobs: BlobStore): Promise<Endpoint> {
   const store = new LevelStore(new MemoryLevel({ valueEncoding: 'json' }) as never)
   const clock = new ManualClock(Date.now())
-  const reads: Array<[string, string]> = []
+  const reads: Array<[string, string, string]> = []
   const app = Fastify({ logger: false })
   let base = ''
-  const src: ChunkSource = { key: newHotkey(), store, blobs, clock, baseUrl: () => base, onRead: (transfer, attempt) => { reads.push([transfer, attempt]) } }
+  const src: ChunkSource = { key: newHotkey(), store, blobs, clock, baseUrl: () => base, onRead: (transfer, attempt, phase) => { reads.push([transfer, attempt, phase]) } }
   await app.register(dataRoutes(src))
   base = await app.listen({ host: '127.0.0.1', port: 0 })
   t.teardown(async () => { await app.close() })
@@ -83,8 +84,8 @@ for (const kind of ['file', 'memory'] as const) {
     const got = await request(e.base, whole.path, 'GET')
     t.equal(got.status, 200)
     t.equal(sha(await body(got.res)), sha(whole.bytes), 'the staged bytes')
-    await eventually(async () => e.reads.length === 1, 5_000, 'the read to be reported', 10)
-    t.same(e.reads, [[whole.transferId, whole.attemptId]], 'reported once, with its transfer and attempt')
+    await eventually(async () => e.reads.length === 2, 5_000, 'the read\'s end to be reported', 10)
+    t.same(e.reads, [[whole.transferId, whole.attemptId, 'start'], [whole.transferId, whole.attemptId, 'done']], 'begun, then whole, with its transfer and attempt')
 
     const head = await e.staged(4)
     const h = await request(e.base, head.path, 'HEAD')
@@ -94,7 +95,7 @@ for (const kind of ['file', 'memory'] as const) {
     const cut = await e.staged(5)
     const c = await request(e.base, cut.path, 'GET')
     t.equal(c.status, 200)
-    c.req.destroy() // the head arrived; the body is never read
+    c.req.destroy() // the head arrived; the body is never read whole
     t.equal(await signedChunkSha(e.src, head.path), await blobs.put(head.bytes), 'checking a path reports nothing by itself')
 
     const other = { ...e.src, key: newHotkey() }
@@ -111,7 +112,9 @@ for (const kind of ['file', 'memory'] as const) {
     // Every connection closed on the server's side, the cut one included: its handler has seen the close.
     await eventually(async () => await e.connections() === 0, 10_000, 'every connection to close', 10)
     await new Promise(resolve => setImmediate(resolve))
-    t.same(e.reads, [[whole.transferId, whole.attemptId]], 'none of the others is reported')
+    const seen = e.reads.slice(2)
+    if (kind === 'file') t.same(seen, [[cut.transferId, cut.attemptId, 'start'], [cut.transferId, cut.attemptId, 'cut']], 'the read cut short: begun, then cut; no other is reported')
+    else t.same(seen.filter(r => r[0] !== cut.transferId), [], 'no other is reported (from memory the cut answer may reach the socket whole first)')
   })
 }
 
