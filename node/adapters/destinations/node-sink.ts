@@ -718,8 +718,9 @@ function parseRange (header: string | undefined, totalSize: number): { offset: n
  * they arrive and written as they arrive (PieceWriter: one positional writev in flight, at most
  * WRITE_BATCH_BYTES queued behind it). Resolves with the sha256 once every byte is written; rejects on
  * a short body or `signal`. `idle.cut()` is called when the body sends less than WRITE_PROGRESS_BYTES
- * (or the rest of the chunk) in `idle.ms` while this waits for it (time spent hashing and writing does
- * not count): a trickle is no progress.
+ * (or the rest of the chunk) in `idle.ms`: a trickle is no progress. The sink's own hashing and writing
+ * between two marks count too, except that a window ending while a piece is being hashed or written
+ * waits one more (a disk that takes a minute over 1 MiB has worse problems than this write).
  */
 async function writeAt (fh: FileHandle, body: AsyncIterable<Buffer>, offset: number, length: number, signal: AbortSignal, index: number, idle: { ms: number, cut: () => void }): Promise<string> {
   const hash = streamHash(['sha256'])
