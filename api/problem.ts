@@ -114,7 +114,7 @@ export default fp(async function problemPlugin (app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError & { extensions?: Record<string, unknown>, headers?: Record<string, string> }, req, reply) => {
     const problem = toProblem(err, req.id)
     // A 503 is an answer by design (busy or not ready: retry later), logged as a warning, not a failure.
-    if (problem.status === 503) req.log.warn({ code: problem.code, status: problem.status }, 'request refused: unavailable')
+    if (problem.status === 503 && problem.code !== 'BWN_ERR_INTERNAL') req.log.warn({ code: problem.code, status: problem.status }, 'request refused: unavailable')
     else if (problem.status >= 500) req.log.error({ err }, 'request failed')
     else req.log.info({ code: problem.code, status: problem.status }, 'request refused')
     if (err.headers) reply.headers(err.headers)

@@ -166,7 +166,9 @@ export function verifySignedUrl (options: VerifyUrlOptions): SignedUrlCheck {
   const signatures = params.getAll(SIGNATURE_PARAM)
   if (audiences.length === 0 && expires.length === 0 && signers.length === 0 && signatures.length === 0) return { ok: false, reason: 'unsigned' }
   if (audiences.length !== 1 || expires.length !== 1 || signers.length !== 1 || signatures.length !== 1) return { ok: false, reason: 'malformed' }
-  if (!/^[0-9]{1,16}$/.test(expires[0]!) || !/^[A-Za-z0-9_-]{86}$/.test(signatures[0]!)) return { ok: false, reason: 'malformed' }
+  // 64 bytes are 86 base64url characters whose last carries 4 unused bits: only the spelling with them
+  // zero (last character A, Q, g or w) is taken, so one signature has one spelling (a key for caps).
+  if (!/^[0-9]{1,16}$/.test(expires[0]!) || !/^[A-Za-z0-9_-]{85}[AQgw]$/.test(signatures[0]!)) return { ok: false, reason: 'malformed' }
   if (audiences[0] !== options.audience) return { ok: false, reason: 'wrong_audience' }
   const expiresAt = Number(expires[0])
   const signer = signers[0]!

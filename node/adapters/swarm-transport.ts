@@ -21,11 +21,17 @@ export const BULK_PROTOCOL = 'bwnet/bulk/1'
 export const BULK_FRAME_BYTES = 256 * 1024 // 256 KiB per data message
 export const BULK_TIMEOUT_MS = 30_000 // 30 s without progress fails a bulk read
 /**
- * A peer whose connection takes no more of a bulk read (no drain) for this long loses that connection:
- * the read ends and lets its file go, and no more frames pile up behind a connection that takes nothing
- * (as STALL_MS cuts a stalled HTTP reader, file-response.ts). Honest peers reconnect.
+ * A peer whose connection takes less than BULK_PROGRESS_BYTES of a bulk read (or the rest of it) in this
+ * long loses that connection: the read ends and lets its file go, and no more frames pile up behind a
+ * connection that does not take them. About 17 KiB/s, the HTTP endpoint's own minimum (STALL_MS over a
+ * 1 MiB piece, file-response.ts): a reader cannot keep a read alive, and so count as reading it, on less.
+ * Honest peers reconnect.
  */
 export const BULK_SEND_STALL_MS = 60_000
+export const BULK_PROGRESS_BYTES = 1024 * 1024
+
+/** A served read's progress: `mark` bytes had gone out when its current window began. */
+interface Pace { total: number, sent: number, mark: number, windowStart: number }
 /**
  * Bulk requests one connection may have served at once; beyond it a request is refused (`busy`). Each
  * costs a signed-path check, a file and a frame of memory while it streams. A reader keeps to it too: its
@@ -336,7 +342,7 @@ export class SwarmTransport {
       if (link.conn.destroyed) return
       if (body === null) { link.bulkEnd.send(pack({ id, bytes: 0, error: 'not_found' })); return }
       const bytes = body instanceof Uint8Array ? body : 'bytes' in body ? body.bytes : null
-      const sent = bytes !== null ? (await this.#sendPieces(link, id, bytes) ? bytes.byteLength : null) : await this.#sendFile(link, id, (body as { file: string }).file)
+      const sent = bytes !== null ? (await this.#sendPieces(link, id, bytes, this.#pace(bytes.byteLength)) ? bytes.byteLength : null) : await this.#sendFile(link, id, (body as { file: string }).file)
       if (sent !== null) {
         link.bulkEnd.send(pack({ id, bytes: sent }))
         whole = true
@@ -351,16 +357,25 @@ export class SwarmTransport {
     }
   }
 
-  /** Sends `bytes` as data messages, waiting for the connection to drain; false once the connection is gone. */
-  async #sendPieces (link: PeerLink, id: number, bytes: Uint8Array): Promise<boolean> {
+  #pace (total: number): Pace { return { total, sent: 0, mark: 0, windowStart: Date.now() } }
+
+  /**
+   * Sends `bytes` as data messages, waiting for the connection to drain; false once the connection is
+   * gone, which it is once the read's pace falls below BULK_PROGRESS_BYTES per send stall.
+   */
+  async #sendPieces (link: PeerLink, id: number, bytes: Uint8Array, pace: Pace): Promise<boolean> {
     for (let off = 0; off < bytes.byteLength; off += BULK_FRAME_BYTES) {
-      const ok = link.bulkData.send({ id, piece: bytes.subarray(off, Math.min(off + BULK_FRAME_BYTES, bytes.byteLength)) })
-      if (!ok && !link.conn.destroyed && !await drained(link.conn, this.#sendStallMs)) {
-        // Its frames and every later answer would pile up behind a connection that takes nothing: it goes.
-        this.#log.warn({ peer: link.peer.slice(0, 12), stallMs: this.#sendStallMs }, 'bulk read stalled: the peer took nothing; its connection is closed')
+      const piece = bytes.subarray(off, Math.min(off + BULK_FRAME_BYTES, bytes.byteLength))
+      const ok = link.bulkData.send({ id, piece })
+      const left = this.#sendStallMs - (Date.now() - pace.windowStart)
+      if (!ok && !link.conn.destroyed && (left <= 0 || !await drained(link.conn, left))) {
+        // Its frames and every later answer would pile up behind a connection that does not take them: it goes.
+        this.#log.warn({ peer: link.peer.slice(0, 12), stallMs: this.#sendStallMs, sent: pace.sent }, 'bulk read stalled: the peer took too little; its connection is closed')
         link.conn.destroy()
       }
       if (link.conn.destroyed) return false
+      pace.sent += piece.byteLength
+      if (pace.sent - pace.mark >= Math.max(1, Math.min(BULK_PROGRESS_BYTES, pace.total - pace.mark))) { pace.mark = pace.sent; pace.windowStart = Date.now() }
     }
     return true
   }
@@ -370,11 +385,12 @@ export class SwarmTransport {
     const fh = await open(path, 'r')
     try {
       const buf = Buffer.allocUnsafe(BULK_FRAME_BYTES)
+      const pace = this.#pace((await fh.stat()).size)
       let sent = 0
       for (;;) {
         const { bytesRead } = await fh.read(buf, 0, buf.byteLength, sent)
         if (bytesRead === 0) return sent
-        if (!await this.#sendPieces(link, id, buf.subarray(0, bytesRead))) return null
+        if (!await this.#sendPieces(link, id, buf.subarray(0, bytesRead), pace)) return null
         sent += bytesRead
       }
     } finally { await fh.close() }

@@ -193,12 +193,13 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   ctx.transport.serveBulk(async (peer, signedPath) => {
     try {
       const chunk = await signedChunk(source, signedPath)
-      const bytes = blobs instanceof FileBlobStore ? null : await blobs.get(chunk.sha256)
+      const file = blobs instanceof FileBlobStore ? blobs.pathOf(chunk.sha256) : null
+      const bytes = file === null ? await blobs.get(chunk.sha256) : null
       if (bytes === undefined) return null
       // Reported to the coordinator as over HTTP: begun now, then whole or cut as the send ends.
       reportRead(source, chunk, 'start', ctx.logger)
       const ended = (whole: boolean): void => { reportRead(source, chunk, whole ? 'done' : 'cut', ctx.logger) }
-      return bytes === null ? { file: (blobs as FileBlobStore).pathOf(chunk.sha256), ended } : { bytes, ended }
+      return file !== null ? { file, ended } : { bytes: bytes!, ended }
     } catch (err) {
       const hotkey = messenger.hotkeyOf(peer)
       if (hotkey !== undefined && (err instanceof SignedUrlInvalid || err instanceof SignedUrlRequired)) messenger.penalize(hotkey, 'unauthorized', `bulk read: ${(err as Error).message}`)

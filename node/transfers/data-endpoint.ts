@@ -103,9 +103,10 @@ async function openChunkFile (src: ChunkSource, chunk: SignedChunk): Promise<{ f
 }
 
 /**
- * Responses one signed URL may have in flight at once: a worker's read, and its retry while the server
- * still winds the first one down. More would let one URL's holder open a response (a file and its
- * buffers) per request for as long as each keeps the minimum rate.
+ * HTTP responses one chunk attempt's URL may have in flight at once: a worker's read, and its retry while
+ * the server still winds the first one down. More would let the URL's holder open a response (a file and
+ * its buffers) per request for as long as each keeps the minimum rate. (The bulk channel bounds its own:
+ * 8 reads at once per connection.)
  */
 export const MAX_READS_PER_URL = 2
 
@@ -158,6 +159,7 @@ export function dataRoutes (src: ChunkSource) {
       const bytes = await src.blobs.get(chunk.sha256)
       if (bytes === undefined) throw new TransferNotFound('The chunk is no longer staged here.')
       // Whole once the answer has been handed to the socket ('finish'); cut when it closes before that.
+      if (reply.raw.destroyed || req.raw.destroyed) return reply // its reader left meanwhile: nothing to send, nothing read
       reportRead(src, chunk, 'start', req.log)
       let finished = false
       reply.raw.once('finish', () => { finished = true; reportRead(src, chunk, 'done', req.log) })

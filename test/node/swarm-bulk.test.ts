@@ -279,3 +279,34 @@ t.test('a reader whose connection takes nothing more loses it after the send sta
   await eventually(async () => ended.length === 1, CONNECT_TIMEOUT_MS, 'the read to be told it ended')
   t.same(ended, [false], 'cut, not whole')
 })
+
+t.test('a reader that takes a frame now and then, under 1 MiB per send stall, loses its connection too', async t => {
+  const testnet = await createTestnet(3, { host: '127.0.0.1' })
+  t.teardown(() => testnet.destroy())
+  const network = `bulk-trickle-${process.pid}`
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-bulk-trickle-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  await writeFile(join(dir, 'big'), randomBytes(64 * BULK_FRAME_BYTES))
+  const server = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: quiet, sendStallMs: 400 })
+  const ended: boolean[] = []
+  server.serveBulk(async (_peer, key) => ({ file: join(dir, key), ended: (whole) => { ended.push(whole) } }), { admitted: () => true })
+  await started(t, server)
+  const client = await started(t, new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: quiet }))
+  await eventually(async () => client.peers().includes(server.publicKey), CONNECT_TIMEOUT_MS, 'the reader connected')
+  // Every data frame waits for a drain that comes 250 ms later: 4 frames (1 MiB) take 1 s, over the 400 ms
+  // window, though no single wait is that long.
+  const conn = [...(server.swarm as any).connections].find((c: any) => c.remotePublicKey.toString('hex') === client.publicKey)
+  const write = conn.write.bind(conn)
+  const emit = conn.emit.bind(conn)
+  conn.emit = (event: string, ...args: unknown[]): boolean => event === 'drain' ? false : emit(event, ...args)
+  conn.write = (b: Uint8Array): boolean => {
+    const ok = write(b)
+    if (b.byteLength < BULK_FRAME_BYTES) return ok
+    setTimeout(() => { if (!conn.destroyed) emit('drain') }, 250)
+    return false
+  }
+  await t.rejects(client.fetchBulk(server.publicKey, 'big', 600_000), { code: 'BWN_ERR_BULK', message: /connection closed/ }, 'the read ends with its connection')
+  t.ok(conn.destroyed, 'the server closed it')
+  await eventually(async () => ended.length === 1, CONNECT_TIMEOUT_MS, 'the read to be told it ended')
+  t.same(ended, [false], 'cut')
+})

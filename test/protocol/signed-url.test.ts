@@ -76,6 +76,13 @@ t.test('unsigned, malformed and untrusted URLs are refused', async t => {
   t.same(at(twice), { ok: false, reason: 'malformed' })
   const badExpiry = new URL(signed); badExpiry.searchParams.set(EXPIRES_PARAM, 'soon')
   t.same(at(badExpiry), { ok: false, reason: 'malformed' })
+  // The same 64 bytes spelled with the last character's unused bits set: one signature, one spelling.
+  const sig = signed.searchParams.get(SIGNATURE_PARAM)!
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  const respelled = new URL(signed); respelled.searchParams.set(SIGNATURE_PARAM, sig.slice(0, 85) + alphabet[alphabet.indexOf(sig[85]!) | 1])
+  t.same(Buffer.from(respelled.searchParams.get(SIGNATURE_PARAM)!, 'base64url'), Buffer.from(sig, 'base64url'), 'the respelling decodes to the same bytes')
+  t.same(at(respelled), { ok: false, reason: 'malformed' }, 'and is refused')
+  t.ok(at(signed).ok, 'the signed spelling passes')
   const byStranger = signUrl({ method: 'GET', url: 'http://10.0.0.1:8100/x?a=1', audience: 'bwnet-data', expiresAt: NOW + 1000, key: stranger })
   t.same(at(byStranger), { ok: false, reason: 'untrusted_signer' })
   const forged = new URL(byStranger); forged.searchParams.set(SIGNER_PARAM, coordinator.address)

@@ -164,7 +164,7 @@ interface ChunkClaim { attempt: number, slot: number, checked: boolean }
 
 const UploadParams = Type.Object({ uploadId: Type.String({ pattern: UPLOAD_ID_PATTERN }) })
 /** A handed-out read URL's range (`start-end`, as in its Range header), signed with it; the URL's own signing fields pass. */
-const ReadQuery = Type.Object({ range: Type.Optional(Type.String({ pattern: '^[0-9]{1,16}-[0-9]{1,16}$' })) }, { additionalProperties: true })
+const ReadQuery = Type.Object({ range: Type.Optional(Type.String({ pattern: '^[0-9]{1,16}-[0-9]{1,16}$' })), [SIGNATURE_PARAM]: Type.Optional(Type.String()) }, { additionalProperties: true })
 /** Read-backs one signed URL may have in flight at once: a reader's, and its retry while the first winds down. */
 export const READS_PER_URL = 2
 const ChunkParams = Type.Object({ uploadId: Type.String({ pattern: UPLOAD_ID_PATTERN }), index: Type.Integer({ minimum: 0 }) })
@@ -651,18 +651,18 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     // A read URL handed out (readTarget) names its range, under the signature: it reads that range only.
     if (req.query.range !== undefined && req.headers.range !== `bytes=${req.query.range}`) throw new RangeNotSatisfiable(`this read URL is for bytes ${req.query.range} only`)
     // Counted per signature (decoded, as it was verified), not per spelling of the URL.
-    const key = `${req.params.uploadId}/${String((req.query as Record<string, unknown>)[SIGNATURE_PARAM])}`
+    const key = `${req.params.uploadId}/${req.query[SIGNATURE_PARAM] ?? ''}`
     const held = reading.get(key) ?? 0
     if (held >= READS_PER_URL) throw withExtensions(new Unavailable(`This read URL is being read ${held} times at once already; retry once a read ends.`), { reads_in_flight: held }, { 'retry-after': '1' })
     reading.set(key, held + 1)
-    try { return await readBack(req, reply, meta, range) } finally {
+    try { return await readBack(req, reply, req.params.uploadId, meta, range) } finally {
       const left = (reading.get(key) ?? 1) - 1
       if (left > 0) reading.set(key, left)
       else reading.delete(key)
     }
   })
 
-  async function readBack (req: FastifyRequest, reply: FastifyReply, meta: UploadMeta, range: { offset: number, length: number }): Promise<FastifyReply> {
+  async function readBack (req: FastifyRequest, reply: FastifyReply, uploadId: string, meta: UploadMeta, range: { offset: number, length: number }): Promise<FastifyReply> {
     // The budget's window first, then the file: a read waiting for its window holds no descriptor, and
     // stops waiting when its reader leaves.
     const left = new AbortController()
@@ -673,7 +673,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     try { release = await opts.budget?.acquire(STREAM_WINDOW_BYTES, left.signal) } finally { reply.raw.off('close', leave) }
     let fh: FileHandle
     try {
-      fh = meta.status === 'completed' ? await open(sinkFilePath(dir, meta.namespace, meta.finalName!), 'r') : await openData((req.params as { uploadId: string }).uploadId, 'r')
+      fh = meta.status === 'completed' ? await open(sinkFilePath(dir, meta.namespace, meta.finalName!), 'r') : await openData(uploadId, 'r')
     } catch (err) { release?.(); throw err }
     let sending = false
     try {
