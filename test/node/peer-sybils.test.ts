@@ -60,22 +60,29 @@ t.test('50 unregistered peers: each disconnected after its refused announce and 
   const honestKeys = new Set([...honest, worker2].map(n => n.transport.publicKey))
   let cycles = 0; let slowest = 0
   const received = new Map<string, number>()
+  let foreign = 0
   for (const r of rogues) {
     for (const node of honestKeys) {
       const ups = r.upAt.get(node) ?? []; const downs = r.downAt.get(node) ?? []
       for (let i = 0; i < downs.length; i++) { cycles++; slowest = Math.max(slowest, downs[i]! - ups[i]!) }
     }
     for (const c of r.captured) {
+      // Only this devnet's nodes are judged: every devnet test shares the network id, and on a shared
+      // machine a node of another test's devnet can wander into this DHT (a loopback port reused) and be
+      // found too. Such a node refuses the Sybil as well; it is counted, not asserted on.
+      if (!honestKeys.has(c.peer)) { foreign++; continue }
       if (c.msg.type !== 'announce') received.set(c.msg.type, (received.get(c.msg.type) ?? 0) + 1)
     }
   }
+  if (foreign > 0) t.comment(`${foreign} frames from peers outside this devnet (not judged)`)
   t.comment(`${SYBILS} Sybils, ${cycles} connections refused by the devnet's ${honestKeys.size} nodes; slowest disconnect ${slowest} ms after the announce`)
   t.ok(rogues.every(r => (r.downAt.get(O)?.length ?? 0) >= 1), 'every Sybil was disconnected by the orchestrator')
   const heldUpMs = Math.round(loopDelay.max / 1e6)
   t.ok(slowest < REFUSAL_DEADLINE_MS + heldUpMs, `every refused connection ended within ${REFUSAL_DEADLINE_MS} ms of its announce, plus the ${heldUpMs} ms the event loop was held up (slowest ${slowest} ms)`)
   t.same(Object.fromEntries(received), {}, 'no Sybil received anything but announces: no heartbeat, snapshot, scores')
   const honestHotkeys = new Set([...honest, worker2].map(n => n.key.address))
-  t.ok(rogues.every(r => r.captured.every(c => c.msg.type === 'announce' && honestHotkeys.has(c.msg.from))), 'the only frames were the honest nodes\' own announces')
+  const odd = rogues.flatMap(r => r.captured.filter(c => honestKeys.has(c.peer) && !(c.msg.type === 'announce' && honestHotkeys.has(c.msg.from))).map(c => `${c.msg.type} from ${c.msg.from.slice(0, 8)}`))
+  t.same(odd, [], 'the only frames from the devnet\'s nodes were their own announces')
   t.ok((orch.messenger.disconnects.get('refused') ?? 0) >= SYBILS, `the orchestrator counted its refusals (${orch.messenger.disconnects.get('refused')})`)
   t.match(await orch.metrics.text(), /bwnet_peer_disconnects_total\{reason="refused",role="orchestrator"\} \d+/, 'and exported them')
   const view = await orch.membership.view()
