@@ -98,6 +98,14 @@ export function namespaceDir (sinkDir: string, namespace: string | undefined): s
   return join(sinkDir, NAMESPACES_DIR, namespace)
 }
 
+/**
+ * Why a file of the flat layout (no namespace: an upload begun before namespaces) cannot have this name:
+ * under the namespaces directory it would land in an organization's namespace. Null when it can.
+ */
+function flatProblem (namespace: string | undefined, filename: string): string | null {
+  return namespace === undefined && filename.split('/')[0] === NAMESPACES_DIR ? `a file without an organization cannot be named under ${NAMESPACES_DIR}/` : null
+}
+
 /** Where a file an organization was delivered under `storedName` is, in a sink directory. */
 export function sinkFilePath (sinkDir: string, namespace: string | undefined, storedName: string): string {
   return join(namespaceDir(sinkDir, namespace), storedName)
@@ -337,7 +345,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
     const { uploadId } = req.params
     const { size, chunkSize, org } = req.query
     const filename = normalizeFilename(req.query.filename)
-    const problem = pathProblem(filename)
+    const problem = pathProblem(filename) ?? flatProblem(org, filename)
     if (problem) throw new SinkBadFilename(problem)
     return serialised(uploadId, async () => {
       const existing = await loadMeta(uploadId)
@@ -577,6 +585,9 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
           }
           await fh.sync()
         } finally { await fh.close() }
+        // An upload begun before namespaces, with a name inside them, stays out of every organization's.
+        const flat = flatProblem(meta.namespace, meta.filename)
+        if (flat !== null) throw new SinkBadFilename(flat)
         const target = namespaceDir(dir, meta.namespace)
         // The organization's first file creates its directory: that entry is made durable too (also
         // when an earlier complete() made it and crashed before its fsync).

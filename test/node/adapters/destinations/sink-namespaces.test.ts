@@ -129,6 +129,10 @@ t.test('files of the flat layout (delivered before namespaces) stay readable and
   t.equal(storedName, 'old-1.bin', 'an upload without an organization lands in the flat layout, beside the old files')
   t.equal(sha256(await readFile(join(dir, 'old-1.bin'))), sha256(inFlight))
   t.equal(sha256(await readFile(join(dir, 'old.bin'))), sha256(legacy), 'the old file is untouched')
+  // Without an organization, a name under the namespaces directory would land in one's namespace.
+  const victim = randomUUID()
+  await t.rejects(deliver(driver, spec(`${NAMESPACES_DIR}/${victim}/invoice.pdf`, inFlight), inFlight), /BWN_ERR_SINK_BAD_FILENAME|cannot be named/, 'a flat upload named into a namespace is refused')
+  t.same(await readdir(join(dir, NAMESPACES_DIR)), [], 'no namespace was made or written')
 })
 
 t.test('a flat-layout file named like the namespaces directory stops the sink with a clear message', async t => {
