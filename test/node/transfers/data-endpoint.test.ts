@@ -22,7 +22,9 @@ import { ManualClock } from '../../helpers/clock.ts'
 import { eventually } from '../../helpers/proc.ts'
 
 await cryptoReady()
-const CHUNK = 4 * 1024 * 1024 // more than the socket buffers hold: a reader that stops holds the send
+// More than loopback's socket buffers can hold in flight (up to 4 MiB sent and 6 MiB received by default):
+// a reader that stops holds the send.
+const CHUNK = 32 * 1024 * 1024
 
 interface Endpoint { src: ChunkSource, clock: ManualClock, reads: Array<[string, string, string]>, base: string, connections: () => Promise<number>, staged: (index: number) => Promise<{ transferId: string, attemptId: string, path: string, bytes: Buffer }> }
 
