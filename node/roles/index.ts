@@ -7,6 +7,7 @@ import { TransferEventHub } from '../../actors/transfer/events.ts'
 import { startWorker, type ChunkMover } from '../../actors/transfer/worker.ts'
 import { sinkRoutes } from '../adapters/destinations/index.ts'
 import { sinkNameRoutes } from '../adapters/destinations/sink-names.ts'
+import { BadSignatures } from '../adapters/bad-signatures.ts'
 import { HttpChunkMover } from '../adapters/chunk-mover.ts'
 import { DestinationRegistry } from '../transfers/destinations.ts'
 import { NodeTransferService } from '../transfers/service.ts'
@@ -59,7 +60,9 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   let baseUrl = ''
   const publicBase = (): string => ctx.config.publicUrl ?? baseUrl
   // `onRead` is wired once the coordinator exists (below).
-  const source: ChunkSource = { key, store, blobs, clock, baseUrl: publicBase }
+  // One count of failed signature checks per remote address for every signed HTTP route of this node.
+  const badSignatures = new BadSignatures({ now: () => clock.now() })
+  const source: ChunkSource = { key, store, blobs, clock, baseUrl: publicBase, badSignatures }
   const budget = inflightBudget(ctx)
   let service: NodeTransferService | null = null
   // PRISM scores (routing weights, pools: their consensus over the validators' stake) and snapshot votes.
@@ -227,7 +230,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await app.register(prismRoutes, { latest: intake.latestPrism })
       // The sink accepts only URLs this node signed for its own sink audience at its own authority
       // (which the disk sweep relies on: this node's store names every upload the sink holds).
-      const sinkAuth = { trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now() }
+      const sinkAuth = { trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now(), badSignatures }
       // The sink is on the data directory's disk: its begins and chunks ask the storage guard too.
       // Its refusals for room are the coordinator's evidence that a worker's `destination_full` is true.
       await app.register(sinkRoutes, { dir: sinkDir, ...sinkAuth, budget, storage: ctx.storage, partials, onRefusedForRoom: (uploadId, index, attempt) => tell(coordinator.ref, { type: 'sink_full', uploadId, index, attemptNo: attempt }) })

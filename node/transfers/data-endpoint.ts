@@ -12,6 +12,7 @@ import type { Store, BlobStore, Clock } from '../../actors/ports.ts'
 import type { ReadPhase } from '../../actors/transfer/state.ts'
 import { keys, type ChunkRow } from '../../actors/transfer/model.ts'
 import { sendFileRange, logSendCut } from '../adapters/file-response.ts'
+import type { BadSignatures } from '../adapters/bad-signatures.ts'
 import { SignedUrlRequired, SignedUrlExpired, SignedUrlInvalid, TransferNotFound, Unavailable, withExtensions } from '../../api/errors.ts'
 
 export const DATA_PREFIX = '/data/transfers'
@@ -31,6 +32,8 @@ export interface ChunkSource {
    * evidence that the attempt's worker acts on its offer, whatever its orchestrator relays.
    */
   onRead?: (transferId: string, attemptId: string, phase: ReadPhase) => void
+  /** Failed checks per remote address (HTTP): past its limit an address is refused unchecked (429). */
+  badSignatures?: BadSignatures
 }
 
 export function chunkPath (transferId: string, index: number, attemptId: string): string {
@@ -65,12 +68,17 @@ export async function signedChunkSha (src: ChunkSource, signedPath: string): Pro
   return (await signedChunk(src, signedPath)).sha256
 }
 
-/** The staged chunk a signed path names, or an error saying why not. */
-export async function signedChunk (src: ChunkSource, signedPath: string): Promise<SignedChunk> {
+/**
+ * The staged chunk a signed path names, or an error saying why not. `from`: the remote address of an
+ * HTTP request (a bulk read's peer pays in its score instead, node/roles).
+ */
+export async function signedChunk (src: ChunkSource, signedPath: string, from?: string): Promise<SignedChunk> {
+  if (from !== undefined) src.badSignatures?.admit(from)
   const check = verifySignedUrl({
     method: 'GET', url: signedPath, authority: authorityOf(src.baseUrl()), audience: DATA_AUDIENCE, now: src.clock.now(), trustedSigners: new Set([src.key.address])
   })
   if (!check.ok) {
+    if (check.reason === 'bad_signature' && from !== undefined) src.badSignatures?.failed(from)
     if (check.reason === 'unsigned') throw new SignedUrlRequired()
     if (check.reason === 'expired') throw new SignedUrlExpired()
     throw new SignedUrlInvalid(check.reason)
@@ -123,7 +131,7 @@ export function dataRoutes (src: ChunkSource) {
         querystring: Type.Object({ attempt: Type.String() }, { additionalProperties: true })
       }
     }, async (req, reply) => {
-      const chunk = await signedChunk(src, req.url)
+      const chunk = await signedChunk(src, req.url, req.ip)
       // Counted per chunk attempt, not per spelling of its URL (the signature covers the decoded query).
       const key = readKey(chunk)
       const held = reading.get(key) ?? 0

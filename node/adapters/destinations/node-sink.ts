@@ -134,6 +134,8 @@ export interface SinkRoutesOptions {
   authority: SinkAuthOptions['authority']
   /** Milliseconds since the epoch; default Date.now. */
   now?: () => number
+  /** Failed signature checks per remote address (node/adapters/bad-signatures.ts); none counted without it. */
+  badSignatures?: SinkAuthOptions['badSignatures']
   maxChunkBytes?: number
   /** The node's in-flight budget: every chunk write and read-back reserves its window while it streams. */
   budget?: InflightBudget
@@ -242,7 +244,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   // Node-to-node routes: their successful answers' access lines are at debug (api/app.ts).
   app.addHook('onRoute', (route) => { route.config = { ...route.config, internal: true } })
   app.addHook('onRequest', async (req: FastifyRequest) => {
-    verifySinkRequest(req.method, req.url, { authority: opts.authority, trustedSigners: opts.trustedSigners, now })
+    verifySinkRequest(req.method, req.url, { authority: opts.authority, trustedSigners: opts.trustedSigners, now, badSignatures: opts.badSignatures }, req.ip)
   })
 
   const metaPath = (id: string): string => join(partialDir, `${id}.json`)

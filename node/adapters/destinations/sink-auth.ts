@@ -5,6 +5,7 @@
 // its own, with the sink's path) never verifies here. See docs/security.md.
 import { verifySignedUrl } from '../../../protocol/index.ts'
 import { SignedUrlRequired, SignedUrlInvalid, SignedUrlExpired } from '../../../api/errors.ts'
+import type { BadSignatures } from '../bad-signatures.ts'
 
 export const SINK_AUDIENCE = 'bwnet-sink'
 
@@ -14,14 +15,21 @@ export interface SinkAuthOptions {
   /** Coordinators allowed to write here (SS58 addresses), or a predicate. */
   trustedSigners: ReadonlySet<string> | ((address: string) => boolean)
   now: () => number
+  /** Failed checks per remote address: past its limit an address is refused unchecked (429). */
+  badSignatures?: BadSignatures
 }
 
-/** Throws the 403 problem that refuses a sink request, or returns when its URL is good here. */
-export function verifySinkRequest (method: string, target: string, opts: SinkAuthOptions): void {
+/**
+ * Throws the 403 problem that refuses a sink request (or the 429 for an address whose signatures keep
+ * failing), or returns when its URL is good here. `from`: the request's remote address.
+ */
+export function verifySinkRequest (method: string, target: string, opts: SinkAuthOptions, from?: string): void {
   let authority: string
   try { authority = typeof opts.authority === 'function' ? opts.authority() : opts.authority } catch { throw new SignedUrlInvalid('sink authority unknown') }
+  if (from !== undefined) opts.badSignatures?.admit(from)
   const check = verifySignedUrl({ method, url: target, authority, audience: SINK_AUDIENCE, now: opts.now(), trustedSigners: opts.trustedSigners })
   if (check.ok) return
+  if (check.reason === 'bad_signature' && from !== undefined) opts.badSignatures?.failed(from)
   if (check.reason === 'unsigned') throw new SignedUrlRequired()
   if (check.reason === 'expired') throw new SignedUrlExpired()
   throw new SignedUrlInvalid(check.reason.replace('_', ' '))

@@ -52,9 +52,11 @@ const NameQuery = Type.Object({
 export const sinkNameRoutes: FastifyPluginAsync<SinkNameRoutesOptions> = async function sinkNameRoutes (app, opts) {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const problem = toProblem(err, req.id)
+    const headers = (err as { headers?: Record<string, string> }).headers // a 429's Retry-After (withExtensions)
+    if (headers !== undefined) void reply.headers(headers)
     void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem)
   })
-  app.addHook('onRequest', async (req) => { verifySinkRequest(req.method, req.url, opts) })
+  app.addHook('onRequest', async (req) => { verifySinkRequest(req.method, req.url, opts, req.ip) })
   app.get<{ Querystring: Static<typeof NameQuery> }>('/sink/names', { config: { internal: true }, schema: { hide: true, querystring: NameQuery } }, async (req) => {
     const filename = normalizeFilename(req.query.filename)
     const problem = pathProblem(filename)

@@ -16,6 +16,8 @@ import { LevelStore } from '../../../actors/store.ts'
 import { keys } from '../../../actors/transfer/model.ts'
 import { cryptoReady, newHotkey } from '../../../protocol/index.ts'
 import { dataRoutes, signChunkSource, signedChunkSha, MAX_READS_PER_URL, type ChunkSource } from '../../../node/transfers/data-endpoint.ts'
+import { BadSignatures, BAD_SIGNATURES_PER_WINDOW, BAD_SIGNATURE_WINDOW_MS } from '../../../node/adapters/bad-signatures.ts'
+import { SIGNATURE_PARAM } from '../../../protocol/signed-url.ts'
 import { FileBlobStore } from '../../../node/adapters/blob-store.ts'
 import type { BlobStore } from '../../../actors/ports.ts'
 import { ManualClock } from '../../helpers/clock.ts'
@@ -34,7 +36,7 @@ async function endpoint (t: Test, blobs: BlobStore): Promise<Endpoint> {
   const reads: Array<[string, string, string]> = []
   const app = Fastify({ logger: false })
   let base = ''
-  const src: ChunkSource = { key: newHotkey(), store, blobs, clock, baseUrl: () => base, onRead: (transfer, attempt, phase) => { reads.push([transfer, attempt, phase]) } }
+  const src: ChunkSource = { key: newHotkey(), store, blobs, clock, baseUrl: () => base, onRead: (transfer, attempt, phase) => { reads.push([transfer, attempt, phase]) }, badSignatures: new BadSignatures({ now: () => clock.now() }) }
   await app.register(dataRoutes(src))
   base = await app.listen({ host: '127.0.0.1', port: 0 })
   t.teardown(async () => { await app.close() })
@@ -50,9 +52,9 @@ async function endpoint (t: Test, blobs: BlobStore): Promise<Endpoint> {
 }
 
 /** Sends `method` to the path; resolves with the status once the head arrives, and reads the body only when told. */
-function request (base: string, path: string, method: string): Promise<{ status: number, res: http.IncomingMessage, req: http.ClientRequest }> {
+function request (base: string, path: string, method: string, localAddress?: string): Promise<{ status: number, res: http.IncomingMessage, req: http.ClientRequest }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(new URL(path, base), { method, agent: false }) // one connection each: the server's count says when all are done
+    const req = http.request(new URL(path, base), { method, agent: false, localAddress }) // one connection each: the server's count says when all are done
     req.once('response', res => { resolve({ status: res.statusCode ?? 0, res, req }) })
     req.once('error', reject)
     req.end()
@@ -144,4 +146,36 @@ t.test('one signed URL has at most MAX_READS_PER_URL responses in flight: more a
     t.equal(sha(await body(again.res)), sha(c.bytes), 'the URL is read whole once the others ended')
     return true
   }, 10_000, 'the URL to be served again', 20)
+})
+
+t.test('an address whose signatures keep failing is refused unchecked (429) until its window ends; others are not', async t => {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-data-endpoint-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const files = new FileBlobStore(dir)
+  await files.open()
+  const e = await endpoint(t, files)
+  const c = await e.staged(0)
+  // The same path under a made-up signature in its one canonical spelling: it reaches the curve check.
+  const forged = (): string => {
+    const u = new URL(c.path, 'http://x')
+    u.searchParams.set(SIGNATURE_PARAM, randomBytes(64).toString('base64url').slice(0, 85) + 'A')
+    return u.pathname + u.search
+  }
+  for (let i = 0; i < BAD_SIGNATURES_PER_WINDOW; i++) {
+    const r = await request(e.base, forged(), 'GET', '127.0.0.1')
+    t.equal(r.status, 403, `forged signature ${i + 1} is checked and refused`)
+    r.res.resume()
+  }
+  const refused = await request(e.base, c.path, 'GET', '127.0.0.1')
+  t.equal(refused.status, 429, 'then even a good URL from that address is refused, unchecked')
+  t.equal(refused.res.headers['retry-after'], String(BAD_SIGNATURE_WINDOW_MS / 1000))
+  t.match(JSON.parse((await body(refused.res)).toString('utf8')), { code: 'BWN_ERR_RATE_LIMITED' })
+  t.equal(e.src.badSignatures!.refused, 1)
+  const other = await request(e.base, c.path, 'GET', '127.0.0.2')
+  t.equal(sha(await body(other.res)), sha(c.bytes), 'another address is served')
+  e.clock.advance(BAD_SIGNATURE_WINDOW_MS)
+  const c2 = await e.staged(1) // the first URL has expired meanwhile
+  const later = await request(e.base, c2.path, 'GET', '127.0.0.1')
+  t.equal(sha(await body(later.res)), sha(c2.bytes), 'the address is served again once its window ended')
+  t.equal(e.reads.filter(([, , phase]) => phase === 'done').length, 2, 'two whole reads reported, none for the refused')
 })
