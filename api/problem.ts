@@ -51,17 +51,31 @@ function codeOf (err: FastifyError, status: number): string {
   return (code !== undefined ? FASTIFY_BAD_INPUT[code] : undefined) ?? 'BWN_ERR_BAD_REQUEST'
 }
 
+/**
+ * Out of file descriptors (the process's or the system's): the node is busy, not broken, and the same
+ * request can succeed in a moment. Answered 503 with Retry-After, not as an internal error.
+ */
+const OUT_OF_FILES = new Set(['EMFILE', 'ENFILE'])
+const outOfFiles = (err: { code?: unknown, statusCode?: number }): boolean => err.statusCode === undefined && OUT_OF_FILES.has(err.code as string)
+export const OUT_OF_FILES_DETAIL = 'The node has too many files open at once; retry shortly.'
+
+/** Headers an error's answer carries: its own (withExtensions), or Retry-After when out of files. */
+export function problemHeaders (err: { code?: unknown, statusCode?: number, headers?: Record<string, string> }): Record<string, string> | undefined {
+  return err.headers ?? (outOfFiles(err) ? { 'retry-after': '1' } : undefined)
+}
+
 export function toProblem (err: FastifyError & { extensions?: Record<string, unknown> }, instance: string): Problem {
-  let status = err.statusCode ?? 500
+  const busy = outOfFiles(err)
+  let status = busy ? 503 : err.statusCode ?? 500
   if (err.validation) status = 400
   if (status < 400 || status > 599) status = 500
-  const code = codeOf(err, status)
+  const code = busy ? 'BWN_ERR_UNAVAILABLE' : codeOf(err, status)
   const problem: Problem = {
     type: problemType(code),
     title: STATUS_CODES[status] ?? 'Error',
     status,
     // A 5xx never shows its internal message: it may carry paths, peers or provider answers.
-    detail: status >= 500 && code === 'BWN_ERR_INTERNAL' ? INTERNAL_DETAIL : err.message,
+    detail: busy ? OUT_OF_FILES_DETAIL : status >= 500 && code === 'BWN_ERR_INTERNAL' ? INTERNAL_DETAIL : err.message,
     instance,
     code,
     ...(err.extensions ?? {})
@@ -114,10 +128,11 @@ export default fp(async function problemPlugin (app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError & { extensions?: Record<string, unknown>, headers?: Record<string, string> }, req, reply) => {
     const problem = toProblem(err, req.id)
     // A 503 is an answer by design (busy or not ready: retry later), logged as a warning, not a failure.
-    if (problem.status === 503 && problem.code !== 'BWN_ERR_INTERNAL') req.log.warn({ code: problem.code, status: problem.status }, 'request refused: unavailable')
+    if (problem.status === 503 && problem.code !== 'BWN_ERR_INTERNAL') req.log.warn({ code: problem.code, status: problem.status, ...(outOfFiles(err) ? { err } : {}) }, 'request refused: unavailable')
     else if (problem.status >= 500) req.log.error({ err }, 'request failed')
     else req.log.info({ code: problem.code, status: problem.status }, 'request refused')
-    if (err.headers) reply.headers(err.headers)
+    const headers = problemHeaders(err)
+    if (headers !== undefined) reply.headers(headers)
     void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem)
   })
   app.setNotFoundHandler((req, reply) => {

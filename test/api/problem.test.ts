@@ -1,7 +1,7 @@
 import t from 'tap'
 import { connect, type AddressInfo } from 'node:net'
 import { buildApp } from '../../api/app.ts'
-import { INTERNAL_DETAIL, toProblem } from '../../api/problem.ts'
+import { INTERNAL_DETAIL, OUT_OF_FILES_DETAIL, problemHeaders, toProblem } from '../../api/problem.ts'
 import { testDeps } from '../helpers/api.ts'
 
 async function app (ready = true) {
@@ -85,6 +85,24 @@ t.test('a 5xx with a foreign code is logged with its real error', async t => {
   t.match(res.json(), { code: 'BWN_ERR_INTERNAL', detail: INTERNAL_DETAIL, instance: String })
   const line = env.logLines.map(l => JSON.parse(l)).find(l => l.reqId === res.json().instance && l.msg === 'request failed')
   t.match(line?.err, { code: 'EACCES', message: /var\/lib\/bwnet\/x/ }, 'the log has the cause under the same request id')
+})
+
+t.test('out of file descriptors is busy, not broken: 503 with Retry-After, no path in the answer', async t => {
+  const env = testDeps()
+  const a = await buildApp(env.deps)
+  for (const code of ['EMFILE', 'ENFILE']) {
+    a.get(`/${code}`, async () => { throw Object.assign(new Error(`${code}: too many open files, open '/var/lib/bwnet/blobs/ab'`), { code, errno: -24 }) })
+  }
+  t.teardown(() => a.close())
+  for (const code of ['EMFILE', 'ENFILE']) {
+    const res = await a.inject(`/${code}`)
+    t.equal(res.statusCode, 503, code)
+    t.equal(res.headers['retry-after'], '1')
+    t.match(res.json(), { code: 'BWN_ERR_UNAVAILABLE', detail: OUT_OF_FILES_DETAIL })
+    t.notMatch(res.body, /var\/lib|EMFILE|ENFILE/, 'the cause stays in the log')
+  }
+  t.equal(problemHeaders(Object.assign(new Error('x'), { code: 'EMFILE', statusCode: 500 })), undefined, 'an error that set its own status keeps it')
+  t.equal(toProblem(Object.assign(new Error('x'), { code: 'EMFILE', statusCode: 500 }) as never, 'r').status, 500)
 })
 
 t.test('errors met before a route runs are problems: a path that does not decode, a parameter too long', async t => {

@@ -12,7 +12,7 @@ import { stat } from 'node:fs/promises'
 import { join, extname } from 'node:path'
 import type { FastifyError, FastifyPluginAsync } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
-import { toProblem, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
+import { toProblem, problemHeaders, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
 import { SinkBadFilename, SinkConflict } from '../../../api/errors.ts'
 import { verifySinkRequest, type SinkAuthOptions } from './sink-auth.ts'
 import { pathProblem, splitPath, normalizeFilename, MAX_FILENAME_BYTES } from './filename.ts'
@@ -52,7 +52,7 @@ const NameQuery = Type.Object({
 export const sinkNameRoutes: FastifyPluginAsync<SinkNameRoutesOptions> = async function sinkNameRoutes (app, opts) {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const problem = toProblem(err, req.id)
-    const headers = (err as { headers?: Record<string, string> }).headers // a 429's Retry-After (withExtensions)
+    const headers = problemHeaders(err) // a 503's or 429's Retry-After (withExtensions), or when out of files
     if (headers !== undefined) void reply.headers(headers)
     void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem)
   })
