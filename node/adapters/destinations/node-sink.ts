@@ -250,15 +250,23 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   const metaPath = (id: string): string => join(partialDir, `${id}.json`)
   const dataPath = (id: string): string => join(partialDir, id)
 
+  // Counts the records forgotten (abort, the sweep's discard): a read of a record file begun before one
+  // was forgotten may hold the record as it was before its files went, and must not put it back.
+  let forgets = 0
+  const forget = (id: string): void => { metas.delete(id); forgets++ }
+
   async function loadMeta (id: string): Promise<UploadMeta | undefined> {
     const cached = metas.get(id)
     if (cached) return cached
     try {
+      const seen = forgets
       const meta = JSON.parse(await readFile(metaPath(id), 'utf8')) as UploadMeta
       // A complete() or abort() that saved a newer record while this read ran: that one holds.
       const raced = metas.get(id)
       if (raced !== undefined) return raced
-      metas.set(id, meta)
+      // A record forgotten meanwhile (this one, or another: the count is shared) is not cached: what was
+      // read may be gone already, and the next request reads the file again.
+      if (forgets === seen) metas.set(id, meta)
       return meta
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
@@ -334,10 +342,12 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       }
       if ((writing.get(id)?.size ?? 0) > 0 || closing.has(id)) return null
       const keepRecord = meta?.status === 'completed'
-      if (!keepRecord) metas.delete(id)
+      if (!keepRecord) forget(id)
       writtenSha.delete(id)
       claims.delete(id)
-      return await removePartial(partialDir, id, keepRecord)
+      const removed = await removePartial(partialDir, id, keepRecord)
+      if (!keepRecord) forget(id) // again: a read of the record that began while its files were going
+      return removed
     })
   })
 
@@ -624,7 +634,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       await Promise.all(active.map(async w => await w.done))
       await rm(dataPath(uploadId), { force: true })
       await rm(metaPath(uploadId), { force: true })
-      metas.delete(uploadId)
+      forget(uploadId)
       writtenSha.delete(uploadId)
       claims.delete(uploadId)
       return reply.code(204).send()

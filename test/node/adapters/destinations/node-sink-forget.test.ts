@@ -1,0 +1,82 @@
+// A record the sink forgot stays forgotten: after a restart (nothing cached), a request's read of an
+// upload's record that was under way while the upload was aborted must not put the record back, or a
+// later begin of the same upload would answer "exists" for files that are gone.
+import t from 'tap'
+import Fastify from 'fastify'
+import * as fsp from 'node:fs/promises'
+import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { cryptoReady, newHotkey, authorityOf } from '../../../../protocol/index.ts'
+import { sinkRoutes, NodeSinkDriver } from '../../../../node/adapters/destinations/node-sink.ts'
+import { PARTIAL_DIR } from '../../../../node/adapters/destinations/sink-partials.ts'
+import type { UploadSpec } from '../../../../actors/destination.ts'
+
+await cryptoReady()
+const coordinator = newHotkey()
+const CHUNK = 64 * 1024
+
+/** Holds the next read of a file whose name ends with `suffix`, once armed: the test says when it goes on. */
+function heldReads (): { readFile: typeof fsp.readFile, arm: (suffix: string) => { started: Promise<void>, release: () => void } } {
+  let armed: { suffix: string, start: () => void, gate: Promise<void> } | null = null
+  const readFile = (async (...args: Parameters<typeof fsp.readFile>) => {
+    const read = await fsp.readFile(...args)
+    const gate = armed
+    if (gate !== null && String(args[0]).endsWith(gate.suffix)) {
+      armed = null
+      gate.start()
+      await gate.gate
+    }
+    return read
+  }) as typeof fsp.readFile
+  return {
+    readFile,
+    arm: (suffix) => {
+      let start!: () => void; let release!: () => void
+      const started = new Promise<void>(resolve => { start = resolve })
+      const gate = new Promise<void>(resolve => { release = resolve })
+      armed = { suffix, start, gate }
+      return { started, release }
+    }
+  }
+}
+
+t.test('a record read while its upload was aborted is not cached: a begin afterwards makes the upload anew', async t => {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-sink-forget-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const spec: UploadSpec = { transferId: 'tr-forget', filename: 'forget.bin', totalSize: 3 * CHUNK, chunkSize: CHUNK, totalChunks: 3 }
+
+  // The upload begun by one process; the next one (a restart) has nothing of it in memory.
+  const first = Fastify({ logger: false })
+  let firstUrl = ''
+  await first.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), authority: () => authorityOf(firstUrl), maxChunkBytes: 1024 * 1024 })
+  firstUrl = await first.listen({ host: '127.0.0.1', port: 0 })
+  const state = await new NodeSinkDriver({ baseUrl: firstUrl, key: coordinator }).begin(spec)
+  await first.close()
+
+  const reads = heldReads()
+  const mocked = await t.mockImport<typeof import('../../../../node/adapters/destinations/node-sink.ts')>('../../../../node/adapters/destinations/node-sink.ts', {
+    'node:fs/promises': { ...fsp, readFile: reads.readFile }
+  })
+  const app = Fastify({ logger: false })
+  let baseUrl = ''
+  await app.register(mocked.sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), authority: () => authorityOf(baseUrl), maxChunkBytes: 1024 * 1024 })
+  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => app.close())
+  const driver = new mocked.NodeSinkDriver({ baseUrl, key: coordinator })
+
+  // A chunk PUT reads the record, and its read is held past the abort.
+  const held = reads.arm('tr-forget.json')
+  const target = await driver.target(state, { index: 0, offset: 0, length: CHUNK, attemptSlot: 0, attemptNo: 0 }, Date.now() + 60_000)
+  const putDone = fetch(target.url, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(CHUNK) })
+  await held.started
+  await driver.abort(state)
+  await t.rejects(stat(join(dir, PARTIAL_DIR, 'tr-forget')), { code: 'ENOENT' }, 'the abort removed the partial file')
+  held.release()
+  t.equal((await putDone).status, 404, 'the held write finds no upload')
+
+  // Begun again: a new upload, with its partial file.
+  const again = await driver.begin(spec)
+  t.equal(again.uploadId, state.uploadId)
+  t.equal((await stat(join(dir, PARTIAL_DIR, 'tr-forget'))).size, spec.totalSize, 'the partial file is made anew, not answered from a stale record')
+})
