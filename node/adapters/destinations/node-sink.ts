@@ -250,27 +250,36 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   const metaPath = (id: string): string => join(partialDir, `${id}.json`)
   const dataPath = (id: string): string => join(partialDir, id)
 
-  // Counts the records forgotten (abort, the sweep's discard): a read of a record file begun before one
-  // was forgotten may hold the record as it was before its files went, and must not put it back.
-  let forgets = 0
-  const forget = (id: string): void => { metas.delete(id); forgets++ }
+  // Reads of record files under way, per upload. A record forgotten (abort, the sweep's discard) while
+  // one runs marks it: what it read may be the record as it was before its files went, and must not be
+  // put back in memory (a later begin would answer "exists" for files that are gone).
+  const reads = new Map<string, Set<{ forgotten: boolean }>>()
+  const forget = (id: string): void => {
+    metas.delete(id)
+    for (const read of reads.get(id) ?? []) read.forgotten = true
+  }
 
   async function loadMeta (id: string): Promise<UploadMeta | undefined> {
     const cached = metas.get(id)
     if (cached) return cached
+    const read = { forgotten: false }
+    const pending = reads.get(id) ?? new Set()
+    reads.set(id, pending.add(read))
     try {
-      const seen = forgets
       const meta = JSON.parse(await readFile(metaPath(id), 'utf8')) as UploadMeta
       // A complete() or abort() that saved a newer record while this read ran: that one holds.
       const raced = metas.get(id)
       if (raced !== undefined) return raced
-      // A record forgotten meanwhile (this one, or another: the count is shared) is not cached: what was
-      // read may be gone already, and the next request reads the file again.
-      if (forgets === seen) metas.set(id, meta)
+      // Forgotten meanwhile: the upload is gone (its chunk writes find no upload).
+      if (read.forgotten) return undefined
+      metas.set(id, meta)
       return meta
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
       throw err
+    } finally {
+      pending.delete(read)
+      if (pending.size === 0 && reads.get(id) === pending) reads.delete(id)
     }
   }
 

@@ -80,3 +80,37 @@ t.test('a record read while its upload was aborted is not cached: a begin afterw
   t.equal(again.uploadId, state.uploadId)
   t.equal((await stat(join(dir, PARTIAL_DIR, 'tr-forget'))).size, spec.totalSize, 'the partial file is made anew, not answered from a stale record')
 })
+
+t.test('another upload forgotten meanwhile leaves a live upload\'s record read as it is: its chunk is written', async t => {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-sink-forget-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const live: UploadSpec = { transferId: 'tr-live', filename: 'live.bin', totalSize: 3 * CHUNK, chunkSize: CHUNK, totalChunks: 3 }
+  const other: UploadSpec = { transferId: 'tr-other', filename: 'other.bin', totalSize: 3 * CHUNK, chunkSize: CHUNK, totalChunks: 3 }
+  const first = Fastify({ logger: false })
+  let firstUrl = ''
+  await first.register(sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), authority: () => authorityOf(firstUrl), maxChunkBytes: 1024 * 1024 })
+  firstUrl = await first.listen({ host: '127.0.0.1', port: 0 })
+  const before = new NodeSinkDriver({ baseUrl: firstUrl, key: coordinator })
+  const liveState = await before.begin(live)
+  const otherState = await before.begin(other)
+  await first.close()
+
+  const reads = heldReads()
+  const mocked = await t.mockImport<typeof import('../../../../node/adapters/destinations/node-sink.ts')>('../../../../node/adapters/destinations/node-sink.ts', {
+    'node:fs/promises': { ...fsp, readFile: reads.readFile }
+  })
+  const app = Fastify({ logger: false })
+  let baseUrl = ''
+  await app.register(mocked.sinkRoutes, { dir, trustedSigners: new Set([coordinator.address]), authority: () => authorityOf(baseUrl), maxChunkBytes: 1024 * 1024 })
+  baseUrl = await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => app.close())
+  const driver = new mocked.NodeSinkDriver({ baseUrl, key: coordinator })
+
+  const held = reads.arm('tr-live.json')
+  const target = await driver.target(liveState, { index: 0, offset: 0, length: CHUNK, attemptSlot: 0, attemptNo: 0 }, Date.now() + 60_000)
+  const putDone = fetch(target.url, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(CHUNK).fill(7) })
+  await held.started
+  await driver.abort(otherState)
+  held.release()
+  t.equal((await putDone).status, 200, 'the live upload\'s chunk is written')
+})
