@@ -135,6 +135,24 @@ t.test('files of the flat layout (delivered before namespaces) stay readable and
   t.same(await readdir(join(dir, NAMESPACES_DIR)), [], 'no namespace was made or written')
 })
 
+t.test('an upload begun by an earlier version without an organization, named into a namespace, is refused at complete', async t => {
+  const dir = await tempDir(t)
+  // The begin passed before the check existed: its record is open, its partial file holds the chunk.
+  const victim = randomUUID()
+  const filename = `${NAMESPACES_DIR}/${victim}/invoice.pdf`
+  const bytes = randomBytes(CHUNK)
+  await mkdir(join(dir, '.partial'), { recursive: true })
+  await writeFile(join(dir, '.partial', 'tr-open-old'), Buffer.alloc(bytes.length))
+  await writeFile(join(dir, '.partial', 'tr-open-old.json'), JSON.stringify({ filename, totalSize: bytes.length, chunkSize: CHUNK, status: 'open' }))
+  const { driver } = await startSink(t, dir)
+  const state: UploadState = { kind: 'node', uploadId: 'tr-open-old', filename, totalSize: bytes.length, chunkSize: CHUNK, totalChunks: 1 }
+  const target = await driver.target(state, { index: 0, offset: 0, length: bytes.length, attemptSlot: 0 }, Date.now() + 60_000)
+  const res = await fetch(target.url, { method: 'PUT', headers: target.headers, body: new Uint8Array(bytes) })
+  t.equal(res.status, 200, 'its chunk is written to the partial file')
+  await t.rejects(driver.complete(state, [{ index: 0, attemptSlot: 0, etag: res.headers.get('etag') }]), /BWN_ERR_SINK_BAD_FILENAME|cannot be named/, 'its complete is refused')
+  await t.rejects(readdir(join(dir, NAMESPACES_DIR, victim)), { code: 'ENOENT' }, 'nothing landed in the namespace')
+})
+
 t.test('a flat-layout file named like the namespaces directory stops the sink with a clear message', async t => {
   const dir = await tempDir(t)
   await writeFile(join(dir, NAMESPACES_DIR), 'a file delivered as "orgs" before namespaces')
