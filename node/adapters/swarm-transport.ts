@@ -348,8 +348,10 @@ export class SwarmTransport {
         whole = true
       }
     } catch (err) {
-      this.#log.warn({ peer: link.peer.slice(0, 12), err: (err as Error).message }, 'bulk request failed')
-      if (!link.conn.destroyed) link.bulkEnd.send(pack({ id, bytes: 0, error: 'failed' }))
+      // A blob file swept between the lookup and its open is a read of nothing there, as if never staged.
+      const gone = (err as NodeJS.ErrnoException).code === 'ENOENT' && (err as NodeJS.ErrnoException).syscall === 'open'
+      if (!gone) this.#log.warn({ peer: link.peer.slice(0, 12), err: (err as Error).message }, 'bulk request failed')
+      if (!link.conn.destroyed) link.bulkEnd.send(pack({ id, bytes: 0, error: gone ? 'not_found' : 'failed' }))
     } finally {
       if (body !== null && !(body instanceof Uint8Array)) {
         try { body.ended?.(whole) } catch (err) { this.#log.warn({ err: (err as Error).message }, 'a bulk read\'s end report failed') }
