@@ -56,7 +56,7 @@ function codeOf (err: FastifyError, status: number): string {
  * request can succeed in a moment. Answered 503 with Retry-After, not as an internal error.
  */
 const OUT_OF_FILES = new Set(['EMFILE', 'ENFILE'])
-const outOfFiles = (err: { code?: unknown, statusCode?: number }): boolean => err.statusCode === undefined && OUT_OF_FILES.has(err.code as string)
+export const outOfFiles = (err: { code?: unknown, statusCode?: number }): boolean => err.statusCode === undefined && OUT_OF_FILES.has(err.code as string)
 export const OUT_OF_FILES_DETAIL = 'The node has too many files open at once; retry shortly.'
 
 /** Headers an error's answer carries: its own (withExtensions), or Retry-After when out of files. */

@@ -68,6 +68,13 @@ export interface VerifyUrlOptions {
   now: number
   /** Addresses allowed to sign, or a predicate over an address. */
   trustedSigners: ReadonlySet<string> | ((address: string) => boolean)
+  /**
+   * Told before a full signature check (the curve arithmetic: a URL this process did not mint); it may
+   * throw to refuse the request unchecked (a limit on failed checks, node/adapters/bad-signatures.ts).
+   */
+  beforeFullCheck?: () => void
+  /** Told when a full check ran and the URL is refused all the same: its signature, or its expiry. */
+  fullCheckFailed?: () => void
 }
 
 const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' }
@@ -93,12 +100,12 @@ export function signUrl (options: SignUrlOptions): string {
   const signature = Buffer.from(sign(options.key, ENCODER.encode(canonical))).toString('base64url')
   url.searchParams.set(SIGNATURE_PARAM, signature)
   // Only URLs a bwnet endpoint checks; one for a third-party server is never checked here.
-  if (options.audience !== 'http-destination') minted.remember(signature, options.key.address, canonical, options.expiresAt)
+  if (options.audience !== 'http-destination') minted.remember(signature, options.key.address, canonical)
   return url.toString()
 }
 
 /**
- * The URLs this process signed, until they expire: a URL signed here and checked here (a coordinator's
+ * The URLs this process signed, the latest 8,192: a URL signed here and checked here (a coordinator's
  * own sink or data endpoint, the usual case on one node) is checked against the exact text that was
  * signed, without the curve arithmetic (about a third of the sr25519 work of a small transfer). An entry
  * is keyed by its signature and matches only the same signer and byte-for-byte the same canonical text,
@@ -107,26 +114,29 @@ export function signUrl (options: SignUrlOptions): string {
  */
 class MintedUrls {
   // signature → sha256 of `signer\ncanonical text` (the text can be kilobytes: a filename of 1,024
-  // characters, percent-encoded), and the URL's expiry.
-  readonly #entries = new Map<string, { digest: string, expiresAt: number }>()
+  // characters, percent-encoded).
+  readonly #entries = new Map<string, string>()
   hits = 0
   readonly max: number
   constructor (max: number) { this.max = max }
 
-  remember (signature: string, signer: string, canonical: string, expiresAt: number): void {
+  remember (signature: string, signer: string, canonical: string): void {
     if (this.#entries.size >= this.max) {
       const oldest = this.#entries.keys().next()
       if (oldest.done !== true) this.#entries.delete(oldest.value)
     }
-    this.#entries.set(signature, { digest: digestOf(signer, canonical), expiresAt })
+    this.#entries.set(signature, digestOf(signer, canonical))
   }
 
-  /** True only for a signature this process made, by `signer`, over exactly `canonical`. */
-  vouches (signature: string, signer: string, canonical: string, now: number): boolean {
-    const entry = this.#entries.get(signature)
-    if (entry === undefined) return false
-    if (now >= entry.expiresAt) { this.#entries.delete(signature); return false }
-    const same = entry.digest === digestOf(signer, canonical)
+  /**
+   * True only for a signature this process made, by `signer`, over exactly `canonical`; expired or not
+   * (the caller checks expiry): an expired URL this process minted is refused without the curve
+   * arithmetic too. Entries leave by count only.
+   */
+  vouches (signature: string, signer: string, canonical: string): boolean {
+    const digest = this.#entries.get(signature)
+    if (digest === undefined) return false
+    const same = digest === digestOf(signer, canonical)
     if (same) this.hits++
     return same
   }
@@ -138,7 +148,7 @@ class MintedUrls {
 function digestOf (signer: string, canonical: string): string {
   return createHash('sha256').update(signer).update('\n').update(canonical).digest('base64url')
 }
-// 8,192 entries of ~0.3 KB (a signature, a digest, an expiry): ~2.5 MiB at most; a coordinator mints a
+// 8,192 entries of ~0.3 KB (a signature and a digest): ~2.5 MiB at most; a coordinator mints a
 // handful of URLs per chunk, each for minutes.
 const minted = new MintedUrls(8192)
 /** How many signed URLs are remembered, how many checks they answered, and forgetting them (tests). */
@@ -175,10 +185,20 @@ export function verifySignedUrl (options: VerifyUrlOptions): SignedUrlCheck {
   const trusted = typeof options.trustedSigners === 'function' ? options.trustedSigners(signer) : options.trustedSigners.has(signer)
   if (!trusted) return { ok: false, reason: 'untrusted_signer' }
   const canonical = canonicalText(options.method, options.authority, options.audience, url)
-  if (!minted.vouches(signatures[0]!, signer, canonical, options.now) &&
-    !verify(signer, ENCODER.encode(canonical), Buffer.from(signatures[0]!, 'base64url'))) return { ok: false, reason: 'bad_signature' }
-  // Expiry last: an attacker learns nothing about freshness from a URL it could not have signed.
-  if (options.now >= expiresAt) return { ok: false, reason: 'expired' }
+  const vouched = minted.vouches(signatures[0]!, signer, canonical)
+  if (!vouched) {
+    options.beforeFullCheck?.()
+    if (!verify(signer, ENCODER.encode(canonical), Buffer.from(signatures[0]!, 'base64url'))) {
+      options.fullCheckFailed?.()
+      return { ok: false, reason: 'bad_signature' }
+    }
+  }
+  // Expiry last: an attacker learns nothing about freshness from a URL it could not have signed. An
+  // expired URL that took a full check cost as much as a forged one, and counts as one.
+  if (options.now >= expiresAt) {
+    if (!vouched) options.fullCheckFailed?.()
+    return { ok: false, reason: 'expired' }
+  }
   return { ok: true, signer, expiresAt, params }
 }
 

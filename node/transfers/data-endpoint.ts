@@ -73,12 +73,12 @@ export async function signedChunkSha (src: ChunkSource, signedPath: string): Pro
  * HTTP request (a bulk read's peer pays in its score instead, node/roles).
  */
 export async function signedChunk (src: ChunkSource, signedPath: string, from?: string): Promise<SignedChunk> {
-  if (from !== undefined) src.badSignatures?.admit(from)
+  const bad = from !== undefined ? src.badSignatures : undefined
   const check = verifySignedUrl({
-    method: 'GET', url: signedPath, authority: authorityOf(src.baseUrl()), audience: DATA_AUDIENCE, now: src.clock.now(), trustedSigners: new Set([src.key.address])
+    method: 'GET', url: signedPath, authority: authorityOf(src.baseUrl()), audience: DATA_AUDIENCE, now: src.clock.now(), trustedSigners: new Set([src.key.address]),
+    ...(bad !== undefined ? { beforeFullCheck: () => { bad.admit(from!) }, fullCheckFailed: () => { bad.failed(from!) } } : {})
   })
   if (!check.ok) {
-    if (check.reason === 'bad_signature' && from !== undefined) src.badSignatures?.failed(from)
     if (check.reason === 'unsigned') throw new SignedUrlRequired()
     if (check.reason === 'expired') throw new SignedUrlExpired()
     throw new SignedUrlInvalid(check.reason)
@@ -131,7 +131,7 @@ export function dataRoutes (src: ChunkSource) {
         querystring: Type.Object({ attempt: Type.String() }, { additionalProperties: true })
       }
     }, async (req, reply) => {
-      const chunk = await signedChunk(src, req.url, req.ip)
+      const chunk = await signedChunk(src, req.url, req.ip ?? 'unknown') // no address: the socket closed already
       // Counted per chunk attempt, not per spelling of its URL (the signature covers the decoded query).
       const key = readKey(chunk)
       const held = reading.get(key) ?? 0

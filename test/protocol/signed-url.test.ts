@@ -114,11 +114,12 @@ t.test('a URL signed in this process is checked against what was signed; nothing
   t.equal(mintedUrls.hits, hits + 1, 'none of them matched what was signed')
 
   t.same(put(target, { now: NOW + 60_000 }), { ok: false, reason: 'expired' }, 'expired, as without the memory')
+  t.equal(mintedUrls.hits, hits + 2, 'an expired URL this process minted is known without the arithmetic too')
   t.same(put(target, { trustedSigners: new Set() }), { ok: false, reason: 'untrusted_signer' }, 'the trusted set is still asked')
 
   mintedUrls.clear()
   t.ok(put(target).ok, 'forgotten, it verifies the long way')
-  t.equal(mintedUrls.hits, hits + 1)
+  t.equal(mintedUrls.hits, hits + 2)
 
   const thirdParty = signUrl({ method: 'PUT', url: 'http://elsewhere.example/x', audience: 'http-destination', expiresAt: NOW + 60_000, key: coordinator })
   t.ok(thirdParty)
@@ -126,5 +127,30 @@ t.test('a URL signed in this process is checked against what was signed; nothing
 
   for (let i = 0; i < mintedUrls.max + 10; i++) signUrl({ method: 'GET', url: `http://10.0.0.1:8100/c/${i}`, audience: 'bwnet-data', expiresAt: NOW + 60_000, key: coordinator })
   t.equal(mintedUrls.size, mintedUrls.max, 'bounded')
+  mintedUrls.clear()
+})
+
+t.test('only a full check is announced and may be refused: a forged signature and an expired URL count, a minted URL does not', async t => {
+  mintedUrls.clear()
+  const events: string[] = []
+  const hooks = (allow = true): Partial<VerifyUrlOptions> => ({
+    beforeFullCheck: () => { events.push('check'); if (!allow) throw new Error('refused unchecked') },
+    fullCheckFailed: () => { events.push('failed') }
+  })
+  const url = signUrl({ method: 'GET', url: 'http://10.0.0.1:8100/c/1', audience: 'bwnet-data', expiresAt: NOW + 60_000, key: coordinator })
+  t.ok(at(url, hooks()).ok)
+  t.same(at(url, { now: NOW + 60_000, ...hooks() }), { ok: false, reason: 'expired' }, 'a minted URL, expired')
+  t.same(events, [], 'a URL this process minted takes no full check, fresh or expired')
+  const forged = new URL(url); forged.searchParams.set(SIGNATURE_PARAM, Buffer.alloc(64, 7).toString('base64url').slice(0, 85) + 'A')
+  t.same(at(forged, hooks()), { ok: false, reason: 'bad_signature' })
+  t.same(events, ['check', 'failed'], 'a forged signature: checked, failed')
+  mintedUrls.clear() // as after a restart
+  events.length = 0
+  t.ok(at(url, hooks()).ok)
+  t.same(events, ['check'], 'a genuine URL not minted here: checked, passed')
+  events.length = 0
+  t.same(at(url, { now: NOW + 60_000, ...hooks() }), { ok: false, reason: 'expired' })
+  t.same(events, ['check', 'failed'], 'an expired genuine URL cost a full check: it counts as failed')
+  t.throws(() => at(url, hooks(false)), /refused unchecked/, 'the hook refuses before the arithmetic')
   mintedUrls.clear()
 })

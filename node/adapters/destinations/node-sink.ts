@@ -41,7 +41,7 @@ import { verifySinkRequest, SINK_AUDIENCE, type SinkAuthOptions } from './sink-a
 import { ATTEMPT_SLOTS_PER_CHUNK } from '../../../actors/destination.ts'
 import type {
   DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, ReadBackTarget, CompletedUpload } from '../../../actors/destination.ts'
-import { toProblem, problemHeaders, PROBLEM_CONTENT_TYPE, OUT_OF_FILES_DETAIL } from '../../../api/problem.ts'
+import { toProblem, problemHeaders, outOfFiles, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
 import {
   BadRequest, RangeNotSatisfiable, SinkUploadNotFound,
   SinkBadFilename, SinkConflict, SinkChunkSize, SinkEtagMismatch, StorageFull, Unavailable, withExtensions
@@ -231,7 +231,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const problem = toProblem(err, req.id)
     // A 503 is an answer by design (busy: retry later), logged as a warning, not a failure of the sink.
-    if (problem.status === 503) req.log.warn({ code: problem.code, ...(problem.detail === OUT_OF_FILES_DETAIL ? { err } : {}) }, 'sink request refused: unavailable')
+    if (problem.status === 503) req.log.warn({ code: problem.code, ...(outOfFiles(err) ? { err } : {}) }, 'sink request refused: unavailable')
     else if (problem.status >= 500) req.log.error({ err }, 'sink request failed')
     const headers = problemHeaders(err) // a 503's or 429's Retry-After (withExtensions), or when out of files
     if (headers !== undefined) void reply.headers(headers)
@@ -244,7 +244,7 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
   // Node-to-node routes: their successful answers' access lines are at debug (api/app.ts).
   app.addHook('onRoute', (route) => { route.config = { ...route.config, internal: true } })
   app.addHook('onRequest', async (req: FastifyRequest) => {
-    verifySinkRequest(req.method, req.url, { authority: opts.authority, trustedSigners: opts.trustedSigners, now, badSignatures: opts.badSignatures }, req.ip)
+    verifySinkRequest(req.method, req.url, { authority: opts.authority, trustedSigners: opts.trustedSigners, now, badSignatures: opts.badSignatures }, req.ip ?? 'unknown')
   })
 
   const metaPath = (id: string): string => join(partialDir, `${id}.json`)

@@ -20,16 +20,19 @@ export interface SinkAuthOptions {
 }
 
 /**
- * Throws the 403 problem that refuses a sink request (or the 429 for an address whose signatures keep
- * failing), or returns when its URL is good here. `from`: the request's remote address.
+ * Throws the 403 problem that refuses a sink request (or the 429 when a full signature check is not
+ * to be made now: node/adapters/bad-signatures.ts), or returns when its URL is good here. `from`: the
+ * request's remote address.
  */
 export function verifySinkRequest (method: string, target: string, opts: SinkAuthOptions, from?: string): void {
   let authority: string
   try { authority = typeof opts.authority === 'function' ? opts.authority() : opts.authority } catch { throw new SignedUrlInvalid('sink authority unknown') }
-  if (from !== undefined) opts.badSignatures?.admit(from)
-  const check = verifySignedUrl({ method, url: target, authority, audience: SINK_AUDIENCE, now: opts.now(), trustedSigners: opts.trustedSigners })
+  const bad = from !== undefined ? opts.badSignatures : undefined
+  const check = verifySignedUrl({
+    method, url: target, authority, audience: SINK_AUDIENCE, now: opts.now(), trustedSigners: opts.trustedSigners,
+    ...(bad !== undefined ? { beforeFullCheck: () => { bad.admit(from!) }, fullCheckFailed: () => { bad.failed(from!) } } : {})
+  })
   if (check.ok) return
-  if (check.reason === 'bad_signature' && from !== undefined) opts.badSignatures?.failed(from)
   if (check.reason === 'unsigned') throw new SignedUrlRequired()
   if (check.reason === 'expired') throw new SignedUrlExpired()
   throw new SignedUrlInvalid(check.reason.replace('_', ' '))

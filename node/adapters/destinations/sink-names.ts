@@ -12,7 +12,7 @@ import { stat } from 'node:fs/promises'
 import { join, extname } from 'node:path'
 import type { FastifyError, FastifyPluginAsync } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
-import { toProblem, problemHeaders, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
+import { toProblem, problemHeaders, outOfFiles, PROBLEM_CONTENT_TYPE } from '../../../api/problem.ts'
 import { SinkBadFilename, SinkConflict } from '../../../api/errors.ts'
 import { verifySinkRequest, type SinkAuthOptions } from './sink-auth.ts'
 import { pathProblem, splitPath, normalizeFilename, MAX_FILENAME_BYTES } from './filename.ts'
@@ -52,11 +52,13 @@ const NameQuery = Type.Object({
 export const sinkNameRoutes: FastifyPluginAsync<SinkNameRoutesOptions> = async function sinkNameRoutes (app, opts) {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const problem = toProblem(err, req.id)
+    if (problem.status === 503) req.log.warn({ code: problem.code, ...(outOfFiles(err) ? { err } : {}) }, 'sink name check refused: unavailable')
+    else if (problem.status >= 500) req.log.error({ err }, 'sink name check failed')
     const headers = problemHeaders(err) // a 503's or 429's Retry-After (withExtensions), or when out of files
     if (headers !== undefined) void reply.headers(headers)
     void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem)
   })
-  app.addHook('onRequest', async (req) => { verifySinkRequest(req.method, req.url, opts, req.ip) })
+  app.addHook('onRequest', async (req) => { verifySinkRequest(req.method, req.url, opts, req.ip ?? 'unknown') })
   app.get<{ Querystring: Static<typeof NameQuery> }>('/sink/names', { config: { internal: true }, schema: { hide: true, querystring: NameQuery } }, async (req) => {
     const filename = normalizeFilename(req.query.filename)
     const problem = pathProblem(filename)

@@ -31,10 +31,24 @@ t.test('past max failures in a window an address is refused, until the window en
   t.doesNotThrow(() => bad.admit('10.0.0.3'))
 })
 
-t.test('the table is bounded: the oldest address goes first', async t => {
-  const bad = new BadSignatures({ now: () => 0, max: 1, maxAddresses: 3 })
-  for (const a of ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4']) bad.failed(a)
+t.test('the table is bounded: an address below its limit goes first, else the oldest', async t => {
+  const bad = new BadSignatures({ now: () => 0, max: 2, maxAddresses: 3 })
+  for (const a of ['10.0.0.1', '10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.3']) bad.failed(a)
+  bad.failed('10.0.0.4')
   t.equal(bad.size, 3)
-  t.doesNotThrow(() => bad.admit('10.0.0.1'), 'the first was forgotten')
-  t.throws(() => bad.admit('10.0.0.4'))
+  t.throws(() => bad.admit('10.0.0.1'), 'a refused address is kept')
+  t.doesNotThrow(() => bad.admit('10.0.0.2'), 'the one below its limit was forgotten')
+  bad.failed('10.0.0.4')
+  bad.failed('10.0.0.5') // all three at their limit now: the oldest goes
+  t.doesNotThrow(() => bad.admit('10.0.0.1'), 'the oldest was forgotten')
+  t.throws(() => bad.admit('10.0.0.3'))
+})
+
+t.test('node-wide, failed full checks are bounded per second whatever the number of addresses', async t => {
+  let now = 5_000
+  const bad = new BadSignatures({ now: () => now, max: 100, maxPerSecond: 10 })
+  for (let i = 0; i < 10; i++) { bad.admit(`10.1.0.${i}`); bad.failed(`10.1.0.${i}`) }
+  t.throws(() => bad.admit('10.2.0.1'), { code: 'BWN_ERR_RATE_LIMITED', headers: { 'retry-after': '1' } }, 'an eleventh address waits for the next second')
+  now += 1000
+  t.doesNotThrow(() => bad.admit('10.2.0.1'), 'the next second has room again')
 })

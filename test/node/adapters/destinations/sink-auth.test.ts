@@ -1,6 +1,6 @@
 // The node sink's signed routes (uploads and the name check) share one count of failed signature checks
-// per remote address: an address that keeps sending signatures that do not verify is refused unchecked
-// (429 with Retry-After) on every one of them, while another address is served.
+// per remote address: an address that keeps sending signatures that do not verify gets no more full
+// checks (429 with Retry-After) on any of them, while URLs the node minted and other addresses are served.
 import t from 'tap'
 import Fastify from 'fastify'
 import http from 'node:http'
@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cryptoReady, newHotkey, signUrl, authorityOf } from '../../../../protocol/index.ts'
-import { SIGNATURE_PARAM } from '../../../../protocol/signed-url.ts'
+import { SIGNATURE_PARAM, mintedUrls } from '../../../../protocol/signed-url.ts'
 import { sinkRoutes } from '../../../../node/adapters/destinations/node-sink.ts'
 import { sinkNameRoutes } from '../../../../node/adapters/destinations/sink-names.ts'
 import { BadSignatures, BAD_SIGNATURES_PER_WINDOW } from '../../../../node/adapters/bad-signatures.ts'
@@ -55,13 +55,19 @@ t.test('forged signatures on the sink count per address across its routes; past 
     const r = await request(forge(i % 2 === 0 ? good : upload), i % 2 === 0 ? 'GET' : 'DELETE', '127.0.0.1')
     t.equal(r.status, 403, `forged signature ${i + 1} is checked and refused`)
   }
+  const more = await request(forge(good), 'GET', '127.0.0.1')
+  t.equal(more.status, 429, 'then a signature from that address is refused unchecked')
+  t.ok(Number(more.headers['retry-after']) > 0, 'with Retry-After')
+  t.match(JSON.parse(more.body), { code: 'BWN_ERR_RATE_LIMITED', status: 429 }, 'as problem+json')
+  t.equal((await request(good, 'GET', '127.0.0.1')).status, 200, 'a URL this process minted needs no full check: served')
+  // As after a restart: the URLs take the full check, which that address no longer gets.
+  mintedUrls.clear()
   for (const [url, method] of [[good, 'GET'], [upload, 'DELETE']] as const) {
     const r = await request(url, method, '127.0.0.1')
-    t.equal(r.status, 429, `${method}: then a good URL from that address is refused unchecked`)
+    t.equal(r.status, 429, `${method}: a good URL that needs a full check is refused from that address`)
     t.ok(Number(r.headers['retry-after']) > 0, 'with Retry-After')
-    t.match(JSON.parse(r.body), { code: 'BWN_ERR_RATE_LIMITED', status: 429 }, 'as problem+json')
   }
-  t.equal(badSignatures.refused, 2)
+  t.equal(badSignatures.refused, 3)
   t.equal((await request(good, 'GET', '127.0.0.2')).status, 200, 'another address is served')
   now += 60_000
   t.equal((await request(names(), 'GET', '127.0.0.1')).status, 200, 'the address is served again in a new window')
