@@ -109,6 +109,7 @@ export const DevnetSettings = Type.Object({
   validators: Type.Union([Type.Integer({ minimum: 1, maximum: 10 }), Type.Null()], { description: 'validator nodes, staking 1000 α, 900 α, 800 α, … on the dev chain (node/chain.ts devnetValidatorStakeRao); null: 1 on the dev chain, 2 on subtensor' }),
   logLevel: NodeSettings.properties.logLevel,
   inflightMib: Type.Optional(NodeSettings.properties.inflightMib),
+  network: Type.Optional(NodeSettings.properties.network),
   threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 2, description: '1: every node on the main thread; 2: the orchestrator there, the workers and the validator on a second thread' })),
   /** Passed to the orchestrator (crash points) and the workers (corrupt). */
   testFaults: NodeSettings.properties.testFaults
@@ -123,13 +124,14 @@ export const DEVNET_SETTINGS: Record<keyof DevnetConfig, SettingMeta> = {
   validators: { flag: '--validators', env: 'BWN_VALIDATORS' },
   logLevel: { flag: '--log-level', env: 'LOG_LEVEL' },
   inflightMib: { flag: '--inflight-mib', env: 'BWN_INFLIGHT_MIB' },
+  network: { flag: '--network', env: 'BWN_NETWORK' },
   threads: { flag: '--threads', env: 'BWN_DEVNET_THREADS' },
   testFaults: { flag: '--test-faults', env: 'BWN_TEST_FAULTS' }
 }
 // Two threads wherever there are two cores to run them: the devnet then moves a file ~25 % faster
 // (docs/benchmarks.md#e2e); on one core a second thread would only add an isolate.
 // The devnet's terminal shows warnings and its banner; its whole log (info) is in DATA/devnet.log.
-export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, chain: 'dev', orchestrators: null, validators: null, logLevel: 'warn', inflightMib: 64, threads: availableParallelism() >= 2 ? 2 : 1, testFaults: [] }
+export const DEVNET_DEFAULTS: DevnetConfig = { port: 8000, data: '.bwnet', workers: 3, chain: 'dev', orchestrators: null, validators: null, logLevel: 'warn', inflightMib: 64, network: 'devnet', threads: availableParallelism() >= 2 ? 2 : 1, testFaults: [] }
 
 const ajv = new Ajv({ allErrors: false, coerceTypes: false, strict: false })
 

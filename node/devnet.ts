@@ -150,6 +150,8 @@ export class Devnet {
 
   get orchestrator (): BwnetNode { return this.nodes[0]!.node }
   get chain (): 'dev' | 'subtensor' { return this.config.chain ?? 'dev' }
+  /** The network id its nodes share (the swarm topic): `devnet` unless told otherwise. */
+  get network (): string { return this.config.network ?? DEVNET_NETWORK_ID }
   /** The local Subtensor chain of a `chain: 'subtensor'` devnet, once started. */
   get subtensor (): LocalSubtensor | null { return this.#subtensor }
 
@@ -160,7 +162,7 @@ export class Devnet {
     const previous = await readFile(join(config.data, 'devnet.json'), 'utf8').then(t => (JSON.parse(t) as Partial<DevnetFile>).keys ?? {}, () => ({}))
     this.testnet = await createTestnet(TESTNET_SIZE, { host: '127.0.0.1' })
     const bootstrap = this.testnet.bootstrap.map(b => `${b.host}:${b.port}`)
-    const base = { ...NODE_DEFAULTS, network: DEVNET_NETWORK_ID, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel, blockTimeMs: DEVNET_BLOCK_TIME_MS, blocksPerEpoch: DEVNET_BLOCKS_PER_EPOCH, verifySampleRate: 1, inflightMib: config.inflightMib ?? NODE_DEFAULTS.inflightMib,
+    const base = { ...NODE_DEFAULTS, network: this.network, bootstrap, dhtHost: '127.0.0.1', logLevel: config.logLevel, blockTimeMs: DEVNET_BLOCK_TIME_MS, blocksPerEpoch: DEVNET_BLOCKS_PER_EPOCH, verifySampleRate: 1, inflightMib: config.inflightMib ?? NODE_DEFAULTS.inflightMib,
       // Everything in a devnet lives on loopback, its destinations too: the operator's explicit choice.
       allowPrivateDestinations: true, testFaults: config.testFaults ?? [],
       // Every node serves /healthz, /readyz and /metrics on a free loopback port (devnet.json nodes[].metricsUrl).
@@ -246,7 +248,7 @@ export class Devnet {
       dashboardUrl: baseUrl,
       telemetryUrl: baseUrl,
       keys,
-      network: DEVNET_NETWORK_ID,
+      network: this.network,
       bootstrap,
       chain: this.chain,
       chainUrl: this.#subtensor?.url ?? null,

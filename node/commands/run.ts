@@ -129,6 +129,7 @@ export function devnetCommand (hooks: DevnetHooks = { bootstrapKeys: async (o, p
     .option('--orchestrators <n>', 'orchestrator nodes, 1 to 4 (BWN_ORCHESTRATORS, default 1 on the dev chain, 2 on subtensor)')
     .option('--validators <n>', 'validator nodes, 1 to 10, staking 1000 α, 900 α, 800 α, … on the dev chain, 1000 TAO, 500 TAO, … on subtensor (BWN_VALIDATORS, default 1 on the dev chain, 2 on subtensor)')
     .option('--inflight-mib <n>', `MiB of chunk data each node holds in memory at once (BWN_INFLIGHT_MIB, default ${DEVNET_DEFAULTS.inflightMib})`)
+    .option('--network <id>', `network id its nodes share, the swarm topic: two devnets of one id on one machine could meet (BWN_NETWORK, default ${DEVNET_DEFAULTS.network})`)
     .option('--threads <n>', `1: every node on one thread; 2: workers and validator on a second thread, so the devnet uses two cores (BWN_DEVNET_THREADS, default 2 on a machine with two or more cores, else 1; here ${DEVNET_DEFAULTS.threads})`)
     .option('--log-level <level>', `what the terminal shows: fatal|error|warn|info|debug|trace|silent (LOG_LEVEL, default ${DEVNET_DEFAULTS.logLevel}); the whole log, info and above, is in DATA/${DEVNET_LOG_FILE}`)
     .option('--test-faults <list>', 'test-only fault switches for every node, as for `bwnet node` (BWN_TEST_FAULTS)')

@@ -3,7 +3,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { Devnet, type DevnetFile } from '../../node/devnet.ts'
 import { BwnetNode } from '../../node/node.ts'
 import { NODE_DEFAULTS, type NodeConfig } from '../../node/config.ts'
@@ -33,7 +33,9 @@ export async function startTestDevnet (t: { teardown (fn: () => unknown): void }
   const data = opts.data ?? await mkdtemp(join(tmpdir(), 'bwnet-e2e-'))
   const logger = opts.logger ?? silentLogger()
   let orgId = ''
-  const devnet = new Devnet({ port: 0, data, workers: opts.workers ?? 3, ...(opts.validators !== undefined ? { validators: opts.validators } : {}), logLevel: 'silent' }, logger, {
+  // A network id of its own: another test's devnet on the same loopback never meets this one's nodes.
+  const network = `devnet-test-${randomBytes(6).toString('hex')}`
+  const devnet = new Devnet({ port: 0, data, workers: opts.workers ?? 3, ...(opts.validators !== undefined ? { validators: opts.validators } : {}), logLevel: 'silent', network }, logger, {
     bootstrapKeys: async (o, previous) => ({ ...await bootstrapDevnetKeys(o.accounts!, previous) })
   })
   const file = await devnet.start()

@@ -8,7 +8,6 @@ import t from 'tap'
 import { startTestDevnet } from '../helpers/devnet.ts'
 import { startFlood, sampleLatency, percentile } from '../helpers/flood.ts'
 import { eventually } from '../helpers/proc.ts'
-import { DEVNET_NETWORK_ID } from '../../node/devnet.ts'
 import { randomBytes } from 'node:crypto'
 import { hotkeyFromSeed } from '../../protocol/index.ts'
 
@@ -19,7 +18,7 @@ t.test('a flooding peer is disconnected and banned; /healthz keeps answering; no
   const before = await health()
   const seed = randomBytes(32)
   await orch.devChain!.enroll(hotkeyFromSeed(seed).address, 'worker')
-  const flood = startFlood({ bootstrap: net.file.bootstrap, network: DEVNET_NETWORK_ID, target: orch.transport.publicKey, durationMs: 10_000, maxFrames: 100_000, seed: seed.toString('hex') })
+  const flood = startFlood({ bootstrap: net.file.bootstrap, network: net.devnet.network, target: orch.transport.publicKey, durationMs: 10_000, maxFrames: 100_000, seed: seed.toString('hex') })
   t.teardown(() => flood.kill())
   const rogue = await flood.connected
   // The flood of a registered peer: it starts once the orchestrator has bound the rogue's announce.

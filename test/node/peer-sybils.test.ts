@@ -9,7 +9,6 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { startTestDevnet, apiClient, upload, waitForStatus, testBytes } from '../helpers/devnet.ts'
 import { eventually } from '../helpers/proc.ts'
 import { Rogue } from '../helpers/rogue.ts'
-import { DEVNET_NETWORK_ID } from '../../node/devnet.ts'
 import { HEARTBEAT_INTERVAL_MS } from '../../actors/membership.ts'
 import type { MessageType } from '../../protocol/index.ts'
 
@@ -31,7 +30,7 @@ t.test('50 unregistered peers: each disconnected after its refused announce and 
   const loopDelay = monitorEventLoopDelay({ resolution: 20 })
   loopDelay.enable()
   t.teardown(() => loopDelay.disable())
-  const rogues = await Promise.all(Array.from({ length: SYBILS }, async () => Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID, undefined, { server: false, autoAnnounce: 'validator' })))
+  const rogues = await Promise.all(Array.from({ length: SYBILS }, async () => Rogue.join(net.devnet.testnet.createNode(), net.devnet.network, undefined, { server: false, autoAnnounce: 'validator' })))
   t.teardown(() => Promise.allSettled(rogues.map(r => r.stop())))
   // While they hammer, a newly registered worker joins.
   const joining = net.addNode('worker-2', { role: 'worker' })
@@ -67,9 +66,9 @@ t.test('50 unregistered peers: each disconnected after its refused announce and 
       for (let i = 0; i < downs.length; i++) { cycles++; slowest = Math.max(slowest, downs[i]! - ups[i]!) }
     }
     for (const c of r.captured) {
-      // Only this devnet's nodes are judged: every devnet test shares the network id, and on a shared
-      // machine a node of another test's devnet can wander into this DHT (a loopback port reused) and be
-      // found too. Such a node refuses the Sybil as well; it is counted, not asserted on.
+      // Only this devnet's nodes are judged. Each test devnet has a network id of its own now; before,
+      // all shared one, and a node of another test's devnet that wandered into this DHT (a loopback
+      // port reused) could be found too. Such a node would refuse the Sybil as well: counted, not judged.
       if (!honestKeys.has(c.peer)) { foreign++; continue }
       if (c.msg.type !== 'announce') received.set(c.msg.type, (received.get(c.msg.type) ?? 0) + 1)
     }

@@ -13,7 +13,6 @@ import { Rogue } from '../helpers/rogue.ts'
 import { collect } from '../../actors/store.ts'
 import { listEpochSnapshots, KEYS } from '../../actors/validator/snapshots.ts'
 import { sealEnvelope } from '../../actors/validator/envelope.ts'
-import { DEVNET_NETWORK_ID } from '../../node/devnet.ts'
 import type { BwnetNode } from '../../node/node.ts'
 
 const SHA = 'ab'.repeat(32)
@@ -37,7 +36,7 @@ t.test('a rogue node with an unregistered hotkey changes no state; replayed anno
   const refused = (n: BwnetNode, type: string): number => n.auth.refused.get(type) ?? 0
   const registrationsBefore = await orch.devChain!.registrations()
   const O = orch.transport.publicKey; const W = worker.transport.publicKey; const V = validator.transport.publicKey
-  const sybil = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID)
+  const sybil = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network)
   t.teardown(() => sybil.stop())
   await sybil.until(() => [O, W, V].every(p => sybil.up.has(p)), 30_000, 'the unregistered rogue connected to every devnet node')
   const refusedAnnounces = refused(orch, 'announce')
@@ -53,7 +52,7 @@ t.test('a rogue node with an unregistered hotkey changes no state; replayed anno
   t.same(await orch.devChain!.registrations(), registrationsBefore, 'no registration for it')
 
   // A registered worker posing as a validator or an orchestrator: admitted in its registered role only.
-  const rogue = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID)
+  const rogue = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network)
   t.teardown(() => rogue.stop())
   await orch.devChain!.enroll(rogue.hotkey, 'worker')
   await rogue.until(() => [O, W, V].every(p => rogue.up.has(p)), 30_000, 'connections to every devnet node')
@@ -128,7 +127,7 @@ t.test('a rogue node with an unregistered hotkey changes no state; replayed anno
   const capturedW = rogue.got('announce', worker.key.address)[0]!.raw
   rogue.sendRaw(O, capturedV)
   rogue.sendRaw(O, capturedW)
-  const second = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID)
+  const second = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network)
   t.teardown(() => second.stop())
   await second.until(() => second.up.has(O), 30_000, 'a second rogue connection')
   second.sendRaw(O, capturedV)

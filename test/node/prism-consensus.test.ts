@@ -10,7 +10,6 @@ import { capturingLogger } from '../helpers/logger.ts'
 import { Rogue } from '../helpers/rogue.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
 import { RAO_PER_ALPHA, epochsAt } from '../../actors/chain/index.ts'
-import { DEVNET_NETWORK_ID } from '../../node/devnet.ts'
 import { newHotkey, type PrismScores } from '../../protocol/index.ts'
 
 const score = (hotkey: string, routingScore: number): PrismScores['scores'][number] =>
@@ -65,7 +64,7 @@ t.test('a 1 α validator moves neither the served consensus nor the next plan; b
   t.equal(await planned('before.bin'), honestScore, 'the next plan routes by the consensus')
 
   // The 1 α validator speaks: for epoch 99999, then for the current epoch.
-  const rogue = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID, rogueKey)
+  const rogue = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network, rogueKey)
   t.teardown(() => rogue.stop())
   await rogue.until(() => rogue.up.has(orch.transport.publicKey), 30_000, 'a connection to the orchestrator')
   t.ok(rogue.announce(orch.transport.publicKey, 'validator'))

@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto'
 import { startTestDevnet, apiClient, upload, testBytes, sha256 } from '../../helpers/devnet.ts'
 import { eventually } from '../../helpers/proc.ts'
 import { Rogue } from '../../helpers/rogue.ts'
-import { DEVNET_NETWORK_ID } from '../../../node/devnet.ts'
 import { signChunkSource } from '../../../node/transfers/data-endpoint.ts'
 import { newHotkey } from '../../../protocol/index.ts'
 
@@ -22,7 +21,7 @@ t.test('the bulk channel serves admitted peers only, each chunk streamed from it
   const { path } = signChunkSource(source, transfer.id, 0, randomUUID(), Date.now() + 60_000)
 
   // A connection that never announced: its request is dropped unread, never answered.
-  const stranger = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID, undefined, { server: false })
+  const stranger = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network, undefined, { server: false })
   t.teardown(() => stranger.stop())
   await stranger.until(() => stranger.up.has(O), 30_000, 'the stranger connected to the orchestrator')
   const droppedBefore = orch.transport.bulkDropped.get('not_admitted') ?? 0
@@ -34,7 +33,7 @@ t.test('the bulk channel serves admitted peers only, each chunk streamed from it
   // A registered worker: admitted, and served the chunk from its file.
   const key = newHotkey()
   await orch.devChain!.enroll(key.address, 'worker')
-  const worker = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID, key, { autoAnnounce: 'worker' })
+  const worker = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network, key, { autoAnnounce: 'worker' })
   t.teardown(() => worker.stop())
   await eventually(async () => orch.messenger.gate.isAdmitted(worker.publicKey) && worker.up.has(O), 15_000, 'the worker admitted')
   let wholeReads = 0

@@ -18,7 +18,6 @@ import { capturingLogger } from '../../helpers/logger.ts'
 import { Rogue } from '../../helpers/rogue.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 import { STRIKE_LIMIT } from '../../../actors/transfer/worker-standing.ts'
-import { DEVNET_NETWORK_ID } from '../../../node/devnet.ts'
 import { loadOrCreateKeystore } from '../../../node/keystore.ts'
 import { encodeFrame, newHotkey, type KeyPair, type MessageBody } from '../../../protocol/index.ts'
 
@@ -44,7 +43,7 @@ t.test('an orchestrator cannot get a worker struck for stalls by naming it; a wo
   // attached worker in its heartbeats (Heartbeat.workers: a coordinator routes only to orchestrators with some).
   const rogueKey = newHotkey()
   await orch.devChain!.enroll(rogueKey.address, 'orchestrator')
-  const rogue = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID, rogueKey, { autoAnnounce: 'orchestrator' })
+  const rogue = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network, rogueKey, { autoAnnounce: 'orchestrator' })
   t.teardown(() => rogue.stop())
   await rogue.until(() => rogue.up.has(O) && rogue.got('announce', orch.key.address).length > 0, 30_000, 'a connection to the orchestrator')
   await eventually(async () => orch.auth.allows(rogue.hotkey, 'orchestrator'), 30_000, 'the rogue admitted as an orchestrator', 100)

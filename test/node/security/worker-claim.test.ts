@@ -17,7 +17,6 @@ import { eventually } from '../../helpers/proc.ts'
 import { capturingLogger } from '../../helpers/logger.ts'
 import { Rogue } from '../../helpers/rogue.ts'
 import { collect } from '../../../actors/store.ts'
-import { DEVNET_NETWORK_ID } from '../../../node/devnet.ts'
 import { encodeFrame, newHotkey, signOffer, type KeyPair, type MessageBody } from '../../../protocol/index.ts'
 import { signAttachment } from '../../../protocol/attachment.ts'
 import { EVIDENCE_MAX_AGE_MS } from '../../../node/verify-evidence.ts'
@@ -43,7 +42,7 @@ t.test('an orchestrator cannot get a worker penalized for a delivery the worker 
   t.teardown(() => server.close())
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/chunk`
 
-  const rogue = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID, newHotkey(), { autoAnnounce: 'orchestrator' })
+  const rogue = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network, newHotkey(), { autoAnnounce: 'orchestrator' })
   t.teardown(() => rogue.stop())
   await orch.devChain!.enroll(rogue.hotkey, 'orchestrator')
   const accomplice = newHotkey() // a worker the rogue holds the key of
@@ -100,7 +99,7 @@ t.test('a worker takes an offer only as its coordinator signed it: one changed o
   const net = await startTestDevnet(t, { workers: 1, logger })
   const node = (name: string): BwnetNode => net.devnet.nodes.find(n => n.name === name)!.node
   const orch = node('orchestrator'); const worker = node('worker-1')
-  const rogue = await Rogue.join(net.devnet.testnet.createNode(), DEVNET_NETWORK_ID, newHotkey(), { autoAnnounce: 'orchestrator' })
+  const rogue = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network, newHotkey(), { autoAnnounce: 'orchestrator' })
   t.teardown(() => rogue.stop())
   await orch.devChain!.enroll(rogue.hotkey, 'orchestrator')
   const W = worker.transport.publicKey
