@@ -846,10 +846,22 @@ export class TransferState {
     const asked = a?.verifying.get(body.attemptId)
     if (a === undefined || at === undefined || asked === undefined || asked.validator !== from || at.state !== 'checking') return { ops: [], effects: [] }
     a.verifying.delete(at.id)
-    if (body.verdict === 'unreadable') return { ops: [], effects: [{ kind: 'io', job: this.#checkJob(a, at, a.checking.get(at.id)?.etag ?? null) }] }
-    const ok = body.verdict === 'verified'
-    if (ok) a.verifiedBy.add(at.id)
-    return this.checked(a.row.id, at.id, ok, ok ? null : `validator ${from} found other bytes at the destination`, now)
+    const ownCheck: Effect = { kind: 'io', job: this.#checkJob(a, at, a.checking.get(at.id)?.etag ?? null) }
+    if (body.verdict === 'unreadable') return { ops: [], effects: [ownCheck] }
+    if (body.verdict === 'mismatch') {
+      // One validator's word fails no delivery and strikes no worker: any permitted validator, whatever
+      // its stake, is asked for some verdicts. The coordinator checks the destination itself, and only a
+      // mismatch it finds too fails the attempt (with the strike where the bytes are the worker's alone).
+      return {
+        ops: [],
+        effects: [
+          { kind: 'log', level: 'warn', obj: { transferId: a.row.id, chunk: at.chunk_index, worker: at.worker_id, validator: from }, msg: 'a validator found other bytes at the destination; checking it directly' },
+          ownCheck
+        ]
+      }
+    }
+    a.verifiedBy.add(at.id)
+    return this.checked(a.row.id, at.id, true, null, now)
   }
 
   /** The outcome of a destination check (or a validator's verdict). */

@@ -722,12 +722,33 @@ t.test('validator verdicts: only from the validator asked, while the delivery is
   t.match(jobs(unreadable), [{ type: 'check', attemptId: offers[1]!.attemptId, etag: `"${offers[1]!.sha256}"` }])
   t.same(unreadable.ops, [])
   t.match(puts(core.checked(id, offers[1]!.attemptId, true, null, clock.now()), 'chunks'), [{ state: 'delivered' }], 'its own check delivers it, unverified')
-  const bad = verdict(offers[2]!, 'v-1', 'mismatch')
-  t.match(puts(bad, 'task_attempts'), [{ id: offers[2]!.attemptId, state: 'failed', failure_reason: /validator v-1 found other bytes/ }])
+  // A mismatch is one validator's word: the coordinator checks the destination itself first.
+  const said = verdict(offers[2]!, 'v-1', 'mismatch')
+  t.same(said.ops, [], 'nothing fails on a validator\'s word alone')
+  t.same(puts(said, 'workers'), [], 'no strike on it')
+  t.match(jobs(said), [{ type: 'check', attemptId: offers[2]!.attemptId, etag: `"${offers[2]!.sha256}"` }], 'the coordinator\'s own check runs')
+  t.match(effects(said, 'log'), [{ level: 'warn', obj: { validator: 'v-1', worker: W1 } }], 'the validator\'s claim is logged')
+  const bad = core.checked(id, offers[2]!.attemptId, false, 'destination bytes do not match the staged chunk', clock.now())
+  t.match(puts(bad, 'task_attempts'), [{ id: offers[2]!.attemptId, state: 'failed' }], 'its own check finding other bytes too fails the attempt')
   t.match(puts(bad, 'task_results'), [{ attempt_id: offers[2]!.attemptId, outcome: 'integrity_mismatch' }])
   t.match(puts(bad, 'workers'), [{ hotkey: W1, strikes: [{ reason: 'failed_check' }] }], 'the worker is struck')
   t.match(effects(bad, 'send'), [{ to: SELF, type: 'task_result_ack', body: { attemptId: offers[2]!.attemptId, status: 'failed', reason: 'destination_check_failed' } }])
   t.equal(effects(bad, 'candidates').length, 1, 'the chunk is delivered again')
+})
+
+t.test('a validator that calls good deliveries mismatched fails none and strikes no worker: the coordinator\'s own check delivers them', async t => {
+  const clock = new ManualClock()
+  const { core, id, wave } = started(clock, 4, ONLY_SELF)
+  const offers = offersOf(wave)
+  acceptAll(core, id, offers, W1, clock.now())
+  for (const o of offers) {
+    result(core, o, W1, clock.now(), true, { etag: `"${o.sha256}"`, validators: ['liar'] })
+    const said = core.verdict('liar', { transferId: id, attemptId: o.attemptId, chunkIndex: o.chunkIndex, verdict: 'mismatch', sha256: sha(1), detail: null }, clock.now())
+    t.same(puts(said, 'workers'), [], `chunk ${o.chunkIndex}: no strike`)
+    const delivered = core.checked(id, o.attemptId, true, null, clock.now())
+    t.match(puts(delivered, 'chunks'), [{ chunk_index: o.chunkIndex, state: 'delivered' }], `chunk ${o.chunkIndex}: delivered on the coordinator's own check, not verified`)
+  }
+  t.equal(core.standingOf(W1)?.strikes.length ?? 0, 0, 'the worker holds no strike')
 })
 
 t.test('a verified chunk that complete() finds changed is delivered again, and counted out of delivered and verified', async t => {
@@ -790,10 +811,11 @@ t.test('blame: a result speaks only for the worker the attempt was assigned to; 
   t.equal(core.standingOf('victim'), undefined)
   const own = core.result(SELF, { taskId: offers[0]!.taskId, attemptId: offers[0]!.attemptId, transferId: id, worker: W1, success: true, bytes: CHUNK, durationMs: 5, sha256: sha(99), etag: null, error: null, via: 'http' }, clock.now())
   t.match(puts(own, 'workers'), [{ hotkey: W1, strikes: [{ reason: 'failed_check', attempt_id: offers[0]!.attemptId }] }], 'the assigned worker\'s own wrong hash strikes it')
-  // A validator's mismatch verdict strikes the assigned worker too.
+  // A validator's mismatch, confirmed by the coordinator's own check, strikes the assigned worker too.
   result(core, offers[1]!, W1, clock.now(), true, { validators: ['v-1'] })
-  const verdict = core.verdict('v-1', { transferId: id, attemptId: offers[1]!.attemptId, chunkIndex: offers[1]!.chunkIndex, verdict: 'mismatch', sha256: sha(98), detail: null }, clock.now())
-  t.match(puts(verdict, 'workers'), [{ hotkey: W1 }])
+  core.verdict('v-1', { transferId: id, attemptId: offers[1]!.attemptId, chunkIndex: offers[1]!.chunkIndex, verdict: 'mismatch', sha256: sha(98), detail: null }, clock.now())
+  const confirmed = core.checked(id, offers[1]!.attemptId, false, 'destination bytes do not match the staged chunk', clock.now())
+  t.match(puts(confirmed, 'workers'), [{ hotkey: W1 }])
   t.equal(core.standingOf('victim'), undefined, 'the innocent worker holds no strike')
 })
 
@@ -818,7 +840,8 @@ t.test('no strike where a failed check may not be the worker\'s: a check that co
   acceptAll(tenant.core, tenant.id, [b0!], W2, clock.now())
   const asked = result(tenant.core, b0!, W2, clock.now(), true, { validators: ['v-1'] })
   t.notOk((jobs(asked, 'verify')[0] as any).request.attributable, 'the verify request does not say the bytes are the worker\'s')
-  const mismatch = tenant.core.verdict('v-1', { transferId: tenant.id, attemptId: b0!.attemptId, chunkIndex: 0, verdict: 'mismatch', sha256: sha(9), detail: null }, clock.now())
+  tenant.core.verdict('v-1', { transferId: tenant.id, attemptId: b0!.attemptId, chunkIndex: 0, verdict: 'mismatch', sha256: sha(9), detail: null }, clock.now())
+  const mismatch = tenant.core.checked(tenant.id, b0!.attemptId, false, 'destination bytes do not match the staged chunk', clock.now())
   t.same(puts(mismatch, 'workers'), [], 'no strike')
   t.match(puts(mismatch, 'task_attempts'), [{ id: b0!.attemptId, state: 'failed' }])
   t.equal(tenant.core.standingOf(W2), undefined)
