@@ -92,6 +92,8 @@ export const PENALTY_POINTS: Partial<Record<DropReason, number>> & { default: nu
 
 /** Seen frame ids kept at most (oldest forgotten first); rate limits keep this far from full. */
 const MAX_SEEN_IDS = 200_000
+/** Frames one connection may have waiting to be read: 10 s of a registered peer's budget. */
+export const MAX_BACKLOG_FRAMES = 1_000
 
 /** Why a connection was closed by this node (a bounded metric label). */
 export type DisconnectReason = 'score' | 'refused' | 'banned' | GateCloseReason
@@ -409,6 +411,9 @@ export class Messenger implements Network {
     if (!this.#takeToken(peer, now)) return this.#drop(peer, 'rate_limited', 'frame budget exceeded')
     const waiting = this.#backlog.get(peer)
     if (waiting !== undefined || this.#turnSpent() > this.#limits.sliceMs) {
+      // What waits per connection is bounded: past it the node is far behind, and a frame more is dropped
+      // unread (counted; no score: the lag is this node's, not the peer's).
+      if (waiting !== undefined && waiting.length >= MAX_BACKLOG_FRAMES) { this.#count('backlog_full'); return }
       if (waiting !== undefined) waiting.push({ frame, at: now }); else this.#backlog.set(peer, [{ frame, at: now }])
       this.#scheduleDrain()
       return
@@ -496,7 +501,7 @@ export class Messenger implements Network {
     } else if (bound !== msg.from) {
       return this.#drop(peer, 'sender_mismatch', `connection is bound to ${bound}, frame from ${msg.from}`)
     }
-    this.#remember(seenKey, msg.ts + MAX_CLOCK_SKEW_MS, now)
+    this.#remember(seenKey, now)
     msg.raw = frame
     this.#deliver(msg, peer)
   }
@@ -519,14 +524,24 @@ export class Messenger implements Network {
     return true
   }
 
-  #remember (key: string, until: number, now: number): void {
-    if (this.#seen.size >= MAX_SEEN_IDS) {
-      // Forget what has expired; if nothing has, forget the oldest.
-      for (const [k, exp] of this.#seen) { if (exp <= now) this.#seen.delete(k) }
-      if (this.#seen.size >= MAX_SEEN_IDS) this.#seen.delete(this.#seen.keys().next().value!)
+  /**
+   * Remembers a frame id for as long as a frame with it could still be fresh: its `ts` is within the
+   * skew of now, so at most twice the skew from now. Every entry lives that long from when it is added,
+   * so the map's order (insertion) is expiry order: the expired are at its head and go from there, a few
+   * at a time, never by a scan of the whole map (a peer's made-up `ts` cannot make one entry outlive
+   * those added after it).
+   */
+  #remember (key: string, now: number): void {
+    for (const [k, exp] of this.#seen) {
+      if (exp > now) break
+      this.#seen.delete(k)
     }
-    this.#seen.set(key, until)
+    if (this.#seen.size >= MAX_SEEN_IDS) this.#seen.delete(this.#seen.keys().next().value!)
+    this.#seen.set(key, now + 2 * MAX_CLOCK_SKEW_MS)
   }
+
+  /** Frame ids remembered against replays (tests, metrics). */
+  get seenIds (): number { return this.#seen.size }
 
   #count (reason: string): void { this.dropped.set(reason, (this.dropped.get(reason) ?? 0) + 1) }
 

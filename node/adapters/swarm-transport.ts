@@ -38,6 +38,8 @@ interface Pace { total: number, sent: number, mark: number, windowStart: number 
  * further reads wait on its side and are sent as earlier ones end.
  */
 export const MAX_BULK_REQUESTS_PER_PEER = 8
+/** Noise keys whose ban this transport remembers at most. */
+export const MAX_BANNED_KEYS = 16_384
 /** A bulk request is a request id and a signed path: anything longer is not one, and is not decoded. */
 const MAX_BULK_REQUEST_BYTES = 4096
 // Peers that join at the same moment miss each other's announcements in their first lookup, so
@@ -185,6 +187,9 @@ export class SwarmTransport {
     this.#refreshTimers.push(setInterval(() => { if (this.#links.size === 0) refresh() }, DISCOVERY_REFRESH_ALONE_MS).unref())
   }
 
+  /** Noise keys with a ban on record (tests, metrics). */
+  get bannedKeys (): number { return this.#banned.size }
+
   isBanned (peer: string): boolean {
     const until = this.#banned.get(peer)
     if (until === undefined) return false
@@ -195,7 +200,13 @@ export class SwarmTransport {
 
   /** Closes the connection to `peer` and refuses it (incoming and outgoing) for `banMs`. */
   disconnect (peer: string, banMs: number): void {
-    this.#banned.set(peer, Date.now() + banMs)
+    if (banMs > 0) {
+      // Bounded: keys never seen again (a Sybil's fresh ones) must not stay for ever; when the table is
+      // full the oldest ban goes (the messenger remembers banned hotkeys on its own, node/messenger.ts).
+      this.#banned.delete(peer) // re-inserted last: the order is the order of the latest ban
+      if (this.#banned.size >= MAX_BANNED_KEYS) this.#banned.delete(this.#banned.keys().next().value!)
+      this.#banned.set(peer, Date.now() + banMs)
+    }
     this.#links.get(peer)?.conn.destroy()
   }
 

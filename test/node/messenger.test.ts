@@ -3,7 +3,7 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { cryptoReady, newHotkey, encodeFrame } from '../../protocol/index.ts'
-import { Messenger } from '../../node/messenger.ts'
+import { Messenger, MAX_BACKLOG_FRAMES } from '../../node/messenger.ts'
 import { linkedMessengers } from '../helpers/linked-messengers.ts'
 import { ManualClock } from '../helpers/clock.ts'
 import { silentLogger } from '../helpers/logger.ts'
@@ -159,4 +159,43 @@ t.test('unreadSince: when the oldest frame still waiting to be read arrived', as
   t.equal(m.unreadSince(), 1_800_000_000_000, 'the oldest of every connection\'s waiting frames')
   await m.settled()
   t.equal(m.unreadSince(), null, 'all read')
+})
+
+t.test('frame ids are remembered while a frame could be fresh, a future timestamp included, and forgotten from the oldest after', async t => {
+  const { m, self, clock } = target()
+  m.isRegistered = () => true
+  const alice = newHotkey()
+  const conn = randomBytes(32).toString('hex')
+  m.receive(conn, encodeFrame(alice, 'announce', { ...FACTS, role: 'worker', hotkey: alice.address, noiseKey: conn, peerNoiseKey: self, nonce: 'd'.repeat(32) }, { ts: clock.now() }))
+  const hb = (seq: number, ts: number): Uint8Array => encodeFrame(alice, 'heartbeat', { role: 'worker', seq, capacity: { slots: 1, bandwidthMbps: 1 }, load: 0, workers: 0 }, { ts })
+  const ahead = hb(1, clock.now() + 4 * 60_000) // stamped 4 min ahead: fresh until 9 min from now
+  m.receive(conn, ahead)
+  await m.settled()
+  t.equal(m.seenIds, 2)
+  clock.advance(8 * 60_000)
+  m.receive(conn, ahead)
+  await m.settled()
+  t.equal(m.dropped.get('duplicate'), 1, 'replayed 8 min later, while its stamp is still fresh: refused as a repeat')
+  clock.advance(2 * 60_000 + 1)
+  m.receive(conn, hb(2, clock.now()))
+  await m.settled()
+  t.equal(m.seenIds, 1, 'the expired ids went as a new one came, from the head of the table')
+  m.receive(conn, ahead)
+  await m.settled()
+  t.equal(m.dropped.get('stale'), 1, 'and a replay now is refused as stale')
+})
+
+t.test('what waits to be read per connection is bounded: past it a frame is dropped unread, with no score', async t => {
+  const clock = new ManualClock(Date.now())
+  // No time for frames in a turn, and a budget that lets every frame through: only the bound stops them.
+  const cut: string[] = []
+  const m = new Messenger(newHotkey(), clock, silentLogger(), { sliceMs: 0, unregisteredBurst: 10 * MAX_BACKLOG_FRAMES })
+  m.attach({ publicKey: randomBytes(32).toString('hex'), send: () => true, disconnect: (peer) => { cut.push(peer) } }, { onConnect: () => {}, onDisconnect: () => {} })
+  const conn = randomBytes(32).toString('hex')
+  m.receive(conn, randomBytes(40)) // read at once
+  for (const s = performance.now(); performance.now() === s;); // the turn has spent time on frames
+  for (let i = 0; i < MAX_BACKLOG_FRAMES + 25; i++) m.receive(conn, randomBytes(40))
+  t.equal(m.dropped.get('backlog_full'), 25, 'the frames past the bound were dropped unread')
+  t.same(cut, [], 'the peer is not cut off for this node\'s own lag')
+  await m.settled()
 })
