@@ -51,7 +51,8 @@ interface State {
   tracks: Map<string, Track>
   readiness: Map<string, Readiness>
   scores: Map<string, number>
-  seenAttempts: Set<string>
+  /** Attempts read back (or being read), with when: forgotten with their evidence, past the window. */
+  seenAttempts: Map<string, number>
 }
 
 /** Store keys (table `meta`) of the PRISM inputs. Times are zero-padded so keys sort by time. */
@@ -76,7 +77,7 @@ export async function loadPrismInputs (store: Store): Promise<Pick<State, 'track
   const scores = new Map<string, number>(Object.entries(await store.table<Record<string, number>>('meta').get(PRISM_KEYS.scores) ?? {}))
   const tracks = new Map<string, Track>()
   const readiness = new Map<string, Readiness>()
-  const seenAttempts = new Set<string>()
+  const seenAttempts = new Map<string, number>()
   const trackOf = (hotkey: string): Track => {
     let t = tracks.get(hotkey)
     if (t === undefined) { t = { firstSeenAt: Infinity, samples: [], outcomes: [], penalties: [], verified: 0, pool: 'qualifying', transitionPending: false }; tracks.set(hotkey, t) }
@@ -97,7 +98,7 @@ export async function loadPrismInputs (store: Store): Promise<Pick<State, 'track
         const t = trackOf(hotkey)
         t.outcomes.push(e.verified ? { atMs: e.atMs, verified: 1, pool: e.pool, key } : { atMs: e.atMs, failed: 1, pool: e.pool, key })
         if (e.mbps !== null) t.samples.push({ atMs: e.atMs, mbps: e.mbps, pool: e.pool })
-        if (attemptId !== undefined) seenAttempts.add(attemptId)
+        if (attemptId !== undefined) seenAttempts.set(attemptId, e.atMs)
         break
       }
       case 'pen': trackOf(hotkey).penalties.push(value as PenaltyRow); break
@@ -125,6 +126,11 @@ export interface VerifierDeps {
   readiness (hotkey: string): { ready: boolean, connected: boolean }
   /** Every PRISM component of an epoch's computation, once stored (the simulator's metrics read them). */
   onPrism? (epoch: number, prism: readonly PrismComponents[]): void
+  /**
+   * Read-backs one coordinator may have in flight at once; more are answered `unreadable` (`busy`) at
+   * once, and that coordinator checks those deliveries itself. Unbounded without it (the simulator).
+   */
+  maxReadsPerCoordinator?: number
 }
 
 export interface Verifier { ref: Ref<VerifierMsg>, scoreOf (hotkey: string): number }
@@ -141,6 +147,13 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
   const log = env.logger.child({ component: 'verifier' })
   let self: Ref<VerifierMsg>
   let latest = new Map<string, number>()
+  // Read-backs in flight per coordinator (outside the state: a restart of the actor does not end them).
+  const reading = new Map<string, number>()
+  const readsCap = deps.maxReadsPerCoordinator ?? Infinity
+  const readEnded = (from: string): void => {
+    const left = (reading.get(from) ?? 1) - 1
+    if (left > 0) reading.set(from, left); else reading.delete(from)
+  }
 
   const track = (state: State, hotkey: string, ops: StoreOp[]): Track => {
     let t = state.tracks.get(hotkey)
@@ -185,7 +198,13 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
           net.send(msg.from, 'verify_verdict', { transferId: r.transferId, attemptId: r.attemptId, chunkIndex: r.chunkIndex, verdict: 'unreadable', sha256: null, detail: 'not_sampled' })
           return state
         }
-        state.seenAttempts.add(r.attemptId)
+        const inFlight = reading.get(msg.from) ?? 0
+        if (inFlight >= readsCap) {
+          net.send(msg.from, 'verify_verdict', { transferId: r.transferId, attemptId: r.attemptId, chunkIndex: r.chunkIndex, verdict: 'unreadable', sha256: null, detail: 'busy' })
+          return state
+        }
+        reading.set(msg.from, inFlight + 1)
+        state.seenAttempts.set(r.attemptId, env.clock.now())
         deps.reader.sha256Of(r.read, r.length).then(
           res => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: res.bytes === r.length ? res.sha256 : null, error: res.bytes === r.length ? null : `read ${res.bytes} bytes, expected ${r.length}` }),
           (err: Error & { code?: unknown }) => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: null, error: (typeof err.code === 'string' ? err.code : String(err.message)).slice(0, 200) })
@@ -195,6 +214,7 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
       case 'read': {
         const r = msg.body
         const now = env.clock.now()
+        readEnded(msg.from)
         if (msg.sha256 === null) {
           // Could not read: no verdict on the worker; the coordinator checks for itself.
           log.warn({ transferId: r.transferId, chunk: r.chunkIndex, error: msg.error }, 'read-back failed')
@@ -240,6 +260,7 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
       case 'epoch': {
         const now = env.clock.now()
         const horizon = now - EVIDENCE_WINDOW_MS
+        for (const [attemptId, at] of state.seenAttempts) if (at < horizon) state.seenAttempts.delete(attemptId)
         const ops: StoreOp[] = []
         const inputs: PrismOrchestratorInput[] = []
         for (const [hotkey, t] of state.tracks) {
@@ -287,7 +308,7 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
     }
   }
 
-  self = spawnSupervised<State, VerifierMsg>(parent, 'verifier', env, () => ({ loaded: false, tracks: new Map(), readiness: new Map(), scores: new Map(), seenAttempts: new Set() }), handler)
+  self = spawnSupervised<State, VerifierMsg>(parent, 'verifier', env, () => ({ loaded: false, tracks: new Map(), readiness: new Map(), scores: new Map(), seenAttempts: new Map() }), handler)
   tell(self, { type: 'scores', reply: () => {} }) // loads the stored inputs now, not at the first delivery
   return { ref: self, scoreOf: (hotkey) => latest.get(hotkey) ?? 0 }
 }

@@ -39,6 +39,13 @@ import { DiskSweep } from '../sweep.ts'
 import { SinkPartials } from '../adapters/destinations/sink-partials.ts'
 import { logEvery } from '../log-every.ts'
 
+/**
+ * Read-backs a validator runs at once for one coordinator (each up to READ_TIMEOUT_MS): a coordinator's
+ * verify requests cannot hold the validator's sockets without bound; past it they are answered
+ * `unreadable` (`busy`) and the coordinator checks for itself.
+ */
+export const MAX_READS_PER_COORDINATOR = 64
+
 export async function startRole (ctx: RoleContext): Promise<RoleHandle> {
   switch (ctx.role) {
     case 'orchestrator': return startOrchestrator(ctx)
@@ -319,7 +326,7 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
     return { connected, ready: connected && (workersOf.get(h) ?? 1) > 0 }
   }
   const verifier = startVerifier(ctx.system, {
-    env, self: key.address, net: messenger, store, reader: httpRangeReader({ allowPrivate: ctx.config.allowPrivateDestinations }), evidence: sink, sampleRate: ctx.config.verifySampleRate,
+    env, self: key.address, net: messenger, store, reader: httpRangeReader({ allowPrivate: ctx.config.allowPrivateDestinations }), evidence: sink, sampleRate: ctx.config.verifySampleRate, maxReadsPerCoordinator: MAX_READS_PER_COORDINATOR,
     readiness: readinessOf
   })
   verifierScore = verifier.scoreOf

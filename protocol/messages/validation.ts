@@ -22,7 +22,8 @@ export const VerifyRequest = Type.Object({
   chunkIndex: Type.Integer({ minimum: 0 }),
   orchestrator: Hotkey,
   worker: Hotkey,
-  length: Type.Integer({ minimum: 0 }),
+  /** At most a chunk's largest size (MAX_CHUNK_SIZE, 5 GiB: actors/domain/chunk-plan.ts). */
+  length: Type.Integer({ minimum: 0, maximum: 5 * 1024 ** 3 }),
   sha256: Sha256Hex,
   /** Offer sent → result received, measured by the coordinator (never the worker's claim). */
   trustedDurationMs: Type.Integer({ minimum: 0 }),

@@ -10,7 +10,7 @@ import { MemoryLevel } from 'memory-level'
 import { cryptoReady, newHotkey, type PrismScores, type VerifyRequest } from '../../../protocol/index.ts'
 import { LevelStore, collect, prefixRange } from '../../../actors/store.ts'
 import { startSystem, stopActor, tell } from '../../../actors/runtime.ts'
-import { startVerifier, PRISM_KEYS, type Verifier, type RangeReader } from '../../../actors/validator/verifier.ts'
+import { startVerifier, PRISM_KEYS, type Verifier, type RangeReader, type VerifierDeps } from '../../../actors/validator/verifier.ts'
 import { HOUR_MS, DAY_MS, TRANSITION_PENDING_REASON } from '../../../actors/domain/prism.ts'
 import type { Network, Store } from '../../../actors/ports.ts'
 import { ManualClock } from '../../helpers/clock.ts'
@@ -20,7 +20,7 @@ const SHA = 'a'.repeat(64)
 const close = (t: { ok: (v: boolean, m: string) => unknown }, a: number, b: number, msg: string): void => { t.ok(Math.abs(a - b) < 1e-9, `${msg}: ${a} ≈ ${b}`) }
 
 /** A verifier on `store` whose network hands each verdict and published score set to the test. */
-function harness (t: { teardown (fn: () => unknown): void }, clock: ManualClock, store: Store, current: Map<string, { ready: boolean, connected: boolean }>, reader: RangeReader = { sha256Of: async (_target, length) => ({ sha256: SHA, bytes: length }) }, penalties: unknown[] = []) {
+function harness (t: { teardown (fn: () => unknown): void }, clock: ManualClock, store: Store, current: Map<string, { ready: boolean, connected: boolean }>, reader: RangeReader = { sha256Of: async (_target, length) => ({ sha256: SHA, bytes: length }) }, penalties: unknown[] = [], extra: Partial<VerifierDeps> = {}) {
   const system = startSystem()
   const verdicts = new Map<string, (v: unknown) => void>()
   const published: Array<(s: PrismScores) => void> = []
@@ -33,7 +33,8 @@ function harness (t: { teardown (fn: () => unknown): void }, clock: ManualClock,
     env: { clock, logger: silentLogger() }, self: 'validator', net, store, sampleRate: 1,
     reader,
     evidence: { submitEvidence: async () => {}, submitPenalties: async (rows) => { penalties.push(...rows) } },
-    readiness: (h) => current.get(h) ?? { ready: false, connected: false }
+    readiness: (h) => current.get(h) ?? { ready: false, connected: false },
+    ...extra
   })
   let stopped = false
   const stop = (): void => { if (!stopped) { stopped = true; stopActor(system) } }
@@ -186,4 +187,23 @@ t.test('a mismatch penalizes the worker only where the bytes are its alone (a no
   t.same(penalties, [], 'no penalty: the tenant could have written them')
   t.match(await h.verify(orchestrator, randomUUID(), { worker, attributable: true }), { verdict: 'mismatch' })
   t.match(penalties, [{ kind: 'integrity_chunk_mismatch', workerHotkey: worker, orchestratorHotkey: orchestrator }], 'at a node sink: the worker\'s own penalty')
+})
+
+t.test('a coordinator has at most maxReadsPerCoordinator read-backs in flight: more are answered busy at once', async t => {
+  const clock = new ManualClock()
+  const held: Array<() => void> = []
+  const reader: RangeReader = { sha256Of: async (_target, length) => { await new Promise<void>(resolve => held.push(resolve)); return { sha256: SHA, bytes: length } } }
+  const h = harness(t, clock, new LevelStore(new MemoryLevel() as never), new Map(), reader, [], { maxReadsPerCoordinator: 2 })
+  const orchestrator = newHotkey().address
+  const first = h.verify(orchestrator)
+  const second = h.verify(orchestrator)
+  t.match(await h.verify(orchestrator), { verdict: 'unreadable', sha256: null, detail: 'busy' }, 'a third while two are read: busy, without a read')
+  t.equal(held.length, 2, 'two reads started')
+  for (const release of held.splice(0)) release()
+  t.match(await first, { verdict: 'verified' })
+  t.match(await second, { verdict: 'verified' })
+  const third = h.verify(orchestrator)
+  await new Promise<void>(resolve => { const check = (): void => { if (held.length > 0) resolve(); else setImmediate(check) }; check() })
+  held.shift()!()
+  t.match(await third, { verdict: 'verified' }, 'once they ended, the next is read')
 })
