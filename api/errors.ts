@@ -67,6 +67,7 @@ export const DestinationNotFound = createError('BWN_ERR_DESTINATION_NOT_FOUND', 
 export const DestinationInUse = createError('BWN_ERR_DESTINATION_IN_USE', '%s', 409)
 export const DestinationBuiltin = createError('BWN_ERR_DESTINATION_BUILTIN', '%s', 409)
 export const DestinationInvalid = createError('BWN_ERR_DESTINATION_INVALID', '%s', 400)
+export const DestinationLimit = createError('BWN_ERR_DESTINATION_LIMIT', '%s', 409)
 // Destination policy (node/adapters/destinations/url-policy.ts): problem member `reason` says why.
 export const DestinationUrlRefused = createError('BWN_ERR_DESTINATION_URL_REFUSED', '%s', 400)
 export const DestinationHeaderRefused = createError('BWN_ERR_DESTINATION_HEADER_REFUSED', '%s', 400)

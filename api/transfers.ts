@@ -88,6 +88,11 @@ export const DestinationRecord = Type.Object({
 })
 export type DestinationRecord = Static<typeof DestinationRecord>
 
+/** Headers an http destination may set per request kind: a destination's record stays small. */
+export const MAX_DESTINATION_HEADERS = 32
+/** Destinations one organization may register (the node's built-in one not counted). */
+export const MAX_DESTINATIONS_PER_ORG = 100
+
 export const CreateDestinationBody = Type.Union([
   Type.Object({
     name: Type.String({ minLength: 1, maxLength: 128 }),
@@ -107,8 +112,8 @@ export const CreateDestinationBody = Type.Union([
     kind: Type.Literal('http'),
     config: Type.Object({
       url: Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2048, description: 'PUT target; {transferId} and {filename} are replaced' }),
-      uploadHeaders: Type.Optional(Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: 2048 }))),
-      controlHeaders: Type.Optional(Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: 2048 }))),
+      uploadHeaders: Type.Optional(Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: 2048 }), { maxProperties: MAX_DESTINATION_HEADERS })),
+      controlHeaders: Type.Optional(Type.Record(Type.String({ maxLength: 128 }), Type.String({ maxLength: 2048 }), { maxProperties: MAX_DESTINATION_HEADERS })),
       completeUrl: Type.Optional(Type.String({ format: 'uri', maxLength: 2048 })),
       deleteOnAbort: Type.Optional(Type.Boolean())
     }, { additionalProperties: false })

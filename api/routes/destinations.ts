@@ -12,7 +12,9 @@ export default async function destinationRoutes (app: TypedApp, opts: { deps: Ap
   const service = opts.deps.destinations as DestinationService
   app.post('/destinations', {
     config: CLIENT_X_API_KEY,
-    schema: { tags: ['destinations'], summary: 'Register a destination (its credentials stay on this node)', body: CreateDestinationBody, response: guardedResponses({ 201: DestinationRecord }) }
+    // A destination is a small record: 256 KiB is more than its largest (two header sets of 32).
+    bodyLimit: 256 * 1024,
+    schema: { tags: ['destinations'], summary: 'Register a destination (its credentials stay on this node)', body: CreateDestinationBody, response: guardedResponses({ 201: DestinationRecord }, [409]) }
   }, async (req, reply) => reply.code(201).send(await service.create(req.body, req.principal!)))
 
   app.get('/destinations', {

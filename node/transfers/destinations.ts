@@ -5,8 +5,8 @@ import type { Store, Clock } from '../../actors/ports.ts'
 import type { DestinationDriver } from '../../actors/destination.ts'
 import type { KeyPair } from '../../protocol/index.ts'
 import type { Principal } from '../../api/accounts/model.ts'
-import type { CreateDestinationBody, DestinationRecord, DestinationService } from '../../api/transfers.ts'
-import { DestinationNotFound, DestinationBuiltin, DestinationInUse, DestinationUrlRefused, DestinationHeaderRefused, withExtensions } from '../../api/errors.ts'
+import { MAX_DESTINATIONS_PER_ORG, type CreateDestinationBody, type DestinationRecord, type DestinationService } from '../../api/transfers.ts'
+import { DestinationNotFound, DestinationBuiltin, DestinationInUse, DestinationUrlRefused, DestinationHeaderRefused, DestinationLimit, withExtensions } from '../../api/errors.ts'
 import { HttpDriver, NodeSinkDriver } from '../adapters/destinations/index.ts'
 import {
   checkDestinationUrl, checkHeaders, guardedFetch, guardedAgents, DestinationPolicyError, PUBLIC_ONLY, type AddressPolicy
@@ -150,6 +150,11 @@ export class DestinationRegistry implements DestinationService {
 
   async create (body: CreateDestinationBody, principal: Principal): Promise<DestinationRecord> {
     await this.checkPolicy(body)
+    let held = 0
+    for await (const [, row] of this.#store.table<DestinationRow>('destinations').entries()) if (!row.builtin && row.org_id === principal.organizationId) held++
+    if (held >= MAX_DESTINATIONS_PER_ORG) {
+      throw withExtensions(new DestinationLimit(`This organization has ${held} destinations, as many as one may register; remove one it no longer uses first.`), { limit: MAX_DESTINATIONS_PER_ORG })
+    }
     const row: DestinationRow = { id: randomUUID(), name: body.name, kind: body.kind, builtin: false, org_id: principal.organizationId, config: { ...body.config }, created_at: new Date(this.#clock.now()).toISOString() }
     await this.#store.table('destinations').put(row.id, row)
     return this.toRecord(row)
