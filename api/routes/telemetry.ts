@@ -21,6 +21,7 @@ import {
 } from '../telemetry/schemas.ts'
 import { pageOf, type Envelope as Env, type ListFilter, type ListItem, type Page, type TelemetryReader, type EpochSnapshot } from '../../actors/telemetry/index.ts'
 
+import { addressKey } from '../client-address.ts'
 export const EPOCH_RETENTION_MS = 30 * 24 * 3_600_000 // seed §8: epoch sets kept 30 days
 export const SELL_PAID_RETENTION_MS = 7 * 24 * 3_600_000 // seed §8: paid sell allowance kept 7 days
 export const SELL_FREE_RETENTION_MS = 30 * 24 * 3_600_000 // seed §8: free audit kept 30 days
@@ -29,7 +30,7 @@ export const FREE_AUDIT_REQUESTS_PER_MINUTE = 60 // per source address on the fr
 /** The free audit route has no key: it is limited per source address (429 problem+json, Retry-After). */
 const FREE_AUDIT_RATE_LIMIT = {
   max: FREE_AUDIT_REQUESTS_PER_MINUTE,
-  keyGenerator: (req: FastifyRequest) => `ip:${req.ip}`,
+  keyGenerator: (req: FastifyRequest) => `ip:${addressKey(req.ip ?? '')}`, // an IPv6 client by its /64
   allowList: () => false,
   errorResponseBuilder: (_req: FastifyRequest, ctx: { max: number, after: string }) => new RateLimited(`At most ${ctx.max} requests per minute from one address on the free audit route; retry in ${ctx.after}`)
 }

@@ -10,8 +10,10 @@
 //   that, full checks wait for the next second (429, Retry-After: 1). This bounds the CPU an attacker
 //   holding many addresses can take, whatever their number.
 // The table is bounded: when full, an address below its limit goes first, else the oldest.
-import { isIPv6 } from 'node:net'
+import { addressKey } from '../../api/client-address.ts'
 import { RateLimited, withExtensions } from '../../api/errors.ts'
+
+export { addressKey }
 
 export const BAD_SIGNATURES_PER_WINDOW = 16
 export const BAD_SIGNATURE_WINDOW_MS = 60_000
@@ -25,21 +27,6 @@ export interface BadSignaturesOptions {
   windowMs?: number
   maxPerSecond?: number
   maxAddresses?: number
-}
-
-/** The key an address counts under: IPv4 as is (also when mapped into IPv6), IPv6 by its /64. */
-export function addressKey (address: string): string {
-  const bare = address.replace(/%.*$/, '') // an IPv6 zone id
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)
-  if (mapped !== null) return mapped[1]!
-  if (!isIPv6(bare)) return bare
-  const [head = '', tail] = bare.split('::')
-  const front = head === '' ? [] : head.split(':')
-  const back = tail === undefined || tail === '' ? [] : tail.split(':')
-  // An IPv4 tail (::1.2.3.4) counts as two groups; only the first four groups matter here anyway.
-  const backGroups = back.flatMap(g => g.includes('.') ? ['0', '0'] : [g])
-  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - backGroups.length)).fill('0'), ...backGroups]
-  return groups.slice(0, 4).map(g => parseInt(g, 16).toString(16)).join(':') + '::/64'
 }
 
 export class BadSignatures {

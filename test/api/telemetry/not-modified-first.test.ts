@@ -74,6 +74,10 @@ t.test('the free audit route answers 429 per source address, 304s not counted', 
   t.match(limited.headers['content-type'], 'application/problem+json')
   t.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After')
   t.equal((await from('127.0.0.10')).statusCode, 200, 'another address has its own budget')
+  // IPv6 by its /64: one host holds a whole /64, and counting its addresses one by one gave it 2^64 budgets.
+  for (let i = 1; i <= FREE_AUDIT_REQUESTS_PER_MINUTE; i++) t.equal((await from(`2001:db8:7:9::${i.toString(16)}`)).statusCode, 200)
+  t.equal((await from('2001:db8:7:9:ffff::1')).statusCode, 429, 'another address of the same /64 shares its budget')
+  t.equal((await from('2001:db8:7:a::1')).statusCode, 200, 'another /64 has its own')
 })
 
 t.test('through the typed client: 200 with a typed body, then 304 on its ETag with an empty balance', async t => {
