@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream'
 import type { Socket } from 'node:net'
 import type { ApiDeps } from '../deps.ts'
 import { guardedResponses } from '../responses.ts'
+import { paced, isBodyStalled } from '../body-pace.ts'
 import { ChunkIndexInvalid, BadRequest } from '../errors.ts'
 import { TransferRecord, CreateTransferBody, ChunkAck, TiersResponse, TransferStatusSchema, TransferChunks, type TransferService } from '../transfers.ts'
 
@@ -75,8 +76,10 @@ export default async function transferRoutes (app: TypedApp, opts: { deps: ApiDe
     let result
     try {
       // destroyOnReturn: false, so a refusal mid-body leaves the socket to answer on.
-      result = await service.putChunk(id, index, body.iterator({ destroyOnReturn: false }), { sha256: digest, contentLength }, req.principal!)
+      const pieces = paced(body, body.iterator({ destroyOnReturn: false }), contentLength ?? Number.POSITIVE_INFINITY)
+      result = await service.putChunk(id, index, pieces, { sha256: digest, contentLength }, req.principal!)
     } catch (err) {
+      if (isBodyStalled(err)) throw new BadRequest(`The chunk body was cut off: ${err.message}.`)
       if (isBodyCutOff(err)) throw new BadRequest('The chunk body was cut off before its end.')
       throw err
     }

@@ -15,7 +15,7 @@ import type { TransferService, TransferRecord, TransferChunks, CreateTransferBod
 import { prefixRange } from '../../actors/store.ts'
 import {
   TransferNotFound, TransferClosed, ChunkConflict, ChunksMissing, ChunkIndexInvalid, ChunkSizeInvalid, ChunkDigestMismatch, ChunkTooLarge,
-  HotkeyInvalid, TierUnknown, SizeInvalid, FilenameInvalid, FilenameTaken, FileTooLarge, TooManyTransfers, Timeout, withExtensions
+  HotkeyInvalid, TierUnknown, SizeInvalid, FilenameInvalid, FilenameTaken, FileTooLarge, TooManyTransfers, Timeout, RateLimited, withExtensions
 } from '../../api/errors.ts'
 import { pathProblem, normalizeFilename } from '../adapters/destinations/filename.ts'
 import type { DestinationRegistry } from './destinations.ts'
@@ -50,6 +50,9 @@ export interface TransferServiceDeps {
 /** Where a transfer counts for the plan limits: its organization and its key's plan. */
 const limitBucket = (organizationId: string, plan: string): string => `${organizationId}/${plan}`
 
+/** Chunk bodies one organization may stream in at once (each holds a socket and a temp file). */
+export const MAX_CHUNK_BODIES_PER_ORG = 256
+
 export class NodeTransferService implements TransferService {
   readonly #deps: TransferServiceDeps
   readonly maxChunkBytes = MAX_CHUNK_BODY_BYTES
@@ -59,6 +62,8 @@ export class NodeTransferService implements TransferService {
    * plans were recorded counts for its key (`key/<id>`).
    */
   readonly #active = new Map<string, Set<string>>()
+  /** Chunk bodies streaming in, per organization. */
+  readonly #bodies = new Map<string, number>()
   /**
    * Transfers past the limit check that the coordinator has not yet answered, per organization and plan: each holds its
    * slot from the check until the create succeeds (its transfer then counts) or fails, so parallel
@@ -230,6 +235,23 @@ export class NodeTransferService implements TransferService {
     const row = await this.#owned(id, principal)
     if (!Number.isInteger(index) || index < 0 || index >= row.total_chunks) throw new ChunkIndexInvalid(`Chunk index ${index} is outside 0..${row.total_chunks - 1}.`)
     if (TERMINAL.has(row.status)) throw new TransferClosed(`The transfer is ${row.status}; it takes no more chunks.`)
+    // Each body streaming holds a socket, a temp file and its descriptor: one organization holds at
+    // most MAX_CHUNK_BODIES_PER_ORG at once, whatever its plan's request rate.
+    const org = principal.organizationId
+    const open = this.#bodies.get(org) ?? 0
+    if (open >= MAX_CHUNK_BODIES_PER_ORG) {
+      throw withExtensions(new RateLimited(`This organization is sending ${open} chunk bodies at once, as many as the node takes; retry once one has ended.`), { chunk_bodies: open }, { 'retry-after': '1' })
+    }
+    this.#bodies.set(org, open + 1)
+    try {
+      return await this.#putChunkBody(id, index, row, body, opts)
+    } finally {
+      const left = (this.#bodies.get(org) ?? 1) - 1
+      if (left > 0) this.#bodies.set(org, left); else this.#bodies.delete(org)
+    }
+  }
+
+  async #putChunkBody (id: string, index: number, row: TransferRow, body: AsyncIterable<Uint8Array>, opts: ChunkBodyOptions): Promise<{ ack: ChunkAck, created: boolean }> {
     // Looked up while the body streams (a repeat of a received index is answered without a write).
     const existingRow = this.#deps.store.table<ChunkRow>('chunks').get(keys.chunk(id, index))
     existingRow.catch(() => {})

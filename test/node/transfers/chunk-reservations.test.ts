@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { testDeps } from '../../helpers/api.ts'
-import { NodeTransferService } from '../../../node/transfers/service.ts'
+import { NodeTransferService, MAX_CHUNK_BODIES_PER_ORG } from '../../../node/transfers/service.ts'
 import { StorageGuard } from '../../../node/storage.ts'
 import { startSystem, stopActor } from '../../../actors/runtime.ts'
 import { systemClock } from '../../../node/clock.ts'
@@ -97,4 +97,43 @@ t.test('a chunk recorded after its upload timed out, whose blob the disk sweep r
   t.same(done, ['commit'], 'its blob was gone: this copy takes its place')
   t.match(await put(), { created: false, ack: { duplicate: true } })
   t.same(done, ['commit', 'discard'], 'once there, a repeat is discarded')
+})
+
+t.test('one organization streams at most MAX_CHUNK_BODIES_PER_ORG chunk bodies at once; another is not held back by it', async t => {
+  const env = testDeps()
+  const system = startSystem()
+  t.teardown(() => stopActor(system as never))
+  const coordinator = storingCoordinator(system, env.store, { chunk: { duplicate: false, chunksReceived: 1 } })
+  const gates: Array<() => void> = []
+  const blobs = {
+    ingest: async (_body: AsyncIterable<Uint8Array>, opts: { length: number }): Promise<StagedBody> => {
+      await new Promise<void>(resolve => gates.push(resolve))
+      return { sha256: 'cd'.repeat(32), md5: null, bytes: opts.length, commit: async (linked) => { await linked?.() }, discard: async () => {} }
+    }
+  }
+  const destinations = { defaultId: async () => 'elsewhere', visible: async (id: string) => ({ id, kind: 'http', builtin: false }), driverFor: async () => ({ readableBeforeComplete: true }) }
+  const service = new NodeTransferService({ store: env.store, blobs: blobs as never, clock: systemClock, coordinator, destinations: destinations as never })
+  const principalOf = async (name: string) => {
+    const org = await env.accounts.createOrganization({ name })
+    const auth = await env.accounts.authenticate((await env.accounts.createKey(org.id, { role: 'client', plan: 'enterprise' })).key)
+    if (!auth.ok) throw new Error('the key did not authenticate')
+    return auth.principal
+  }
+  const [a, b] = [await principalOf('a'), await principalOf('b')]
+  const total = 4 * MIB
+  const transferOf = async (p: typeof a) => await service.create({ sender_hotkey: HOTKEY, total_size: total, filename: `f-${p.organizationId}.bin`, tier: 'STANDARD' } as never, p)
+  const [ta, tb] = [await transferOf(a), await transferOf(b)]
+  const body = (async function * () {})()
+  const put = (id: string, p: typeof a): Promise<unknown> => service.putChunk(id, 0, body, { contentLength: total, sha256: null } as never, p)
+  const streaming = Array.from({ length: MAX_CHUNK_BODIES_PER_ORG }, () => put(ta.id, a))
+  await eventually(async () => gates.length === MAX_CHUNK_BODIES_PER_ORG, 10_000, 'every body streaming', 10)
+  await t.rejects(put(ta.id, a), { code: 'BWN_ERR_RATE_LIMITED', statusCode: 429, headers: { 'retry-after': '1' }, extensions: { chunk_bodies: MAX_CHUNK_BODIES_PER_ORG } }, 'one more of the same organization is refused before its body is read')
+  const other = put(tb.id, b)
+  await eventually(async () => gates.length === MAX_CHUNK_BODIES_PER_ORG + 1, 5000, 'another organization\'s body streaming', 10)
+  gates.shift()!()
+  await Promise.race(streaming)
+  const again = put(ta.id, a)
+  await eventually(async () => gates.length === MAX_CHUNK_BODIES_PER_ORG + 1, 5000, 'a place freed is taken', 10)
+  for (const open of gates.splice(0)) open()
+  await Promise.all([...streaming, other, again])
 })

@@ -1,0 +1,34 @@
+// A minimum rate for request bodies that hold the node's resources while they stream (a chunk's temp
+// file, its descriptor, its socket): every 60 s at least 64 KiB, or the rest of the body, must arrive
+// (about 9 kbit/s: a client on a poor mobile link sending four chunks at once still keeps it). Judged by
+// progress, not by a total time, so a large chunk on a slow but steady link is never cut off; a body
+// that trickles a byte now and then is, as a worker's chunk PUT at a sink is (node-sink.ts, 1 MiB).
+import type { Readable } from 'node:stream'
+
+export const BODY_PROGRESS_BYTES = 64 * 1024
+export const BODY_STALL_MS = 60_000
+
+/** Why a body was cut off: it brought less than BODY_PROGRESS_BYTES (or the rest) in a window. */
+export const BODY_STALLED = 'BODY_STALLED'
+export const isBodyStalled = (err: unknown): err is Error & { code: typeof BODY_STALLED, received: number } => (err as { code?: unknown } | null)?.code === BODY_STALLED
+const bodyStalled = (received: number, stallMs: number): Error =>
+  Object.assign(new Error(`the body brought less than ${BODY_PROGRESS_BYTES} bytes (or its rest) in ${stallMs} ms`), { code: BODY_STALLED, received })
+
+/**
+ * The pieces of `body`, read from `pieces` (its iterator), while `body` keeps the minimum rate for a
+ * body of `total` bytes; a body that falls below it is destroyed with a BODY_STALLED error, which the
+ * reader then meets.
+ */
+export async function * paced (body: Readable, pieces: AsyncIterable<Uint8Array>, total: number, stallMs = BODY_STALL_MS): AsyncGenerator<Uint8Array> {
+  let got = 0
+  let mark = 0
+  const timer = setTimeout(() => { body.destroy(bodyStalled(got, stallMs)) }, stallMs)
+  timer.unref()
+  try {
+    for await (const piece of pieces) {
+      got += piece.byteLength
+      if (got - mark >= Math.max(1, Math.min(BODY_PROGRESS_BYTES, total - mark))) { mark = got; timer.refresh() }
+      yield piece
+    }
+  } finally { clearTimeout(timer) }
+}

@@ -1,0 +1,40 @@
+// A request body must keep a minimum rate (api/body-pace.ts): 64 KiB, or its rest, every window. A steady
+// body passes whatever its length; one that trickles is destroyed, and its reader meets a BODY_STALLED error.
+import t from 'tap'
+import { PassThrough } from 'node:stream'
+import { paced, isBodyStalled, BODY_PROGRESS_BYTES } from '../../api/body-pace.ts'
+
+async function drain (it: AsyncIterable<Uint8Array>): Promise<number> {
+  let n = 0
+  for await (const p of it) n += p.byteLength
+  return n
+}
+
+t.test('a steady body passes; one that stops bringing its minimum is cut off', async t => {
+  const steady = new PassThrough()
+  const total = 3 * BODY_PROGRESS_BYTES + 5
+  const read = drain(paced(steady, steady.iterator({ destroyOnReturn: false }), total, 200))
+  let sent = 0
+  const send = (): void => {
+    const n = Math.min(BODY_PROGRESS_BYTES, total - sent)
+    steady.write(Buffer.alloc(n)); sent += n
+    if (sent < total) setTimeout(send, 100); else steady.end() // a window's minimum every 100 ms of a 200 ms window
+  }
+  send()
+  t.equal(await read, total, 'a body that keeps its minimum arrives whole, however long it takes')
+
+  const trickle = new PassThrough()
+  const cut = drain(paced(trickle, trickle.iterator({ destroyOnReturn: false }), total, 200))
+  trickle.write(Buffer.alloc(BODY_PROGRESS_BYTES)) // one window's worth, then a byte now and then
+  const drip = setInterval(() => { if (!trickle.destroyed) trickle.write(Buffer.alloc(1)) }, 20)
+  t.teardown(() => clearInterval(drip))
+  const err = await cut.then(() => null, (e: unknown) => e)
+  t.ok(isBodyStalled(err), 'a trickle below the minimum is cut off')
+  t.match(err, { code: 'BODY_STALLED', received: Number })
+  t.ok(trickle.destroyed, 'and its stream destroyed')
+
+  const short = new PassThrough()
+  const rest = drain(paced(short, short.iterator({ destroyOnReturn: false }), 100, 200))
+  short.end(Buffer.alloc(100))
+  t.equal(await rest, 100, 'a body smaller than the minimum only has to bring its rest')
+})
