@@ -26,7 +26,12 @@ const LEGACY_LATEST_KEY = 'prism/latest'
  */
 export const PRISM_MAX_AGE_EPOCHS = 1
 export type Pool = 'qualifying' | 'qualified' | 'unscored'
-export type PrismRefusal = 'future_epoch' | 'stale_epoch' | 'older_than_held' | 'chain_unavailable' | 'not_stored'
+export type PrismRefusal = 'future_epoch' | 'stale_epoch' | 'older_than_held' | 'too_many_for_epoch' | 'chain_unavailable' | 'not_stored'
+/**
+ * Vectors of one validator taken for one epoch: each costs chain lookups and a store write per
+ * orchestrator, and an honest validator sends one per epoch close (a correction or two fit).
+ */
+export const PRISM_VECTORS_PER_EPOCH = 4
 
 /** One validator's vector as GET /chain/prism lists it, with the stake it counts with. */
 export interface PrismValidatorView {
@@ -97,6 +102,8 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
   const log = deps.logger.child({ component: 'validator-intake' })
   const meta = deps.store.table<unknown>('meta')
   const vectors = new Map<string, ValidatorVector>()
+  /** Vectors taken from each validator for the epoch of its held one (one entry per validator held). */
+  const takenFor = new Map<string, number>()
   let routing = new Map<string, number>()
   let pools = new Map<string, 'qualifying' | 'qualified'>()
   let served: PrismLatest = EMPTY
@@ -154,6 +161,7 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
     for (const v of [...vectors.values()]) {
       if (fresh(v, e)) continue
       vectors.delete(v.validator)
+      takenFor.delete(v.validator)
       ops.push({ type: 'del', table: 'meta', key: `${PRISM_VECTOR_PREFIX}${v.validator}` }, ...scoreOps(v.validator, v.scores, 'del'))
     }
     if (ops.length > 0) await deps.store.batch(ops).catch((err: Error) => log.warn({ err: err.message }, 'stale PRISM vectors not removed'))
@@ -174,8 +182,14 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
     prism (from, body) {
       return serial(async () => {
         await loaded
-        const e = await epochsNow()
         const held = vectors.get(from)
+        // Checked before anything is asked of the chain: a flood of vectors for one epoch costs nothing.
+        const taken = held !== undefined && body.epoch === held.epoch ? (takenFor.get(from) ?? 1) : 0
+        if (taken >= PRISM_VECTORS_PER_EPOCH) {
+          log.debug({ validator: from, epoch: body.epoch, event: 'prism_scores_refused', reason: 'too_many_for_epoch' }, 'PRISM scores refused: enough taken for this epoch')
+          return 'too_many_for_epoch'
+        }
+        const e = await epochsNow()
         const reason: PrismRefusal | null = e === null
           ? 'chain_unavailable'
           : body.epoch > e.current ? 'future_epoch' : !fresh(body, e) ? 'stale_epoch' : held !== undefined && body.epoch < held.epoch ? 'older_than_held' : null
@@ -197,6 +211,7 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
           return 'not_stored'
         }
         vectors.set(from, { validator: from, epoch: body.epoch, computedAt: body.computedAt, scores })
+        takenFor.set(from, taken + 1)
         await recompute(e!)
         log.debug({ validator: from, epoch: body.epoch, orchestrators: scores.length, event: 'prism_scores_taken' }, 'PRISM scores taken in')
         return 'accepted'

@@ -6,7 +6,7 @@ import { MemoryLevel } from 'memory-level'
 import { LevelStore } from '../../../actors/store.ts'
 import { sealEnvelope } from '../../../actors/validator/envelope.ts'
 import { KEYS } from '../../../actors/validator/snapshots.ts'
-import { validatorIntake, STAKES_FOR_VOTES_MS } from '../../../actors/validator/intake.ts'
+import { validatorIntake, STAKES_FOR_VOTES_MS, PRISM_VECTORS_PER_EPOCH } from '../../../actors/validator/intake.ts'
 import { ManualClock } from '../../helpers/clock.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 import { silentLogger, capturingLogger } from '../../helpers/logger.ts'
@@ -186,4 +186,19 @@ t.test('snapshot votes: the stakes read once per burst of copies; a chain withou
   clock.advance(STAKES_FOR_VOTES_MS)
   await intake.snapshot('b', { kind: 'sell_paid', epoch: 6, revision: 0, hotkey: 'h1', snapshot: sellSnap('h1', 6) }, 0n)
   t.equal(reads, 2, 'read again once the last read is STAKES_FOR_VOTES_MS old')
+})
+
+t.test('PRISM scores: at most PRISM_VECTORS_PER_EPOCH vectors of one validator per epoch, refused before anything is asked of the chain', async t => {
+  const store = newStore()
+  const chain = fakeChain({ v1: A })
+  let asked = 0
+  const view = { ...chain.view, epochs: async () => { asked++; return await chain.view.epochs() } }
+  const intake = validatorIntake({ store, logger: silentLogger(), chain: view, penalize: () => t.fail('no penalty') })
+  for (let i = 0; i < PRISM_VECTORS_PER_EPOCH; i++) t.equal(await intake.prism('v1', { epoch: 6, computedAt: 1000 + i, scores: [score('o1', 0.1 * (i + 1), 'qualified')] }), 'accepted', `vector ${i + 1} of epoch 6`)
+  const before = asked
+  for (let i = 0; i < 50; i++) t.equal(await intake.prism('v1', { epoch: 6, computedAt: 2000 + i, scores: [score('o1', 0.9, 'qualified')] }), 'too_many_for_epoch')
+  t.equal(asked, before, 'no chain lookup for any of them')
+  t.ok(Math.abs(intake.routingScore('o1')! - 0.4) < 1e-9, 'the last vector taken stands')
+  t.equal(await intake.prism('v1', { epoch: 7, computedAt: 3000, scores: [score('o1', 0.7, 'qualified')] }), 'accepted', 'a new epoch is taken at once')
+  t.equal(intake.routingScore('o1'), 0.7)
 })
