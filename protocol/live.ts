@@ -62,6 +62,8 @@ export const CLOSE_CODES = {
   internal: 1011,
   /** The client fell behind: its bounded queue was full (reconnect with ?after= to resume). */
   slowConsumer: 1013,
+  /** The key that opened the socket was revoked, or has expired. */
+  unauthorized: 4401,
   /** The organization's balance cannot pay the next push (realtime stream). */
   paymentRequired: 4402,
   /** No frame either way (not even a pong) for the idle limit. */

@@ -39,6 +39,9 @@ function textOf (e: TransferEvent): string {
   return text
 }
 
+/** How often the keys of open live sockets are checked for revocation and expiry. */
+export const KEY_CHECK_MS = 1_000
+
 /** A plain GET (no upgrade) of a live route: 426 with the upgrade to ask for. */
 async function upgradeRequired (): Promise<never> {
   throw Object.assign(new UpgradeRequired('This route is a WebSocket: send the request as an upgrade (Connection: Upgrade, Upgrade: websocket)'), { headers: { upgrade: 'websocket' } })
@@ -53,6 +56,32 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
   const limits: LiveLimits = { ...DEFAULT_LIVE_LIMITS, ...deps.live }
   // Counted per organization: issuing keys does not multiply an organization's sockets.
   const perOrg = new Map<string, number>()
+  // Open sockets by the key that opened them. A key is checked at the upgrade only; one revoked or
+  // expired since closes its sockets (4401) within KEY_CHECK_MS: a revoked key must not keep reading
+  // events or buying pushes on a socket it opened before.
+  const byKey = new Map<string, { expiresAt: number | null, sockets: Set<LiveSocket> }>()
+  let generation = deps.accounts.keyGeneration
+  let checking = false
+  const checkKeys = async (): Promise<void> => {
+    if (checking || byKey.size === 0) return
+    checking = true
+    try {
+      const changed = deps.accounts.keyGeneration !== generation // a key was revoked somewhere
+      generation = deps.accounts.keyGeneration
+      const now = deps.accounts.now() // the accounts' own clock, as key expiry is judged everywhere
+      for (const [keyId, held] of [...byKey]) {
+        let why: string | null = held.expiresAt !== null && now >= held.expiresAt ? 'the key has expired' : null
+        if (why === null && changed) {
+          const key = await deps.accounts.getKey(keyId).catch(() => null)
+          if (key === null || key.revokedAt !== null) why = 'the key was revoked'
+        }
+        if (why !== null) for (const live of [...held.sockets]) live.close(CLOSE_CODES.unauthorized, why)
+      }
+    } finally { checking = false }
+  }
+  const keyWatch = setInterval(() => { checkKeys().catch((err: Error) => app.log.warn({ err: err.message }, 'live sockets\' key check failed')) }, KEY_CHECK_MS)
+  keyWatch.unref()
+  app.addHook('onClose', async () => { clearInterval(keyWatch) })
 
   /**
    * preHandler: refuses one socket too many for the key's organization (429, before the upgrade). It only checks: the
@@ -68,6 +97,15 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
     const live = new LiveSocket(socket, limits, req.log)
     const org = req.principal!.organizationId
     perOrg.set(org, (perOrg.get(org) ?? 0) + 1)
+    const { keyId, expiresAt } = req.principal!
+    let held = byKey.get(keyId)
+    if (held === undefined) { held = { expiresAt: expiresAt != null ? Date.parse(expiresAt) : null, sockets: new Set() }; byKey.set(keyId, held) }
+    held.sockets.add(live)
+    live.onClose(() => {
+      const h = byKey.get(keyId)
+      h?.sockets.delete(live)
+      if (h?.sockets.size === 0) byKey.delete(keyId)
+    })
     // Its access lines (api/app.ts writes none for an upgrade): who opened it, and how long it stayed.
     const openedAt = performance.now()
     req.log.info({ req, event: 'websocket_opened' }, 'websocket opened')

@@ -87,3 +87,25 @@ t.test('idle sockets are closed 4408; a peer that stops answering pings is dropp
   const mute = await open(url2, { headers: { authorization: `Bearer ${key2}` }, autoPong: false } as WebSocket.ClientOptions)
   t.equal((await mute.closed).code, 1006, 'no pong: dropped without a close frame')
 })
+
+t.test('a key revoked or expired after its socket opened closes the socket with 4401', async t => {
+  const env = testDeps()
+  const org = await env.accounts.createOrganization({ name: 'o' })
+  const revoked = await env.accounts.createKey(org.id, { role: 'client', plan: 'enterprise', name: 'to revoke' })
+  const expiring = await env.accounts.createKey(org.id, { role: 'client', plan: 'enterprise', name: 'expiring', expiresAt: new Date(env.clock.now() + 60_000).toISOString() })
+  const kept = await env.accounts.createKey(org.id, { role: 'client', plan: 'enterprise', name: 'kept' })
+  const record = { id: ID, status: 'in_progress' } as never
+  const transfers = { get: async () => record } as unknown as TransferService
+  const app = await buildApp({ ...env.deps, transfers, transferEvents: new TransferEventHub(env.store) })
+  const url = (await app.listen({ host: '127.0.0.1', port: 0 })).replace(/^http/, 'ws') + `/transfers/${ID}/events`
+  t.teardown(() => app.close())
+  const as = (key: string) => open(url, { headers: { authorization: `Bearer ${key}` } })
+  const [r, e, k] = [await as(revoked.key), await as(expiring.key), await as(kept.key)]
+  await env.accounts.revokeKey(revoked.apiKey.id)
+  t.same(await r.closed, { code: 4401, reason: 'the key was revoked' }, 'the revoked key\'s socket is closed')
+  env.clock.advance(60_000)
+  t.same(await e.closed, { code: 4401, reason: 'the key has expired' }, 'so is the expired key\'s, once it expires')
+  t.equal(k.ws.readyState, k.ws.OPEN, 'another key\'s socket stays open')
+  k.ws.close()
+  await k.closed
+})
