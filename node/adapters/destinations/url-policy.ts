@@ -114,8 +114,39 @@ export interface UrlCheckOptions {
   resolve?: (host: string) => Promise<string[]>
 }
 
+/**
+ * Name lookups (`dns.lookup`, getaddrinfo) run on libuv's thread pool, 4 threads that file I/O and the
+ * store share. A tenant naming hosts whose name server never answers would hold each thread for the
+ * resolver's whole timeout, and the node's disk work would wait behind them: at most LOOKUPS_AT_ONCE
+ * run at once, the rest wait in order (at most LOOKUPS_WAITING; more fail at once, as a name server
+ * that does not answer would).
+ */
+export const LOOKUPS_AT_ONCE = 2
+const LOOKUPS_WAITING = 256
+let lookupsRunning = 0
+const lookupsWaiting: Array<() => void> = []
+/** Lookups running and waiting now (tests). */
+export const lookupLoad = (): { running: number, waiting: number } => ({ running: lookupsRunning, waiting: lookupsWaiting.length })
+
+function boundedLookup (hostname: string, options: object, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void): void {
+  if (lookupsRunning >= LOOKUPS_AT_ONCE) {
+    if (lookupsWaiting.length >= LOOKUPS_WAITING) {
+      callback(Object.assign(new Error(`getaddrinfo EAI_AGAIN ${hostname}: too many name lookups waiting`), { code: 'EAI_AGAIN', hostname }), [])
+      return
+    }
+    lookupsWaiting.push(() => { boundedLookup(hostname, options, callback) })
+    return
+  }
+  lookupsRunning++
+  dnsLookup(hostname, { ...options, all: true } as never, (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
+    lookupsRunning--
+    lookupsWaiting.shift()?.()
+    callback(err, addresses)
+  })
+}
+
 export const systemResolve = async (host: string): Promise<string[]> => await new Promise((resolve, reject) => {
-  dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => { if (err) reject(err); else resolve(addresses.map(a => a.address)) })
+  boundedLookup(host, { verbatim: true }, (err, addresses) => { if (err) reject(err); else resolve(addresses.map(a => a.address)) })
 })
 
 /** Throws DestinationPolicyError unless `raw` is a URL a destination may name under `policy`. */
@@ -168,7 +199,7 @@ export function checkHeaders (headers: Record<string, string> | undefined, what:
 /** A dns lookup for net/tls connections that refuses the policy's ranges on the very addresses used. */
 export function guardedLookup (policy: AddressPolicy): LookupFunction {
   return ((hostname: string, options: { all?: boolean, family?: number | string, hints?: number }, callback: (...args: any[]) => void) => {
-    dnsLookup(hostname, { ...options, all: true } as never, (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
+    boundedLookup(hostname, options, (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
       if (err) { callback(err); return }
       if (!policy.allowPrivate) {
         for (const a of addresses) {

@@ -97,3 +97,35 @@ t.test('at connect: literals of each form are refused before any connection', as
   }
   t.equal(hits, 0)
 })
+
+t.test('name lookups: at most LOOKUPS_AT_ONCE on the thread pool at once, the rest wait in order, a full queue fails at once', async t => {
+  const held: Array<() => void> = []
+  const asked: string[] = []
+  const dns = await import('node:dns')
+  const policy = await t.mockImport<typeof import('../../../../node/adapters/destinations/url-policy.ts')>('../../../../node/adapters/destinations/url-policy.ts', {
+    'node:dns': {
+      ...dns,
+      lookup: (host: string, _opts: unknown, cb: (err: null, addresses: Array<{ address: string, family: number }>) => void) => {
+        asked.push(host)
+        held.push(() => cb(null, [{ address: '93.184.216.34', family: 4 }]))
+      }
+    }
+  })
+  const names = Array.from({ length: 5 }, (_, i) => `slow-${i}.example`)
+  const answers = names.map(async n => await policy.systemResolve(n))
+  t.same(policy.lookupLoad(), { running: policy.LOOKUPS_AT_ONCE, waiting: names.length - policy.LOOKUPS_AT_ONCE }, 'two on the pool, three waiting')
+  t.same(asked, names.slice(0, policy.LOOKUPS_AT_ONCE))
+  held.shift()!()
+  t.same(asked, names.slice(0, policy.LOOKUPS_AT_ONCE + 1), 'one ended: the next waiting one starts, in order')
+  const waiting = Array.from({ length: 256 - (names.length - policy.LOOKUPS_AT_ONCE - 1) }, async (_, i) => await policy.systemResolve(`queued-${i}.example`))
+  await t.rejects(policy.systemResolve('one-too-many.example'), { code: 'EAI_AGAIN' }, 'past the queue: refused at once')
+  while (held.length > 0) held.shift()!()
+  t.same(await Promise.all(answers), names.map(() => ['93.184.216.34']), 'every waiting lookup is answered')
+  // Drain the rest: each answered lookup starts the next waiting one.
+  await new Promise<void>(resolve => {
+    const step = (): void => { while (held.length > 0) held.shift()!(); if (policy.lookupLoad().running === 0 && policy.lookupLoad().waiting === 0) resolve(); else setImmediate(step) }
+    step()
+  })
+  t.equal((await Promise.all(waiting)).length, waiting.length)
+  t.same(policy.lookupLoad(), { running: 0, waiting: 0 })
+})
