@@ -137,8 +137,11 @@ export class NodeTransferService implements TransferService {
 
   async #owned (id: string, principal: Principal): Promise<TransferRow> {
     const row = await this.#deps.store.table<TransferRow>('transfers').get(id)
-    // Another organization's transfer answers exactly like a missing one.
-    if (row === undefined || (row.org_id !== null && row.org_id !== principal.organizationId)) throw new TransferNotFound(`No transfer ${id}.`)
+    // Another organization's transfer answers exactly like a missing one. A transfer from before
+    // organizations (no org_id) belongs to the key that created it, and to no other key: its id shows in
+    // the data URLs any worker it was offered to saw.
+    const mine = row !== undefined && (row.org_id !== null ? row.org_id === principal.organizationId : row.api_key_id !== null && row.api_key_id === principal.keyId)
+    if (!mine) throw new TransferNotFound(`No transfer ${id}.`)
     return row
   }
 
