@@ -19,10 +19,13 @@ import { guardedRequest, type AddressPolicy } from './destinations/url-policy.ts
 import { streamHash, HASH_BYTES_PER_STREAM, type StreamHash } from './hash-pool.ts'
 
 /**
- * A move fails once no byte has gone through for this long: judged by progress, not by a total time,
- * so a large chunk on a slow but steady link is never cut off (docs/transfers.md#overseer).
+ * A move fails once it brings less than MOVE_PROGRESS_BYTES (or the rest of the chunk) in this long:
+ * judged by progress, not by a total time, so a large chunk on a slow but steady link is never cut off
+ * (docs/transfers.md#overseer); a source that sends a byte now and then no longer holds a slot for ever.
  */
-export const MOVE_IDLE_TIMEOUT_MS = 60_000 // 1 min without a byte
+export const MOVE_IDLE_TIMEOUT_MS = 60_000 // 1 min
+/** What a move must bring per MOVE_IDLE_TIMEOUT_MS: the rate the node sink asks of a chunk PUT too. */
+export const MOVE_PROGRESS_BYTES = 1024 * 1024
 /** Bytes a streamed move holds at most: socket and stream buffers on both sides, the held-back piece (1 MiB), its hash's buffers. */
 export const STREAM_WINDOW_BYTES = 1024 * 1024 + HASH_BYTES_PER_STREAM
 const PIECE_BYTES = 256 * 1024 // stream buffer (highWaterMark) of the PUT side
@@ -136,8 +139,10 @@ const REFUSAL_READ_MS = 1_000
 export interface HttpChunkMoverOptions {
   /** Bytes this node may hold in chunk buffers at once; a streamed move reserves its window, a bulk read its chunk. */
   budget?: InflightBudget
-  /** How long a move may go without a byte passing (the coordinator's answer included); default MOVE_IDLE_TIMEOUT_MS. */
+  /** The window a move must bring `moveProgressBytes` (or the rest) in, the coordinator's answer included; default MOVE_IDLE_TIMEOUT_MS. */
   moveTimeoutMs?: number
+  /** Default MOVE_PROGRESS_BYTES. */
+  moveProgressBytes?: number
 }
 
 export class HttpChunkMover implements ChunkMover {
@@ -189,27 +194,35 @@ export class HttpChunkMover implements ChunkMover {
     // An idle timer, pushed back by every piece that passes: it ends a move that stopped, not a slow one.
     const idleMs = this.#options.moveTimeoutMs ?? MOVE_IDLE_TIMEOUT_MS
     const idle = new AbortController()
-    const idleTimer = setTimeout(() => idle.abort(new DOMException(`no progress for ${idleMs} ms`, 'TimeoutError')), idleMs)
+    const least = this.#options.moveProgressBytes ?? MOVE_PROGRESS_BYTES
+    const idleTimer = setTimeout(() => idle.abort(new DOMException(`too little progress: less than ${least} bytes (or the rest) in ${idleMs} ms`, 'TimeoutError')), idleMs)
     idleTimer.unref()
     const signal = AbortSignal.any([opts.signal, idle.signal])
+    // Bytes moved (a bulk read's pass in, then every pass out) since the window began; the window starts
+    // again once a window's minimum, or what is left of the chunk, has passed.
+    let mark = 0
+    const moved = (bytes: number, total: number): void => {
+      if (bytes - mark >= Math.max(1, Math.min(least, total - mark))) { mark = bytes; idleTimer.refresh() }
+    }
     try {
-      return await this.#moveWithin(offer, opts, signal, () => idleTimer.refresh())
+      return await this.#moveWithin(offer, opts, signal, moved, () => idleTimer.refresh())
     } finally { clearTimeout(idleTimer) }
   }
 
-  async #moveWithin (offer: TaskOffer, opts: MoveOptions, signal: AbortSignal, alive: () => void): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
+  async #moveWithin (offer: TaskOffer, opts: MoveOptions, signal: AbortSignal, moved: (bytes: number, total: number) => void, answered: () => void): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
     // A bulk read passes the chunk's bytes twice, in from the coordinator and out to the destination:
     // its progress reading counts each byte half on each pass, so the overseer sees both passes move
     // (a slow bulk read is not taken for a stall, docs/transfers.md#overseer).
     let bulkIn = 0
     opts.progress?.(() => bulkIn / 2)
-    const { source, via, held } = await this.#open(offer, signal, (bytes) => { bulkIn = bytes; alive() })
-    alive()
+    const { source, via, held } = await this.#open(offer, signal, (bytes) => { bulkIn = bytes; moved(bytes, 2 * offer.length) })
+    answered() // the coordinator answered: a window starts for the bytes
+    const total = via === 'bulk' ? 2 * offer.length : offer.length
     // A bulk read holds the whole chunk: account it beyond the stream window already reserved.
     const releaseHeld = held > STREAM_WINDOW_BYTES ? await this.#options.budget?.acquire(held - STREAM_WINDOW_BYTES, opts.signal) : undefined
     try {
       if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
-      const check = new ChunkCheck(offer.length, offer.sha256, opts.corrupt, alive)
+      const check = new ChunkCheck(offer.length, offer.sha256, opts.corrupt, () => { moved(bulkIn + check.bytes, total) })
       opts.progress?.(via === 'bulk' ? () => (bulkIn + check.bytes) / 2 : () => check.bytes)
       const target = new URL(offer.target.url)
       let req: ClientRequest

@@ -104,7 +104,7 @@ t.test('a coordinator that refuses the pull, or never answers within the move\'s
   t.equal(s.received.length, 0, 'nothing was PUT')
 })
 
-t.test('judged by progress: a slow source that keeps sending outlives the idle time; one that stops mid-body fails as move_stalled', async t => {
+t.test('judged by progress: a slow source that keeps its minimum outlives the window; one that stops or trickles fails as move_stalled', async t => {
   const body = randomBytes(1024 * 1024)
   const s = await servers(t, body)
   const timers: NodeJS.Timeout[] = []
@@ -113,16 +113,19 @@ t.test('judged by progress: a slow source that keeps sending outlives the idle t
     res.writeHead(200, { 'content-length': String(body.length) })
     let off = 0
     const stopAt = req.url === '/stops' ? body.length >> 1 : body.length
+    // '/trickles': a KiB every 40 ms, far below the minimum, and never silent for the window.
+    const piece = req.url === '/trickles' ? 1024 : 64 * 1024
     const timer = setInterval(() => {
       if (off >= stopAt) { clearInterval(timer); if (stopAt === body.length) res.end(); return }
-      res.write(body.subarray(off, off + 64 * 1024)); off += 64 * 1024
+      res.write(body.subarray(off, off + piece)); off += piece
     }, 40)
     timers.push(timer)
   })
   trickle.listen(0, '127.0.0.1'); await once(trickle, 'listening')
   t.teardown(() => { for (const x of timers) clearInterval(x); trickle.closeAllConnections(); trickle.close() })
   const base = `http://127.0.0.1:${(trickle.address() as AddressInfo).port}`
-  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK, { moveTimeoutMs: 300 })
+  // A window of 300 ms that must bring 256 KiB: the slow source brings ~480 KiB per window.
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, LOOPBACK, { moveTimeoutMs: 300, moveProgressBytes: 256 * 1024 })
   let reading: (() => number) | null = null
   const readings: number[] = []
   const sampler = setInterval(() => { if (reading !== null) readings.push(reading()) }, 20)
@@ -134,7 +137,10 @@ t.test('judged by progress: a slow source that keeps sending outlives the idle t
   t.equal(s.received[0]!.sha256, sha256(body))
   t.equal(reading!(), body.length, 'the progress reading ends at the chunk\'s length')
   t.ok(readings.some(b => b > 0 && b < body.length), 'and read part-way while it moved')
-  await t.rejects(mover.move(offer(`${base}/stops`, s.destUrl, body), { signal: new AbortController().signal, corrupt: false }), { code: 'move_stalled', message: /no progress/ })
+  await t.rejects(mover.move(offer(`${base}/stops`, s.destUrl, body), { signal: new AbortController().signal, corrupt: false }), { code: 'move_stalled', message: /too little progress/ })
+  const t1 = Date.now()
+  await t.rejects(mover.move(offer(`${base}/trickles`, s.destUrl, body), { signal: new AbortController().signal, corrupt: false }), { code: 'move_stalled', message: /too little progress/ }, 'a source that trickles below the minimum fails too, though never silent')
+  t.ok(Date.now() - t1 < 5_000, `within about a window (${Date.now() - t1} ms), not the 41 s the trickle would take`)
 })
 
 t.test('a corrupting worker writes flipped bytes and reports the hash of what it pulled', async t => {
