@@ -21,6 +21,12 @@ export const CONTROL_TIMEOUT_MS = 30_000 // 30 s for create, finalize, status
 export const CHUNK_TIMEOUT_MS = 300_000 // 5 min for one chunk body (up to 1 GiB on a slow link)
 export const MAX_TRANSIENT_RETRIES = 8 // 5xx / network errors per request
 export const MAX_RATE_LIMIT_WAITS = 60 // 429 answers per request
+/**
+ * 429s that say the organization streams as many chunk bodies as the node takes (`chunk_bodies`): a
+ * place frees as soon as one of them ends, the organization's other uploads included, so a chunk waits
+ * for one longer than for a plan's minute (30 min at 1 s each).
+ */
+export const MAX_BODY_SLOT_WAITS = 1_800
 export const BACKOFF_BASE_MS = 250 // first retry delay
 export const BACKOFF_MAX_MS = 8_000 // retry delay cap
 export const RETRY_AFTER_MAX_MS = 60_000 // longest Retry-After honoured; longer answers wait this long
@@ -115,6 +121,7 @@ export class TransferApiClient {
     const url = new URL(call.path.replace(/^\//, ''), this.api.endsWith('/') ? this.api : `${this.api}/`)
     let transient = 0
     let limited = 0
+    let slotWaits = 0
     for (;;) {
       let sent: Sent
       const stop = this.#opts.signal
@@ -138,7 +145,8 @@ export class TransferApiClient {
       let body: any = res.status >= 200 && res.status < 300 ? (sent.data ?? null) : (sent.error ?? null)
       if (typeof body === 'string') body = body === '' ? null : { detail: body }
       if (res.status === 429) {
-        if (++limited > MAX_RATE_LIMIT_WAITS) throw new ApiProblem(429, body?.code ?? 'BWN_ERR_RATE_LIMITED', body?.detail ?? 'rate limited', body ?? {})
+        const slot = typeof body?.chunk_bodies === 'number'
+        if (slot ? ++slotWaits > MAX_BODY_SLOT_WAITS : ++limited > MAX_RATE_LIMIT_WAITS) throw new ApiProblem(429, body?.code ?? 'BWN_ERR_RATE_LIMITED', body?.detail ?? 'rate limited', body ?? {})
         this.stats.rateLimited++
         await this.#wait({ reason: 'rate_limited', ms: retryAfterMs(res.header('retry-after')) ?? RETRY_AFTER_DEFAULT_MS, status: 429, code: body?.code ?? null })
         continue

@@ -50,8 +50,11 @@ export interface TransferServiceDeps {
 /** Where a transfer counts for the plan limits: its organization and its key's plan. */
 const limitBucket = (organizationId: string, plan: string): string => `${organizationId}/${plan}`
 
-/** Chunk bodies one organization may stream in at once (each holds a socket and a temp file). */
-export const MAX_CHUNK_BODIES_PER_ORG = 256
+/**
+ * Chunk bodies one organization may stream in at once (each holds a socket and a temp file): as many
+ * as one `bwnet transfer put` at its most (`--parallel 64` × `--transfers 16`).
+ */
+export const MAX_CHUNK_BODIES_PER_ORG = 1024
 
 export class NodeTransferService implements TransferService {
   readonly #deps: TransferServiceDeps

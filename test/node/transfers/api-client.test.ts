@@ -4,7 +4,7 @@ import t from 'tap'
 import { createServer } from 'node:http'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
-import { TransferApiClient, ApiProblem, backoffMs, retryAfterMs, BACKOFF_MAX_MS, RETRY_AFTER_MAX_MS } from '../../../node/transfers/api-client.ts'
+import { TransferApiClient, ApiProblem, backoffMs, retryAfterMs, BACKOFF_MAX_MS, RETRY_AFTER_MAX_MS, MAX_RATE_LIMIT_WAITS } from '../../../node/transfers/api-client.ts'
 
 t.test('backoff doubles from 250 ms with jitter, capped', async t => {
   t.equal(backoffMs(1, () => 0.5), 250)
@@ -126,4 +126,24 @@ t.test('a streamed chunk is paced and counted slice by slice, with its length up
   t.same(got, { length: String(size), bytes: size })
   t.same(paced, [256 * 1024, 256 * 1024, 88 * 1024])
   t.same(counted, paced)
+})
+
+t.test('a 429 for the organization\'s chunk bodies in flight waits longer than a plan\'s: a place frees as one ends', async t => {
+  let n = 0
+  const waits = MAX_RATE_LIMIT_WAITS + 20
+  const server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      n++
+      if (n <= waits) { res.writeHead(429, { 'retry-after': '0', 'content-type': 'application/problem+json' }).end(JSON.stringify({ code: 'BWN_ERR_RATE_LIMITED', chunk_bodies: 1024 })); return }
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ transfer_id: 'x', chunk_index: 0, sha256: 'ab', bytes: 5, duplicate: false, chunks_received: 1 }))
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => server.close())
+  const client = new TransferApiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'k')
+  const { created } = await client.putChunk('x', 0, Buffer.from('hello'), 'ab')
+  t.equal(created, true, `uploaded after ${waits} such answers, more than the ${MAX_RATE_LIMIT_WAITS} a plan's limit is waited for`)
+  t.equal(client.stats.rateLimited, waits)
 })
