@@ -183,11 +183,16 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
       return serial(async () => {
         await loaded
         const held = vectors.get(from)
-        // Checked before anything is asked of the chain: a flood of vectors for one epoch costs nothing.
+        // Checked before anything is asked of the chain: a flood of vectors for one epoch, or for an
+        // epoch older than the one held, costs neither the chain host nor the store.
         const taken = held !== undefined && body.epoch === held.epoch ? (takenFor.get(from) ?? 1) : 0
         if (taken >= PRISM_VECTORS_PER_EPOCH) {
           log.debug({ validator: from, epoch: body.epoch, event: 'prism_scores_refused', reason: 'too_many_for_epoch' }, 'PRISM scores refused: enough taken for this epoch')
           return 'too_many_for_epoch'
+        }
+        if (held !== undefined && body.epoch < held.epoch) {
+          log.debug({ validator: from, epoch: body.epoch, heldEpoch: held.epoch, event: 'prism_scores_refused', reason: 'older_than_held' }, 'PRISM scores refused: older than the vector held')
+          return 'older_than_held'
         }
         const e = await epochsNow()
         const reason: PrismRefusal | null = e === null

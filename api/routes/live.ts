@@ -59,21 +59,26 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
   // Open sockets by the key that opened them. A key is checked at the upgrade only; one revoked or
   // expired since closes its sockets (4401) within KEY_CHECK_MS: a revoked key must not keep reading
   // events or buying pushes on a socket it opened before.
-  const byKey = new Map<string, { expiresAt: number | null, sockets: Set<LiveSocket> }>()
-  let generation = deps.accounts.keyGeneration
+  // `checked`: the accounts' key generation (it moves at every revocation) when the key was last known
+  // good; a key whose sockets were opened, or last checked, under an older one is looked up again.
+  const byKey = new Map<string, { expiresAt: number | null, checked: number, sockets: Set<LiveSocket> }>()
   let checking = false
   const checkKeys = async (): Promise<void> => {
     if (checking || byKey.size === 0) return
     checking = true
     try {
-      const changed = deps.accounts.keyGeneration !== generation // a key was revoked somewhere
-      generation = deps.accounts.keyGeneration
       const now = deps.accounts.now() // the accounts' own clock, as key expiry is judged everywhere
       for (const [keyId, held] of [...byKey]) {
         let why: string | null = held.expiresAt !== null && now >= held.expiresAt ? 'the key has expired' : null
-        if (why === null && changed) {
-          const key = await deps.accounts.getKey(keyId).catch(() => null)
-          if (key === null || key.revokedAt !== null) why = 'the key was revoked'
+        const generation = deps.accounts.keyGeneration
+        if (why === null && held.checked !== generation) {
+          try {
+            if ((await deps.accounts.getKey(keyId)).revokedAt !== null) why = 'the key was revoked'
+            else held.checked = generation
+          } catch (err) {
+            // Gone is revoked; a store that failed to answer says nothing: asked again at the next check.
+            if ((err as { code?: string }).code === 'BWN_ERR_API_KEY_NOT_FOUND') why = 'the key was revoked'
+          }
         }
         if (why !== null) for (const live of [...held.sockets]) live.close(CLOSE_CODES.unauthorized, why)
       }
@@ -99,7 +104,9 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
     perOrg.set(org, (perOrg.get(org) ?? 0) + 1)
     const { keyId, expiresAt } = req.principal!
     let held = byKey.get(keyId)
-    if (held === undefined) { held = { expiresAt: expiresAt != null ? Date.parse(expiresAt) : null, sockets: new Set() }; byKey.set(keyId, held) }
+    // Looked up again at the next check: a revocation between the key's authentication and this
+    // attach is seen there, whatever the key generation did meanwhile.
+    if (held === undefined) { held = { expiresAt: expiresAt != null ? Date.parse(expiresAt) : null, checked: -1, sockets: new Set() }; byKey.set(keyId, held) } else held.checked = -1
     held.sockets.add(live)
     live.onClose(() => {
       const h = byKey.get(keyId)

@@ -138,11 +138,21 @@ function boundedLookup (hostname: string, options: object, callback: (err: NodeJ
     return
   }
   lookupsRunning++
-  dnsLookup(hostname, { ...options, all: true } as never, (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
+  const done = (): void => {
     lookupsRunning--
+    // The next waiting one starts now, in order (a throw of its own lookup is caught below, in its call).
     lookupsWaiting.shift()?.()
-    callback(err, addresses)
-  })
+  }
+  try {
+    dnsLookup(hostname, { ...options, all: true } as never, (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
+      done()
+      callback(err, addresses)
+    })
+  } catch (err) {
+    // A lookup that throws at once (a malformed name or option) gives its place back.
+    done()
+    callback(err as NodeJS.ErrnoException, [])
+  }
 }
 
 export const systemResolve = async (host: string): Promise<string[]> => await new Promise((resolve, reject) => {
