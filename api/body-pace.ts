@@ -25,9 +25,11 @@ export async function * paced (body: Readable, pieces: AsyncIterable<Uint8Array>
   let mark = 0
   let windowStart = Date.now()
   let serverMs = 0 // time of this window spent by the server with the pieces (not the client's)
+  let withServerSince: number | null = null // a piece the server holds now
   let timer: NodeJS.Timeout
   const check = (): void => {
-    const clientMs = Date.now() - windowStart - serverMs
+    const now = Date.now()
+    const clientMs = now - windowStart - serverMs - (withServerSince !== null ? now - withServerSince : 0)
     if (clientMs >= stallMs) body.destroy(bodyStalled(got, stallMs))
     else { timer = setTimeout(check, stallMs - clientMs); timer.unref() }
   }
@@ -37,9 +39,10 @@ export async function * paced (body: Readable, pieces: AsyncIterable<Uint8Array>
     for await (const piece of pieces) {
       got += piece.byteLength
       if (got - mark >= Math.max(1, Math.min(BODY_PROGRESS_BYTES, total - mark))) { mark = got; windowStart = Date.now(); serverMs = 0 }
-      const handedAt = Date.now()
+      withServerSince = Date.now()
       yield piece
-      serverMs += Date.now() - handedAt
+      serverMs += Date.now() - withServerSince
+      withServerSince = null
     }
   } finally { clearTimeout(timer!) }
 }

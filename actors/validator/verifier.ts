@@ -207,7 +207,7 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
         state.seenAttempts.set(r.attemptId, env.clock.now())
         // The place is given back as the read ends, before the actor hears of it: a message the actor
         // fails to handle (a reset while it reloads its state) cannot keep the place.
-        deps.reader.sha256Of(r.read, r.length).finally(() => { readEnded(msg.from) }).then(
+        Promise.resolve().then(async () => await deps.reader.sha256Of(r.read, r.length)).finally(() => { readEnded(msg.from) }).then(
           res => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: res.bytes === r.length ? res.sha256 : null, error: res.bytes === r.length ? null : `read ${res.bytes} bytes, expected ${r.length}` }),
           (err: Error & { code?: unknown }) => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: null, error: (typeof err.code === 'string' ? err.code : String(err.message)).slice(0, 200) })
         )

@@ -162,7 +162,7 @@ export class HttpChunkMover implements ChunkMover {
    * The chunk's bytes as a stream: the HTTP response, or the swarm bulk read when HTTP is unreachable.
    * `received` hears the bytes a bulk read has brought in so far (HTTP streams straight through).
    */
-  async #open (offer: TaskOffer, signal: AbortSignal, received: (bytes: number) => void): Promise<{ source: Readable, via: 'http' | 'bulk', held: number }> {
+  async #open (offer: TaskOffer, signal: AbortSignal, received: (bytes: number) => void, restart: () => void): Promise<{ source: Readable, via: 'http' | 'bulk', held: number }> {
     try {
       const res = await get(offer.source.url, signal)
       if (res.statusCode !== 200) { drop(res.body); throw new MoveError('source_refused', `coordinator answered ${res.statusCode}`) }
@@ -175,8 +175,18 @@ export class HttpChunkMover implements ChunkMover {
       if (signal.aborted || err instanceof MoveError || !unreachable(err)) throw err
       const peer = this.#messenger.peerOf(offer.source.coordinator)
       if (peer === undefined) throw new MoveError('source_unreachable', 'coordinator reachable neither over HTTP nor the swarm')
-      // The bulk channel hands over the whole chunk: it is held (and accounted) until written.
-      const bytes = await this.#transport.fetchBulk(peer, offer.source.path, BULK_TIMEOUT_MS, offer.length, received)
+      // The bulk channel hands over the whole chunk: it is held (and accounted) until written. Its
+      // window starts now (the HTTP attempt's time is not the bulk read's), and the move's signal ends
+      // it: a source that sends too little loses the read, not only the move.
+      restart()
+      let bytes: Uint8Array
+      try {
+        bytes = await this.#transport.fetchBulk(peer, offer.source.path, BULK_TIMEOUT_MS, offer.length, received, signal)
+      } catch (bulkErr) {
+        if (signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError') throw new MoveError('move_stalled', (signal.reason as Error).message)
+        if (signal.aborted) throw new MoveError('cancelled', 'cancelled')
+        throw bulkErr
+      }
       const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
       const pieces = function * (): Generator<Buffer> { for (let off = 0; off < buf.length; off += PIECE_BYTES) yield buf.subarray(off, off + PIECE_BYTES) }
       return { source: Readable.from(pieces(), { objectMode: false }), via: 'bulk', held: buf.length }
@@ -209,17 +219,18 @@ export class HttpChunkMover implements ChunkMover {
     } finally { clearTimeout(idleTimer) }
   }
 
-  async #moveWithin (offer: TaskOffer, opts: MoveOptions, signal: AbortSignal, moved: (bytes: number, total: number) => void, answered: () => void): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
+  async #moveWithin (offer: TaskOffer, opts: MoveOptions, signal: AbortSignal, moved: (bytes: number, total: number) => void, restart: () => void): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
     // A bulk read passes the chunk's bytes twice, in from the coordinator and out to the destination:
     // its progress reading counts each byte half on each pass, so the overseer sees both passes move
     // (a slow bulk read is not taken for a stall, docs/transfers.md#overseer).
     let bulkIn = 0
     opts.progress?.(() => bulkIn / 2)
-    const { source, via, held } = await this.#open(offer, signal, (bytes) => { bulkIn = bytes; moved(bytes, 2 * offer.length) })
-    answered() // the coordinator answered: a window starts for the bytes
+    const { source, via, held } = await this.#open(offer, signal, (bytes) => { bulkIn = bytes; moved(bytes, 2 * offer.length) }, restart)
+    restart() // the coordinator answered: a window starts for the bytes
     const total = via === 'bulk' ? 2 * offer.length : offer.length
     // A bulk read holds the whole chunk: account it beyond the stream window already reserved.
     const releaseHeld = held > STREAM_WINDOW_BYTES ? await this.#options.budget?.acquire(held - STREAM_WINDOW_BYTES, opts.signal) : undefined
+    restart() // the wait for the budget is this node's, not the source's
     try {
       if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
       const check = new ChunkCheck(offer.length, offer.sha256, opts.corrupt, () => { moved(bulkIn + check.bytes, total) })
@@ -240,7 +251,7 @@ export class HttpChunkMover implements ChunkMover {
       } catch (err) {
         throw new MoveError('destination_refused', (err as Error).message)
       }
-      let answered: IncomingMessage | null = null
+      let answer: IncomingMessage | null = null
       // A refusal answered before the body is done (the node sink answers 507 before reading a byte)
       // ends the send at once: a destination that stops reading would otherwise hold the move until its
       // idle timeout, and the coordinator would take the work back as a stall, never hearing why.
@@ -249,7 +260,7 @@ export class HttpChunkMover implements ChunkMover {
       let refusal: Promise<MoveError> | null = null
       const response = new Promise<IncomingMessage>((resolve, reject) => {
         req.once('response', (res: IncomingMessage) => {
-          answered = res
+          answer = res
           if ((res.statusCode ?? 0) >= 300) {
             refusal = this.#refused(res)
             const stop = setTimeout(() => { refusedEarly.abort() }, REFUSAL_READ_MS)
@@ -267,7 +278,7 @@ export class HttpChunkMover implements ChunkMover {
         if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
         if (signal.aborted) throw new MoveError('move_stalled', (signal.reason as Error).message)
         // The destination may have answered (and stopped reading) before the body was done: its answer says why.
-        const early = answered as IncomingMessage | null
+        const early = answer as IncomingMessage | null
         if (early !== null && (early.statusCode ?? 0) >= 300) throw await (refusal ?? this.#refused(early))
         if ((err as { code?: string }).code === 'BWN_ERR_ADDRESS_REFUSED') throw new MoveError('destination_refused', (err as Error).message)
         throw err

@@ -128,6 +128,8 @@ interface PendingBulk {
   resolve (b: Uint8Array): void
   reject (e: Error): void
   timer: NodeJS.Timeout
+  /** Stops listening to the caller's signal (once settled). */
+  unlisten: () => void
 }
 
 export class SwarmTransport {
@@ -231,17 +233,25 @@ export class SwarmTransport {
    * Reads the bytes the peer serves under `key` over the bulk channel (at most `maxBytes`); `onBytes`
    * hears the bytes received so far as pieces arrive.
    */
-  fetchBulk (peer: string, key: string, timeoutMs = BULK_TIMEOUT_MS, maxBytes = Number.POSITIVE_INFINITY, onBytes?: (received: number) => void): Promise<Uint8Array> {
+  /**
+   * Reads `key` from `peer`. `signal` ends the read at once (its place goes to the next, late pieces
+   * for it are dropped): a caller that gives up does not leave the read holding the chunk's bytes.
+   */
+  fetchBulk (peer: string, key: string, timeoutMs = BULK_TIMEOUT_MS, maxBytes = Number.POSITIVE_INFINITY, onBytes?: (received: number) => void, signal?: AbortSignal): Promise<Uint8Array> {
     const link = this.#links.get(peer)
     if (link === undefined || !link.ready) return Promise.reject(new BulkError(`no connection to ${peer.slice(0, 12)}`))
+    if (signal?.aborted === true) return Promise.reject(new BulkError(`bulk read ${key} aborted`))
     return new Promise((resolve, reject) => {
       // Random, so no other peer can guess it; unique among this connection's reads.
       let id = randomInt(2 ** 32)
       while (link.reads.has(id)) id = randomInt(2 ** 32)
+      const abort = (): void => { this.#settle(link, read, new BulkError(`bulk read ${key} aborted`)) }
       const read: PendingBulk = {
         id, key, sent: false, parts: [], bytes: 0, maxBytes, onBytes, resolve, reject,
-        timer: setTimeout(() => this.#settle(link, read, new BulkError(`bulk read ${key} timed out`)), timeoutMs)
+        timer: setTimeout(() => this.#settle(link, read, new BulkError(`bulk read ${key} timed out`)), timeoutMs),
+        unlisten: () => signal?.removeEventListener('abort', abort)
       }
+      signal?.addEventListener('abort', abort, { once: true })
       link.reads.set(id, read)
       link.queued.push(read)
       this.#sendQueued(link)
@@ -271,6 +281,7 @@ export class SwarmTransport {
     if (link.reads.get(read.id) !== read) return
     link.reads.delete(read.id)
     clearTimeout(read.timer)
+    read.unlisten()
     if (read.sent) link.sent--
     else link.queued.splice(link.queued.indexOf(read), 1)
     read.parts = []
@@ -416,7 +427,8 @@ export class SwarmTransport {
     read.bytes += m.piece.byteLength
     if (read.bytes > read.maxBytes) return this.#settle(link, read, new BulkError(`bulk read over its ${read.maxBytes}-byte limit`))
     read.parts.push(m.piece)
-    read.timer.refresh()
+    // Its timeout is time without progress: an empty piece is none.
+    if (m.piece.byteLength > 0) read.timer.refresh()
     read.onBytes?.(read.bytes)
   }
 

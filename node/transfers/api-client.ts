@@ -22,11 +22,12 @@ export const CHUNK_TIMEOUT_MS = 300_000 // 5 min for one chunk body (up to 1 GiB
 export const MAX_TRANSIENT_RETRIES = 8 // 5xx / network errors per request
 export const MAX_RATE_LIMIT_WAITS = 60 // 429 answers per request
 /**
- * 429s that say the organization streams as many chunk bodies as the node takes (`chunk_bodies`): a
- * place frees as soon as one of them ends, the organization's other uploads included, so a chunk waits
- * for one longer than for a plan's minute (30 min at 1 s each).
+ * How long a chunk waits in all for a place when the node answers 429 with `chunk_bodies` (the
+ * organization streams as many chunk bodies as the node takes): a place frees as soon as one of them
+ * ends, the organization's other uploads included, so longer than for a plan's minute. The waits grow
+ * (the backoff, with jitter), so many waiting chunks do not ask every second.
  */
-export const MAX_BODY_SLOT_WAITS = 1_800
+export const MAX_BODY_SLOT_WAIT_MS = 30 * 60_000
 export const BACKOFF_BASE_MS = 250 // first retry delay
 export const BACKOFF_MAX_MS = 8_000 // retry delay cap
 export const RETRY_AFTER_MAX_MS = 60_000 // longest Retry-After honoured; longer answers wait this long
@@ -42,6 +43,8 @@ export interface TransferApiClientOptions {
   signal?: AbortSignal
   /** Called before every wait between attempts. */
   onWait?: (wait: RetryWait) => void
+  /** How a wait is waited (default: a timer); a test passes one that returns at once. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
 }
 
 /** One chunk body: sent as a stream of slices so progress and --bwlimit work below chunk size. */
@@ -114,7 +117,8 @@ export class TransferApiClient {
   async #wait (wait: RetryWait): Promise<void> {
     this.#opts.onWait?.(wait)
     const signal = this.#opts.signal
-    await sleep(wait.ms, undefined, signal !== undefined ? { signal } : {}).catch((err: unknown) => { throw signal?.aborted === true ? signal.reason : err })
+    const waiting = this.#opts.sleep !== undefined ? this.#opts.sleep(wait.ms, signal) : sleep(wait.ms, undefined, signal !== undefined ? { signal } : {})
+    await waiting.catch((err: unknown) => { throw signal?.aborted === true ? signal.reason : err })
   }
 
   async #request (call: Call): Promise<{ status: number, body: any }> {
@@ -122,6 +126,7 @@ export class TransferApiClient {
     let transient = 0
     let limited = 0
     let slotWaits = 0
+    let slotWaitedMs = 0
     for (;;) {
       let sent: Sent
       const stop = this.#opts.signal
@@ -146,9 +151,12 @@ export class TransferApiClient {
       if (typeof body === 'string') body = body === '' ? null : { detail: body }
       if (res.status === 429) {
         const slot = typeof body?.chunk_bodies === 'number'
-        if (slot ? ++slotWaits > MAX_BODY_SLOT_WAITS : ++limited > MAX_RATE_LIMIT_WAITS) throw new ApiProblem(429, body?.code ?? 'BWN_ERR_RATE_LIMITED', body?.detail ?? 'rate limited', body ?? {})
+        if (slot ? slotWaitedMs >= MAX_BODY_SLOT_WAIT_MS : ++limited > MAX_RATE_LIMIT_WAITS) throw new ApiProblem(429, body?.code ?? 'BWN_ERR_RATE_LIMITED', body?.detail ?? 'rate limited', body ?? {})
         this.stats.rateLimited++
-        await this.#wait({ reason: 'rate_limited', ms: retryAfterMs(res.header('retry-after')) ?? RETRY_AFTER_DEFAULT_MS, status: 429, code: body?.code ?? null })
+        const after = retryAfterMs(res.header('retry-after')) ?? RETRY_AFTER_DEFAULT_MS
+        const ms = slot ? Math.max(after, backoffMs(++slotWaits)) : after
+        slotWaitedMs += ms
+        await this.#wait({ reason: 'rate_limited', ms, status: 429, code: body?.code ?? null })
         continue
       }
       // 507: the node's disk is full; repeating the same request cannot pass until someone frees space.

@@ -293,3 +293,36 @@ t.test('a reader that takes a frame now and then, under 1 MiB per send stall, lo
   await eventually(async () => ended.length === 1, CONNECT_TIMEOUT_MS, 'the read to be told it ended')
   t.same(ended, ['big cut'], 'cut')
 })
+
+t.test('a read its caller gives up on ends at once: its place goes to the next read', async t => {
+  const testnet = await createTestnet(3, { host: '127.0.0.1' })
+  t.teardown(() => testnet.destroy())
+  const network = `bulk-abort-${process.pid}`
+  const quiet = { onFrame: () => {}, onPeerDown: () => {} }
+  const server = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: { ...quiet, onPeerUp: () => {} } })
+  const small = randomBytes(1024)
+  // 'hang': a read the server never answers (a source that sends nothing).
+  server.serveBulk(async (_peer, key) => key === 'hang' ? await new Promise<null>(() => {}) : key === 'small' ? small : null, { admitted: () => true })
+  t.teardown(() => server.stop())
+  await server.start()
+  let up: (peer: string) => void = () => {}
+  const connected = new Promise<string>(resolve => { up = (peer) => { if (peer === server.publicKey) resolve(peer) } })
+  const client = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: { ...quiet, onPeerUp: (p) => up(p) } })
+  t.teardown(() => client.stop())
+  await client.start()
+  const peer = await connected
+  // Every place of the connection taken by reads that hang; one more waits in the queue.
+  const controllers = Array.from({ length: MAX_BULK_REQUESTS_PER_PEER }, () => new AbortController())
+  const hanging = controllers.map(async c => await client.fetchBulk(peer, 'hang', 30_000, Number.POSITIVE_INFINITY, undefined, c.signal).then(() => 'read', (e: Error) => e.message))
+  const waiting = client.fetchBulk(peer, 'small').then(b => Buffer.from(small).equals(b) ? 'the bytes' : 'other bytes', (e: Error) => e.message)
+  const t0 = Date.now()
+  controllers[0]!.abort()
+  t.match(await hanging[0], /aborted/, 'the read given up on ends at once')
+  // Sent at once: the server, still busy with the eight it was asked for, says so (it does not know the
+  // reader left); either answer shows the place was given.
+  t.match(await waiting, /the bytes|busy/, 'its place goes to the read that waited, which is answered')
+  t.ok(Date.now() - t0 < 10_000, 'long before any timeout')
+  for (const c of controllers) c.abort()
+  t.ok((await Promise.all(hanging)).every(m => /aborted/.test(m)))
+  await t.rejects(client.fetchBulk(peer, 'small', 30_000, Number.POSITIVE_INFINITY, undefined, AbortSignal.abort()), /aborted/, 'a signal already aborted: refused at once')
+})

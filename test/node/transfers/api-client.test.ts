@@ -4,7 +4,7 @@ import t from 'tap'
 import { createServer } from 'node:http'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
-import { TransferApiClient, ApiProblem, backoffMs, retryAfterMs, BACKOFF_MAX_MS, RETRY_AFTER_MAX_MS, MAX_RATE_LIMIT_WAITS } from '../../../node/transfers/api-client.ts'
+import { TransferApiClient, ApiProblem, backoffMs, retryAfterMs, BACKOFF_MAX_MS, RETRY_AFTER_MAX_MS, MAX_RATE_LIMIT_WAITS, MAX_BODY_SLOT_WAIT_MS } from '../../../node/transfers/api-client.ts'
 
 t.test('backoff doubles from 250 ms with jitter, capped', async t => {
   t.equal(backoffMs(1, () => 0.5), 250)
@@ -142,8 +142,25 @@ t.test('a 429 for the organization\'s chunk bodies in flight waits longer than a
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   t.teardown(() => server.close())
-  const client = new TransferApiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'k')
+  const waited: number[] = []
+  const client = new TransferApiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'k', { onWait: (w) => { waited.push(w.ms) }, sleep: async () => {} })
   const { created } = await client.putChunk('x', 0, Buffer.from('hello'), 'ab')
   t.equal(created, true, `uploaded after ${waits} such answers, more than the ${MAX_RATE_LIMIT_WAITS} a plan's limit is waited for`)
   t.equal(client.stats.rateLimited, waits)
+  t.ok(waited[0]! < 1_000 && waited.at(-1)! >= BACKOFF_MAX_MS / 2, `the waits grow with the backoff (${waited[0]} ms first, ${waited.at(-1)} ms last), though Retry-After said 0`)
+  t.ok(waited.reduce((a, b) => a + b, 0) < MAX_BODY_SLOT_WAIT_MS, 'within the whole wait allowed')
+})
+
+t.test('a chunk waits for a place at most MAX_BODY_SLOT_WAIT_MS in all, then fails with the 429', async t => {
+  const server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => { res.writeHead(429, { 'retry-after': '1', 'content-type': 'application/problem+json' }).end(JSON.stringify({ code: 'BWN_ERR_RATE_LIMITED', chunk_bodies: 1024 })) })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => server.close())
+  let waitedMs = 0
+  const client = new TransferApiClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'k', { onWait: (w) => { waitedMs += w.ms }, sleep: async () => {} })
+  await t.rejects(client.putChunk('x', 0, Buffer.from('hello'), 'ab'), { status: 429, code: 'BWN_ERR_RATE_LIMITED' })
+  t.ok(waitedMs >= MAX_BODY_SLOT_WAIT_MS && waitedMs < MAX_BODY_SLOT_WAIT_MS + BACKOFF_MAX_MS * 2, `gave up after ${Math.round(waitedMs / 60_000)} min of waits`)
 })
