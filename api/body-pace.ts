@@ -15,34 +15,44 @@ export const isBodyStalled = (err: unknown): err is Error & { code: typeof BODY_
 const bodyStalled = (received: number, stallMs: number): Error =>
   Object.assign(new Error(`the body brought less than ${BODY_PROGRESS_BYTES} bytes (or its rest) in ${stallMs} ms`), { code: BODY_STALLED, received })
 
+/** The time a pace is judged by: the wall clock, or a test's. */
+export interface PaceClock {
+  now (): number
+  /** Runs `fn` after `ms`; the function returned cancels it. */
+  after (ms: number, fn: () => void): () => void
+}
+const wallClock: PaceClock = {
+  now: () => Date.now(),
+  after: (ms, fn) => { const t = setTimeout(fn, ms); t.unref(); return () => clearTimeout(t) }
+}
+
 /**
  * The pieces of `body`, read from `pieces` (its iterator), while `body` keeps the minimum rate for a
  * body of `total` bytes; a body that falls below it is destroyed with a BODY_STALLED error, which the
  * reader then meets.
  */
-export async function * paced (body: Readable, pieces: AsyncIterable<Uint8Array>, total: number, stallMs = BODY_STALL_MS): AsyncGenerator<Uint8Array> {
+export async function * paced (body: Readable, pieces: AsyncIterable<Uint8Array>, total: number, stallMs = BODY_STALL_MS, clock: PaceClock = wallClock): AsyncGenerator<Uint8Array> {
   let got = 0
   let mark = 0
-  let windowStart = Date.now()
+  let windowStart = clock.now()
   let serverMs = 0 // time of this window spent by the server with the pieces (not the client's)
   let withServerSince: number | null = null // a piece the server holds now
-  let timer: NodeJS.Timeout
+  let cancel: () => void
   const check = (): void => {
-    const now = Date.now()
+    const now = clock.now()
     const clientMs = now - windowStart - serverMs - (withServerSince !== null ? now - withServerSince : 0)
     if (clientMs >= stallMs) body.destroy(bodyStalled(got, stallMs))
-    else { timer = setTimeout(check, stallMs - clientMs); timer.unref() }
+    else cancel = clock.after(stallMs - clientMs, check)
   }
-  timer = setTimeout(check, stallMs)
-  timer.unref()
+  cancel = clock.after(stallMs, check)
   try {
     for await (const piece of pieces) {
       got += piece.byteLength
-      if (got - mark >= Math.max(1, Math.min(BODY_PROGRESS_BYTES, total - mark))) { mark = got; windowStart = Date.now(); serverMs = 0 }
-      withServerSince = Date.now()
+      if (got - mark >= Math.max(1, Math.min(BODY_PROGRESS_BYTES, total - mark))) { mark = got; windowStart = clock.now(); serverMs = 0 }
+      withServerSince = clock.now()
       yield piece
-      serverMs += Date.now() - withServerSince
+      serverMs += clock.now() - withServerSince
       withServerSince = null
     }
-  } finally { clearTimeout(timer!) }
+  } finally { cancel() }
 }

@@ -40,17 +40,39 @@ t.test('a steady body passes; one that stops bringing its minimum is cut off', a
 })
 
 t.test('the server\'s own time with a piece is not the client\'s: a slow reader does not cut a body off', async t => {
-  const body = new PassThrough({ highWaterMark: 1 })
+  // A clock the test moves: the reader "takes" time with each piece, far past the window.
+  let now = 0
+  const timers: Array<{ at: number, fn: () => void }> = []
+  const clock = {
+    now: () => now,
+    after: (ms: number, fn: () => void) => { const timer = { at: now + ms, fn }; timers.push(timer); return () => { timers.splice(timers.indexOf(timer), 1) } }
+  }
+  const advance = (ms: number): void => {
+    now += ms
+    for (const timer of timers.filter(x => x.at <= now)) { timers.splice(timers.indexOf(timer), 1); timer.fn() }
+  }
+  const body = new PassThrough()
   const pieces = 6
-  const it = paced(body, body.iterator({ destroyOnReturn: false }), pieces * BODY_PROGRESS_BYTES, 200)
+  const it = paced(body, body.iterator({ destroyOnReturn: false }), pieces * BODY_PROGRESS_BYTES + 1, 200, clock)
   for (let i = 0; i < pieces; i++) body.write(Buffer.alloc(BODY_PROGRESS_BYTES))
-  body.end()
+  body.end(Buffer.alloc(1))
   let n = 0
   for await (const p of it) {
     n += p.byteLength
-    await new Promise(resolve => setTimeout(resolve, 150)) // the disk is slow: 150 ms a piece, 900 ms in all
-    if (n === BODY_PROGRESS_BYTES) await new Promise(resolve => setTimeout(resolve, 400)) // and once stalls for two windows
+    advance(150) // the disk is slow: 150 ms a piece
+    if (n === BODY_PROGRESS_BYTES) advance(1_000) // and once stalls for five windows, holding a piece
   }
-  t.equal(n, pieces * BODY_PROGRESS_BYTES, 'every piece read, though the reading took far longer than the window')
-  t.notOk(body.destroyed && body.errored, 'not cut off')
+  t.equal(n, pieces * BODY_PROGRESS_BYTES + 1, 'every piece read, though the reading took far longer than the window')
+  t.notOk(body.errored, 'not cut off')
+  // The same clock, a client that stops: cut off once its own time passes the window.
+  const quiet = new PassThrough()
+  const cut = paced(quiet, quiet.iterator({ destroyOnReturn: false }), 10 * BODY_PROGRESS_BYTES, 200, clock)
+  quiet.write(Buffer.alloc(BODY_PROGRESS_BYTES))
+  const first = await cut.next()
+  t.equal(first.value?.byteLength, BODY_PROGRESS_BYTES)
+  const next = cut.next() // waits for the client, which sends nothing more
+  advance(199)
+  t.notOk(quiet.destroyed, 'not before the window ends')
+  advance(1)
+  t.ok(isBodyStalled(await next.then(() => null, (e: unknown) => e)), 'cut off at the window\'s end')
 })
