@@ -22,7 +22,7 @@ export interface PaceClock {
   after (ms: number, fn: () => void): () => void
 }
 const wallClock: PaceClock = {
-  now: () => Date.now(),
+  now: () => performance.now(), // monotonic: a step of the wall clock cuts nothing off
   after: (ms, fn) => { const t = setTimeout(fn, ms); t.unref(); return () => clearTimeout(t) }
 }
 
@@ -38,11 +38,14 @@ export async function * paced (body: Readable, pieces: AsyncIterable<Uint8Array>
   let serverMs = 0 // time of this window spent by the server with the pieces (not the client's)
   let withServerSince: number | null = null // a piece the server holds now
   let cancel: () => void
+  // The client's time in this window: all of it but what the server spent with the pieces.
+  const clientMs = (): number => clock.now() - windowStart - serverMs
   const check = (): void => {
-    const now = clock.now()
-    const clientMs = now - windowStart - serverMs - (withServerSince !== null ? now - withServerSince : 0)
-    if (clientMs >= stallMs) body.destroy(bodyStalled(got, stallMs))
-    else cancel = clock.after(stallMs - clientMs, check)
+    // A piece with the server: not judged now; the check is armed again when it comes back.
+    if (withServerSince !== null) return
+    const spent = clientMs()
+    if (spent >= stallMs) body.destroy(bodyStalled(got, stallMs))
+    else cancel = clock.after(stallMs - spent, check)
   }
   cancel = clock.after(stallMs, check)
   try {
@@ -53,6 +56,8 @@ export async function * paced (body: Readable, pieces: AsyncIterable<Uint8Array>
       yield piece
       serverMs += clock.now() - withServerSince
       withServerSince = null
+      cancel()
+      cancel = clock.after(Math.max(0, stallMs - clientMs()), check)
     }
   } finally { cancel() }
 }

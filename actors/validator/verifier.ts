@@ -207,10 +207,10 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
         state.seenAttempts.set(r.attemptId, env.clock.now())
         // The place is given back as the read ends, before the actor hears of it: a message the actor
         // fails to handle (a reset while it reloads its state) cannot keep the place.
-        Promise.resolve().then(async () => await deps.reader.sha256Of(r.read, r.length)).finally(() => { readEnded(msg.from) }).then(
+        Promise.resolve().then(() => deps.reader.sha256Of(r.read, r.length)).finally(() => { readEnded(msg.from) }).then(
           res => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: res.bytes === r.length ? res.sha256 : null, error: res.bytes === r.length ? null : `read ${res.bytes} bytes, expected ${r.length}` }),
-          (err: Error & { code?: unknown }) => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: null, error: (typeof err.code === 'string' ? err.code : String(err.message)).slice(0, 200) })
-        )
+          (err: (Error & { code?: unknown }) | null | undefined) => tell(self, { type: 'read', from: msg.from, body: r, workerUid: msg.workerUid, sha256: null, error: (typeof err?.code === 'string' ? err.code : String(err?.message ?? err)).slice(0, 200) })
+        ).catch((err: unknown) => { log.warn({ err: String((err as Error | null)?.message ?? err) }, 'a read-back\'s result could not be handled') })
         return state
       }
       case 'read': {

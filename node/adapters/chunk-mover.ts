@@ -205,8 +205,11 @@ export class HttpChunkMover implements ChunkMover {
     const idleMs = this.#options.moveTimeoutMs ?? MOVE_IDLE_TIMEOUT_MS
     const idle = new AbortController()
     const least = this.#options.moveProgressBytes ?? MOVE_PROGRESS_BYTES
-    const idleTimer = setTimeout(() => idle.abort(new DOMException(`too little progress: less than ${least} bytes (or the rest) in ${idleMs} ms`, 'TimeoutError')), idleMs)
+    // `paused` while this node itself waits (for its in-flight budget): that time is not the source's.
+    let paused = false
+    const idleTimer = setTimeout(() => { if (!paused) idle.abort(new DOMException(`too little progress: less than ${least} bytes (or the rest) in ${idleMs} ms`, 'TimeoutError')) }, idleMs)
     idleTimer.unref()
+    const pause = (on: boolean): void => { paused = on; if (!on) idleTimer.refresh() }
     const signal = AbortSignal.any([opts.signal, idle.signal])
     // Bytes moved (a bulk read's pass in, then every pass out) since the window began; the window starts
     // again once a window's minimum, or what is left of the chunk, has passed.
@@ -215,11 +218,11 @@ export class HttpChunkMover implements ChunkMover {
       if (bytes - mark >= Math.max(1, Math.min(least, total - mark))) { mark = bytes; idleTimer.refresh() }
     }
     try {
-      return await this.#moveWithin(offer, opts, signal, moved, () => idleTimer.refresh())
+      return await this.#moveWithin(offer, opts, signal, moved, () => idleTimer.refresh(), pause)
     } finally { clearTimeout(idleTimer) }
   }
 
-  async #moveWithin (offer: TaskOffer, opts: MoveOptions, signal: AbortSignal, moved: (bytes: number, total: number) => void, restart: () => void): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
+  async #moveWithin (offer: TaskOffer, opts: MoveOptions, signal: AbortSignal, moved: (bytes: number, total: number) => void, restart: () => void, pause: (on: boolean) => void): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
     // A bulk read passes the chunk's bytes twice, in from the coordinator and out to the destination:
     // its progress reading counts each byte half on each pass, so the overseer sees both passes move
     // (a slow bulk read is not taken for a stall, docs/transfers.md#overseer).
@@ -229,8 +232,12 @@ export class HttpChunkMover implements ChunkMover {
     restart() // the coordinator answered: a window starts for the bytes
     const total = via === 'bulk' ? 2 * offer.length : offer.length
     // A bulk read holds the whole chunk: account it beyond the stream window already reserved.
-    const releaseHeld = held > STREAM_WINDOW_BYTES ? await this.#options.budget?.acquire(held - STREAM_WINDOW_BYTES, opts.signal) : undefined
-    restart() // the wait for the budget is this node's, not the source's
+    // The wait for the budget is this node's, not the source's: the window is paused meanwhile.
+    let releaseHeld: (() => void) | undefined
+    if (held > STREAM_WINDOW_BYTES) {
+      pause(true)
+      try { releaseHeld = await this.#options.budget?.acquire(held - STREAM_WINDOW_BYTES, opts.signal) } finally { pause(false) }
+    }
     try {
       if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
       const check = new ChunkCheck(offer.length, offer.sha256, opts.corrupt, () => { moved(bulkIn + check.bytes, total) })

@@ -130,6 +130,12 @@ interface PendingBulk {
   timer: NodeJS.Timeout
   /** Stops listening to the caller's signal (once settled). */
   unlisten: () => void
+  /**
+   * Its caller gave up while the peer serves it: the caller was answered, but the read keeps its place
+   * (the peer still counts it among the reads it serves) and drops what arrives, until its end or its
+   * timeout.
+   */
+  abandoned: boolean
 }
 
 export class SwarmTransport {
@@ -245,11 +251,22 @@ export class SwarmTransport {
       // Random, so no other peer can guess it; unique among this connection's reads.
       let id = randomInt(2 ** 32)
       while (link.reads.has(id)) id = randomInt(2 ** 32)
-      const abort = (): void => { this.#settle(link, read, new BulkError(`bulk read ${key} aborted`)) }
+      const abort = (): void => {
+        const aborted = new BulkError(`bulk read ${key} aborted`)
+        // Not sent yet: it goes from the queue. Sent: the peer still serves it, so it keeps its place
+        // until the peer's end (a place given up early would meet the peer's "busy").
+        if (!read.sent) { this.#settle(link, read, aborted); return }
+        read.abandoned = true
+        read.parts = []
+        read.onBytes = undefined
+        read.unlisten()
+        read.reject(aborted)
+      }
       const read: PendingBulk = {
         id, key, sent: false, parts: [], bytes: 0, maxBytes, onBytes, resolve, reject,
         timer: setTimeout(() => this.#settle(link, read, new BulkError(`bulk read ${key} timed out`)), timeoutMs),
-        unlisten: () => signal?.removeEventListener('abort', abort)
+        unlisten: () => signal?.removeEventListener('abort', abort),
+        abandoned: false
       }
       signal?.addEventListener('abort', abort, { once: true })
       link.reads.set(id, read)
@@ -424,11 +441,13 @@ export class SwarmTransport {
     if (m === null) return
     const read = link.reads.get(m.id)
     if (read === undefined || !read.sent) return this.#dropBulk('unsolicited') // a late reply to a read that timed out, too
+    // Its timeout is time without progress: an empty piece is none, and is not kept.
+    if (m.piece.byteLength === 0) return
     read.bytes += m.piece.byteLength
     if (read.bytes > read.maxBytes) return this.#settle(link, read, new BulkError(`bulk read over its ${read.maxBytes}-byte limit`))
+    read.timer.refresh()
+    if (read.abandoned) return // its caller left: the bytes are dropped, its place kept until the end
     read.parts.push(m.piece)
-    // Its timeout is time without progress: an empty piece is none.
-    if (m.piece.byteLength > 0) read.timer.refresh()
     read.onBytes?.(read.bytes)
   }
 

@@ -45,7 +45,7 @@ t.test('the server\'s own time with a piece is not the client\'s: a slow reader 
   const timers: Array<{ at: number, fn: () => void }> = []
   const clock = {
     now: () => now,
-    after: (ms: number, fn: () => void) => { const timer = { at: now + ms, fn }; timers.push(timer); return () => { timers.splice(timers.indexOf(timer), 1) } }
+    after: (ms: number, fn: () => void) => { const timer = { at: now + ms, fn }; timers.push(timer); return () => { const i = timers.indexOf(timer); if (i >= 0) timers.splice(i, 1) } }
   }
   const advance = (ms: number): void => {
     now += ms
