@@ -18,6 +18,8 @@ export const EVIDENCE_MAX_AGE_MS = 2 * MAX_CLOCK_SKEW_MS
  * coordinator forwarding it cannot help; such a refusal must not cost the coordinator score.
  */
 export type EvidenceCheck = { ok: true } | { ok: false, reason: string, blameless?: true }
+/** A verify request's evidence that holds, and the move's duration its worker signed (ms). */
+export type VerifyEvidence = { ok: true, workerDurationMs: number } | { ok: false, reason: string, blameless?: true }
 
 /**
  * Checks a verify request's evidence. Its age is judged against the request's own time (which the
@@ -25,7 +27,7 @@ export type EvidenceCheck = { ok: true } | { ok: false, reason: string, blameles
  * result just inside the window, so that it expires in the coordinator's hands and the validator blames
  * the coordinator.
  */
-export function checkVerifyRequest (msg: Envelope, now: number): EvidenceCheck {
+export function checkVerifyRequest (msg: Envelope, now: number): VerifyEvidence {
   const req = msg.body as MessageBody<'verify_request'>
   if (req.evidence === undefined) return { ok: false, reason: 'no evidence of the delivery' }
   const res = decodeFrame(Buffer.from(req.evidence, 'base64'))
@@ -46,7 +48,7 @@ export function checkVerifyRequest (msg: Envelope, now: number): EvidenceCheck {
   // the same before it accepts the delivery, so a request without it is the coordinator's fault.
   const claim = checkWorkerClaim(r, ev.from, msg.from, ev.ts)
   if (!claim.ok) return { ok: false, reason: `worker claim: ${claim.reason}` }
-  return { ok: true }
+  return { ok: true, workerDurationMs: r.durationMs }
 }
 
 /** A worker's own signed frame, relayed as base64: of `type`, signed by `worker`, addressed to the orchestrator relaying it. */

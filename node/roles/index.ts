@@ -348,9 +348,13 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
       if (checked.blameless !== true) messenger.penalize(m.from, 'unauthorized', checked.reason)
       return
     }
+    // The duration a throughput sample is made of is the coordinator's measure (offer sent to result in),
+    // which holds the worker's move: never shorter than the move its worker signed. A coordinator cannot
+    // make another operator's orchestrator look faster than its worker says it was.
+    const sent = m.body as VerifyRequest
+    const body: VerifyRequest = { ...sent, trustedDurationMs: Math.max(sent.trustedDurationMs, checked.workerDurationMs) }
     // The worker answers for its delivery with its attachment (any penalty is keyed by its hotkey), or
     // with its own registration where it has one (its UID then carries the penalty too).
-    const body = m.body as VerifyRequest
     const presented = body.attachment === undefined ? Promise.resolve(null) : auth.present(body.attachment, body.worker)
     presented.then(() => auth.standing(body.worker)).then((w) => {
       if (w === null || w.role !== 'worker') {

@@ -21,7 +21,7 @@ const request = (from: string, ev: string | undefined, over: Record<string, unkn
 })
 
 t.test('the coordinator with the orchestrator\'s signed result is believed', async t => {
-  t.same(checkVerifyRequest(request(coord.address, evidence()), now), { ok: true })
+  t.same(checkVerifyRequest(request(coord.address, evidence()), now), { ok: true, workerDurationMs: said.durationMs }, 'with the move\'s duration its worker signed (a throughput sample is never shorter)')
 })
 
 t.test('every forgery is refused', async t => {
@@ -66,7 +66,7 @@ t.test('the evidence\'s age is judged against its request: an orchestrator canno
   const at = (ts: number): string => Buffer.from(encodeFrame(orch, 'task_result', result, { ts, to: coord.address })).toString('base64')
   // Signed just inside the frame window, forwarded a minute later: still good evidence.
   const edge = { ...request(coord.address, at(now - MAX_CLOCK_SKEW_MS + 1000)), ts: now + 60_000 }
-  t.same(checkVerifyRequest(edge, now + 60_000), { ok: true })
+  t.match(checkVerifyRequest(edge, now + 60_000), { ok: true })
   t.ok(EVIDENCE_MAX_AGE_MS >= MAX_CLOCK_SKEW_MS + 60_000)
   const old = { ...request(coord.address, at(now - EVIDENCE_MAX_AGE_MS - 1)), ts: now }
   t.match(checkVerifyRequest(old, now), { ok: false, blameless: true }, 'older than that: refused, and not the forwarder\'s fault')
