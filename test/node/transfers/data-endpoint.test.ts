@@ -69,15 +69,20 @@ async function body (res: http.IncomingMessage): Promise<Buffer> {
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
 
+/** A blob store of files in a temporary directory, removed after the test. */
+async function fileBlobs (t: Test): Promise<FileBlobStore> {
+  const dir = await mkdtemp(join(tmpdir(), 'bwnet-data-endpoint-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const files = new FileBlobStore(dir)
+  await files.open()
+  return files
+}
+
 for (const kind of ['file', 'memory'] as const) {
   t.test(`${kind} blobs: a whole read is reported with its transfer and attempt; a HEAD and a read cut short are not`, async t => {
     let blobs: BlobStore
     if (kind === 'file') {
-      const dir = await mkdtemp(join(tmpdir(), 'bwnet-data-endpoint-'))
-      t.teardown(() => rm(dir, { recursive: true, force: true }))
-      const files = new FileBlobStore(dir)
-      await files.open()
-      blobs = files
+      blobs = await fileBlobs(t)
     } else {
       // A store without files: the route answers from memory.
       const held = new Map<string, Uint8Array>()
@@ -123,11 +128,7 @@ for (const kind of ['file', 'memory'] as const) {
 }
 
 t.test('one signed URL has at most MAX_READS_PER_URL responses in flight: more are a 503 with Retry-After', async t => {
-  const dir = await mkdtemp(join(tmpdir(), 'bwnet-data-endpoint-'))
-  t.teardown(() => rm(dir, { recursive: true, force: true }))
-  const files = new FileBlobStore(dir)
-  await files.open()
-  const e = await endpoint(t, files)
+  const e = await endpoint(t, await fileBlobs(t))
   const c = await e.staged(0)
   // Readers that take the head and then nothing: each response waits on a full socket.
   const held = await Promise.all(Array.from({ length: MAX_READS_PER_URL }, async () => await request(e.base, c.path, 'GET')))
@@ -149,11 +150,7 @@ t.test('one signed URL has at most MAX_READS_PER_URL responses in flight: more a
 })
 
 t.test('an address whose signatures keep failing gets no more full checks (429) until its window ends; minted URLs and others are served', async t => {
-  const dir = await mkdtemp(join(tmpdir(), 'bwnet-data-endpoint-'))
-  t.teardown(() => rm(dir, { recursive: true, force: true }))
-  const files = new FileBlobStore(dir)
-  await files.open()
-  const e = await endpoint(t, files)
+  const e = await endpoint(t, await fileBlobs(t))
   const c = await e.staged(0)
   // The same path under a made-up signature in its one canonical spelling: it reaches the curve check.
   const forged = (): string => {
