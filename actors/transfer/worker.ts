@@ -1,10 +1,9 @@
-// The worker: attaches to one orchestrator, queues its offers (p-queue, `slots` at once), moves each
-// chunk through the ChunkMover port (pull from the coordinator, write to the destination, hash) and
-// reports the result. Moving bytes is I/O, so it runs outside the handler and reports back. While it
+// The worker: attaches to one orchestrator, queues its offers (`slots` moves at once, shared between
+// the coordinators whose chunks they are: nextToRun), moves each chunk through the ChunkMover
+// port (pull from the coordinator, write to the destination, hash) and reports the result. Moving bytes is I/O, so it runs outside the handler and reports back. While it
 // moves, it tells its orchestrator how far each chunk got (task_progress, at most every
 // PROGRESS_INTERVAL_MS, only for chunks that moved): the coordinator judges a worker by progress, so a
 // slow but steady link keeps its work (docs/transfers.md#overseer).
-import PQueue from 'p-queue'
 import type { Network } from '../ports.ts'
 import { spawnSupervised, tell, type Env, type Ref } from '../runtime.ts'
 import { randomOf } from '../random.ts'
@@ -12,6 +11,37 @@ import type { TaskOffer, TaskOfferMsg, TaskResultAck, TaskCancel, TaskProgress }
 
 export const PROGRESS_INTERVAL_MS = 250 // a worker reports progress at most 4 times a second
 const MAX_PROGRESS_ITEMS = 1024 // per report (the message's limit)
+
+/**
+ * How many of a worker's moves one coordinator other than its own orchestrator may run at once: half its
+ * slots, rounded up. A coordinator whose moves go slowly (a source sending 1 MiB a minute holds a slot for
+ * as many minutes as its chunk has MiB) then leaves the other half to the worker's own orchestrator and
+ * to other coordinators (docs/security.md#peers). The worker's own orchestrator, which it chose, may use
+ * every slot.
+ */
+export function foreignShare (slots: number): number {
+  return Math.ceil(slots / 2)
+}
+
+/**
+ * Which waiting offer takes the next free slot, by its index in `waiting` (arrival order), or -1 when
+ * none may start now. The coordinator with the fewest moves running goes first (the earliest offer
+ * among equals, so one coordinator's offers run in the order they came); a coordinator other than the
+ * worker's own orchestrator (`foreign`) waits while it runs its `foreignShare`.
+ */
+export function nextToRun (waiting: ReadonlyArray<{ coordinator: string, foreign: boolean }>, running: ReadonlyMap<string, number>, slots: number): number {
+  const share = foreignShare(slots)
+  let best = -1
+  let bestRunning = Infinity
+  for (let i = 0; i < waiting.length; i++) {
+    const w = waiting[i]!
+    const n = running.get(w.coordinator) ?? 0
+    if (n >= bestRunning || (w.foreign && n >= share)) continue
+    best = i; bestRunning = n
+    if (n === 0) break
+  }
+  return best
+}
 
 export interface MoveOptions {
   signal: AbortSignal
@@ -38,7 +68,7 @@ export type WorkerMsg =
   | { type: 'attached', from: string, session: string }
   | { type: 'displaced', from: string, session: string }
   | { type: 'offer', from: string, body: TaskOfferMsg }
-  | { type: 'moved', attemptId: string, ok: boolean, sha256: string | null, etag: string | null, bytes: number, via: 'http' | 'bulk' | null, error: string | null, startedAt: number }
+  | { type: 'moved', run: number, attemptId: string, ok: boolean, sha256: string | null, etag: string | null, bytes: number, via: 'http' | 'bulk' | null, error: string | null, startedAt: number }
   | { type: 'ack', from: string, body: TaskResultAck }
   | { type: 'cancel', from: string, body: TaskCancel }
   | { type: 'report-progress' }
@@ -50,6 +80,9 @@ interface InFlight {
   /** The mover's reading of the bytes moved so far, once the move began; and what was last reported. */
   moved: (() => number) | null
   reported: number
+  /** The offer's coordinator, and whether it is another than the worker's own orchestrator. */
+  coordinator: string
+  foreign: boolean
 }
 interface State {
   orchestrator: string | null
@@ -58,6 +91,8 @@ interface State {
   displaced: boolean
   known: string[]
   inflight: Map<string, InFlight>
+  /** Accepted work not yet moving, in arrival order (nextToRun picks from it). */
+  waiting: InFlight[]
   /** Bytes moved in this session, all chunks together (reported with every progress report). */
   movedTotal: number
 }
@@ -79,7 +114,10 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
   const { env, net } = deps
   const log = env.logger.child({ component: 'worker' })
   const random = randomOf(env)
-  const queue = new PQueue({ concurrency: deps.slots })
+  // The moves under way, by run: kept across a restart of the actor, since they go on until they settle.
+  const running = new Map<number, string>() // run → its coordinator
+  const byCoordinator = new Map<string, number>()
+  let runs = 0
   let self: Ref<WorkerMsg>
   let load = 0
   let current: string | null = null
@@ -102,9 +140,36 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
   const abortAll = (state: State): void => {
     for (const f of state.inflight.values()) f.controller.abort()
     state.inflight.clear()
-    queue.clear()
+    state.waiting = []
     load = 0
     watchProgress(state)
+  }
+
+  /** Starts waiting moves while slots are free (nextToRun's order and limits); each reports `moved` when it settles. */
+  const startMoves = (state: State): void => {
+    while (running.size < deps.slots && state.waiting.length > 0) {
+      const i = nextToRun(state.waiting, byCoordinator, deps.slots)
+      if (i === -1) return
+      const flight = state.waiting.splice(i, 1)[0]!
+      const { offer, controller } = flight
+      const run = ++runs
+      running.set(run, flight.coordinator)
+      byCoordinator.set(flight.coordinator, (byCoordinator.get(flight.coordinator) ?? 0) + 1)
+      const corrupt = deps.faults?.corrupt === true
+      const startedAt = env.clock.now()
+      void (async () => {
+        try {
+          const r = await deps.mover.move(offer, { signal: controller.signal, corrupt, progress: (read) => { flight.moved = read } })
+          // A corrupting worker lies: it reports the hash it was asked for, not what it wrote.
+          tell(self, { type: 'moved', run, attemptId: offer.attemptId, ok: true, sha256: corrupt ? offer.sha256 : r.sha256, etag: r.etag, bytes: r.bytes, via: r.via, error: null, startedAt })
+        } catch (err) {
+          const e = err as Error & { code?: unknown }
+          // Only a string code is a reason (a DOMException's is a number): otherwise the message says what happened.
+          const reason = typeof e.code === 'string' ? e.code : String(e.message)
+          tell(self, { type: 'moved', run, attemptId: offer.attemptId, ok: false, sha256: null, etag: null, bytes: 0, via: null, error: controller.signal.aborted ? 'cancelled' : reason.slice(0, 200), startedAt })
+        }
+      })()
+    }
   }
 
   const handler = async (state: State, msg: WorkerMsg): Promise<State> => {
@@ -142,31 +207,26 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
         const offer = msg.body.offer
         if (msg.from !== state.orchestrator || !state.attached || state.inflight.has(offer.attemptId)) return state
         const controller = new AbortController()
-        const flight: InFlight = { offer, controller, orchestrator: msg.from, moved: null, reported: 0 }
+        const flight: InFlight = { offer, controller, orchestrator: msg.from, moved: null, reported: 0, coordinator: offer.source.coordinator, foreign: offer.source.coordinator !== msg.from }
         state.inflight.set(offer.attemptId, flight)
         load = state.inflight.size
         watchProgress(state)
         // Its own word that it holds the work, for the coordinator: a stall is held against it only on this.
         net.send(msg.from, 'task_accepted', { transferId: offer.transferId, attemptId: offer.attemptId, taskId: offer.taskId, worker: deps.self, coordinator: offer.source.coordinator })
         if (deps.faults?.stall === true) return state // holds the offer, never moves it
-        const corrupt = deps.faults?.corrupt === true
-        void queue.add(async () => {
-          if (controller.signal.aborted) return
-          const startedAt = env.clock.now()
-          try {
-            const r = await deps.mover.move(offer, { signal: controller.signal, corrupt, progress: (read) => { flight.moved = read } })
-            // A corrupting worker lies: it reports the hash it was asked for, not what it wrote.
-            tell(self, { type: 'moved', attemptId: offer.attemptId, ok: true, sha256: corrupt ? offer.sha256 : r.sha256, etag: r.etag, bytes: r.bytes, via: r.via, error: null, startedAt })
-          } catch (err) {
-            const e = err as Error & { code?: unknown }
-            // Only a string code is a reason (a DOMException's is a number): otherwise the message says what happened.
-            const reason = typeof e.code === 'string' ? e.code : String(e.message)
-            tell(self, { type: 'moved', attemptId: offer.attemptId, ok: false, sha256: null, etag: null, bytes: 0, via: null, error: controller.signal.aborted ? 'cancelled' : reason.slice(0, 200), startedAt })
-          }
-        })
+        state.waiting.push(flight)
+        startMoves(state)
         return state
       }
       case 'moved': {
+        const slot = running.get(msg.run)
+        if (slot !== undefined) {
+          running.delete(msg.run)
+          const n = (byCoordinator.get(slot) ?? 1) - 1
+          if (n > 0) byCoordinator.set(slot, n)
+          else byCoordinator.delete(slot)
+        }
+        startMoves(state)
         const f = state.inflight.get(msg.attemptId)
         if (f === undefined) return state // cancelled meanwhile
         state.inflight.delete(msg.attemptId)
@@ -193,6 +253,7 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
           f.controller.abort()
           state.inflight.delete(id)
         }
+        state.waiting = state.waiting.filter(f => state.inflight.has(f.offer.attemptId))
         load = state.inflight.size
         watchProgress(state)
         return state
@@ -222,7 +283,7 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
   self = spawnSupervised<State, WorkerMsg>(parent, 'worker', env, () => {
     current = null
     ticker?.cancel(); ticker = null
-    return { orchestrator: null, session: null, attached: false, displaced: false, known: [], inflight: new Map(), movedTotal: 0 }
+    return { orchestrator: null, session: null, attached: false, displaced: false, known: [], inflight: new Map(), waiting: [], movedTotal: 0 }
   }, handler)
   return { ref: self, load: () => load, orchestrator: () => current }
 }
