@@ -171,7 +171,12 @@ export class BodyTooShortError extends Error {
 
 // Destination policy.
 /** What kind of address a destination policy refuses (url-policy.ts classifies). */
-export type AddressClass = 'loopback' | 'private' | 'link_local' | 'multicast' | 'unspecified' | 'reserved'
+export type AddressClass = 'loopback' | 'private' | 'link_local' | 'multicast' | 'unspecified' | 'reserved' | 'own'
+
+/** An address class in words: 'a loopback address', 'this node's own address'. */
+export function describeClass (cls: AddressClass): string {
+  return cls === 'own' ? 'an address of this node\'s own host' : `a ${cls.replace('_', '-')} address`
+}
 
 /** A destination URL or header the policy refuses; `reason` is stable. */
 export class DestinationPolicyError extends Error {
@@ -187,5 +192,5 @@ export class DestinationPolicyError extends Error {
 /** Error a guarded connection fails with. */
 export class AddressRefused extends Error {
   readonly code = 'BWN_ERR_ADDRESS_REFUSED'
-  constructor (host: string, address: string, cls: AddressClass) { super(`connection to ${host} refused: ${address} is a ${cls.replace('_', '-')} address`) }
+  constructor (host: string, address: string, cls: AddressClass) { super(`connection to ${host} refused: ${address} is ${describeClass(cls)}`) }
 }

@@ -28,6 +28,7 @@ import { checkVerifyRequest, checkWorkerAccept, checkWorkerClaim } from '../veri
 import { authorityOf, offerSigned, signOffer, type Envelope, type PrismScores, type SnapshotPublished, type TaskOfferMsg, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
+import { hostAddresses } from '../adapters/destinations/url-policy.ts'
 import { InflightBudget } from '../adapters/inflight-budget.ts'
 import chainRoutes from '../../api/routes/chain.ts'
 import prismRoutes from '../../api/routes/prism.ts'
@@ -63,7 +64,10 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const { messenger, store, blobs, clock, key } = ctx
   const env = { clock, logger: ctx.logger, health: ctx.health, stopping: ctx.stopping }
   const { auth } = ctx
-  const destinations = new DestinationRegistry(store, key, clock, { allowPrivate: ctx.config.allowPrivateDestinations })
+  // Tenants' destinations may not name this host's own public addresses (docs/security.md#destination-policy-ssrf).
+  const own = ctx.config.allowPrivateDestinations ? [] : await hostAddresses(ctx.config.publicUrl)
+  if (own.length > 0) ctx.logger.debug({ own }, 'tenant destinations refuse this host\'s addresses')
+  const destinations = new DestinationRegistry(store, key, clock, { allowPrivate: ctx.config.allowPrivateDestinations, own })
   let baseUrl = ''
   const publicBase = (): string => ctx.config.publicUrl ?? baseUrl
   // `onRead` is wired once the coordinator exists (below).

@@ -5,7 +5,9 @@
 // host resolves to must be public: loopback, private (RFC 1918, CGNAT, ULA), link-local (cloud metadata
 // at 169.254.169.254), multicast, unspecified and reserved ranges are refused unless the operator allows
 // them (`allowPrivateDestinations`, flag --allow-private-destinations, env BWN_ALLOW_PRIVATE_DESTINATIONS;
-// the devnet sets it). Headers a client may set are limited to HEADER_ALLOWLIST.
+// the devnet sets it). Headers a client may set are limited to HEADER_ALLOWLIST. The orchestrator's
+// policy for its tenants' destinations also refuses its own host's addresses (`own`: its interfaces and
+// its public URL's), which are public but reach services bound on the host (hostAddresses).
 // At connection: a DNS answer can change after the check (rebinding), so every connection a destination
 // driver or a worker opens resolves through `guardedLookup`, which refuses the same ranges on the
 // address actually connected to; IP literals are checked by the connector; redirects are not followed.
@@ -16,12 +18,66 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type Re
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici'
 import ipaddr from 'ipaddr.js'
-import { DestinationPolicyError, AddressRefused, type AddressClass } from '../../errors.ts'
+import { networkInterfaces } from 'node:os'
+import { DestinationPolicyError, AddressRefused, describeClass, type AddressClass } from '../../errors.ts'
 export { DestinationPolicyError, AddressRefused }
 
 export interface AddressPolicy {
   /** Allow loopback, private, link-local and the other refused ranges (devnet, tests, private networks). */
   allowPrivate: boolean
+  /**
+   * This host's own addresses, refused too (reason `own`) unless `allowPrivate`: a tenant's destination
+   * at the node's public address would reach services bound there (a metrics port on 0.0.0.0). Only for
+   * tenants' destinations: a worker or validator beside its orchestrator reaches the node's sink and data
+   * endpoint at that address.
+   */
+  own?: readonly string[]
+}
+
+/**
+ * This host's addresses: every interface's, and the host of `publicUrl` (its literal address, or what its
+ * name resolves to; behind NAT that is the router's, forwarded here), the public ones only.
+ */
+export async function hostAddresses (publicUrl: string | null, resolve: (host: string) => Promise<string[]> = systemResolve): Promise<string[]> {
+  const out = new Set<string>()
+  for (const list of Object.values(networkInterfaces())) for (const i of list ?? []) out.add(i.address.replace(/%.*$/, ''))
+  if (publicUrl !== null) {
+    const host = new URL(publicUrl).hostname.replace(/^\[(.*)\]$/, '$1')
+    if (isIP(host) !== 0) out.add(host)
+    else for (const a of await resolve(host).catch(() => [] as string[])) out.add(a)
+  }
+  // The other ranges are refused as what they are (loopback, private, ...): only public ones are kept.
+  return [...out].filter(a => addressClass(a) === null)
+}
+
+const ownLists = new WeakMap<readonly string[], BlockList>()
+function ownList (own: readonly string[]): BlockList {
+  let list = ownLists.get(own)
+  if (list === undefined) {
+    list = new BlockList()
+    for (const a of own) list.addAddress(a, isIP(a) === 6 ? 'ipv6' : 'ipv4')
+    ownLists.set(own, list)
+  }
+  return list
+}
+
+/** Whether `address` (or an IPv4 address it embeds) is one of `own`. */
+function isOwn (address: string, own: readonly string[]): boolean {
+  if (own.length === 0) return false
+  const list = ownList(own)
+  const family = isIP(address)
+  if (family === 4) return list.check(address, 'ipv4')
+  if (family !== 6) return false
+  if (list.check(address, 'ipv6')) return true
+  const embedded = embeddedIPv4(address)
+  return Array.isArray(embedded) && embedded.some(v4 => list.check(v4, 'ipv4'))
+}
+
+/** Why `policy` refuses a connection to `address`, or null when it allows it. */
+export function refusedClass (address: string, policy: AddressPolicy): AddressClass | null {
+  if (policy.allowPrivate) return null
+  if (isOwn(address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, ''), policy.own ?? [])) return 'own'
+  return addressClass(address)
 }
 
 export const PUBLIC_ONLY: AddressPolicy = { allowPrivate: false }
@@ -176,9 +232,10 @@ export async function checkDestinationUrl (raw: string, what: string, opts: UrlC
     if (addresses.length === 0) throw new DestinationPolicyError('url', 'unresolvable', `${what}: host ${host} does not resolve`)
   }
   for (const address of addresses) {
-    const cls = addressClass(address)
+    const cls = refusedClass(address, opts.policy)
+    if (cls === 'own') throw new DestinationPolicyError('url', cls, `${what}: ${host} is ${describeClass(cls)} (${address}); a destination must be another host`)
     if (cls !== null) {
-      throw new DestinationPolicyError('url', cls, `${what}: ${host} is a ${cls.replace('_', '-')} address (${address}); this node refuses such destinations unless its operator sets allowPrivateDestinations`)
+      throw new DestinationPolicyError('url', cls, `${what}: ${host} is ${describeClass(cls)} (${address}); this node refuses such destinations unless its operator sets allowPrivateDestinations`)
     }
   }
   return url
@@ -211,11 +268,9 @@ export function guardedLookup (policy: AddressPolicy): LookupFunction {
   return ((hostname: string, options: { all?: boolean, family?: number | string, hints?: number }, callback: (...args: any[]) => void) => {
     boundedLookup(hostname, options, (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
       if (err) { callback(err); return }
-      if (!policy.allowPrivate) {
-        for (const a of addresses) {
-          const cls = addressClass(a.address)
-          if (cls !== null) { callback(new AddressRefused(hostname, a.address, cls)); return }
-        }
+      for (const a of addresses) {
+        const cls = refusedClass(a.address, policy)
+        if (cls !== null) { callback(new AddressRefused(hostname, a.address, cls)); return }
       }
       if (options.all === true) callback(null, addresses)
       else callback(null, addresses[0]!.address, addresses[0]!.family)
@@ -228,8 +283,8 @@ export function guardedDispatcher (policy: AddressPolicy): Agent {
   const base = buildConnector({ lookup: guardedLookup(policy) } as never)
   const connect: buildConnector.connector = (options, callback) => {
     const host = options.hostname.replace(/^\[(.*)\]$/, '$1')
-    if (!policy.allowPrivate && isIP(host) !== 0) {
-      const cls = addressClass(host)
+    if (isIP(host) !== 0) {
+      const cls = refusedClass(host, policy)
       if (cls !== null) { callback(new AddressRefused(host, host, cls), null); return }
     }
     base(options, callback)
@@ -262,8 +317,8 @@ export function guardedRequest (policy: AddressPolicy): (url: URL, options: Requ
   const lookup = guardedLookup(policy)
   return (url, options) => {
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
-    if (!policy.allowPrivate && isIP(host) !== 0) {
-      const cls = addressClass(host)
+    if (isIP(host) !== 0) {
+      const cls = refusedClass(host, policy)
       if (cls !== null) throw new AddressRefused(host, host, cls)
     }
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest

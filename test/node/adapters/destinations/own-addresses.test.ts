@@ -1,0 +1,89 @@
+// A tenant's destination may not name the orchestrator's own host (docs/security.md#destination-policy-ssrf):
+// its public address is public, but reaches services bound there. Refused at create, at lookup and at
+// connect, under the tenants' policy only; the operator's allowPrivateDestinations lifts it too.
+import t from 'tap'
+import { createServer } from 'node:http'
+import { networkInterfaces } from 'node:os'
+import type { AddressInfo } from 'node:net'
+import { buildApp } from '../../../../api/app.ts'
+import { cryptoReady, newHotkey } from '../../../../protocol/index.ts'
+import { DestinationRegistry } from '../../../../node/transfers/destinations.ts'
+import { checkDestinationUrl, guardedFetch, guardedRequest, guardedAgents, hostAddresses, refusedClass, type AddressPolicy } from '../../../../node/adapters/destinations/url-policy.ts'
+import { testDeps } from '../../../helpers/api.ts'
+
+await cryptoReady()
+
+// Documentation stands in for a public address of this host: nothing here connects to it.
+const OWN = '93.184.216.34'
+const tenants: AddressPolicy = { allowPrivate: false, own: [OWN, '2606:4700:4700::1111'] }
+
+t.test('refusedClass: own addresses, and the IPv6 forms that embed one', async t => {
+  t.equal(refusedClass(OWN, tenants), 'own')
+  t.equal(refusedClass('::ffff:93.184.216.34', tenants), 'own', 'IPv4-mapped')
+  t.equal(refusedClass('2002:5db8:d822::1', tenants), 'own', '6to4 embedding it')
+  t.equal(refusedClass('2606:4700:4700:0:0:0:0:1111', tenants), 'own', 'an IPv6 address in another spelling')
+  t.equal(refusedClass('93.184.216.35', tenants), null, 'another public address passes')
+  t.equal(refusedClass('127.0.0.1', tenants), 'loopback', 'the other ranges keep their reason')
+  t.equal(refusedClass(OWN, { allowPrivate: false }), null, 'no own list: not refused')
+  t.equal(refusedClass(OWN, { allowPrivate: true, own: [OWN] }), null, 'the operator allows every address')
+})
+
+t.test('hostAddresses: the interfaces\' and the public URL\'s public addresses', async t => {
+  const interfaces = Object.values(networkInterfaces()).flat().map(i => i!.address)
+  t.ok(interfaces.includes('127.0.0.1'), 'this host has a loopback interface')
+  const found = await hostAddresses('http://93.184.216.34:8000')
+  t.ok(found.includes(OWN), 'a literal public URL host')
+  t.notOk(found.includes('127.0.0.1'), 'loopback is refused as loopback, not listed')
+  t.ok(found.every(a => refusedClass(a, { allowPrivate: false }) === null), 'only public addresses')
+  const named = await hostAddresses('https://node.example:8443', async host => host === 'node.example' ? ['93.184.216.36', '10.0.0.5'] : [])
+  t.ok(named.includes('93.184.216.36'), 'a named public URL: what it resolves to')
+  t.notOk(named.includes('10.0.0.5'))
+  t.same(await hostAddresses('https://node.example', async () => { throw new Error('ENOTFOUND') }), await hostAddresses(null), 'an unresolvable name adds nothing')
+})
+
+t.test('the URL check and POST /destinations refuse the own host with reason own', async t => {
+  await t.rejects(checkDestinationUrl(`http://${OWN}:9464/metrics`, 'config.url', { policy: tenants }), { kind: 'url', reason: 'own' } as unknown as Error)
+  await t.rejects(checkDestinationUrl('http://node.example/x', 'config.url', { policy: tenants, resolve: async () => ['93.184.216.35', OWN] }), { reason: 'own' } as unknown as Error, 'any address a name resolves to')
+  t.ok(await checkDestinationUrl(`http://${OWN}/x`, 'url', { policy: { ...tenants, allowPrivate: true } }), 'allowPrivateDestinations lifts it')
+
+  const h = testDeps()
+  const registry = new DestinationRegistry(h.store, newHotkey(), { now: () => Date.now() } as never, tenants, async host => host === 'self.example' ? [OWN] : ['93.184.216.35'])
+  const app = await buildApp({ ...h.deps, destinations: registry })
+  t.teardown(() => app.close())
+  const org = await h.accounts.createOrganization({ name: 'o' })
+  const key = (await h.accounts.createKey(org.id, { role: 'client' })).key
+  const create = async (body: object) => await app.inject({ method: 'POST', url: '/destinations', headers: { 'x-api-key': key }, payload: { name: 'd', ...body } })
+  for (const body of [
+    { kind: 'http', config: { url: 'http://self.example:9464/x' } },
+    { kind: 'http', config: { url: 'https://other.example/x', completeUrl: `http://${OWN}/done` } },
+    { kind: 's3', config: { endpoint: `http://[::ffff:${OWN}]:9000`, bucket: 'bucket', region: 'r', accessKeyId: 'a', secretAccessKey: 's' } },
+    { kind: 'node', config: { baseUrl: 'http://self.example:8000' } }
+  ]) {
+    const res = await create(body)
+    t.equal(res.statusCode, 400, JSON.stringify(body.config))
+    t.match(res.json(), { code: 'BWN_ERR_DESTINATION_URL_REFUSED', reason: 'own', detail: /own host/ })
+  }
+  t.equal((await create({ kind: 'http', config: { url: 'https://other.example/x' } })).statusCode, 201, 'another host is fine')
+})
+
+t.test('at connect: an own address is refused before any connection, by name and by literal', async t => {
+  let hits = 0
+  const server = createServer((_req, res) => { hits++; res.end('ok') })
+  await new Promise<void>(r => server.listen(0, '127.0.0.1', r))
+  t.teardown(() => server.close())
+  const port = (server.address() as AddressInfo).port
+  // Loopback stands in for the host's public address here, so a guard that failed would reach only this server.
+  const policy: AddressPolicy = { allowPrivate: false, own: ['127.0.0.1', '::1'] }
+  const refusedOwn = { code: 'BWN_ERR_ADDRESS_REFUSED', message: /own host/ }
+  await t.rejects(guardedFetch(policy)(`http://127.0.0.1:${port}/`), { cause: refusedOwn }, 'fetch, literal')
+  await t.rejects(guardedFetch(policy)(`http://localhost:${port}/`), { cause: refusedOwn }, 'fetch, a name resolving to it')
+  t.throws(() => guardedRequest(policy)(new URL(`http://127.0.0.1:${port}/`), { method: 'GET' }), refusedOwn, 'request, literal')
+  const { httpAgent } = guardedAgents(policy)
+  t.teardown(() => httpAgent.destroy())
+  const err = await new Promise<Error>(resolve => {
+    const req = guardedRequest(policy)(new URL(`http://localhost:${port}/`), { method: 'GET', agent: httpAgent })
+    req.on('error', resolve).end()
+  })
+  t.match(err, refusedOwn, 'request, a name resolving to it')
+  t.equal(hits, 0)
+})
