@@ -182,5 +182,11 @@ export const keys = {
   row: (t: string, id: string) => `${t}/${id}`,
   plan: (t: string, wave: number) => `${t}/${pad(wave)}`,
   intervention: (t: string, seq: number, id: string) => `${t}/${pad(seq, 8)}-${id}`,
-  prefix: (t: string) => `${t}/`
+  prefix: (t: string) => `${t}/`,
+  /**
+   * An organization's transfers by creation time, in the `index` table (written with the transfer's row):
+   * a listing reads its own organization's keys, not every transfer the node holds. `-`: no organization.
+   */
+  orgTransfer: (org: string | null, createdAt: string, id: string) => `org-transfers/${org ?? '-'}/${createdAt}/${id}`,
+  orgTransfers: (org: string | null) => `org-transfers/${org ?? '-'}/`
 }

@@ -385,7 +385,7 @@ export class TransferState {
     this.#active.set(row.id, newActive(row))
     void now
     return {
-      ops: [{ type: 'put', table: 'transfers', key: row.id, value: row }],
+      ops: [{ type: 'put', table: 'transfers', key: row.id, value: row }, { type: 'put', table: 'index', key: keys.orgTransfer(row.org_id, row.created_at, row.id), value: 1 }],
       effects: [{ kind: 'emit', event: { type: 'transfer', row } }],
       reply: { ok: true, value: row }
     }

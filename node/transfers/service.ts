@@ -1,7 +1,7 @@
 // The transfer API's service: validates input, applies the caller's plan limits, stages chunk bytes
 // durably in the blob store, and hands every state change to the coordinator actor.
 import { randomUUID } from 'node:crypto'
-import type { Store, Clock } from '../../actors/ports.ts'
+import type { Store, StoreOp, Clock } from '../../actors/ports.ts'
 import { ask, type Ref } from '../../actors/runtime.ts'
 import type { CoordinatorMsg, Outcome, ChunkRecorded } from '../../actors/transfer/coordinator.ts'
 import { TERMINAL, keys, type TransferRow, type ChunkRow } from '../../actors/transfer/model.ts'
@@ -25,6 +25,8 @@ import { BodyTooLongError, BodyTooShortError, DigestMismatchError, type Ingestin
 export const ASK_TIMEOUT_MS = 30_000
 export const MAX_CHUNK_BODY_BYTES = 1024 * 1024 * 1024 // 1 GiB: larger chunks (files over ~3.3 TiB) are not accepted
 export const CONCURRENCY_RETRY_AFTER_S = 30
+/** Set in the `meta` table once transfers stored before the organization index have their keys. */
+const ORG_INDEX_DONE = 'org_transfers_indexed'
 
 export const TIERS = [
   { name: 'STANDARD', description: 'Parallel delivery by the network\'s workers, verified before completion.' }
@@ -74,6 +76,7 @@ export class NodeTransferService implements TransferService {
    */
   readonly #reserved = new Map<string, Set<string>>()
   #loading: Promise<void> | null = null
+  #indexing: Promise<void> | null = null
 
   constructor (deps: TransferServiceDeps) { this.#deps = deps }
 
@@ -362,13 +365,52 @@ export class NodeTransferService implements TransferService {
     return this.toRecord(row, { redactName: false })
   }
 
+  /**
+   * A listing reads its organization's index keys (newest first), and the rows of the page only; with a
+   * status filter, each of the organization's rows. Never another organization's.
+   */
   async list (principal: Principal, query: ListQuery): Promise<{ items: TransferRecord[], total: number }> {
-    const rows: TransferRow[] = []
-    for await (const [, row] of this.#deps.store.table<TransferRow>('transfers').entries()) {
-      if (row.org_id === principal.organizationId && (query.status === undefined || row.status === query.status)) rows.push(row)
+    await this.#indexOrgTransfers()
+    const transfers = this.#deps.store.table<TransferRow>('transfers')
+    const range = { ...prefixRange(keys.orgTransfers(principal.organizationId)), reverse: true }
+    const page: TransferRow[] = []
+    let total = 0
+    const take = (row: TransferRow): void => {
+      if (total >= query.offset && page.length < query.limit) page.push(row)
+      total++
     }
-    rows.sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id))
-    return { items: rows.slice(query.offset, query.offset + query.limit).map(r => this.toRecord(r, { redactName: true })), total: rows.length }
+    if (query.status === undefined) {
+      const ids: string[] = []
+      for await (const [key] of this.#deps.store.table('index').entries(range)) {
+        if (total >= query.offset && ids.length < query.limit) ids.push(key.slice(key.lastIndexOf('/') + 1))
+        total++
+      }
+      for (const row of await Promise.all(ids.map(async id => await transfers.get(id)))) if (row !== undefined) page.push(row)
+    } else {
+      for await (const [key] of this.#deps.store.table('index').entries(range)) {
+        const row = await transfers.get(key.slice(key.lastIndexOf('/') + 1))
+        if (row !== undefined && row.status === query.status) take(row)
+      }
+    }
+    return { items: page.map(r => this.toRecord(r, { redactName: true })), total }
+  }
+
+  /**
+   * Transfers stored before the organization index existed get their keys once (ORG_INDEX_DONE marks it);
+   * every later transfer's key is written with its row (the coordinator's create).
+   */
+  async #indexOrgTransfers (): Promise<void> {
+    this.#indexing ??= (async () => {
+      const meta = this.#deps.store.table<number>('meta')
+      if (await meta.get(ORG_INDEX_DONE) !== undefined) return
+      let ops: StoreOp[] = []
+      for await (const [, row] of this.#deps.store.table<TransferRow>('transfers').entries()) {
+        ops.push({ type: 'put', table: 'index', key: keys.orgTransfer(row.org_id, row.created_at, row.id), value: 1 })
+        if (ops.length >= 1000) { await this.#deps.store.batch(ops); ops = [] }
+      }
+      await this.#deps.store.batch([...ops, { type: 'put', table: 'meta', key: ORG_INDEX_DONE, value: 1 }], { sync: true })
+    })().catch((err: unknown) => { this.#indexing = null; throw err })
+    await this.#indexing
   }
 
   tiers (principal: Principal | null): TiersResponse {

@@ -71,7 +71,7 @@ async function firstWave (t: Pick<typeof tap, 'same'>, clock: ManualClock, confi
   const created = clock.now()
   const expectRow = (over: Partial<TransferRow>): TransferRow => transferRow('t1', 2, { org_id: 'org-1', coordinator_id: SELF, ...over })
   t.same(plain(core.create(row, created)), {
-    ops: [put('transfers', 't1', expectRow({}))],
+    ops: [put('transfers', 't1', expectRow({})), put('index', `org-transfers/org-1/${row.created_at}/t1`, 1)],
     effects: [{ kind: 'emit', event: { type: 'transfer', row: expectRow({}) } }],
     reply: { ok: true, value: expectRow({}) }
   }, 'create: the row is put, emitted and answered, with this orchestrator as its coordinator')
