@@ -150,12 +150,18 @@ export class HttpChunkMover implements ChunkMover {
   readonly #messenger: Messenger
   readonly #options: HttpChunkMoverOptions
   readonly #put: ReturnType<typeof guardedRequest>
-  /** `policy`: the destination addresses this worker may write to (url-policy.ts), checked per connection. */
+  readonly #putToSource: ReturnType<typeof guardedRequest>
+  /**
+   * `policy`: the destination addresses this worker may write to (url-policy.ts), checked per connection.
+   * Its `own` addresses (this host's) are refused except for a target on the offer's source origin: the
+   * coordinator's own node, whose sink a worker beside it reaches at this host's address.
+   */
   constructor (transport: SwarmTransport, messenger: Messenger, policy: AddressPolicy, options: HttpChunkMoverOptions = {}) {
     this.#transport = transport
     this.#messenger = messenger
     this.#options = options
     this.#put = guardedRequest(policy)
+    this.#putToSource = guardedRequest({ ...policy, own: [] })
   }
 
   /**
@@ -245,7 +251,7 @@ export class HttpChunkMover implements ChunkMover {
       const target = new URL(offer.target.url)
       let req: ClientRequest
       try {
-        req = this.#put(target, {
+        req = (target.origin === new URL(offer.source.url).origin ? this.#putToSource : this.#put)(target, {
         method: 'PUT',
         signal,
         headers: {

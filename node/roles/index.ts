@@ -28,7 +28,7 @@ import { checkVerifyRequest, checkWorkerAccept, checkWorkerClaim } from '../veri
 import { authorityOf, offerSigned, signOffer, type Envelope, type PrismScores, type SnapshotPublished, type TaskOfferMsg, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
-import { hostAddresses } from '../adapters/destinations/url-policy.ts'
+import { hostAddresses, type AddressPolicy } from '../adapters/destinations/url-policy.ts'
 import { InflightBudget } from '../adapters/inflight-budget.ts'
 import chainRoutes from '../../api/routes/chain.ts'
 import prismRoutes from '../../api/routes/prism.ts'
@@ -55,6 +55,17 @@ export async function startRole (ctx: RoleContext): Promise<RoleHandle> {
   }
 }
 
+/**
+ * Which addresses a tenant's destination may reach from this node: public ones, not this host's own
+ * (docs/security.md#destination-policy-ssrf); everything when the operator allows private destinations.
+ */
+function tenantPolicy (ctx: RoleContext): AddressPolicy {
+  if (ctx.config.allowPrivateDestinations) return { allowPrivate: true }
+  const own = hostAddresses(ctx.config.publicUrl)
+  ctx.logger.info({ own }, 'destinations refuse this host\'s own addresses')
+  return { allowPrivate: false, own }
+}
+
 /** The node's in-flight budget (`--inflight-mib`): chunk bytes its streams may hold in memory at once. */
 function inflightBudget (ctx: RoleContext): InflightBudget {
   return new InflightBudget(ctx.config.inflightMib * 1024 * 1024)
@@ -65,9 +76,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const env = { clock, logger: ctx.logger, health: ctx.health, stopping: ctx.stopping }
   const { auth } = ctx
   // Tenants' destinations may not name this host's own public addresses (docs/security.md#destination-policy-ssrf).
-  const own = ctx.config.allowPrivateDestinations ? [] : await hostAddresses(ctx.config.publicUrl)
-  if (own.length > 0) ctx.logger.debug({ own }, 'tenant destinations refuse this host\'s addresses')
-  const destinations = new DestinationRegistry(store, key, clock, { allowPrivate: ctx.config.allowPrivateDestinations, own })
+  const destinations = new DestinationRegistry(store, key, clock, tenantPolicy(ctx))
   let baseUrl = ''
   const publicBase = (): string => ctx.config.publicUrl ?? baseUrl
   // `onRead` is wired once the coordinator exists (below).
@@ -279,7 +288,7 @@ async function startWorkerRole (ctx: RoleContext): Promise<RoleHandle> {
   if (subnet !== null) auth.useChain(subnet.chain)
   const metered = (mover: HttpChunkMover): ChunkMover => ctx.metrics ? meteredMover(mover, ctx.metrics, ctx.logger) : mover
   const worker = startWorker(ctx.system, {
-    env, self: key.address, net: messenger, mover: metered(new HttpChunkMover(ctx.transport, messenger, { allowPrivate: ctx.config.allowPrivateDestinations }, { budget: inflightBudget(ctx) })),
+    env, self: key.address, net: messenger, mover: metered(new HttpChunkMover(ctx.transport, messenger, tenantPolicy(ctx), { budget: inflightBudget(ctx) })),
     slots: ctx.config.slots, attachTo: ctx.config.attachTo, faults: { corrupt: ctx.config.testFaults.includes('corrupt'), stall: ctx.config.testFaults.includes('stall') }
   })
   // An offer is taken only with its coordinator's signature over its terms: the orchestrator relaying it

@@ -9,7 +9,7 @@ import { MAX_DESTINATIONS_PER_ORG, type CreateDestinationBody, type DestinationR
 import { DestinationNotFound, DestinationBuiltin, DestinationInUse, DestinationUrlRefused, DestinationHeaderRefused, DestinationLimit, withExtensions } from '../../api/errors.ts'
 import { HttpDriver, NodeSinkDriver } from '../adapters/destinations/index.ts'
 import {
-  checkDestinationUrl, checkHeaders, guardedFetch, guardedAgents, DestinationPolicyError, PUBLIC_ONLY, type AddressPolicy
+  checkDestinationUrl, checkHeaders, checkPlaceholders, fillPlaceholders, guardedFetch, guardedAgents, DestinationPolicyError, PUBLIC_ONLY, type AddressPolicy
 } from '../adapters/destinations/url-policy.ts'
 
 export interface DestinationRow {
@@ -136,7 +136,8 @@ export class DestinationRegistry implements DestinationService {
       if (body.kind === 's3') await checkDestinationUrl(body.config.endpoint, 'config.endpoint', opts)
       else if (body.kind === 'node') await checkDestinationUrl(body.config.baseUrl, 'config.baseUrl', opts)
       else {
-        await checkDestinationUrl(body.config.url.replaceAll('{transferId}', 'x').replaceAll('{filename}', 'x'), 'config.url', opts)
+        checkPlaceholders(body.config.url, 'config.url')
+        await checkDestinationUrl(fillPlaceholders(body.config.url, 'x'), 'config.url', opts)
         if (body.config.completeUrl !== undefined) await checkDestinationUrl(body.config.completeUrl, 'config.completeUrl', opts)
         checkHeaders(body.config.uploadHeaders, 'config.uploadHeaders')
         checkHeaders(body.config.controlHeaders, 'config.controlHeaders')

@@ -21,6 +21,7 @@ import type { KeyPair } from '../../../protocol/index.ts'
 import { signUrl } from '../../../protocol/index.ts'
 import type {
   DestinationDriver, UploadState, UploadSpec, ChunkCoordinates, DeliveryTarget, DeliveredPart, ReadBackTarget } from '../../../actors/destination.ts'
+import { fillPlaceholders } from './url-policy.ts'
 import { DestinationError, expectKind, stateString, stateInteger, partsInOrder, checkRange, httpFailure, networkFailure, boundedBody, bodySha256, errorText, discard } from './errors.ts'
 
 /** Time limit for the coordinator's own calls (complete, abort, read-back). */
@@ -51,10 +52,13 @@ export class HttpDriver implements DestinationDriver {
   readonly #config: HttpDestinationConfig
   readonly #signer: KeyPair | undefined
   readonly #fetch: typeof fetch
+  /** The origin its url names, placeholders aside: every transfer's URL must name this one. */
+  readonly #origin: string
 
   constructor (config: HttpDestinationConfig, options: HttpDriverOptions = {}) {
-    const probe = new URL(config.url.replaceAll('{transferId}', 'x').replaceAll('{filename}', 'x'))
+    const probe = new URL(fillPlaceholders(config.url, 'x'))
     if (probe.protocol !== 'http:' && probe.protocol !== 'https:') throw new TypeError(`http destination needs an http(s) URL, not ${probe.protocol}`)
+    this.#origin = probe.origin
     this.#config = config
     this.#signer = options.signer
     this.#fetch = options.fetch ?? fetch
@@ -66,6 +70,10 @@ export class HttpDriver implements DestinationDriver {
       .replaceAll('{transferId}', encodeURIComponent(upload.transferId))
       // A relative path keeps its '/' between percent-encoded segments (docs/transfers.md#filenames).
       .replaceAll('{filename}', upload.filename.split('/').map(encodeURIComponent).join('/'))
+    // A destination stored before placeholders were kept out of the host could let a filename pick it.
+    let origin: string | null = null
+    try { origin = new URL(url).origin } catch {}
+    if (origin !== this.#origin) throw new DestinationError('BWN_ERR_DESTINATION_REFUSED', 'the destination\'s url has a placeholder outside its path and query; create it again with a fixed host')
     return { kind: 'http', url, transferId: upload.transferId, totalSize: upload.totalSize, chunkSize: upload.chunkSize, totalChunks: upload.totalChunks }
   }
 

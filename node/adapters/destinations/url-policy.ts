@@ -7,7 +7,8 @@
 // them (`allowPrivateDestinations`, flag --allow-private-destinations, env BWN_ALLOW_PRIVATE_DESTINATIONS;
 // the devnet sets it). Headers a client may set are limited to HEADER_ALLOWLIST. The orchestrator's
 // policy for its tenants' destinations also refuses its own host's addresses (`own`: its interfaces and
-// its public URL's), which are public but reach services bound on the host (hostAddresses).
+// its public URL's), which are public but reach services bound on the host (hostAddresses); so does a
+// worker's, for targets other than its coordinator's own node (node/adapters/chunk-mover.ts).
 // At connection: a DNS answer can change after the check (rebinding), so every connection a destination
 // driver or a worker opens resolves through `guardedLookup`, which refuses the same ranges on the
 // address actually connected to; IP literals are checked by the connector; redirects are not followed.
@@ -27,24 +28,23 @@ export interface AddressPolicy {
   allowPrivate: boolean
   /**
    * This host's own addresses, refused too (reason `own`) unless `allowPrivate`: a tenant's destination
-   * at the node's public address would reach services bound there (a metrics port on 0.0.0.0). Only for
-   * tenants' destinations: a worker or validator beside its orchestrator reaches the node's sink and data
-   * endpoint at that address.
+   * at the node's public address would reach services bound there (a metrics port on 0.0.0.0). Not for
+   * the node's own sink and data endpoint, which a worker or validator beside its orchestrator reaches at
+   * that address.
    */
   own?: readonly string[]
 }
 
 /**
- * This host's addresses: every interface's, and the host of `publicUrl` (its literal address, or what its
- * name resolves to; behind NAT that is the router's, forwarded here), the public ones only.
+ * This host's public addresses: every interface's, and the `publicUrl` host when it is an address. A named
+ * public URL is not resolved: behind a CDN or a shared load balancer, its addresses are other hosts' too.
  */
-export async function hostAddresses (publicUrl: string | null, resolve: (host: string) => Promise<string[]> = systemResolve): Promise<string[]> {
+export function hostAddresses (publicUrl: string | null): string[] {
   const out = new Set<string>()
   for (const list of Object.values(networkInterfaces())) for (const i of list ?? []) out.add(i.address.replace(/%.*$/, ''))
   if (publicUrl !== null) {
     const host = new URL(publicUrl).hostname.replace(/^\[(.*)\]$/, '$1')
     if (isIP(host) !== 0) out.add(host)
-    else for (const a of await resolve(host).catch(() => [] as string[])) out.add(a)
   }
   // The other ranges are refused as what they are (loopback, private, ...): only public ones are kept.
   return [...out].filter(a => addressClass(a) === null)
@@ -239,6 +239,28 @@ export async function checkDestinationUrl (raw: string, what: string, opts: UrlC
     }
   }
   return url
+}
+
+/** What an http destination's `url` may hold, filled per transfer (node/adapters/destinations/http.ts). */
+export const URL_PLACEHOLDERS: readonly string[] = ['{transferId}', '{filename}']
+
+/** `template` with every placeholder replaced by `value`. */
+export const fillPlaceholders = (template: string, value: string): string =>
+  URL_PLACEHOLDERS.reduce((out, p) => out.replaceAll(p, value), template)
+
+/**
+ * Throws unless every placeholder of `template` is in its path or query: the host the policy checked (with
+ * the placeholders as `x`) must be the host every transfer's URL names. A placeholder in the host would
+ * let a filename choose it (`http://{filename}.example/`), past the check at create.
+ */
+export function checkPlaceholders (template: string, what: string): void {
+  let a: URL, b: URL
+  try { a = new URL(fillPlaceholders(template, 'x')); b = new URL(fillPlaceholders(template, 'y.z')) } catch {
+    throw new DestinationPolicyError('url', 'malformed', `${what} is not a URL once its placeholders are filled`)
+  }
+  if (a.origin !== b.origin || a.username !== b.username || a.password !== b.password) {
+    throw new DestinationPolicyError('url', 'placeholder', `${what}: ${URL_PLACEHOLDERS.join(' and ')} may appear only in the path or the query`)
+  }
 }
 
 /**

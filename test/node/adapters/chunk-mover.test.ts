@@ -253,3 +253,14 @@ t.test('ChunkCheck holds back the last piece until the hash is known', async t =
   t.equal(Buffer.concat(out).toString(), 'abcdef')
   t.equal(check.digest, sha256(Buffer.from('abcdef')))
 })
+
+t.test('this host\'s own addresses are refused for a target, except on the offer\'s source origin (the coordinator\'s node)', async t => {
+  const s = await servers(t, CHUNK)
+  // Loopback stands in for the host's public address: the own check comes before the ranges'.
+  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, { allowPrivate: false, own: ['127.0.0.1'] })
+  const move = async (target: string) => await mover.move(offer(s.sourceUrl, target, CHUNK), { signal: new AbortController().signal, corrupt: false })
+  await t.rejects(move(s.destUrl), { code: 'destination_refused', message: /own host/ }, 'a tenant\'s target on this host')
+  const sameOrigin = new URL('/put', s.sourceUrl).href
+  await t.rejects(move(sameOrigin), { code: 'destination_refused', message: /loopback/ }, 'on the source\'s origin the own check is lifted, the ranges still hold')
+  t.equal(s.received.length, 0, 'no PUT reached the destination')
+})

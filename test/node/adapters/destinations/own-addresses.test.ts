@@ -28,17 +28,15 @@ t.test('refusedClass: own addresses, and the IPv6 forms that embed one', async t
   t.equal(refusedClass(OWN, { allowPrivate: true, own: [OWN] }), null, 'the operator allows every address')
 })
 
-t.test('hostAddresses: the interfaces\' and the public URL\'s public addresses', async t => {
+t.test('hostAddresses: the interfaces\' public addresses, and the public URL\'s when it is one', async t => {
   const interfaces = Object.values(networkInterfaces()).flat().map(i => i!.address)
   t.ok(interfaces.includes('127.0.0.1'), 'this host has a loopback interface')
-  const found = await hostAddresses('http://93.184.216.34:8000')
+  const found = hostAddresses('http://93.184.216.34:8000')
   t.ok(found.includes(OWN), 'a literal public URL host')
+  t.ok(hostAddresses('http://[2606:4700:4700::1111]:8000').includes('2606:4700:4700::1111'), 'an IPv6 one')
   t.notOk(found.includes('127.0.0.1'), 'loopback is refused as loopback, not listed')
   t.ok(found.every(a => refusedClass(a, { allowPrivate: false }) === null), 'only public addresses')
-  const named = await hostAddresses('https://node.example:8443', async host => host === 'node.example' ? ['93.184.216.36', '10.0.0.5'] : [])
-  t.ok(named.includes('93.184.216.36'), 'a named public URL: what it resolves to')
-  t.notOk(named.includes('10.0.0.5'))
-  t.same(await hostAddresses('https://node.example', async () => { throw new Error('ENOTFOUND') }), await hostAddresses(null), 'an unresolvable name adds nothing')
+  t.same(hostAddresses('https://node.example:8443'), hostAddresses(null), 'a name is not resolved (behind a CDN its addresses are shared)')
 })
 
 t.test('the URL check and POST /destinations refuse the own host with reason own', async t => {
