@@ -13,11 +13,12 @@ export const PROGRESS_INTERVAL_MS = 250 // a worker reports progress at most 4 t
 const MAX_PROGRESS_ITEMS = 1024 // per report (the message's limit)
 
 /**
- * How many of a worker's moves one coordinator other than its own orchestrator may run at once: half its
- * slots, rounded up. A coordinator whose moves go slowly (a source sending 1 MiB a minute holds a slot for
- * as many minutes as its chunk has MiB) then leaves the other half to the worker's own orchestrator and
- * to other coordinators (docs/security.md#peers). The worker's own orchestrator, which it chose, may use
- * every slot.
+ * How many of a worker's moves one coordinator other than its own orchestrator may run at once while no
+ * slot would stay free: half its slots, rounded up. A coordinator whose moves go slowly (a source sending
+ * 1 MiB a minute holds a slot for as many minutes as its chunk has MiB) then leaves the other half to the
+ * worker's own orchestrator and to other coordinators (docs/security.md#peers). Past its share it may
+ * still take a slot when one stays free after it, so a coordinator alone at a worker is not held to half.
+ * The worker's own orchestrator, which it chose, may use every slot.
  */
 export function foreignShare (slots: number): number {
   return Math.ceil(slots / 2)
@@ -27,16 +28,19 @@ export function foreignShare (slots: number): number {
  * Which waiting offer takes the next free slot, by its index in `waiting` (arrival order), or -1 when
  * none may start now. The coordinator with the fewest moves running goes first (the earliest offer
  * among equals, so one coordinator's offers run in the order they came); a coordinator other than the
- * worker's own orchestrator (`foreign`) waits while it runs its `foreignShare`.
+ * worker's own orchestrator (`foreign`) past its `foreignShare` starts only if a slot stays free after it.
  */
 export function nextToRun (waiting: ReadonlyArray<{ coordinator: string, foreign: boolean }>, running: ReadonlyMap<string, number>, slots: number): number {
   const share = foreignShare(slots)
+  let busy = 0
+  for (const n of running.values()) busy += n
+  const spare = busy + 1 < slots
   let best = -1
   let bestRunning = Infinity
   for (let i = 0; i < waiting.length; i++) {
     const w = waiting[i]!
     const n = running.get(w.coordinator) ?? 0
-    if (n >= bestRunning || (w.foreign && n >= share)) continue
+    if (n >= bestRunning || (w.foreign && n >= share && !spare)) continue
     best = i; bestRunning = n
     if (n === 0) break
   }
@@ -115,7 +119,8 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
   const log = env.logger.child({ component: 'worker' })
   const random = randomOf(env)
   // The moves under way, by run: kept across a restart of the actor, since they go on until they settle.
-  const running = new Map<number, string>() // run → its coordinator
+  // A restart aborts them (their results would find no work to report to), and they free their slots as they settle.
+  const running = new Map<number, { coordinator: string, controller: AbortController }>()
   const byCoordinator = new Map<string, number>()
   let runs = 0
   let self: Ref<WorkerMsg>
@@ -153,7 +158,7 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
       const flight = state.waiting.splice(i, 1)[0]!
       const { offer, controller } = flight
       const run = ++runs
-      running.set(run, flight.coordinator)
+      running.set(run, { coordinator: flight.coordinator, controller })
       byCoordinator.set(flight.coordinator, (byCoordinator.get(flight.coordinator) ?? 0) + 1)
       const corrupt = deps.faults?.corrupt === true
       const startedAt = env.clock.now()
@@ -222,9 +227,9 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
         const slot = running.get(msg.run)
         if (slot !== undefined) {
           running.delete(msg.run)
-          const n = (byCoordinator.get(slot) ?? 1) - 1
-          if (n > 0) byCoordinator.set(slot, n)
-          else byCoordinator.delete(slot)
+          const n = (byCoordinator.get(slot.coordinator) ?? 1) - 1
+          if (n > 0) byCoordinator.set(slot.coordinator, n)
+          else byCoordinator.delete(slot.coordinator)
         }
         startMoves(state)
         const f = state.inflight.get(msg.attemptId)
@@ -283,6 +288,7 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
   self = spawnSupervised<State, WorkerMsg>(parent, 'worker', env, () => {
     current = null
     ticker?.cancel(); ticker = null
+    for (const r of running.values()) r.controller.abort()
     return { orchestrator: null, session: null, attached: false, displaced: false, known: [], inflight: new Map(), waiting: [], movedTotal: 0 }
   }, handler)
   return { ref: self, load: () => load, orchestrator: () => current }
