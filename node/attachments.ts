@@ -29,8 +29,14 @@ export interface IssuerOptions {
 export class AttachmentIssuer {
   readonly #o: IssuerOptions
   readonly #log: Logger
-  /** The current attachment of each attached worker. */
+  /** The current attachment of each attached worker, and of each that left while it is still valid. */
   readonly #issued = new Map<string, Attachment>()
+  /**
+   * Workers that left with a valid attachment: it is honoured everywhere until it expires, so it keeps
+   * its place in `maxWorkers` until then (a Sybil cannot collect attachments by connecting, announcing
+   * and leaving, one hotkey after another). Not renewed; the worker's next contact takes it back.
+   */
+  readonly #left = new Set<string>()
   readonly #revokedWorkers = new Set<string>()
   readonly #revokedSerials = new Set<string>()
   #timer: Timer | null = null
@@ -42,7 +48,7 @@ export class AttachmentIssuer {
 
   get maxWorkers (): number { return this.#o.maxWorkers }
 
-  /** Workers holding an unexpired attachment from this orchestrator. */
+  /** Workers holding an unexpired attachment from this orchestrator, attached now or gone since. */
   count (): number {
     const now = this.#o.clock.now()
     let n = 0
@@ -50,7 +56,8 @@ export class AttachmentIssuer {
     return n
   }
 
-  current (worker: string): Attachment | undefined { return this.#issued.get(worker) }
+  /** The attachment of a worker attached now (not of one that left: its next contact issues it again). */
+  current (worker: string): Attachment | undefined { return this.#left.has(worker) ? undefined : this.#issued.get(worker) }
 
   /**
    * An attachment for `worker` on first contact (or a fresh one for a worker already attached): refused
@@ -70,6 +77,7 @@ export class AttachmentIssuer {
     if (!live && this.count() >= this.#o.maxWorkers) return refuse('max_workers')
     const attachment = signAttachment(this.#o.key, { worker, issuedAt: now, ...(this.#o.ttlMs !== undefined ? { ttlMs: this.#o.ttlMs } : {}) })
     this.#issued.set(worker, attachment)
+    this.#left.delete(worker)
     if (!live) this.#log.info({ worker, expiresAt: attachment.expiresAt, event: 'worker_attachment_issued' }, 'worker attached by attachment')
     this.#arm()
     return { ok: true, attachment, renewed: live }
@@ -86,6 +94,7 @@ export class AttachmentIssuer {
     this.#revokedWorkers.add(worker)
     const a = this.#issued.get(worker)
     this.#issued.delete(worker)
+    this.#left.delete(worker)
     if (a !== undefined) this.#revokedSerials.add(a.serial)
     this.#log.warn({ worker, event: 'worker_attachment_revoked' }, 'worker attachment revoked')
     return a !== undefined
@@ -94,8 +103,16 @@ export class AttachmentIssuer {
   /** Lifts a revocation (the worker may attach again, within the limits). */
   reinstate (worker: string): void { this.#revokedWorkers.delete(worker) }
 
-  /** The worker left: its place counts for no one (it attaches again on its next contact). */
-  release (worker: string): void { this.#issued.delete(worker) }
+  /**
+   * The worker left: it attaches again on its next contact. Its place stays taken while the attachment
+   * it left with is valid elsewhere (at most the TTL), and is its own again if it comes back.
+   */
+  release (worker: string): void {
+    const a = this.#issued.get(worker)
+    if (a === undefined) return
+    if (a.expiresAt > this.#o.clock.now()) this.#left.add(worker)
+    else this.#issued.delete(worker)
+  }
 
   stop (): void { this.#timer?.cancel(); this.#timer = null }
 
@@ -111,7 +128,8 @@ export class AttachmentIssuer {
   #renew (): void {
     const now = this.#o.clock.now()
     for (const [worker, a] of this.#issued) {
-      if (a.expiresAt <= now) { this.#issued.delete(worker); continue }
+      if (a.expiresAt <= now) { this.#issued.delete(worker); this.#left.delete(worker); continue }
+      if (this.#left.has(worker)) continue
       if (a.expiresAt - now > Math.min(ATTACHMENT_RENEW_BEFORE_MS, (this.#o.ttlMs ?? ATTACHMENT_TTL_MS) / 2)) continue
       const r = this.issue(worker)
       if (r.ok) this.#o.deliver(r.attachment)

@@ -23,8 +23,18 @@ t.test('issuer: max_workers, allowlist, revocation, release and renewal', async 
   t.match(issuer.issue(w2), { ok: true })
   t.same(issuer.issue(w3), { ok: false, reason: 'max_workers' }, 'the third is refused')
   t.match(issuer.issue(w1), { ok: true, renewed: true }, 'an attached worker may be issued again')
+  // A worker that leaves keeps its place while the attachment it left with is valid (honoured everywhere):
+  // connecting, announcing and leaving with one fresh hotkey after another collects no more than maxWorkers.
   issuer.release(w2)
-  t.match(issuer.issue(w3), { ok: true }, 'a released place is given to the next')
+  t.same(issuer.issue(w3), { ok: false, reason: 'max_workers' }, 'a worker that left keeps its place while its attachment is valid')
+  t.equal(issuer.current(w2), undefined, 'it is not attached now')
+  t.match(issuer.issue(w2), { ok: true, renewed: true }, 'back: its own place again')
+  issuer.release(w2)
+  clock.advance(ATTACHMENT_TTL_MS)
+  t.notOk(delivered.some(a => a.worker === w2), 'a worker that left is not renewed')
+  t.ok(delivered.some(a => a.worker === w1), 'one attached is')
+  t.equal(issuer.count(), 1, 'its attachment expired: its place is free')
+  t.match(issuer.issue(w3), { ok: true }, 'and given to the next')
   t.equal(issuer.count(), 2)
 
   const current = issuer.current(w1)!
