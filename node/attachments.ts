@@ -111,7 +111,7 @@ export class AttachmentIssuer {
     const a = this.#issued.get(worker)
     if (a === undefined) return
     if (a.expiresAt > this.#o.clock.now()) this.#left.add(worker)
-    else this.#issued.delete(worker)
+    else { this.#issued.delete(worker); this.#left.delete(worker) }
   }
 
   stop (): void { this.#timer?.cancel(); this.#timer = null }

@@ -13,7 +13,7 @@
 // (the invariants, the metrics) it took from the coordinator's events.
 import BTreeModule from 'sorted-btree'
 import type { Store, Table, TableName, StoreOp, RangeOptions } from '../actors/ports.ts'
-import { TERMINAL, type TransferRow } from '../actors/transfer/model.ts'
+import { TERMINAL, keys, type TransferRow } from '../actors/transfer/model.ts'
 
 type BTreeClass = typeof import('sorted-btree').default
 type Tree = import('sorted-btree').default<string, unknown>
@@ -23,6 +23,8 @@ const BTree = ((BTreeModule as unknown as { default?: BTreeClass }).default ?? B
 /** Tables whose keys start with `<transferId>/` (actors/transfer/model.ts `keys`). */
 export const TRANSFER_TABLES: readonly TableName[] = ['chunks', 'tasks', 'task_attempts', 'task_results', 'transfer_assignment_plans', 'overseer_interventions', 'task_offer_batches']
 const transferKeyed = new Set<TableName>(TRANSFER_TABLES)
+/** Where the organization index keys of transfers start (keys.orgTransfer). */
+const ORG_TRANSFERS = keys.orgTransfers(null).slice(0, keys.orgTransfers(null).indexOf('/') + 1)
 
 /** Which stores hold rows of which transfer, so a finished transfer's rows leave all of them. */
 export class FinishedTransfers {
@@ -52,6 +54,8 @@ export class SimStore implements Store {
   readonly #finished: FinishedTransfers | undefined
   readonly #tables = new Map<TableName, Tree>()
   readonly #handles = new Map<TableName, Table<unknown>>()
+  /** Each transfer's organization index key (`index` table, keys.orgTransfer), dropped with its rows. */
+  readonly #orgKeys = new Map<string, string>()
   /** Rows written over the run (puts), for the report. */
   writes = 0
 
@@ -77,6 +81,8 @@ export class SimStore implements Store {
         const row = value as TransferRow
         f.note(key, this)
         if (TERMINAL.has(row.status) && row.cleanup_pending !== true) { f.release(key); return }
+      } else if (name === 'index' && key.startsWith(ORG_TRANSFERS)) {
+        this.#orgKeys.set(key.slice(key.lastIndexOf('/') + 1), key)
       } else if (transferKeyed.has(name)) {
         const slash = key.indexOf('/')
         if (slash > 0) f.note(key.slice(0, slash), this)
@@ -106,6 +112,8 @@ export class SimStore implements Store {
   /** Drops a transfer's row and every row keyed `<transferId>/…` (FinishedTransfers). */
   purge (transferId: string): void {
     this.#tables.get('transfers')?.delete(transferId)
+    const orgKey = this.#orgKeys.get(transferId)
+    if (orgKey !== undefined) { this.#tables.get('index')?.delete(orgKey); this.#orgKeys.delete(transferId) }
     const low = `${transferId}/`
     const high = `${transferId}0` // '0' follows '/' in code-unit order
     for (const name of TRANSFER_TABLES) {

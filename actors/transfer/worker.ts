@@ -14,11 +14,12 @@ const MAX_PROGRESS_ITEMS = 1024 // per report (the message's limit)
 
 /**
  * How many of a worker's moves one coordinator other than its own orchestrator may run at once while no
- * slot would stay free: half its slots, rounded up. A coordinator whose moves go slowly (a source sending
- * 1 MiB a minute holds a slot for as many minutes as its chunk has MiB) then leaves the other half to the
- * worker's own orchestrator and to other coordinators (docs/security.md#peers). Past its share it may
- * still take a slot when one stays free after it, so a coordinator alone at a worker is not held to half.
- * The worker's own orchestrator, which it chose, may use every slot.
+ * slot would stay free: half its slots, rounded up. Past its share it may take a slot only while another
+ * stays free after it, so a coordinator alone at a worker runs all slots but one, and never takes the last
+ * free one: the next coordinator to come, or the worker's own orchestrator, starts at once, and the slots
+ * that free then go to others first. A coordinator whose source sends slowly (1 MiB a minute holds a slot
+ * for as many minutes as its chunk has MiB) so cannot keep others' work queued behind it
+ * (docs/security.md#peers). The worker's own orchestrator, which it chose, may use every slot.
  */
 export function foreignShare (slots: number): number {
   return Math.ceil(slots / 2)
@@ -50,6 +51,11 @@ export function nextToRun (waiting: ReadonlyArray<{ coordinator: string, foreign
 export interface MoveOptions {
   signal: AbortSignal
   corrupt: boolean
+  /**
+   * The offer is the worker's own orchestrator's (its coordinator is the node the worker chose): that
+   * node's data endpoint and sink may be on this very host (node/adapters/chunk-mover.ts).
+   */
+  fromOwnOrchestrator?: boolean
   /** Called once the move has begun, with a reading of the bytes that went on towards the destination so far. */
   progress?: (bytesSoFar: () => number) => void
 }
@@ -164,7 +170,7 @@ export function startWorker (parent: Ref<any>, deps: WorkerDeps): Worker {
       const startedAt = env.clock.now()
       void (async () => {
         try {
-          const r = await deps.mover.move(offer, { signal: controller.signal, corrupt, progress: (read) => { flight.moved = read } })
+          const r = await deps.mover.move(offer, { signal: controller.signal, corrupt, fromOwnOrchestrator: !flight.foreign, progress: (read) => { flight.moved = read } })
           // A corrupting worker lies: it reports the hash it was asked for, not what it wrote.
           tell(self, { type: 'moved', run, attemptId: offer.attemptId, ok: true, sha256: corrupt ? offer.sha256 : r.sha256, etag: r.etag, bytes: r.bytes, via: r.via, error: null, startedAt })
         } catch (err) {

@@ -15,7 +15,7 @@ import type { MoveFailure } from '../../protocol/index.ts'
 import { BULK_TIMEOUT_MS, type SwarmTransport } from './swarm-transport.ts'
 import type { Messenger } from '../messenger.ts'
 import type { InflightBudget } from './inflight-budget.ts'
-import { guardedRequest, type AddressPolicy } from './destinations/url-policy.ts'
+import { guardedDispatcher, guardedRequest, type AddressPolicy } from './destinations/url-policy.ts'
 import { streamHash, HASH_BYTES_PER_STREAM, type StreamHash } from './hash-pool.ts'
 
 /**
@@ -36,7 +36,7 @@ export { MoveError }
 function unreachable (err: unknown): boolean {
   const cause = (err as { cause?: { code?: string } }).cause
   const code = cause?.code ?? (err as { code?: string }).code
-  return err instanceof TypeError || ['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET'].includes(code ?? '')
+  return err instanceof TypeError || ['BWN_ERR_ADDRESS_REFUSED', 'ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET'].includes(code ?? '')
 }
 
 /** Closes a body that will not be read (further): what it still has is dropped, its late errors with it. */
@@ -49,10 +49,10 @@ function drop (body: Readable): void {
  * GET the chunk from the coordinator's data endpoint; resolves once the answer's head arrives. Through
  * undici: its client takes about half the CPU per byte received of node:http's (docs/benchmarks.md#e2e).
  */
-async function get (url: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+async function get (url: string, signal: AbortSignal, dispatcher: Dispatcher): Promise<Dispatcher.ResponseData> {
   const u = new URL(url)
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new MoveError('bad_url', `not an http(s) URL: ${u.protocol}`)
-  return await undiciRequest(u, { method: 'GET', signal })
+  return await undiciRequest(u, { method: 'GET', signal, dispatcher })
 }
 
 /**
@@ -150,27 +150,32 @@ export class HttpChunkMover implements ChunkMover {
   readonly #messenger: Messenger
   readonly #options: HttpChunkMoverOptions
   readonly #put: ReturnType<typeof guardedRequest>
-  readonly #putToSource: ReturnType<typeof guardedRequest>
+  readonly #putOwnNode: ReturnType<typeof guardedRequest>
+  readonly #get: Dispatcher
+  readonly #getOwnNode: Dispatcher
   /**
-   * `policy`: the destination addresses this worker may write to (url-policy.ts), checked per connection.
-   * Its `own` addresses (this host's) are refused except for a target on the offer's source origin: the
-   * coordinator's own node, whose sink a worker beside it reaches at this host's address.
+   * `policy`: the addresses this worker may read chunks from and write them to (url-policy.ts), checked
+   * per connection. Its `own` addresses (this host's) are refused, except for the worker's own
+   * orchestrator's node: its data endpoint, and a target on that same origin (its sink), which a worker
+   * beside it reaches at this host's address. A source the policy refuses is read over the swarm instead.
    */
   constructor (transport: SwarmTransport, messenger: Messenger, policy: AddressPolicy, options: HttpChunkMoverOptions = {}) {
     this.#transport = transport
     this.#messenger = messenger
     this.#options = options
     this.#put = guardedRequest(policy)
-    this.#putToSource = guardedRequest({ ...policy, own: [] })
+    this.#putOwnNode = guardedRequest({ ...policy, own: [] })
+    this.#get = guardedDispatcher(policy)
+    this.#getOwnNode = guardedDispatcher({ ...policy, own: [] })
   }
 
   /**
    * The chunk's bytes as a stream: the HTTP response, or the swarm bulk read when HTTP is unreachable.
    * `received` hears the bytes a bulk read has brought in so far (HTTP streams straight through).
    */
-  async #open (offer: TaskOffer, signal: AbortSignal, received: (bytes: number) => void, restart: () => void): Promise<{ source: Readable, via: 'http' | 'bulk', held: number }> {
+  async #open (offer: TaskOffer, ownNode: boolean, signal: AbortSignal, received: (bytes: number) => void, restart: () => void): Promise<{ source: Readable, via: 'http' | 'bulk', held: number }> {
     try {
-      const res = await get(offer.source.url, signal)
+      const res = await get(offer.source.url, signal, ownNode ? this.#getOwnNode : this.#get)
       if (res.statusCode !== 200) { drop(res.body); throw new MoveError('source_refused', `coordinator answered ${res.statusCode}`) }
       const len = Number(res.headers['content-length'] ?? NaN)
       if (Number.isFinite(len) && len !== offer.length) { drop(res.body); throw new MoveError('source_size_mismatch', `source sends ${len} bytes, offer says ${offer.length}`) }
@@ -234,7 +239,7 @@ export class HttpChunkMover implements ChunkMover {
     // (a slow bulk read is not taken for a stall, docs/transfers.md#overseer).
     let bulkIn = 0
     opts.progress?.(() => bulkIn / 2)
-    const { source, via, held } = await this.#open(offer, signal, (bytes) => { bulkIn = bytes; moved(bytes, 2 * offer.length) }, restart)
+    const { source, via, held } = await this.#open(offer, opts.fromOwnOrchestrator === true, signal, (bytes) => { bulkIn = bytes; moved(bytes, 2 * offer.length) }, restart)
     restart() // the coordinator answered: a window starts for the bytes
     const total = via === 'bulk' ? 2 * offer.length : offer.length
     // A bulk read holds the whole chunk: account it beyond the stream window already reserved.
@@ -251,7 +256,9 @@ export class HttpChunkMover implements ChunkMover {
       const target = new URL(offer.target.url)
       let req: ClientRequest
       try {
-        req = (target.origin === new URL(offer.source.url).origin ? this.#putToSource : this.#put)(target, {
+        // The own orchestrator's sink: on the origin of its data endpoint, in an offer it made itself.
+        const ownSink = opts.fromOwnOrchestrator === true && target.origin === new URL(offer.source.url).origin
+        req = (ownSink ? this.#putOwnNode : this.#put)(target, {
         method: 'PUT',
         signal,
         headers: {

@@ -52,13 +52,13 @@ export class HttpDriver implements DestinationDriver {
   readonly #config: HttpDestinationConfig
   readonly #signer: KeyPair | undefined
   readonly #fetch: typeof fetch
-  /** The origin its url names, placeholders aside: every transfer's URL must name this one. */
+  /** The user, password and origin its url names, placeholders aside: every transfer's URL must name these. */
   readonly #origin: string
 
   constructor (config: HttpDestinationConfig, options: HttpDriverOptions = {}) {
     const probe = new URL(fillPlaceholders(config.url, 'x'))
     if (probe.protocol !== 'http:' && probe.protocol !== 'https:') throw new TypeError(`http destination needs an http(s) URL, not ${probe.protocol}`)
-    this.#origin = probe.origin
+    this.#origin = `${probe.username}:${probe.password}@${probe.origin}`
     this.#config = config
     this.#signer = options.signer
     this.#fetch = options.fetch ?? fetch
@@ -72,7 +72,7 @@ export class HttpDriver implements DestinationDriver {
       .replaceAll('{filename}', upload.filename.split('/').map(encodeURIComponent).join('/'))
     // A destination stored before placeholders were kept out of the host could let a filename pick it.
     let origin: string | null = null
-    try { origin = new URL(url).origin } catch {}
+    try { const u = new URL(url); origin = `${u.username}:${u.password}@${u.origin}` } catch {}
     if (origin !== this.#origin) throw new DestinationError('BWN_ERR_DESTINATION_REFUSED', 'the destination\'s url has a placeholder outside its path and query; create it again with a fixed host')
     return { kind: 'http', url, transferId: upload.transferId, totalSize: upload.totalSize, chunkSize: upload.chunkSize, totalChunks: upload.totalChunks }
   }

@@ -254,13 +254,20 @@ t.test('ChunkCheck holds back the last piece until the hash is known', async t =
   t.equal(check.digest, sha256(Buffer.from('abcdef')))
 })
 
-t.test('this host\'s own addresses are refused for a target, except on the offer\'s source origin (the coordinator\'s node)', async t => {
+t.test('this host\'s own addresses: refused for a source and a target, except the own orchestrator\'s node', async t => {
   const s = await servers(t, CHUNK)
-  // Loopback stands in for the host's public address: the own check comes before the ranges'.
-  const mover = new HttpChunkMover(noSwarm.transport as never, noSwarm.messenger as never, { allowPrivate: false, own: ['127.0.0.1'] })
-  const move = async (target: string) => await mover.move(offer(s.sourceUrl, target, CHUNK), { signal: new AbortController().signal, corrupt: false })
-  await t.rejects(move(s.destUrl), { code: 'destination_refused', message: /own host/ }, 'a tenant\'s target on this host')
+  // Loopback stands in for the host's public address (the own check comes before the ranges'). The
+  // policy refuses loopback too, so no GET reaches the source: each chunk comes over the swarm instead.
+  let bulkReads = 0
+  const swarm = { fetchBulk: async () => { bulkReads++; return new Uint8Array(CHUNK) } }
+  const mover = new HttpChunkMover(swarm as never, { peerOf: () => 'peer' } as never, { allowPrivate: false, own: ['127.0.0.1'] })
+  const move = async (target: string, fromOwnOrchestrator: boolean) =>
+    await mover.move(offer(s.sourceUrl, target, CHUNK), { signal: new AbortController().signal, corrupt: false, fromOwnOrchestrator })
   const sameOrigin = new URL('/put', s.sourceUrl).href
-  await t.rejects(move(sameOrigin), { code: 'destination_refused', message: /loopback/ }, 'on the source\'s origin the own check is lifted, the ranges still hold')
+  await t.rejects(move(s.destUrl, true), { code: 'destination_refused', message: /own host/ }, 'a tenant\'s target on this host')
+  await t.rejects(move(sameOrigin, false), { code: 'destination_refused', message: /own host/ }, 'a foreign coordinator\'s "sink" on this host')
+  await t.rejects(move(sameOrigin, true), { code: 'destination_refused', message: /loopback/ }, 'the own orchestrator\'s sink: the own check is lifted, the ranges still hold')
+  t.equal(s.sourceGets(), 0, 'no GET reached the source: refused before connecting')
+  t.equal(bulkReads, 3, 'each chunk was read over the swarm instead')
   t.equal(s.received.length, 0, 'no PUT reached the destination')
 })

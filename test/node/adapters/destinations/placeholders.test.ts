@@ -41,5 +41,6 @@ t.test('POST /destinations refuses a placeholder outside the path and query', as
 t.test('a stored destination with a placeholder in its host is refused at begin', async t => {
   const spec = { transferId: 't1', filename: 'a', totalSize: 10, chunkSize: 10, totalChunks: 1 }
   await t.rejects(new HttpDriver({ url: 'http://{filename}.example/x' }).begin(spec), { code: 'BWN_ERR_DESTINATION_REFUSED', message: /placeholder/ })
+  await t.rejects(new HttpDriver({ url: 'http://u{filename}@example/x' }).begin(spec), { code: 'BWN_ERR_DESTINATION_REFUSED' }, 'nor in the user part')
   t.match(await new HttpDriver({ url: 'http://example/{filename}' }).begin(spec), { url: 'http://example/a' })
 })
