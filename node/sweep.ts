@@ -1,8 +1,9 @@
 // The disk sweep of an orchestrator (docs/node.md#disk-sweep): at start and then every `sweepIntervalMs`,
 // deletes what its data directory holds for nobody — blobs no chunk references (adapters/blob-sweep.ts)
 // and node-sink partial files of uploads no live transfer names (adapters/destinations/sink-partials.ts)
-// — each only once older than `sweepGraceMs`. One pass at a time; logged at info when it freed anything.
-import type { Clock, Logger, Store, Timer } from '../actors/ports.ts'
+// — each only once older than `sweepGraceMs`; and the delivery history of transfers finished longer ago
+// than `historyRetentionMs` (pruneHistory). One pass at a time; logged at info when it freed anything.
+import type { Clock, Logger, Store, StoreOp, TableName, Timer } from '../actors/ports.ts'
 import { TERMINAL, keys, type TransferRow, type ChunkRow } from '../actors/transfer/model.ts'
 import { prefixRange } from '../actors/store.ts'
 import { sweepBlobs, pacer, type Reclaimed } from './adapters/blob-sweep.ts'
@@ -17,6 +18,15 @@ export const SWEEP_INTERVAL_MS = 3_600_000 // 1 h
  * sink upload's begin.
  */
 export const SWEEP_GRACE_MS = 3_600_000 // 1 h
+/** Days a finished transfer keeps its delivery history (`--history-retention-days`; 0: for ever). */
+export const HISTORY_RETENTION_DAYS = 30
+/**
+ * A transfer's delivery history: its rows keyed `<transferId>/…` in these tables. Its record
+ * (`transfers`), its chunks (`GET /transfers/{id}/chunks`) and its organization index key stay.
+ */
+export const HISTORY_TABLES: readonly TableName[] = ['tasks', 'task_attempts', 'task_results', 'transfer_assignment_plans', 'task_offer_batches', 'overseer_interventions', 'transfer_events']
+/** Deletes per store batch while pruning. */
+const PRUNE_BATCH = 512
 
 export interface SweepResult {
   /** Unreferenced blobs deleted. */
@@ -25,6 +35,8 @@ export interface SweepResult {
   blobTemps: Reclaimed
   /** Node-sink partial files and records of abandoned uploads. */
   partials: Reclaimed
+  /** Finished transfers whose delivery history was deleted, and the rows deleted. */
+  history: { transfers: number, rows: number }
   /** Entries that could not be checked or deleted (left as they are; tried again next time). */
   errors: number
   ms: number
@@ -39,22 +51,32 @@ export interface DiskSweepOptions {
   logger: Logger
   intervalMs?: number
   graceMs?: number
+  /** A finished transfer's delivery history is deleted this long after it ended; null or absent: kept. */
+  historyRetentionMs?: number | null
   /** Wall-clock milliseconds for file ages (file times are wall clock whatever `clock` is; default Date.now). */
   now?: () => number
   /** Hears every finished sweep (the node's metrics). */
   onSwept?: (r: SweepResult) => void
 }
 
-/** What live transfers still need: their sink uploads, and the digests their chunks name. */
-export interface LiveTransfers { uploads: Set<string>, digests: Set<string> }
+/**
+ * What live transfers still need: their sink uploads, and the digests their chunks name; and the
+ * finished transfers whose history is due (ended before `historyBefore`, cleaned up, not pruned yet).
+ */
+export interface LiveTransfers { uploads: Set<string>, digests: Set<string>, historyDue: string[] }
+
+/** When a terminal transfer ended (ms, wall clock): its completion, else its last change. */
+function endedAt (row: TransferRow): number {
+  return Date.parse(row.completed_at ?? row.updated_at)
+}
 
 /**
  * Reads the transfers table: every transfer not terminal names its sink upload (by its id, and by the
  * upload state it stored once begun); every transfer not terminal or not yet cleaned up names its
  * chunks' digests.
  */
-export async function liveTransfers (store: Store, stopped: () => boolean = () => false): Promise<LiveTransfers> {
-  const out: LiveTransfers = { uploads: new Set(), digests: new Set() }
+export async function liveTransfers (store: Store, stopped: () => boolean = () => false, historyBefore: number | null = null): Promise<LiveTransfers> {
+  const out: LiveTransfers = { uploads: new Set(), digests: new Set(), historyDue: [] }
   const pace = pacer()
   const transfers = store.table<TransferRow>('transfers')
   const chunks = store.table<ChunkRow>('chunks')
@@ -67,11 +89,42 @@ export async function liveTransfers (store: Store, stopped: () => boolean = () =
       const id = (row.upload as { uploadId?: unknown } | null)?.uploadId
       if (typeof id === 'string') out.uploads.add(id)
     }
-    if (!live && row.cleanup_pending !== true) continue
+    if (!live && row.cleanup_pending !== true) {
+      if (historyBefore !== null && row.history_pruned_at === undefined && endedAt(row) < historyBefore) out.historyDue.push(row.id)
+      continue
+    }
     for await (const [, c] of chunks.entries(prefixRange(keys.prefix(row.id)))) {
       await pace()
       out.digests.add(c.sha256)
     }
+  }
+  return out
+}
+
+/**
+ * Deletes the delivery history (HISTORY_TABLES) of each transfer in `ids` that is still terminal,
+ * cleaned up, ended before `before` and not pruned yet (its row is read again first), then marks its row
+ * `history_pruned_at`. Only keys under the transfer's own `<id>/` prefix go.
+ */
+export async function pruneHistory (store: Store, ids: readonly string[], before: number, now: number, stopped: () => boolean = () => false): Promise<{ transfers: number, rows: number }> {
+  const out = { transfers: 0, rows: 0 }
+  const pace = pacer()
+  const transfers = store.table<TransferRow>('transfers')
+  for (const id of ids) {
+    if (stopped()) break
+    const row = await transfers.get(id)
+    if (row === undefined || !TERMINAL.has(row.status) || row.cleanup_pending === true || row.history_pruned_at !== undefined || !(endedAt(row) < before)) continue
+    for (const table of HISTORY_TABLES) {
+      const doomed: string[] = []
+      for await (const [key] of store.table(table).entries(prefixRange(keys.prefix(id)))) doomed.push(key)
+      for (let i = 0; i < doomed.length; i += PRUNE_BATCH) {
+        await store.batch(doomed.slice(i, i + PRUNE_BATCH).map((key): StoreOp => ({ type: 'del', table, key })))
+        await pace()
+      }
+      out.rows += doomed.length
+    }
+    await store.batch([{ type: 'put', table: 'transfers', key: id, value: { ...row, history_pruned_at: new Date(now).toISOString() } }])
+    out.transfers++
   }
   return out
 }
@@ -120,9 +173,11 @@ export class DiskSweep {
     const now = this.#o.now ?? Date.now
     const stopped = (): boolean => this.#stopped
     const t0 = performance.now()
-    const live = await liveTransfers(store, stopped)
+    const retention = this.#o.historyRetentionMs ?? null
+    const historyBefore = retention === null ? null : now() - retention
+    const live = await liveTransfers(store, stopped, historyBefore)
     // Cut short, the scan may have missed live transfers: nothing is judged against it.
-    if (stopped()) return { blobs: { files: 0, bytes: 0 }, blobTemps: { files: 0, bytes: 0 }, partials: { files: 0, bytes: 0 }, errors: 0, ms: 0 }
+    if (stopped()) return { blobs: { files: 0, bytes: 0 }, blobTemps: { files: 0, bytes: 0 }, partials: { files: 0, bytes: 0 }, history: { transfers: 0, rows: 0 }, errors: 0, ms: 0 }
     const b = await sweepBlobs({ store, blobs, graceMs: this.graceMs, now, keep: live.digests, stopped })
     const transfers = store.table<TransferRow>('transfers')
     const p = partials === null
@@ -138,17 +193,19 @@ export class DiskSweep {
           return row !== undefined && !TERMINAL.has(row.status)
         }
       })
-    const r: SweepResult = { blobs: b.blobs, blobTemps: b.temps, partials: p.partials, errors: b.errors + p.errors, ms: Math.round(performance.now() - t0) }
+    const history = historyBefore === null ? { transfers: 0, rows: 0 } : await pruneHistory(store, live.historyDue, historyBefore, now(), stopped)
+    const r: SweepResult = { blobs: b.blobs, blobTemps: b.temps, partials: p.partials, history, errors: b.errors + p.errors, ms: Math.round(performance.now() - t0) }
     const freed = r.blobs.files + r.blobTemps.files + r.partials.files
     const line = {
       event: 'disk_swept',
       blobs: r.blobs.files, blob_bytes: r.blobs.bytes,
       blob_temps: r.blobTemps.files, blob_temp_bytes: r.blobTemps.bytes,
       partials: r.partials.files, partial_bytes: r.partials.bytes,
+      history_transfers: r.history.transfers, history_rows: r.history.rows,
       errors: r.errors, ms: r.ms
     }
     const bytes = r.blobs.bytes + r.blobTemps.bytes + r.partials.bytes
-    if (freed > 0) logger.info(line, `disk sweep: ${freed} file(s), ${bytes} bytes reclaimed`)
+    if (freed > 0 || r.history.transfers > 0) logger.info(line, `disk sweep: ${freed} file(s), ${bytes} bytes reclaimed; delivery history of ${r.history.transfers} finished transfer(s) deleted (${r.history.rows} rows)`)
     else logger.debug(line, 'disk sweep: nothing to reclaim')
     if (r.errors > 0) logger.warn({ event: 'disk_sweep_errors', errors: r.errors }, `disk sweep: ${r.errors} entr(y/ies) could not be checked or deleted; left for the next sweep`)
     this.#o.onSwept?.(r)

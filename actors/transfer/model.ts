@@ -58,6 +58,8 @@ export interface TransferRow {
   cancel_requested?: boolean
   /** Terminal, but its staged chunks (and a failed or cancelled upload) are not cleaned up yet (resumed on start). */
   cleanup_pending?: boolean
+  /** When the disk sweep deleted its delivery history, past the node's retention (node/sweep.ts). */
+  history_pruned_at?: string
 }
 
 export type ChunkState = 'staged' | 'delivering' | 'delivered' | 'verified'

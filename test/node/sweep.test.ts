@@ -14,7 +14,7 @@ import { blobRefKey } from '../../actors/transfer/blob-refs.ts'
 import { keys, type TransferRow } from '../../actors/transfer/model.ts'
 import { FileBlobStore } from '../../node/adapters/blob-store.ts'
 import { SinkPartials, uploadIdOf } from '../../node/adapters/destinations/sink-partials.ts'
-import { DiskSweep, liveTransfers, type SweepResult } from '../../node/sweep.ts'
+import { DiskSweep, liveTransfers, HISTORY_TABLES, type SweepResult } from '../../node/sweep.ts'
 import { BwnetNode } from '../../node/node.ts'
 import { NODE_DEFAULTS, type NodeConfig } from '../../node/config.ts'
 import { cryptoReady } from '../../protocol/index.ts'
@@ -168,4 +168,41 @@ t.test('an orchestrator sweeps at start: what an earlier run left is reclaimed, 
   t.match(metrics, /bwnet_disk_reclaimed_files_total\{kind="blob",role="orchestrator"\} 1\n/)
   t.match(metrics, /bwnet_disk_reclaimed_files_total\{kind="sink_partial",role="orchestrator"\} 2\n/)
   t.match(metrics, new RegExp(`bwnet_disk_reclaimed_bytes_total\\{kind="blob",role="orchestrator"\\} ${line.blob_bytes}\\n`))
+})
+
+t.test('a finished transfer\'s delivery history goes after the retention; its record, chunks and others\' rows stay', async t => {
+  const s = await setup(t)
+  const DAY = 86_400_000
+  const now = Date.UTC(2026, 10, 29)
+  const at = (days: number): string => new Date(now - days * DAY).toISOString()
+  const history = async (id: string): Promise<number> => {
+    let n = 0
+    for (const table of HISTORY_TABLES) for await (const entry of s.store.table(table).entries({ gte: `${id}/`, lt: `${id}/\xff` })) { n++; void entry }
+    return n
+  }
+  const withHistory = async (id: string, status: TransferRow['status'], extra: Partial<TransferRow>): Promise<void> => {
+    await s.transfer(id, status, { updated_at: extra.completed_at ?? at(0), completed_at: null, ...extra })
+    await s.chunk(id, 0, { ref: false })
+    for (const table of HISTORY_TABLES) for (let i = 0; i < 3; i++) await s.store.table(table).put(`${id}/${String(i).padStart(10, '0')}`, { i })
+  }
+  await withHistory('tr-old', 'completed', { completed_at: at(40) })
+  await withHistory('tr-old-failed', 'failed', { updated_at: at(31) }) // no completion: its last change counts
+  await withHistory('tr-old1', 'completed', { completed_at: at(1) }) // a key prefix of another's is not its own
+  await withHistory('tr-cleaning', 'cancelled', { updated_at: at(40), cleanup_pending: true })
+  await withHistory('tr-running', 'in_progress', { updated_at: at(40), created_at: at(41) })
+
+  const { logger, lines } = capturingLogger('info')
+  const sweep = new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger, graceMs: HOUR, historyRetentionMs: 30 * DAY, now: () => now })
+  const r = await sweep.run()
+  t.same(r.history, { transfers: 2, rows: 2 * 3 * HISTORY_TABLES.length })
+  for (const id of ['tr-old', 'tr-old-failed']) {
+    t.equal(await history(id), 0, `${id}: its history is gone`)
+    const row = await s.store.table<TransferRow>('transfers').get(id)
+    t.equal(row?.history_pruned_at, new Date(now).toISOString(), `${id}: its record stays, marked`)
+    t.ok(await s.store.table('chunks').get(keys.chunk(id, 0)), `${id}: its chunks stay`)
+  }
+  for (const id of ['tr-old1', 'tr-cleaning', 'tr-running']) t.equal(await history(id), 3 * HISTORY_TABLES.length, `${id}: kept`)
+  t.ok(lines.some(l => l.event === 'disk_swept' && l.history_transfers === 2), 'logged')
+  t.same((await sweep.run()).history, { transfers: 0, rows: 0 }, 'a pruned transfer is not read again')
+  t.same((await new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger, graceMs: HOUR, now: () => now + 365 * DAY }).run()).history, { transfers: 0, rows: 0 }, 'no retention: kept for ever')
 })
