@@ -328,3 +328,43 @@ t.test('a read its caller gives up on ends at once: its place goes to the next r
   t.ok((await Promise.all(hanging)).every(m => /aborted/.test(m)))
   await t.rejects(client.fetchBulk(peer, 'small', 30_000, Number.POSITIVE_INFINITY, undefined, AbortSignal.abort()), /aborted/, 'a signal already aborted: refused at once')
 })
+
+t.test('a read given up on while served keeps its place until the server ends it: the next is not refused busy', async t => {
+  const testnet = await createTestnet(3, { host: '127.0.0.1' })
+  t.teardown(() => testnet.destroy())
+  const network = `bulk-place-${process.pid}`
+  const quiet = { onFrame: () => {}, onPeerDown: () => {} }
+  const server = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: { ...quiet, onPeerUp: () => {} } })
+  const small = randomBytes(1024)
+  let release = (): void => {}
+  const held = new Promise<void>(resolve => { release = resolve })
+  let serving = 0; let most = 0; let heldCalls = 0; let smallCalls = 0
+  server.serveBulk(async (_peer, key) => {
+    serving++; most = Math.max(most, serving)
+    try {
+      if (key === 'held') { heldCalls++; await held }
+      else smallCalls++
+      return small
+    } finally { serving-- }
+  }, { admitted: () => true })
+  t.teardown(() => server.stop())
+  await server.start()
+  let up: (peer: string) => void = () => {}
+  const connected = new Promise<string>(resolve => { up = (peer) => { if (peer === server.publicKey) resolve(peer) } })
+  const client = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: { ...quiet, onPeerUp: (p) => up(p) } })
+  t.teardown(() => client.stop())
+  await client.start()
+  const peer = await connected
+  const controllers = Array.from({ length: MAX_BULK_REQUESTS_PER_PEER }, () => new AbortController())
+  const reads = controllers.map(async c => await client.fetchBulk(peer, 'held', 30_000, Number.POSITIVE_INFINITY, undefined, c.signal).then(() => 'read', (e: Error) => e.message))
+  await eventually(async () => heldCalls === MAX_BULK_REQUESTS_PER_PEER, CONNECT_TIMEOUT_MS, 'every place served')
+  controllers[0]!.abort()
+  t.match(await reads[0], /aborted/, 'its caller is answered at once')
+  const next = client.fetchBulk(peer, 'small', 30_000)
+  release()
+  t.ok(small.equals(await next), 'the next read is served, not refused busy')
+  t.same((await Promise.all(reads.slice(1))), Array(MAX_BULK_REQUESTS_PER_PEER - 1).fill('read'))
+  t.equal(most, MAX_BULK_REQUESTS_PER_PEER, 'never more than the bound at the server')
+  t.equal(smallCalls, 1)
+  t.equal(server.bulkDropped.get('busy') ?? 0, 0, 'nothing refused')
+})
