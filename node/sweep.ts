@@ -27,6 +27,11 @@ export const HISTORY_RETENTION_DAYS = 30
 export const HISTORY_TABLES: readonly TableName[] = ['tasks', 'task_attempts', 'task_results', 'transfer_assignment_plans', 'task_offer_batches', 'overseer_interventions', 'transfer_events']
 /** Deletes per store batch while pruning. */
 const PRUNE_BATCH = 512
+/**
+ * Transfers whose history one sweep deletes at most: the first sweep after an upgrade (or after the
+ * retention was shortened) spreads a large backlog over the following sweeps.
+ */
+export const MAX_HISTORY_PRUNED_PER_SWEEP = 2000
 
 export interface SweepResult {
   /** Unreferenced blobs deleted. */
@@ -90,7 +95,7 @@ export async function liveTransfers (store: Store, stopped: () => boolean = () =
       if (typeof id === 'string') out.uploads.add(id)
     }
     if (!live && row.cleanup_pending !== true) {
-      if (historyBefore !== null && row.history_pruned_at === undefined && endedAt(row) < historyBefore) out.historyDue.push(row.id)
+      if (historyBefore !== null && row.history_pruned_at === undefined && out.historyDue.length < MAX_HISTORY_PRUNED_PER_SWEEP && endedAt(row) < historyBefore) out.historyDue.push(row.id)
       continue
     }
     for await (const [, c] of chunks.entries(prefixRange(keys.prefix(row.id)))) {
@@ -123,7 +128,12 @@ export async function pruneHistory (store: Store, ids: readonly string[], before
       }
       out.rows += doomed.length
     }
-    await store.batch([{ type: 'put', table: 'transfers', key: id, value: { ...row, history_pruned_at: new Date(now).toISOString() } }])
+    // Marked only if the row is still the one read above (nothing writes a closed transfer's row today but
+    // its cleanup, which this skips; should something, its change is not overwritten, and the next sweep
+    // finds the history gone and marks it then).
+    const current = await transfers.get(id)
+    if (current === undefined || current.updated_at !== row.updated_at || current.status !== row.status || current.cleanup_pending === true) continue
+    await store.batch([{ type: 'put', table: 'transfers', key: id, value: { ...current, history_pruned_at: new Date(now).toISOString() } }])
     out.transfers++
   }
   return out

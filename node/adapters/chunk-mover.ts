@@ -154,10 +154,10 @@ export class HttpChunkMover implements ChunkMover {
   readonly #get: Dispatcher
   readonly #getOwnNode: Dispatcher
   /**
-   * `policy`: the addresses this worker may read chunks from and write them to (url-policy.ts), checked
-   * per connection. Its `own` addresses (this host's) are refused, except for the worker's own
-   * orchestrator's node: its data endpoint, and a target on that same origin (its sink), which a worker
-   * beside it reaches at this host's address. A source the policy refuses is read over the swarm instead.
+   * `policy`: the addresses this worker may write chunks to (url-policy.ts), checked per connection. Its
+   * `own` addresses (this host's) are refused for reads of coordinators' data endpoints too, except for
+   * the worker's own orchestrator's node: its data endpoint, and a target on that same origin (its sink),
+   * which a worker beside it reaches at this host's address. A source refused so is read over the swarm.
    */
   constructor (transport: SwarmTransport, messenger: Messenger, policy: AddressPolicy, options: HttpChunkMoverOptions = {}) {
     this.#transport = transport
@@ -165,8 +165,9 @@ export class HttpChunkMover implements ChunkMover {
     this.#options = options
     this.#put = guardedRequest(policy)
     this.#putOwnNode = guardedRequest({ ...policy, own: [] })
-    this.#get = guardedDispatcher(policy)
-    this.#getOwnNode = guardedDispatcher({ ...policy, own: [] })
+    // Data endpoints are not judged by range: nodes on one private network pull from each other over HTTP.
+    this.#get = guardedDispatcher({ ...policy, ranges: false })
+    this.#getOwnNode = guardedDispatcher({ ...policy, own: [], ranges: false })
   }
 
   /**

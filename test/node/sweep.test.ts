@@ -14,7 +14,7 @@ import { blobRefKey } from '../../actors/transfer/blob-refs.ts'
 import { keys, type TransferRow } from '../../actors/transfer/model.ts'
 import { FileBlobStore } from '../../node/adapters/blob-store.ts'
 import { SinkPartials, uploadIdOf } from '../../node/adapters/destinations/sink-partials.ts'
-import { DiskSweep, liveTransfers, HISTORY_TABLES, type SweepResult } from '../../node/sweep.ts'
+import { DiskSweep, liveTransfers, HISTORY_TABLES, MAX_HISTORY_PRUNED_PER_SWEEP, type SweepResult } from '../../node/sweep.ts'
 import { BwnetNode } from '../../node/node.ts'
 import { NODE_DEFAULTS, type NodeConfig } from '../../node/config.ts'
 import { cryptoReady } from '../../protocol/index.ts'
@@ -205,4 +205,16 @@ t.test('a finished transfer\'s delivery history goes after the retention; its re
   t.ok(lines.some(l => l.event === 'disk_swept' && l.history_transfers === 2), 'logged')
   t.same((await sweep.run()).history, { transfers: 0, rows: 0 }, 'a pruned transfer is not read again')
   t.same((await new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger, graceMs: HOUR, now: () => now + 365 * DAY }).run()).history, { transfers: 0, rows: 0 }, 'no retention: kept for ever')
+})
+
+t.test('one sweep prunes at most MAX_HISTORY_PRUNED_PER_SWEEP transfers; the next goes on', async t => {
+  const s = await setup(t)
+  const now = Date.UTC(2026, 10, 29)
+  const ended = new Date(now - 40 * 86_400_000).toISOString()
+  const ops = Array.from({ length: MAX_HISTORY_PRUNED_PER_SWEEP + 3 }, (_, i) => ({ type: 'put' as const, table: 'transfers' as const, key: `tr-${i}`, value: { id: `tr-${i}`, status: 'completed', upload: null, completed_at: ended, updated_at: ended } }))
+  await s.store.batch(ops)
+  const sweep = new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger: capturingLogger().logger, graceMs: HOUR, historyRetentionMs: 86_400_000, now: () => now })
+  t.equal((await sweep.run()).history.transfers, MAX_HISTORY_PRUNED_PER_SWEEP)
+  t.equal((await sweep.run()).history.transfers, 3)
+  t.equal((await sweep.run()).history.transfers, 0)
 })

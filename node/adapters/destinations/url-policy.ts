@@ -33,6 +33,8 @@ export interface AddressPolicy {
    * that address.
    */
   own?: readonly string[]
+  /** false: only `own` is refused, not the ranges (a worker's reads of coordinators' data endpoints). */
+  ranges?: boolean
 }
 
 /**
@@ -77,7 +79,7 @@ function isOwn (address: string, own: readonly string[]): boolean {
 export function refusedClass (address: string, policy: AddressPolicy): AddressClass | null {
   if (policy.allowPrivate) return null
   if (isOwn(address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, ''), policy.own ?? [])) return 'own'
-  return addressClass(address)
+  return policy.ranges === false ? null : addressClass(address)
 }
 
 export const PUBLIC_ONLY: AddressPolicy = { allowPrivate: false }
