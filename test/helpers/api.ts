@@ -53,3 +53,21 @@ export async function adminApp (t: { teardown (fn: () => unknown): void }) {
   }
   return { env, devnet, app, as, operator: as(devnet.admin) }
 }
+
+/**
+ * The API with a destination registry under `policy` (names resolved by `resolve`), and a caller that
+ * POSTs /destinations `{ name: 'd', ...body }` with a client key of a fresh organization.
+ */
+export async function destinationsApi (t: { teardown (fn: () => unknown): void }, policy: import('../../node/adapters/destinations/url-policy.ts').AddressPolicy, resolve: (host: string) => Promise<string[]>) {
+  const { buildApp } = await import('../../api/app.ts')
+  const { DestinationRegistry } = await import('../../node/transfers/destinations.ts')
+  const { newHotkey } = await import('../../protocol/index.ts')
+  const h = testDeps()
+  const registry = new DestinationRegistry(h.store, newHotkey(), { now: () => Date.now() } as never, policy, resolve)
+  const app = await buildApp({ ...h.deps, destinations: registry })
+  t.teardown(() => app.close())
+  const org = await h.accounts.createOrganization({ name: 'o' })
+  const key = (await h.accounts.createKey(org.id, { role: 'client' })).key
+  const create = async (body: object) => await app.inject({ method: 'POST', url: '/destinations', headers: { 'x-api-key': key }, payload: { name: 'd', ...body } })
+  return { create }
+}

@@ -294,15 +294,14 @@ t.test('a reader that takes a frame now and then, under 1 MiB per send stall, lo
   t.same(ended, ['big cut'], 'cut')
 })
 
-t.test('a read its caller gives up on ends at once: its place goes to the next read', async t => {
+/** A server serving bulk reads through `handler`, a client connected to it, and the server's key as the client's peer. */
+async function bulkPair (t: { teardown (fn: () => unknown): void }, name: string, handler: Parameters<SwarmTransport['serveBulk']>[0]): Promise<{ server: SwarmTransport, client: SwarmTransport, peer: string }> {
   const testnet = await createTestnet(3, { host: '127.0.0.1' })
   t.teardown(() => testnet.destroy())
-  const network = `bulk-abort-${process.pid}`
+  const network = `bulk-${name}-${process.pid}`
   const quiet = { onFrame: () => {}, onPeerDown: () => {} }
   const server = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: { ...quiet, onPeerUp: () => {} } })
-  const small = randomBytes(1024)
-  // 'hang': a read the server never answers (a source that sends nothing).
-  server.serveBulk(async (_peer, key) => key === 'hang' ? await new Promise<null>(() => {}) : key === 'small' ? small : null, { admitted: () => true })
+  server.serveBulk(handler, { admitted: () => true })
   t.teardown(() => server.stop())
   await server.start()
   let up: (peer: string) => void = () => {}
@@ -310,7 +309,13 @@ t.test('a read its caller gives up on ends at once: its place goes to the next r
   const client = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: { ...quiet, onPeerUp: (p) => up(p) } })
   t.teardown(() => client.stop())
   await client.start()
-  const peer = await connected
+  return { server, client, peer: await connected }
+}
+
+t.test('a read its caller gives up on ends at once: its place goes to the next read', async t => {
+  const small = randomBytes(1024)
+  // 'hang': a read the server never answers (a source that sends nothing).
+  const { client, peer } = await bulkPair(t, 'abort', async (_peer, key) => key === 'hang' ? await new Promise<null>(() => {}) : key === 'small' ? small : null)
   // Every place of the connection taken by reads that hang; one more waits in the queue.
   const controllers = Array.from({ length: MAX_BULK_REQUESTS_PER_PEER }, () => new AbortController())
   const hanging = controllers.map(async c => await client.fetchBulk(peer, 'hang', 30_000, Number.POSITIVE_INFINITY, undefined, c.signal).then(() => 'read', (e: Error) => e.message))
@@ -330,31 +335,18 @@ t.test('a read its caller gives up on ends at once: its place goes to the next r
 })
 
 t.test('a read given up on while served keeps its place until the server ends it: the next is not refused busy', async t => {
-  const testnet = await createTestnet(3, { host: '127.0.0.1' })
-  t.teardown(() => testnet.destroy())
-  const network = `bulk-place-${process.pid}`
-  const quiet = { onFrame: () => {}, onPeerDown: () => {} }
-  const server = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: { ...quiet, onPeerUp: () => {} } })
   const small = randomBytes(1024)
   let release = (): void => {}
   const held = new Promise<void>(resolve => { release = resolve })
   let serving = 0; let most = 0; let heldCalls = 0; let smallCalls = 0
-  server.serveBulk(async (_peer, key) => {
+  const { server, client, peer } = await bulkPair(t, 'place', async (_peer, key) => {
     serving++; most = Math.max(most, serving)
     try {
       if (key === 'held') { heldCalls++; await held }
       else smallCalls++
       return small
     } finally { serving-- }
-  }, { admitted: () => true })
-  t.teardown(() => server.stop())
-  await server.start()
-  let up: (peer: string) => void = () => {}
-  const connected = new Promise<string>(resolve => { up = (peer) => { if (peer === server.publicKey) resolve(peer) } })
-  const client = new SwarmTransport({ dht: testnet.createNode(), networkId: network, logger: silentLogger(), events: { ...quiet, onPeerUp: (p) => up(p) } })
-  t.teardown(() => client.stop())
-  await client.start()
-  const peer = await connected
+  })
   const controllers = Array.from({ length: MAX_BULK_REQUESTS_PER_PEER }, () => new AbortController())
   const reads = controllers.map(async c => await client.fetchBulk(peer, 'held', 30_000, Number.POSITIVE_INFINITY, undefined, c.signal).then(() => 'read', (e: Error) => e.message))
   await eventually(async () => heldCalls === MAX_BULK_REQUESTS_PER_PEER, CONNECT_TIMEOUT_MS, 'every place served')

@@ -5,11 +5,9 @@ import t from 'tap'
 import { createServer } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { AddressInfo } from 'node:net'
-import { buildApp } from '../../../../api/app.ts'
-import { cryptoReady, newHotkey } from '../../../../protocol/index.ts'
-import { DestinationRegistry } from '../../../../node/transfers/destinations.ts'
+import { cryptoReady } from '../../../../protocol/index.ts'
 import { checkDestinationUrl, guardedFetch, guardedRequest, guardedAgents, hostAddresses, refusedClass, type AddressPolicy } from '../../../../node/adapters/destinations/url-policy.ts'
-import { testDeps } from '../../../helpers/api.ts'
+import { destinationsApi } from '../../../helpers/api.ts'
 
 await cryptoReady()
 
@@ -44,13 +42,7 @@ t.test('the URL check and POST /destinations refuse the own host with reason own
   await t.rejects(checkDestinationUrl('http://node.example/x', 'config.url', { policy: tenants, resolve: async () => ['93.184.216.35', OWN] }), { reason: 'own' } as unknown as Error, 'any address a name resolves to')
   t.ok(await checkDestinationUrl(`http://${OWN}/x`, 'url', { policy: { ...tenants, allowPrivate: true } }), 'allowPrivateDestinations lifts it')
 
-  const h = testDeps()
-  const registry = new DestinationRegistry(h.store, newHotkey(), { now: () => Date.now() } as never, tenants, async host => host === 'self.example' ? [OWN] : ['93.184.216.35'])
-  const app = await buildApp({ ...h.deps, destinations: registry })
-  t.teardown(() => app.close())
-  const org = await h.accounts.createOrganization({ name: 'o' })
-  const key = (await h.accounts.createKey(org.id, { role: 'client' })).key
-  const create = async (body: object) => await app.inject({ method: 'POST', url: '/destinations', headers: { 'x-api-key': key }, payload: { name: 'd', ...body } })
+  const { create } = await destinationsApi(t, tenants, async host => host === 'self.example' ? [OWN] : ['93.184.216.35'])
   for (const body of [
     { kind: 'http', config: { url: 'http://self.example:9464/x' } },
     { kind: 'http', config: { url: 'https://other.example/x', completeUrl: `http://${OWN}/done` } },

@@ -2,12 +2,10 @@
 // filename would choose the host every connection goes to, past the policy's check at create (which
 // sees the placeholders as `x`). Refused at create, and at begin for a destination stored before.
 import t from 'tap'
-import { buildApp } from '../../../../api/app.ts'
-import { cryptoReady, newHotkey } from '../../../../protocol/index.ts'
-import { DestinationRegistry } from '../../../../node/transfers/destinations.ts'
+import { cryptoReady } from '../../../../protocol/index.ts'
 import { HttpDriver } from '../../../../node/adapters/destinations/http.ts'
 import { checkPlaceholders } from '../../../../node/adapters/destinations/url-policy.ts'
-import { testDeps } from '../../../helpers/api.ts'
+import { destinationsApi } from '../../../helpers/api.ts'
 
 await cryptoReady()
 
@@ -23,13 +21,8 @@ t.test('checkPlaceholders: the host, user and port are fixed', async t => {
 })
 
 t.test('POST /destinations refuses a placeholder outside the path and query', async t => {
-  const h = testDeps()
-  const registry = new DestinationRegistry(h.store, newHotkey(), { now: () => Date.now() } as never, { allowPrivate: false }, async () => ['93.184.216.34'])
-  const app = await buildApp({ ...h.deps, destinations: registry })
-  t.teardown(() => app.close())
-  const org = await h.accounts.createOrganization({ name: 'o' })
-  const key = (await h.accounts.createKey(org.id, { role: 'client' })).key
-  const create = async (url: string) => await app.inject({ method: 'POST', url: '/destinations', headers: { 'x-api-key': key }, payload: { name: 'd', kind: 'http', config: { url } } })
+  const api = await destinationsApi(t, { allowPrivate: false }, async () => ['93.184.216.34'])
+  const create = async (url: string) => await api.create({ kind: 'http', config: { url } })
   for (const url of ['http://{filename}.example/x', 'http://files-{transferId}.example/']) {
     const res = await create(url)
     t.equal(res.statusCode, 400, url)

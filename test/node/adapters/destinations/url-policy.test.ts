@@ -3,11 +3,9 @@
 import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { buildApp } from '../../../../api/app.ts'
-import { cryptoReady, newHotkey } from '../../../../protocol/index.ts'
-import { DestinationRegistry } from '../../../../node/transfers/destinations.ts'
+import { cryptoReady } from '../../../../protocol/index.ts'
 import { addressClass, embeddedIPv4, guardedFetch, guardedRequest, checkDestinationUrl, PUBLIC_ONLY } from '../../../../node/adapters/destinations/url-policy.ts'
-import { testDeps } from '../../../helpers/api.ts'
+import { destinationsApi } from '../../../helpers/api.ts'
 
 await cryptoReady()
 
@@ -67,13 +65,8 @@ t.test('the URL check refuses each form under the strict policy (as the URL pars
 })
 
 t.test('POST /destinations answers 400 BWN_ERR_DESTINATION_URL_REFUSED with the reason', async t => {
-  const h = testDeps()
-  const registry = new DestinationRegistry(h.store, newHotkey(), { now: () => Date.now() } as never, { allowPrivate: false }, async () => ['93.184.216.34'])
-  const app = await buildApp({ ...h.deps, destinations: registry })
-  t.teardown(() => app.close())
-  const org = await h.accounts.createOrganization({ name: 'o' })
-  const key = (await h.accounts.createKey(org.id, { role: 'client' })).key
-  const create = async (url: string) => await app.inject({ method: 'POST', url: '/destinations', headers: { 'x-api-key': key }, payload: { name: 'd', kind: 'http', config: { url } } })
+  const api = await destinationsApi(t, { allowPrivate: false }, async () => ['93.184.216.34'])
+  const create = async (url: string) => await api.create({ kind: 'http', config: { url } })
   for (const host of ['[::127.0.0.1]', '[2002:7f00:1::]', '[64:ff9b::7f00:1]', '[2001:0:5db8:a0a:0:0:80ff:fffe]']) {
     const res = await create(`http://${host}/x`)
     t.equal(res.statusCode, 400, host)
