@@ -15,7 +15,7 @@ import type { MoveFailure } from '../../protocol/index.ts'
 import { BULK_TIMEOUT_MS, type SwarmTransport } from './swarm-transport.ts'
 import type { Messenger } from '../messenger.ts'
 import type { InflightBudget } from './inflight-budget.ts'
-import { guardedDispatcher, guardedRequest, type AddressPolicy } from './destinations/url-policy.ts'
+import { guardedDispatcher, guardedRequest, interfaceAddresses, type AddressPolicy } from './destinations/url-policy.ts'
 import { streamHash, HASH_BYTES_PER_STREAM, type StreamHash } from './hash-pool.ts'
 
 /**
@@ -166,7 +166,8 @@ export class HttpChunkMover implements ChunkMover {
     this.#put = guardedRequest(policy)
     this.#putOwnNode = guardedRequest({ ...policy, own: [] })
     // Data endpoints are not judged by range: nodes on one private network pull from each other over HTTP.
-    this.#get = guardedDispatcher({ ...policy, ranges: false })
+    // Another coordinator's may not be on this host, though: loopback, or any of its interfaces' addresses.
+    this.#get = guardedDispatcher({ ...policy, own: [...(policy.own ?? []), ...interfaceAddresses()], ranges: ['loopback', 'unspecified'] })
     this.#getOwnNode = guardedDispatcher({ ...policy, own: [], ranges: false })
   }
 

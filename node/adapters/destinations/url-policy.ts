@@ -33,8 +33,18 @@ export interface AddressPolicy {
    * that address.
    */
   own?: readonly string[]
-  /** false: only `own` is refused, not the ranges (a worker's reads of coordinators' data endpoints). */
-  ranges?: boolean
+  /**
+   * Which ranges are refused besides `own`: all (true, the default), none (false), or only these classes
+   * (a worker's reads of other coordinators' data endpoints, node/adapters/chunk-mover.ts).
+   */
+  ranges?: boolean | readonly AddressClass[]
+}
+
+/** Every address of this host's interfaces, of any range (zone ids dropped). */
+export function interfaceAddresses (): string[] {
+  const out = new Set<string>()
+  for (const list of Object.values(networkInterfaces())) for (const i of list ?? []) out.add(i.address.replace(/%.*$/, ''))
+  return [...out]
 }
 
 /**
@@ -42,8 +52,7 @@ export interface AddressPolicy {
  * public URL is not resolved: behind a CDN or a shared load balancer, its addresses are other hosts' too.
  */
 export function hostAddresses (publicUrl: string | null): string[] {
-  const out = new Set<string>()
-  for (const list of Object.values(networkInterfaces())) for (const i of list ?? []) out.add(i.address.replace(/%.*$/, ''))
+  const out = new Set<string>(interfaceAddresses())
   if (publicUrl !== null) {
     const host = new URL(publicUrl).hostname.replace(/^\[(.*)\]$/, '$1')
     if (isIP(host) !== 0) out.add(host)
@@ -79,7 +88,10 @@ function isOwn (address: string, own: readonly string[]): boolean {
 export function refusedClass (address: string, policy: AddressPolicy): AddressClass | null {
   if (policy.allowPrivate) return null
   if (isOwn(address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, ''), policy.own ?? [])) return 'own'
-  return policy.ranges === false ? null : addressClass(address)
+  if (policy.ranges === false) return null
+  const cls = addressClass(address)
+  if (cls === null || policy.ranges === undefined || policy.ranges === true) return cls
+  return policy.ranges.includes(cls) ? cls : null
 }
 
 export const PUBLIC_ONLY: AddressPolicy = { allowPrivate: false }

@@ -98,7 +98,7 @@ t.test('a slow foreign coordinator leaves a slot to the own orchestrator and to 
   t.notOk(started.some(s => s.offer.attemptId === slow[3]!.attemptId))
   const late = offer(SLOW, 5)
   give(late)
-  await settled()
+  await eventually(async () => sent.some(s => s.type === 'task_accepted' && s.body.attemptId === late.attemptId), 5000, 'the late offer accepted', 10)
   t.equal(started.length, 6, 'three slow moves: the last slot stays free')
   started[1]!.finish()
   await eventually(async () => started.length === 7, 5000, 'one ends: the next starts', 10)

@@ -270,4 +270,16 @@ t.test('this host\'s own addresses: refused for a source and a target, except th
   t.equal(s.sourceGets(), 2, 'the own orchestrator\'s data endpoint was read over HTTP (its range not judged)')
   t.equal(bulkReads, 1, 'the foreign coordinator\'s over the swarm, refused before connecting')
   t.equal(s.received.length, 0, 'no PUT reached the destination')
+
+  // With no public address of its own (the list empty), another coordinator's data endpoint on this host
+  // is still refused: loopback, or any interface's address. The own orchestrator's is read over HTTP.
+  const plain = new HttpChunkMover(swarm as never, { peerOf: () => 'peer' } as never, { allowPrivate: false })
+  const read = async (source: string, fromOwnOrchestrator: boolean) =>
+    await plain.move(offer(source, s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false, fromOwnOrchestrator }).catch((e: Error) => e.message)
+  const [gets, bulk] = [s.sourceGets(), bulkReads]
+  await read(s.sourceUrl, false)
+  await read(s.sourceUrl.replace('127.0.0.1', 'localhost'), false)
+  t.same([s.sourceGets() - gets, bulkReads - bulk], [0, 2], 'a foreign coordinator\'s source on loopback: over the swarm')
+  await read(s.sourceUrl, true)
+  t.same([s.sourceGets() - gets, bulkReads - bulk], [1, 2], 'the own orchestrator\'s: over HTTP')
 })

@@ -24,6 +24,9 @@ t.test('refusedClass: own addresses, and the IPv6 forms that embed one', async t
   t.equal(refusedClass('127.0.0.1', tenants), 'loopback', 'the other ranges keep their reason')
   t.equal(refusedClass(OWN, { allowPrivate: false }), null, 'no own list: not refused')
   t.equal(refusedClass(OWN, { allowPrivate: true, own: [OWN] }), null, 'the operator allows every address')
+  t.equal(refusedClass('10.0.0.1', { allowPrivate: false, ranges: false }), null, 'ranges off: only own addresses')
+  t.equal(refusedClass('10.0.0.1', { allowPrivate: false, ranges: ['loopback'] }), null, 'some ranges: the others pass')
+  t.equal(refusedClass('::1', { allowPrivate: false, ranges: ['loopback'] }), 'loopback')
 })
 
 t.test('hostAddresses: the interfaces\' public addresses, and the public URL\'s when it is one', async t => {
