@@ -1,7 +1,8 @@
 // Destinations registered on this orchestrator. Credentials live only in the `destinations` rows of
 // this node and in the drivers built from them; responses show public settings only.
 import { randomUUID } from 'node:crypto'
-import type { Store, Clock } from '../../actors/ports.ts'
+import type { Store, StoreOp, Clock } from '../../actors/ports.ts'
+import { prefixRange } from '../../actors/store.ts'
 import type { DestinationDriver } from '../../actors/destination.ts'
 import type { KeyPair } from '../../protocol/index.ts'
 import type { Principal } from '../../api/accounts/model.ts'
@@ -30,6 +31,15 @@ const PUBLIC_FIELDS: Record<DestinationRow['kind'], string[]> = {
 }
 
 export const DEFAULT_DESTINATION_KEY = 'default-destination'
+/** Set in `meta` once destinations stored before the organization index have their keys. */
+const DESTINATIONS_INDEXED = 'org_destinations_indexed'
+/**
+ * Each destination's key in the `index` table, by its organization (`-`: the built-in ones, for every
+ * organization): a listing and a create's count read one organization's keys, not every destination.
+ */
+const orgDestinations = (org: string | null): string => `org-destinations/${org ?? '-'}/`
+const orgDestination = (org: string | null, id: string): string => `${orgDestinations(org)}${id}`
+const indexPut = (row: DestinationRow): StoreOp => ({ type: 'put', table: 'index', key: orgDestination(row.builtin ? null : row.org_id, row.id), value: 1 })
 
 // The S3 driver loads the AWS SDK (~20 MiB per thread): only an orchestrator with an s3 destination
 // needs it, so it is loaded on the first such destination's first use, once.
@@ -55,6 +65,7 @@ export class DestinationRegistry implements DestinationService {
    * start may reach for their destination before the API listens: their driver waits for this.
    */
   readonly #ownUrlKnown: Promise<void>
+  #indexing: Promise<void> | null = null
   #ownUrlSet: () => void = () => {}
 
   /**
@@ -86,7 +97,7 @@ export class DestinationRegistry implements DestinationService {
       }
     }
     const row: DestinationRow = { id: randomUUID(), name: 'node sink (default)', kind: 'node', builtin: true, org_id: null, config: { baseUrl }, created_at: new Date(this.#clock.now()).toISOString() }
-    await this.#store.batch([{ type: 'put', table: 'destinations', key: row.id, value: row }, { type: 'put', table: 'meta', key: DEFAULT_DESTINATION_KEY, value: row.id }])
+    await this.#store.batch([{ type: 'put', table: 'destinations', key: row.id, value: row }, { type: 'put', table: 'meta', key: DEFAULT_DESTINATION_KEY, value: row.id }, indexPut(row)])
     this.#ownUrlSet()
     return row
   }
@@ -151,22 +162,46 @@ export class DestinationRegistry implements DestinationService {
 
   async create (body: CreateDestinationBody, principal: Principal): Promise<DestinationRecord> {
     await this.checkPolicy(body)
+    await this.#indexed()
     let held = 0
-    for await (const [, row] of this.#store.table<DestinationRow>('destinations').entries()) if (!row.builtin && row.org_id === principal.organizationId) held++
+    for await (const entry of this.#store.table('index').entries(prefixRange(orgDestinations(principal.organizationId)))) { held++; void entry }
     if (held >= MAX_DESTINATIONS_PER_ORG) {
       throw withExtensions(new DestinationLimit(`This organization has ${held} destinations, as many as one may register; remove one it no longer uses first.`), { limit: MAX_DESTINATIONS_PER_ORG })
     }
     const row: DestinationRow = { id: randomUUID(), name: body.name, kind: body.kind, builtin: false, org_id: principal.organizationId, config: { ...body.config }, created_at: new Date(this.#clock.now()).toISOString() }
-    await this.#store.table('destinations').put(row.id, row)
+    await this.#store.batch([{ type: 'put', table: 'destinations', key: row.id, value: row }, indexPut(row)])
     return this.toRecord(row)
   }
 
+  /** The built-in destinations and the organization's, in id order: their index keys, then their rows. */
   async list (principal: Principal): Promise<DestinationRecord[]> {
+    await this.#indexed()
+    const ids: string[] = []
+    for (const org of [null, principal.organizationId]) {
+      for await (const [key] of this.#store.table('index').entries(prefixRange(orgDestinations(org)))) ids.push(key.slice(key.lastIndexOf('/') + 1))
+    }
+    ids.sort()
     const out: DestinationRecord[] = []
-    for await (const [, row] of this.#store.table<DestinationRow>('destinations').entries()) {
-      if (row.builtin || row.org_id === principal.organizationId) out.push(this.toRecord(row))
+    for (const id of ids) {
+      const row = await this.row(id)
+      if (row !== undefined && (row.builtin || row.org_id === principal.organizationId)) out.push(this.toRecord(row))
     }
     return out
+  }
+
+  /**
+   * Destinations stored before the organization index get their keys once (DESTINATIONS_INDEXED marks
+   * it); every later one's key is written with its row.
+   */
+  async #indexed (): Promise<void> {
+    this.#indexing ??= (async () => {
+      const meta = this.#store.table<number>('meta')
+      if (await meta.get(DESTINATIONS_INDEXED) !== undefined) return
+      const ops: StoreOp[] = []
+      for await (const [, row] of this.#store.table<DestinationRow>('destinations').entries()) ops.push(indexPut(row))
+      await this.#store.batch([...ops, { type: 'put', table: 'meta', key: DESTINATIONS_INDEXED, value: 1 }], { sync: true })
+    })().catch((err: unknown) => { this.#indexing = null; throw err })
+    await this.#indexing
   }
 
   async get (id: string, principal: Principal): Promise<DestinationRecord> {
@@ -177,7 +212,7 @@ export class DestinationRegistry implements DestinationService {
     const row = await this.visible(id, principal)
     if (row.builtin) throw new DestinationBuiltin('The node\'s built-in destination cannot be removed.')
     if (await this.inUse(id)) throw new DestinationInUse('Transfers in progress still write to this destination; cancel or finish them first.')
-    await this.#store.table('destinations').del(id)
+    await this.#store.batch([{ type: 'del', table: 'destinations', key: id }, { type: 'del', table: 'index', key: orgDestination(row.builtin ? null : row.org_id, id) }])
     const driver = this.#drivers.get(id) as (DestinationDriver & { destroy?: () => void }) | undefined
     driver?.destroy?.()
     this.#drivers.delete(id)
