@@ -178,7 +178,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   })
   source.onRead = (transferId, attemptId, phase) => tell(coordinator.ref, { type: 'read', transferId, attemptId, phase })
   service = new NodeTransferService({ store, blobs, clock, coordinator: coordinator.ref, destinations, storage: ctx.storage })
-  destinations.inUse = (id) => service!.activeForDestination(id)
+  destinations.inUse = (id, org) => service!.activeForDestination(id, org)
 
   // Unreferenced blobs and abandoned sink partials: swept now (the store is open; serving need not wait)
   // and then every --sweep-interval-ms (node/sweep.ts, docs/node.md#disk-sweep).

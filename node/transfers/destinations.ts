@@ -54,8 +54,11 @@ export class DestinationRegistry implements DestinationService {
   readonly #policy: AddressPolicy
   readonly #resolve: ((host: string) => Promise<string[]>) | undefined
   readonly #drivers = new Map<string, DestinationDriver>()
-  /** Transfers in flight per destination: a destination in use cannot be removed. */
-  inUse: (destinationId: string) => Promise<boolean> = async () => false
+  /**
+   * Whether a transfer in progress writes to the destination (of organization `org`): a destination in use
+   * cannot be removed. Wired by the node to its transfer service.
+   */
+  inUse: (destinationId: string, org: string | null) => Promise<boolean> = async () => false
 
   readonly #guardedFetch: typeof fetch
   readonly #agents: ReturnType<typeof guardedAgents>
@@ -211,7 +214,7 @@ export class DestinationRegistry implements DestinationService {
   async remove (id: string, principal: Principal): Promise<void> {
     const row = await this.visible(id, principal)
     if (row.builtin) throw new DestinationBuiltin('The node\'s built-in destination cannot be removed.')
-    if (await this.inUse(id)) throw new DestinationInUse('Transfers in progress still write to this destination; cancel or finish them first.')
+    if (await this.inUse(id, row.org_id)) throw new DestinationInUse('Transfers in progress still write to this destination; cancel or finish them first.')
     await this.#store.batch([{ type: 'del', table: 'destinations', key: id }, { type: 'del', table: 'index', key: orgDestination(row.builtin ? null : row.org_id, id) }])
     const driver = this.#drivers.get(id) as (DestinationDriver & { destroy?: () => void }) | undefined
     driver?.destroy?.()

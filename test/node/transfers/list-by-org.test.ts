@@ -103,3 +103,22 @@ t.test('transfers stored before the index are indexed once, at the first listing
   again.w.strict.on = true
   t.equal((await again.service.list({ organizationId: 'org-b' } as never, { limit: 1, offset: 0 })).total, 601, 'after a restart: no scan again')
 })
+
+t.test('a destination is in use while one of its organization\'s transfers in progress writes to it', async t => {
+  const env = testDeps()
+  const w = watched(env.store)
+  const system = startSystem()
+  t.teardown(() => stopActor(system as never))
+  const service = new NodeTransferService({ store: w.store, blobs: {} as never, clock: systemClock, coordinator: storingCoordinator(system, env.store), destinations: {} as never })
+  const write = async (row: TransferRow): Promise<void> => { await env.store.batch(new TransferState({ self: 'c', newId: randomUUID }).create(row, 0).ops) }
+  await write(transferRow(randomUUID(), 1, { org_id: 'org-a', destination_id: 'd1', status: 'completed' }))
+  await write(transferRow(randomUUID(), 1, { org_id: 'org-a', destination_id: 'd2', status: 'in_progress' }))
+  await service.list({ organizationId: 'org-a' } as never, { limit: 1, offset: 0 })
+  w.strict.on = true
+  t.equal(await service.activeForDestination('d1', 'org-a'), false, 'only finished transfers write to it')
+  t.equal(await service.activeForDestination('d2', 'org-a'), true)
+  const running = transferRow(randomUUID(), 1, { org_id: 'org-a', destination_id: 'd1', status: 'pending' })
+  await write(running)
+  t.equal(await service.activeForDestination('d1', 'org-a'), true, 'one pending does')
+  t.equal(await service.activeForDestination('d2', 'org-b'), false, 'another organization\'s transfers are not read')
+})
