@@ -212,6 +212,7 @@ export class DestinationRegistry implements DestinationService {
   }
 
   async remove (id: string, principal: Principal): Promise<void> {
+    await this.#indexed() // a remove during the first indexing would have its key written back
     const row = await this.visible(id, principal)
     if (row.builtin) throw new DestinationBuiltin('The node\'s built-in destination cannot be removed.')
     if (await this.inUse(id, row.org_id)) throw new DestinationInUse('Transfers in progress still write to this destination; cancel or finish them first.')

@@ -122,15 +122,17 @@ export class NodeTransferService implements TransferService {
 
   /**
    * Whether a transfer in progress writes to `destinationId`, a destination of organization `org`: only
-   * that organization's transfers can name it (a create takes its own destinations or a built-in one), so
-   * only theirs are read.
+   * that organization's transfers can name it (a create takes its own destinations or a built-in one), and
+   * those from before organizations; only theirs are read.
    */
   async activeForDestination (destinationId: string, org: string | null): Promise<boolean> {
     await this.#indexOrgTransfers()
     const transfers = this.#deps.store.table<TransferRow>('transfers')
-    for await (const [key] of this.#deps.store.table('index').entries(prefixRange(keys.orgTransfers(org)))) {
-      const row = await transfers.get(key.slice(key.lastIndexOf('/') + 1))
-      if (row !== undefined && row.destination_id === destinationId && !TERMINAL.has(row.status)) return true
+    for (const owner of new Set([org, null])) {
+      for await (const [key] of this.#deps.store.table('index').entries(prefixRange(keys.orgTransfers(owner)))) {
+        const row = await transfers.get(key.slice(key.lastIndexOf('/') + 1))
+        if (row !== undefined && row.destination_id === destinationId && !TERMINAL.has(row.status)) return true
+      }
     }
     return false
   }

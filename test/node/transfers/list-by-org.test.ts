@@ -121,4 +121,6 @@ t.test('a destination is in use while one of its organization\'s transfers in pr
   await write(running)
   t.equal(await service.activeForDestination('d1', 'org-a'), true, 'one pending does')
   t.equal(await service.activeForDestination('d2', 'org-b'), false, 'another organization\'s transfers are not read')
+  await write(transferRow(randomUUID(), 1, { org_id: null, destination_id: 'd3', status: 'in_progress' }))
+  t.equal(await service.activeForDestination('d3', 'org-b'), true, 'a transfer from before organizations is')
 })
