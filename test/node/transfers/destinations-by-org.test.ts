@@ -4,30 +4,14 @@
 import t from 'tap'
 import { MemoryLevel } from 'memory-level'
 import { LevelStore } from '../../../actors/store.ts'
-import type { Store, Table, TableName } from '../../../actors/ports.ts'
+import type { Store } from '../../../actors/ports.ts'
+import { watchedTable } from '../../helpers/watched-store.ts'
 import { DestinationRegistry, type DestinationRow } from '../../../node/transfers/destinations.ts'
 import { MAX_DESTINATIONS_PER_ORG } from '../../../api/transfers.ts'
 import { cryptoReady, newHotkey } from '../../../protocol/index.ts'
 
 await cryptoReady()
 const clock = { now: () => Date.UTC(2026, 10, 29) }
-
-/** The store, with full scans of the destinations table refused while `strict`. */
-function watched (store: Store): { store: Store, strict: { on: boolean } } {
-  const strict = { on: false }
-  return {
-    strict,
-    store: {
-      ...store,
-      batch: store.batch.bind(store),
-      table<V> (name: TableName): Table<V> {
-        const table = store.table<V>(name)
-        if (name !== 'destinations') return table
-        return { ...table, entries: (range) => { if (strict.on) throw new Error('a listing scanned every destination'); return table.entries(range) } }
-      }
-    }
-  }
-}
 
 const principal = (org: string): never => ({ organizationId: org }) as never
 const body = (name: string): never => ({ name, kind: 'http', config: { url: `http://example.com/${name}/{filename}` } }) as never
@@ -37,7 +21,7 @@ t.test('each organization lists the built-in destinations and its own; a create 
   // One stored before the index: the first use indexes it.
   const old: DestinationRow = { id: '00000000-0000-4000-8000-000000000000', name: 'old', kind: 'http', builtin: false, org_id: 'org-a', config: { url: 'http://example.com/old' }, created_at: new Date(clock.now()).toISOString() }
   await base.table('destinations').put(old.id, old)
-  const w = watched(base)
+  const w = watchedTable(base, 'destinations')
   const registry = new DestinationRegistry(w.store, newHotkey(), clock as never, { allowPrivate: true })
   const builtin = await registry.ensureDefault('http://127.0.0.1:8000')
   const a1 = await registry.create(body('a1'), principal('org-a'))

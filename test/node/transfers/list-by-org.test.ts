@@ -11,41 +11,20 @@ import { storingCoordinator } from '../../helpers/transfer-service.ts'
 import { transferRow } from '../../helpers/transfer-state.ts'
 import { TransferState } from '../../../actors/transfer/state.ts'
 import { keys, type TransferRow } from '../../../actors/transfer/model.ts'
-import type { Store, Table, TableName } from '../../../actors/ports.ts'
+import type { Store } from '../../../actors/ports.ts'
+import { watchedTable } from '../../helpers/watched-store.ts'
 
-/** The store, with the transfers table's reads recorded, and its full scans refused while `strict`. */
-function watched (store: Store): { store: Store, read: string[], scans: () => number, strict: { on: boolean } } {
-  const read: string[] = []
-  let scans = 0
-  const strict = { on: false }
-  return {
-    read, scans: () => scans, strict,
-    store: {
-      ...store,
-      batch: store.batch.bind(store),
-      table<V> (name: TableName): Table<V> {
-        const table = store.table<V>(name)
-        if (name !== 'transfers') return table
-        return {
-          ...table,
-          get: async (key) => { read.push(key); return await table.get(key) },
-          entries: (range) => {
-            scans++
-            if (strict.on) throw new Error('a listing scanned every transfer')
-            return table.entries(range)
-          }
-        }
-      }
-    }
-  }
+/** A transfer service over `store`, with the transfers table watched (its full scans refused while strict). */
+function serviceOver (t: { teardown (fn: () => unknown): void }, store: Store): { service: NodeTransferService, w: ReturnType<typeof watchedTable> } {
+  const w = watchedTable(store, 'transfers')
+  const system = startSystem()
+  t.teardown(() => stopActor(system as never))
+  return { w, service: new NodeTransferService({ store: w.store, blobs: {} as never, clock: systemClock, coordinator: storingCoordinator(system, store), destinations: {} as never }) }
 }
 
 t.test('a listing reads its organization\'s transfers only, newest first, paged and filtered', async t => {
   const env = testDeps()
-  const w = watched(env.store)
-  const system = startSystem()
-  t.teardown(() => stopActor(system as never))
-  const service = new NodeTransferService({ store: w.store, blobs: {} as never, clock: systemClock, coordinator: storingCoordinator(system, env.store), destinations: {} as never })
+  const { service, w } = serviceOver(t, env.store)
   const mine = 'org-a'; const theirs = 'org-b'
   const at = (i: number): string => new Date(Date.UTC(2026, 10, 1, 0, 0, i)).toISOString()
   const write = async (row: TransferRow): Promise<void> => { await env.store.batch(new TransferState({ self: 'c', newId: randomUUID }).create(row, 0).ops) }
@@ -82,15 +61,9 @@ t.test('a listing reads its organization\'s transfers only, newest first, paged 
 
 t.test('transfers stored before the index are indexed once, at the first listing', async t => {
   const env = testDeps()
-  const system = startSystem()
-  t.teardown(() => stopActor(system as never))
   const old = Array.from({ length: 1203 }, (_, i) => transferRow(randomUUID(), 1, { org_id: i % 2 === 0 ? 'org-a' : 'org-b', created_at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString() }))
   for (const row of old) await env.store.table('transfers').put(row.id, row) // rows only, as an older version wrote them
-  const coordinator = storingCoordinator(system, env.store)
-  const start = (): { service: NodeTransferService, w: ReturnType<typeof watched> } => {
-    const w = watched(env.store)
-    return { w, service: new NodeTransferService({ store: w.store, blobs: {} as never, clock: systemClock, coordinator, destinations: {} as never }) }
-  }
+  const start = (): ReturnType<typeof serviceOver> => serviceOver(t, env.store)
   const first = start()
   const listed = await first.service.list({ organizationId: 'org-a' } as never, { limit: 2, offset: 0 })
   t.equal(listed.total, 602)
@@ -106,10 +79,7 @@ t.test('transfers stored before the index are indexed once, at the first listing
 
 t.test('a destination is in use while one of its organization\'s transfers in progress writes to it', async t => {
   const env = testDeps()
-  const w = watched(env.store)
-  const system = startSystem()
-  t.teardown(() => stopActor(system as never))
-  const service = new NodeTransferService({ store: w.store, blobs: {} as never, clock: systemClock, coordinator: storingCoordinator(system, env.store), destinations: {} as never })
+  const { service, w } = serviceOver(t, env.store)
   const write = async (row: TransferRow): Promise<void> => { await env.store.batch(new TransferState({ self: 'c', newId: randomUUID }).create(row, 0).ops) }
   await write(transferRow(randomUUID(), 1, { org_id: 'org-a', destination_id: 'd1', status: 'completed' }))
   await write(transferRow(randomUUID(), 1, { org_id: 'org-a', destination_id: 'd2', status: 'in_progress' }))
