@@ -52,6 +52,22 @@ export class LevelStore implements Store {
   }
 }
 
+/**
+ * Writes, once per store, an index key (in the `index` table, value 1) for every row of `table` stored
+ * before the index existed, 1,000 to a batch, then sets `marker` in `meta` (synced). Once the marker is
+ * set it returns at once: every later row's key is written with the row itself (a put of a key already
+ * there changes nothing, so rows written meanwhile are safe either way).
+ */
+export async function backfillIndex<V> (store: Store, marker: string, table: TableName, keyOf: (row: V) => string): Promise<void> {
+  if (await store.table('meta').get(marker) !== undefined) return
+  let ops: StoreOp[] = []
+  for await (const [, row] of store.table<V>(table).entries()) {
+    ops.push({ type: 'put', table: 'index', key: keyOf(row), value: 1 })
+    if (ops.length >= 1000) { await store.batch(ops); ops = [] }
+  }
+  await store.batch([...ops, { type: 'put', table: 'meta', key: marker, value: 1 }], { sync: true })
+}
+
 /** Collects a range into an array (tables are small per key prefix; use `limit` otherwise). */
 export async function collect<V> (table: Table<V>, range?: RangeOptions): Promise<Array<[string, V]>> {
   const out: Array<[string, V]> = []

@@ -1,6 +1,7 @@
 // The worker: attaches to one orchestrator, queues its offers (`slots` moves at once, shared between
-// the coordinators whose chunks they are: nextToRun), moves each chunk through the ChunkMover
-// port (pull from the coordinator, write to the destination, hash) and reports the result. Moving bytes is I/O, so it runs outside the handler and reports back. While it
+// the coordinators whose chunks they are: nextToRun), moves each chunk through the ChunkMover port
+// (pull from the coordinator, write to the destination, hash) and reports the result. Moving bytes is
+// I/O, so it runs outside the handler and reports back. While it
 // moves, it tells its orchestrator how far each chunk got (task_progress, at most every
 // PROGRESS_INTERVAL_MS, only for chunks that moved): the coordinator judges a worker by progress, so a
 // slow but steady link keeps its work (docs/transfers.md#overseer).

@@ -2,7 +2,7 @@
 // this node and in the drivers built from them; responses show public settings only.
 import { randomUUID } from 'node:crypto'
 import type { Store, StoreOp, Clock } from '../../actors/ports.ts'
-import { prefixRange } from '../../actors/store.ts'
+import { backfillIndex, prefixRange } from '../../actors/store.ts'
 import type { DestinationDriver } from '../../actors/destination.ts'
 import type { KeyPair } from '../../protocol/index.ts'
 import type { Principal } from '../../api/accounts/model.ts'
@@ -197,13 +197,8 @@ export class DestinationRegistry implements DestinationService {
    * it); every later one's key is written with its row.
    */
   async #indexed (): Promise<void> {
-    this.#indexing ??= (async () => {
-      const meta = this.#store.table<number>('meta')
-      if (await meta.get(DESTINATIONS_INDEXED) !== undefined) return
-      const ops: StoreOp[] = []
-      for await (const [, row] of this.#store.table<DestinationRow>('destinations').entries()) ops.push(indexPut(row))
-      await this.#store.batch([...ops, { type: 'put', table: 'meta', key: DESTINATIONS_INDEXED, value: 1 }], { sync: true })
-    })().catch((err: unknown) => { this.#indexing = null; throw err })
+    this.#indexing ??= backfillIndex<DestinationRow>(this.#store, DESTINATIONS_INDEXED, 'destinations', row => orgDestination(row.builtin ? null : row.org_id, row.id))
+      .catch((err: unknown) => { this.#indexing = null; throw err })
     await this.#indexing
   }
 

@@ -1,7 +1,7 @@
 // The transfer API's service: validates input, applies the caller's plan limits, stages chunk bytes
 // durably in the blob store, and hands every state change to the coordinator actor.
 import { randomUUID } from 'node:crypto'
-import type { Store, StoreOp, Clock } from '../../actors/ports.ts'
+import type { Store, Clock } from '../../actors/ports.ts'
 import { ask, type Ref } from '../../actors/runtime.ts'
 import type { CoordinatorMsg, Outcome, ChunkRecorded } from '../../actors/transfer/coordinator.ts'
 import { TERMINAL, keys, type TransferRow, type ChunkRow } from '../../actors/transfer/model.ts'
@@ -12,7 +12,7 @@ import { checkHotkey } from '../../protocol/index.ts'
 import type { Principal, Plan } from '../../api/accounts/model.ts'
 import { PLAN_REQUESTS_PER_MINUTE } from '../../api/accounts/model.ts'
 import type { TransferService, TransferRecord, TransferChunks, CreateTransferBody, ChunkAck, ChunkBodyOptions, TiersResponse, ListQuery } from '../../api/transfers.ts'
-import { prefixRange } from '../../actors/store.ts'
+import { backfillIndex, prefixRange } from '../../actors/store.ts'
 import {
   TransferNotFound, TransferClosed, ChunkConflict, ChunksMissing, ChunkIndexInvalid, ChunkSizeInvalid, ChunkDigestMismatch, ChunkTooLarge,
   HotkeyInvalid, TierUnknown, SizeInvalid, FilenameInvalid, FilenameTaken, FileTooLarge, TooManyTransfers, Timeout, RateLimited, withExtensions
@@ -410,16 +410,8 @@ export class NodeTransferService implements TransferService {
    * every later transfer's key is written with its row (the coordinator's create).
    */
   async #indexOrgTransfers (): Promise<void> {
-    this.#indexing ??= (async () => {
-      const meta = this.#deps.store.table<number>('meta')
-      if (await meta.get(ORG_INDEX_DONE) !== undefined) return
-      let ops: StoreOp[] = []
-      for await (const [, row] of this.#deps.store.table<TransferRow>('transfers').entries()) {
-        ops.push({ type: 'put', table: 'index', key: keys.orgTransfer(row.org_id, row.created_at, row.id), value: 1 })
-        if (ops.length >= 1000) { await this.#deps.store.batch(ops); ops = [] }
-      }
-      await this.#deps.store.batch([...ops, { type: 'put', table: 'meta', key: ORG_INDEX_DONE, value: 1 }], { sync: true })
-    })().catch((err: unknown) => { this.#indexing = null; throw err })
+    this.#indexing ??= backfillIndex<TransferRow>(this.#deps.store, ORG_INDEX_DONE, 'transfers', row => keys.orgTransfer(row.org_id, row.created_at, row.id))
+      .catch((err: unknown) => { this.#indexing = null; throw err })
     await this.#indexing
   }
 
