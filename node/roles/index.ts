@@ -58,6 +58,8 @@ export async function startRole (ctx: RoleContext): Promise<RoleHandle> {
 /**
  * Which addresses a tenant's destination may reach from this node: public ones, not this host's own
  * (docs/security.md#destination-policy-ssrf); everything when the operator allows private destinations.
+ * The orchestrator's destinations, a worker's writes and a validator's read-backs all go through it:
+ * each reaches a URL that a tenant, or another operator's coordinator, chose.
  */
 function tenantPolicy (ctx: RoleContext): AddressPolicy {
   if (ctx.config.allowPrivateDestinations) return { allowPrivate: true }
@@ -340,7 +342,7 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
     return { connected, ready: connected && (workersOf.get(h) ?? 1) > 0 }
   }
   const verifier = startVerifier(ctx.system, {
-    env, self: key.address, net: messenger, store, reader: httpRangeReader({ allowPrivate: ctx.config.allowPrivateDestinations }), evidence: sink, sampleRate: ctx.config.verifySampleRate, maxReadsPerCoordinator: MAX_READS_PER_COORDINATOR,
+    env, self: key.address, net: messenger, store, reader: httpRangeReader(tenantPolicy(ctx)), evidence: sink, sampleRate: ctx.config.verifySampleRate, maxReadsPerCoordinator: MAX_READS_PER_COORDINATOR,
     readiness: readinessOf
   })
   verifierScore = verifier.scoreOf

@@ -50,5 +50,11 @@ t.test('a stalled answer times out as read_timeout; a declared overlong body is 
   for (const host of ['localhost', '127.0.0.1', '[::ffff:127.0.0.1]']) {
     await t.rejects(strict.sha256Of(target(`http://${host}:${port}/obj`), 10), { code: 'BWN_ERR_ADDRESS_REFUSED' }, `${host} refused by the policy`)
   }
+  // A validator's own host (its public addresses, node/roles tenantPolicy): a coordinator of another
+  // operator must not point its read-backs at services on the validator's machine. Loopback stands in
+  // for the public address, with the ranges off so only the own-host rule can refuse it.
+  const ownHost = httpRangeReader({ allowPrivate: false, ranges: false, own: ['127.0.0.1'] })
+  await t.rejects(ownHost.sha256Of(target(`http://127.0.0.1:${port}/obj`), 10), { code: 'BWN_ERR_ADDRESS_REFUSED', message: /own host/ }, 'the own host refused')
+  t.same(await httpRangeReader({ allowPrivate: false, ranges: false }).sha256Of(target(`http://127.0.0.1:${port}/declared`), 1000), { sha256: '', bytes: 1 << 30 }, 'the same address read when it is not the own host')
   for (const res of held) res.destroy()
 })
