@@ -1,17 +1,25 @@
 // The orchestrator's side of worker attachments: it attaches workers automatically on first contact,
-// within the limits its operator sets (`maxWorkers`, an optional allowlist), keeps what it issued,
+// within the limits its operator sets (`maxWorkers`, `maxPerAddress`, an optional allowlist), keeps what it issued,
 // renews each attachment before it expires, and revokes. A revoked worker is refused here at once (the
 // issuer checks its own list on every announce); other peers stop honouring the revoked attachment when
 // it expires, at most ATTACHMENT_TTL_MS later, since it is never renewed (docs/security.md#peers).
 import { ATTACHMENT_RENEW_BEFORE_MS, ATTACHMENT_TTL_MS, signAttachment, type Attachment, type KeyPair } from '../protocol/index.ts'
 import type { Clock, Logger, Timer } from '../actors/ports.ts'
+import { addressGroup, isLoopback } from './peer-gate.ts'
 
 /** Workers an orchestrator attaches by default. */
 export const DEFAULT_MAX_WORKERS = 256
+/**
+ * Workers attached at once from one remote address (IPv6: one /64) by default. Without it one host
+ * announcing fresh hotkeys takes every place under `maxWorkers`, each for the 10 minutes its attachment
+ * is honoured; with it a flood needs DEFAULT_MAX_WORKERS ÷ this many addresses. An operator whose
+ * workers share one address (behind NAT) raises it (`--max-workers-per-address`).
+ */
+export const DEFAULT_MAX_WORKERS_PER_ADDRESS = 16
 /** How often issued attachments are looked at for renewal. */
 export const RENEW_CHECK_MS = 30_000 // 30 s
 
-export type AttachRefusal = 'max_workers' | 'not_allowed' | 'revoked'
+export type AttachRefusal = 'max_workers' | 'max_per_address' | 'not_allowed' | 'revoked'
 export type IssueResult = { ok: true, attachment: Attachment, renewed: boolean } | { ok: false, reason: AttachRefusal }
 
 export interface IssuerOptions {
@@ -19,6 +27,11 @@ export interface IssuerOptions {
   clock: Clock
   logger: Logger
   maxWorkers: number
+  /**
+   * Workers attached at once from one remote address (`addressGroup`: IPv6 by its /64); 0 or unset: no
+   * cap. Loopback is exempt (a devnet runs every node on 127.0.0.1), as is a worker whose address is unknown.
+   */
+  maxPerAddress?: number
   /** Worker hotkeys allowed to attach; null: any. */
   allowlist?: ReadonlySet<string> | null
   ttlMs?: number
@@ -37,6 +50,8 @@ export class AttachmentIssuer {
    * and leaving, one hotkey after another). Not renewed; the worker's next contact takes it back.
    */
   readonly #left = new Set<string>()
+  /** The address group each worker holding an attachment was last seen from (capped ones only). */
+  readonly #groupOf = new Map<string, string>()
   readonly #revokedWorkers = new Set<string>()
   readonly #revokedSerials = new Set<string>()
   #timer: Timer | null = null
@@ -59,13 +74,23 @@ export class AttachmentIssuer {
   /** The attachment of a worker attached now (not of one that left: its next contact issues it again). */
   current (worker: string): Attachment | undefined { return this.#left.has(worker) ? undefined : this.#issued.get(worker) }
 
+  /** Workers holding an unexpired attachment from this orchestrator whose address counts as `group`. */
+  countAt (group: string): number {
+    const now = this.#o.clock.now()
+    let n = 0
+    for (const [worker, g] of this.#groupOf) if (g === group && (this.#issued.get(worker)?.expiresAt ?? 0) > now) n++
+    return n
+  }
+
   /**
    * An attachment for `worker` on first contact (or a fresh one for a worker already attached): refused
-   * when the worker was revoked, is not on the allowlist, or `maxWorkers` are attached. Refusals are logged.
+   * when the worker was revoked, is not on the allowlist, `maxWorkers` are attached, or `maxPerAddress`
+   * from the address it connects from (`address`: its remote IP; null when unknown, as at a renewal,
+   * which keeps the address it was attached from). Refusals are logged.
    */
-  issue (worker: string): IssueResult {
+  issue (worker: string, address: string | null = null): IssueResult {
     const refuse = (reason: AttachRefusal): IssueResult => {
-      this.#log.warn({ worker, reason, maxWorkers: this.#o.maxWorkers, attached: this.count(), event: 'worker_attach_refused' }, `worker not attached: ${reason}`)
+      this.#log.warn({ worker, reason, address, maxWorkers: this.#o.maxWorkers, maxPerAddress: this.#o.maxPerAddress ?? 0, attached: this.count(), event: 'worker_attach_refused' }, `worker not attached: ${reason}`)
       return { ok: false, reason }
     }
     if (this.#revokedWorkers.has(worker)) return refuse('revoked')
@@ -75,9 +100,16 @@ export class AttachmentIssuer {
     const prev = this.#issued.get(worker)
     const live = prev !== undefined && prev.expiresAt > now
     if (!live && this.count() >= this.#o.maxWorkers) return refuse('max_workers')
+    // A live attachment is renewed wherever its worker is now (it holds its place already); a new one
+    // needs room at its address too.
+    const perAddress = this.#o.maxPerAddress ?? 0
+    const group = address !== null && perAddress > 0 && !isLoopback(address) ? addressGroup(address) : null
+    if (!live && group !== null && this.countAt(group) >= perAddress) return refuse('max_per_address')
     const attachment = signAttachment(this.#o.key, { worker, issuedAt: now, ...(this.#o.ttlMs !== undefined ? { ttlMs: this.#o.ttlMs } : {}) })
     this.#issued.set(worker, attachment)
     this.#left.delete(worker)
+    if (group !== null) this.#groupOf.set(worker, group)
+    else if (!live || address !== null) this.#groupOf.delete(worker)
     if (!live) this.#log.info({ worker, expiresAt: attachment.expiresAt, event: 'worker_attachment_issued' }, 'worker attached by attachment')
     this.#arm()
     return { ok: true, attachment, renewed: live }
@@ -95,6 +127,7 @@ export class AttachmentIssuer {
     const a = this.#issued.get(worker)
     this.#issued.delete(worker)
     this.#left.delete(worker)
+    this.#groupOf.delete(worker)
     if (a !== undefined) this.#revokedSerials.add(a.serial)
     this.#log.warn({ worker, event: 'worker_attachment_revoked' }, 'worker attachment revoked')
     return a !== undefined
@@ -111,7 +144,7 @@ export class AttachmentIssuer {
     const a = this.#issued.get(worker)
     if (a === undefined) return
     if (a.expiresAt > this.#o.clock.now()) this.#left.add(worker)
-    else { this.#issued.delete(worker); this.#left.delete(worker) }
+    else { this.#issued.delete(worker); this.#left.delete(worker); this.#groupOf.delete(worker) }
   }
 
   stop (): void { this.#timer?.cancel(); this.#timer = null }
@@ -128,7 +161,7 @@ export class AttachmentIssuer {
   #renew (): void {
     const now = this.#o.clock.now()
     for (const [worker, a] of this.#issued) {
-      if (a.expiresAt <= now) { this.#issued.delete(worker); this.#left.delete(worker); continue }
+      if (a.expiresAt <= now) { this.#issued.delete(worker); this.#left.delete(worker); this.#groupOf.delete(worker); continue }
       if (this.#left.has(worker)) continue
       if (a.expiresAt - now > Math.min(ATTACHMENT_RENEW_BEFORE_MS, (this.#o.ttlMs ?? ATTACHMENT_TTL_MS) / 2)) continue
       const r = this.issue(worker)

@@ -1,6 +1,6 @@
 // Configuration: flags > environment (BWN_*) > JSON config file > defaults, validated once by one
 // schema. A bad value stops the program with one line naming the setting and where it came from.
-import { DEFAULT_MAX_WORKERS } from './attachments.ts'
+import { DEFAULT_MAX_WORKERS, DEFAULT_MAX_WORKERS_PER_ADDRESS } from './attachments.ts'
 import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { Type, type Static, type TObject, type TProperties } from '@sinclair/typebox'
@@ -54,6 +54,7 @@ export const NodeSettings = Type.Object({
   metricsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'port of the health and metrics server (/healthz, /readyz, /metrics); 0 picks a free one; null: not served' }),
   trustedPeers: Type.Array(Type.String({ pattern: '^(orchestrator|worker|validator):[1-9A-HJ-NP-Za-km-z]{46,48}$' }), { maxItems: 1024, description: 'test networks only: role:hotkey entries trusted without a chain registration' }),
   maxWorkers: Type.Integer({ minimum: 0, maximum: 100_000, description: 'orchestrators: workers attached at once by signed attachment on their first contact; 0 attaches none (docs/node.md#attaching-workers)' }),
+  maxWorkersPerAddress: Type.Integer({ minimum: 0, maximum: 100_000, description: 'orchestrators: workers attached at once from one remote address (IPv6: one /64), loopback exempt; 0: no cap (docs/node.md#attaching-workers)' }),
   workerAllowlist: Type.Array(Type.String({ pattern: '^[1-9A-HJ-NP-Za-km-z]{46,48}$' }), { maxItems: 100_000, description: 'orchestrators: the only worker hotkeys attached (empty: any worker, up to --max-workers)' })
 }, { additionalProperties: false })
 export type NodeConfig = Static<typeof NodeSettings>
@@ -92,6 +93,7 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   metricsPort: { flag: '--metrics-port', env: 'BWN_METRICS_PORT' },
   trustedPeers: { flag: '--trusted-peers', env: 'BWN_TRUSTED_PEERS' },
   maxWorkers: { flag: '--max-workers', env: 'BWN_MAX_WORKERS' },
+  maxWorkersPerAddress: { flag: '--max-workers-per-address', env: 'BWN_MAX_WORKERS_PER_ADDRESS' },
   workerAllowlist: { flag: '--worker-allowlist', env: 'BWN_WORKER_ALLOWLIST' }
 }
 
@@ -99,7 +101,7 @@ export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, dhtPort: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
   chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, inflightMib: 64, minFreeMib: null, allowPrivateDestinations: false,
-  chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false, resultGapMs: RESULT_GAP_MS, sweepIntervalMs: SWEEP_INTERVAL_MS, sweepGraceMs: SWEEP_GRACE_MS, historyRetentionDays: HISTORY_RETENTION_DAYS, metricsHost: '127.0.0.1', metricsPort: null, trustedPeers: [], maxWorkers: DEFAULT_MAX_WORKERS, workerAllowlist: []
+  chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false, resultGapMs: RESULT_GAP_MS, sweepIntervalMs: SWEEP_INTERVAL_MS, sweepGraceMs: SWEEP_GRACE_MS, historyRetentionDays: HISTORY_RETENTION_DAYS, metricsHost: '127.0.0.1', metricsPort: null, trustedPeers: [], maxWorkers: DEFAULT_MAX_WORKERS, maxWorkersPerAddress: DEFAULT_MAX_WORKERS_PER_ADDRESS, workerAllowlist: []
 }
 
 export const DevnetSettings = Type.Object({

@@ -330,6 +330,11 @@ export class Messenger implements Network {
 
   hotkeyOf (peer: string): string | undefined { return this.#hotkeyOfPeer.get(peer) }
   peerOf (hotkey: string): string | undefined { return this.#peerOfHotkey.get(hotkey) }
+  /** The remote IP of `hotkey`'s connection, when it is connected and the transport knows the address. */
+  addressOf (hotkey: string): string | null {
+    const peer = this.#peerOfHotkey.get(hotkey)
+    return peer === undefined ? null : this.gate.addressOf(peer)
+  }
   connectedHotkeys (): string[] { return [...this.#peerOfHotkey.keys()] }
 
   /** A connection is up (`address`: the remote IP, when the transport knows it). */

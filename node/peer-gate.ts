@@ -7,9 +7,10 @@
 // slot). Admitted peers never count against a cap, and a full cap closes the oldest pending connection,
 // never the one that just opened, so a registered node that connects during a flood is always given its
 // chance to announce.
+import { isIP } from 'node:net'
 import type { Clock, Timer } from '../actors/ports.ts'
 
-/** Connections not yet admitted, from one remote address (IP), before the oldest of them is closed. */
+/** Connections not yet admitted, from one remote address (IPv4; IPv6: one /64, `addressGroup`), before the oldest of them is closed. */
 export const MAX_PENDING_PER_ADDRESS = 8
 /** Connections not yet admitted, from all addresses, before the oldest of them is closed. */
 export const MAX_PENDING_TOTAL = 64
@@ -57,11 +58,28 @@ export const GATE_LIMITS: GateLimits = {
 /** Why the gate closes a connection (a bounded metric label). */
 export type GateCloseReason = 'cap_address' | 'cap_pending' | 'announce_timeout' | 'admission_timeout'
 
-interface Entry { address: string | null, seq: number, announced: boolean, admitted: boolean, deadline: Timer | null }
+interface Entry { address: string | null, group: string | null, seq: number, announced: boolean, admitted: boolean, deadline: Timer | null }
 
 /** Whether `address` is a loopback address (IPv4 127/8, ::1, or IPv4-mapped loopback). */
 export function isLoopback (address: string): boolean {
   return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.')
+}
+
+/**
+ * What a per-address cap counts `address` as: an IPv4 address itself (an IPv4-mapped IPv6 one too), an
+ * IPv6 address by its /64 (`2001:db8:0:1::/64`): one host or link is given a whole /64, so capping single
+ * IPv6 addresses would cap nothing. Anything else (not an IP) is its own group.
+ */
+export function addressGroup (address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped !== null) return mapped[1]!
+  if (isIP(address) !== 6) return address
+  const [head = '', tail] = address.toLowerCase().split('::')
+  const left = head === '' ? [] : head.split(':')
+  // A dotted quad at the end is two hextets; only the first four hextets matter here.
+  const right = tail === undefined || tail === '' ? [] : tail.split(':').flatMap(h => h.includes('.') ? ['0', '0'] : [h])
+  const hextets = tail === undefined ? left : [...left, ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+  return `${hextets.slice(0, 4).map(h => (Number.parseInt(h, 16) || 0).toString(16)).join(':')}::/64`
 }
 
 export class PeerGate {
@@ -84,15 +102,16 @@ export class PeerGate {
   /** A connection opened (either direction); closes the oldest pending ones beyond the caps. */
   open (peer: string, address: string | null = null): void {
     this.closed(peer) // a reconnect replaces the old stream
-    const entry: Entry = { address, seq: this.#seq++, announced: false, admitted: false, deadline: null }
+    const group = address === null ? null : addressGroup(address)
+    const entry: Entry = { address, group, seq: this.#seq++, announced: false, admitted: false, deadline: null }
     entry.deadline = this.#clock.setTimer(this.#limits.announceDeadlineMs, () => {
       entry.deadline = null
       if (this.#conns.get(peer) === entry && !entry.announced) this.#evict(peer, 'announce_timeout')
     })
     this.#conns.set(peer, entry)
     if (address !== null && (this.#limits.capLoopback || !isLoopback(address))) {
-      while (this.#pending(e => e.address === address).length > this.#limits.maxPendingPerAddress) {
-        this.#evict(this.#oldest(peer, e => e.address === address) ?? peer, 'cap_address')
+      while (this.#pending(e => e.group === group).length > this.#limits.maxPendingPerAddress) {
+        this.#evict(this.#oldest(peer, e => e.group === group) ?? peer, 'cap_address')
       }
     }
     while (this.#pending(() => true).length > this.#limits.maxPendingTotal) this.#evict(this.#oldest(peer, () => true) ?? peer, 'cap_pending')
@@ -118,7 +137,7 @@ export class PeerGate {
     const e = this.#conns.get(peer)
     if (e === undefined) {
       // A connection the transport never reported (in-memory links): admitted all the same.
-      this.#conns.set(peer, { address: null, seq: this.#seq++, announced: true, admitted: true, deadline: null })
+      this.#conns.set(peer, { address: null, group: null, seq: this.#seq++, announced: true, admitted: true, deadline: null })
     } else {
       e.announced = true
       e.admitted = true
@@ -129,6 +148,9 @@ export class PeerGate {
   }
 
   isAdmitted (peer: string): boolean { return this.#admitted.has(peer) }
+
+  /** The remote IP of an open connection, when the transport reported it. */
+  addressOf (peer: string): string | null { return this.#conns.get(peer)?.address ?? null }
 
   /** Admitted connections, for broadcasts. */
   admitted (): IterableIterator<string> { return this.#admitted.values() }

@@ -74,6 +74,9 @@ export function nodeCommand (): Command {
     .option('--test-faults <list>', 'test-only fault switches: corrupt, crash-after-chunk, crash-after-finalize, crash-during-delivery, crash-before-complete, crash-after-complete (BWN_TEST_FAULTS)')
     .option('--allow-private-destinations', 'let destinations reach loopback, private and link-local addresses (BWN_ALLOW_PRIVATE_DESTINATIONS, default off)')
     .option('--trusted-peers <list>', 'test networks only: comma-separated role:hotkey entries trusted without a chain registration (BWN_TRUSTED_PEERS)')
+    .option('--max-workers <n>', `orchestrators: workers attached at once by signed attachment; 0 attaches none (BWN_MAX_WORKERS, default ${NODE_DEFAULTS.maxWorkers})`)
+    .option('--max-workers-per-address <n>', `orchestrators: of those, from one remote address (IPv6: one /64), loopback exempt; 0: no cap (BWN_MAX_WORKERS_PER_ADDRESS, default ${NODE_DEFAULTS.maxWorkersPerAddress})`)
+    .option('--worker-allowlist <list>', 'orchestrators: comma-separated worker hotkeys, the only ones attached (BWN_WORKER_ALLOWLIST, default any)')
     .option('--config <file>', 'JSON config file with any of the settings above by name')
     .action(async (opts: { config?: string }, cmd: Command) => {
       const config = resolveConfig(NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, { flags: typed(cmd), env: process.env, configFile: opts.config })

@@ -129,12 +129,12 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
 
   // Workers hold no registration: this orchestrator attaches them by signed attachment on first contact.
   const attachments = new AttachmentIssuer({
-    key, clock, logger: ctx.logger, maxWorkers: ctx.config.maxWorkers,
+    key, clock, logger: ctx.logger, maxWorkers: ctx.config.maxWorkers, maxPerAddress: ctx.config.maxWorkersPerAddress,
     allowlist: ctx.config.workerAllowlist.length > 0 ? new Set(ctx.config.workerAllowlist) : null,
     deliver: (a) => { void auth.present(a, a.worker); messenger.send(a.worker, 'worker_attachment', { attachment: a }) }
   })
   auth.useAttachmentPolicy({
-    issue: (worker) => { const r = attachments.issue(worker); return r.ok ? r.attachment : null },
+    issue: (worker) => { const r = attachments.issue(worker, messenger.addressOf(worker)); return r.ok ? r.attachment : null },
     isRevoked: (a) => attachments.isRevoked(a)
   })
   const router = startRouter(ctx.system, {
@@ -205,7 +205,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     const a = attachments.current(worker)
     if (a !== undefined && a.expiresAt > clock.now() && !attachments.isRevoked(a)) return true
     // Not held here (never, or forgotten: a reconnect releases it, a restart loses it): attach it now.
-    const issued = attachments.issue(worker)
+    const issued = attachments.issue(worker, messenger.addressOf(worker))
     if (!issued.ok) return false
     void auth.present(issued.attachment, worker)
     messenger.send(worker, 'worker_attachment', { attachment: issued.attachment })

@@ -61,6 +61,41 @@ t.test('issuer: max_workers, allowlist, revocation, release and renewal', async 
   allow.stop()
 })
 
+t.test('issuer: at most maxPerAddress workers attached from one address (IPv6: one /64); loopback and unknown addresses exempt', async t => {
+  const clock = new ManualClock()
+  const issuer = new AttachmentIssuer({ key: newHotkey(), clock, logger, maxWorkers: 100, maxPerAddress: 2, deliver: () => {} })
+  t.teardown(() => issuer.stop())
+  const w = Array.from({ length: 10 }, () => newHotkey().address)
+  t.match(issuer.issue(w[0]!, '198.51.100.1'), { ok: true })
+  t.match(issuer.issue(w[1]!, '::ffff:198.51.100.1'), { ok: true }, 'the same address, IPv4-mapped')
+  t.same(issuer.issue(w[2]!, '198.51.100.1'), { ok: false, reason: 'max_per_address' }, 'a third from that address is refused')
+  t.match(issuer.issue(w[2]!, '198.51.100.2'), { ok: true }, 'from another address it is attached')
+  t.match(issuer.issue(w[3]!, '2001:db8:0:1::1'), { ok: true })
+  t.match(issuer.issue(w[4]!, '2001:db8:0:1::2'), { ok: true })
+  t.same(issuer.issue(w[5]!, '2001:db8:0:1:ffff:ffff:ffff:ffff'), { ok: false, reason: 'max_per_address' }, 'one /64 is one address')
+  for (const i of [5, 6, 7]) t.match(issuer.issue(w[i]!, '127.0.0.1'), { ok: true }, 'loopback is exempt (a devnet)')
+  t.match(issuer.issue(w[8]!, null), { ok: true }, 'an address the transport did not report is not capped')
+  t.equal(issuer.countAt('198.51.100.1'), 2)
+  // A renewal (the timer's, with no address) keeps the worker's place and address; a worker already
+  // attached is renewed from wherever it is now.
+  t.match(issuer.issue(w[0]!), { ok: true, renewed: true })
+  t.match(issuer.issue(w[1]!, '198.51.100.1'), { ok: true, renewed: true }, 'renewed at a full address: it holds its place already')
+  t.equal(issuer.countAt('198.51.100.1'), 2, 'still counted there')
+  // One that leaves keeps its place, and its address's count, until its attachment expires.
+  issuer.release(w[0]!)
+  t.same(issuer.issue(w[9]!, '198.51.100.1'), { ok: false, reason: 'max_per_address' }, 'Sybils leaving do not free their address')
+  t.equal(issuer.revoke(w[1]!), true)
+  t.match(issuer.issue(w[9]!, '198.51.100.1'), { ok: true }, 'a revoked worker\'s place at its address is free')
+  clock.advance(ATTACHMENT_TTL_MS)
+  t.equal(issuer.countAt('198.51.100.1'), 1, 'the one that left expired and counts no more; the one attached there was renewed')
+  issuer.release(w[9]!)
+  clock.advance(ATTACHMENT_TTL_MS)
+  t.equal(issuer.countAt('198.51.100.1'), 0, 'gone and expired: counted nowhere')
+  const open = new AttachmentIssuer({ key: newHotkey(), clock, logger, maxWorkers: 100, maxPerAddress: 0, deliver: () => {} })
+  for (let i = 0; i < 5; i++) t.match(open.issue(w[i]!, '198.51.100.1'), { ok: true }, `no cap with 0 (${i + 1})`)
+  open.stop()
+})
+
 t.test('a worker\'s standing on its attachment: lost with its issuer\'s UID, never for another hotkey', async t => {
   const clock = new ManualClock()
   const orch = newHotkey(); const val = newHotkey(); const worker = newHotkey(); const other = newHotkey()

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto'
 import { cryptoReady, newHotkey, encodeFrame, type KeyPair } from '../../protocol/index.ts'
 import { Messenger } from '../../node/messenger.ts'
 import { PeerAuth, ATTACHMENT_WAIT_MS } from '../../node/peer-auth.ts'
-import { PeerGate, ANNOUNCE_DEADLINE_MS, ADMISSION_DEADLINE_MS, REFUSED_BAN_MS, MAX_PENDING_TOTAL, MAX_PENDING_PER_ADDRESS, isLoopback, type GateLimits } from '../../node/peer-gate.ts'
+import { PeerGate, ANNOUNCE_DEADLINE_MS, ADMISSION_DEADLINE_MS, REFUSED_BAN_MS, MAX_PENDING_TOTAL, MAX_PENDING_PER_ADDRESS, isLoopback, addressGroup, type GateLimits } from '../../node/peer-gate.ts'
 import type { Chain, Standing } from '../../actors/chain/index.ts'
 import { ManualClock } from '../helpers/clock.ts'
 import { silentLogger } from '../helpers/logger.ts'
@@ -65,6 +65,40 @@ t.test('per-address cap: the oldest pending connection of that address is closed
   t.equal(n.m.disconnects.get('cap_address'), 1)
   t.ok(n.open.has(fourth) && n.open.has(elsewhere) && n.open.has(admitted), 'the newest, the other address and the admitted peer stay')
   t.equal(n.m.gate.pendingCount(), 4, 'pending: two + the fourth from one address, one from the other')
+})
+
+t.test('addressGroup: IPv4 itself, IPv6 by its /64', async t => {
+  t.equal(addressGroup('198.51.100.7'), '198.51.100.7')
+  t.equal(addressGroup('::ffff:198.51.100.7'), '198.51.100.7', 'IPv4-mapped: the IPv4 address')
+  t.equal(addressGroup('2001:db8:0:1::a'), '2001:db8:0:1::/64')
+  t.equal(addressGroup('2001:DB8:0000:0001:ffff:1:2:3'), '2001:db8:0:1::/64', 'another spelling, the same /64')
+  t.equal(addressGroup('2001:db8::1'), '2001:db8:0:0::/64')
+  t.equal(addressGroup('2001:db8:0:0:1::'), '2001:db8:0:0::/64')
+  t.equal(addressGroup('::1'), '0:0:0:0::/64')
+  t.equal(addressGroup('64:ff9b::192.0.2.1'), '64:ff9b:0:0::/64', 'a dotted quad at the end')
+  t.equal(addressGroup('not-an-ip'), 'not-an-ip')
+})
+
+t.test('per-address cap on IPv6: one /64 counts as one address', async t => {
+  const n = node({ maxPendingPerAddress: 2 })
+  const first = n.connect('2001:db8:0:1::a')
+  n.connect('2001:db8:0:1::b')
+  const other = n.connect('2001:db8:0:2::a')
+  t.same(n.closed, [], 'two in one /64, one in another: at the cap')
+  n.connect('2001:db8:0:1:ffff::c')
+  t.same(n.closed.map(c => c.peer), [first], 'a third from the first /64: its oldest closed')
+  t.ok(n.open.has(other), 'the other /64 untouched')
+})
+
+t.test('the messenger knows a connected hotkey\'s remote address', async t => {
+  const n = node()
+  const worker = newHotkey(); n.registered.add(worker.address)
+  const peer = n.connect('198.51.100.4')
+  t.equal(n.m.addressOf(worker.address), null, 'not yet announced: no hotkey to look up')
+  n.announce(peer, worker)
+  await n.settle()
+  t.equal(n.m.addressOf(worker.address), '198.51.100.4')
+  t.equal(n.m.addressOf(newHotkey().address), null, 'a hotkey not connected')
 })
 
 t.test('loopback is exempt from the per-address cap unless configured otherwise', async t => {

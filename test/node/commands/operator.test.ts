@@ -80,6 +80,20 @@ t.test('bwnet admin init: the first admin key once; refused when one exists (unl
   } finally { await db.close() }
 })
 
+t.test('every node setting has its flag on `bwnet node`', async t => {
+  const accepted = new Set(nodeCommand().options.map(o => o.long))
+  t.same(Object.values(NODE_SETTINGS).map(m => m.flag).filter(f => !accepted.has(f)), [], 'no documented flag is refused as unknown')
+  const cmd = nodeCommand()
+  const [a, b] = ['5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY', '5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty']
+  cmd.parseOptions(['--role', 'orchestrator', '--bootstrap', '127.0.0.1:1', '--max-workers', '40', '--max-workers-per-address', '4', '--worker-allowlist', `${a},${b}`])
+  const flags = Object.fromEntries(Object.entries(cmd.opts()).filter(([, v]) => v !== undefined))
+  const cfg = resolveConfig(NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, { flags, env: {} })
+  t.equal(cfg.maxWorkers, 40)
+  t.equal(cfg.maxWorkersPerAddress, 4)
+  t.same(cfg.workerAllowlist, [a, b])
+  t.equal(resolveConfig(NodeSettings, NODE_SETTINGS, NODE_DEFAULTS, { flags: { role: 'orchestrator', bootstrap: ['127.0.0.1:1'] }, env: {} }).maxWorkersPerAddress, 16, 'default')
+})
+
 t.test('node flags: --dht-port, --bootstrap repeated and comma-separated, --metrics-port', async t => {
   const cmd = nodeCommand()
   cmd.parseOptions(['--bootstrap', '10.0.0.1:49737,10.0.0.9:49737', '--bootstrap', '10.0.0.8:1', '--dht-port', '49738', '--metrics-port', '9464', '--role', 'worker'])
