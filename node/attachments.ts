@@ -32,6 +32,11 @@ export interface IssuerOptions {
    * cap. Loopback is exempt (a devnet runs every node on 127.0.0.1), as is a worker whose address is unknown.
    */
   maxPerAddress?: number
+  /**
+   * Whether the worker is connected now. One that is not at a renewal check is taken as gone (as
+   * `release` does): not renewed, its place held until its attachment expires. Unset: every worker is.
+   */
+  connected?: (worker: string) => boolean
   /** Worker hotkeys allowed to attach; null: any. */
   allowlist?: ReadonlySet<string> | null
   ttlMs?: number
@@ -100,16 +105,22 @@ export class AttachmentIssuer {
     const prev = this.#issued.get(worker)
     const live = prev !== undefined && prev.expiresAt > now
     if (!live && this.count() >= this.#o.maxWorkers) return refuse('max_workers')
-    // A live attachment is renewed wherever its worker is now (it holds its place already); a new one
-    // needs room at its address too.
+    // A new attachment needs room at its address too. A live one is renewed wherever its worker is now
+    // (it holds its place already), and its place moves to the new address only where there is room: a
+    // place that moved for free would let one address attach, leave, come back from another address and
+    // attach again, without bound.
     const perAddress = this.#o.maxPerAddress ?? 0
-    const group = address !== null && perAddress > 0 && !isLoopback(address) ? addressGroup(address) : null
-    if (!live && group !== null && this.countAt(group) >= perAddress) return refuse('max_per_address')
+    let group = address !== null && perAddress > 0 && !isLoopback(address) ? addressGroup(address) : null
+    const held = this.#groupOf.get(worker) ?? null
+    if (group !== null && group !== held && this.countAt(group) >= perAddress) {
+      if (!live) return refuse('max_per_address')
+      group = held
+    }
     const attachment = signAttachment(this.#o.key, { worker, issuedAt: now, ...(this.#o.ttlMs !== undefined ? { ttlMs: this.#o.ttlMs } : {}) })
     this.#issued.set(worker, attachment)
     this.#left.delete(worker)
     if (group !== null) this.#groupOf.set(worker, group)
-    else if (!live || address !== null) this.#groupOf.delete(worker)
+    else if (!live || (address !== null && held !== null && group !== held)) this.#groupOf.delete(worker)
     if (!live) this.#log.info({ worker, expiresAt: attachment.expiresAt, event: 'worker_attachment_issued' }, 'worker attached by attachment')
     this.#arm()
     return { ok: true, attachment, renewed: live }
@@ -163,6 +174,7 @@ export class AttachmentIssuer {
     for (const [worker, a] of this.#issued) {
       if (a.expiresAt <= now) { this.#issued.delete(worker); this.#left.delete(worker); this.#groupOf.delete(worker); continue }
       if (this.#left.has(worker)) continue
+      if (this.#o.connected?.(worker) === false) { this.#left.add(worker); continue }
       if (a.expiresAt - now > Math.min(ATTACHMENT_RENEW_BEFORE_MS, (this.#o.ttlMs ?? ATTACHMENT_TTL_MS) / 2)) continue
       const r = this.issue(worker)
       if (r.ok) this.#o.deliver(r.attachment)

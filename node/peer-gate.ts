@@ -7,7 +7,7 @@
 // slot). Admitted peers never count against a cap, and a full cap closes the oldest pending connection,
 // never the one that just opened, so a registered node that connects during a flood is always given its
 // chance to announce.
-import { isIP } from 'node:net'
+import ipaddr from 'ipaddr.js'
 import type { Clock, Timer } from '../actors/ports.ts'
 
 /** Connections not yet admitted, from one remote address (IPv4; IPv6: one /64, `addressGroup`), before the oldest of them is closed. */
@@ -71,15 +71,10 @@ export function isLoopback (address: string): boolean {
  * IPv6 addresses would cap nothing. Anything else (not an IP) is its own group.
  */
 export function addressGroup (address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped !== null) return mapped[1]!
-  if (isIP(address) !== 6) return address
-  const [head = '', tail] = address.toLowerCase().split('::')
-  const left = head === '' ? [] : head.split(':')
-  // A dotted quad at the end is two hextets; only the first four hextets matter here.
-  const right = tail === undefined || tail === '' ? [] : tail.split(':').flatMap(h => h.includes('.') ? ['0', '0'] : [h])
-  const hextets = tail === undefined ? left : [...left, ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
-  return `${hextets.slice(0, 4).map(h => (Number.parseInt(h, 16) || 0).toString(16)).join(':')}::/64`
+  if (!ipaddr.isValid(address)) return address
+  const ip = ipaddr.process(address) // an IPv4-mapped IPv6 address, in any spelling, becomes its IPv4 one
+  if (ip.kind() === 'ipv4') return ip.toString()
+  return `${(ip as ipaddr.IPv6).parts.slice(0, 4).map(p => p.toString(16)).join(':')}::/64`
 }
 
 export class PeerGate {

@@ -130,11 +130,16 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   // Workers hold no registration: this orchestrator attaches them by signed attachment on first contact.
   const attachments = new AttachmentIssuer({
     key, clock, logger: ctx.logger, maxWorkers: ctx.config.maxWorkers, maxPerAddress: ctx.config.maxWorkersPerAddress,
+    connected: (worker) => messenger.peerOf(worker) !== undefined,
     allowlist: ctx.config.workerAllowlist.length > 0 ? new Set(ctx.config.workerAllowlist) : null,
     deliver: (a) => { void auth.present(a, a.worker); messenger.send(a.worker, 'worker_attachment', { attachment: a }) }
   })
+  // Issued only to a worker connected now, counted at the address it connects from: one that left while
+  // its announce was being checked would take a place counted nowhere.
+  const issueTo = (worker: string): ReturnType<AttachmentIssuer['issue']> | null =>
+    messenger.peerOf(worker) === undefined ? null : attachments.issue(worker, messenger.addressOf(worker))
   auth.useAttachmentPolicy({
-    issue: (worker) => { const r = attachments.issue(worker, messenger.addressOf(worker)); return r.ok ? r.attachment : null },
+    issue: (worker) => { const r = issueTo(worker); return r?.ok === true ? r.attachment : null },
     isRevoked: (a) => attachments.isRevoked(a)
   })
   const router = startRouter(ctx.system, {
@@ -205,8 +210,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     const a = attachments.current(worker)
     if (a !== undefined && a.expiresAt > clock.now() && !attachments.isRevoked(a)) return true
     // Not held here (never, or forgotten: a reconnect releases it, a restart loses it): attach it now.
-    const issued = attachments.issue(worker, messenger.addressOf(worker))
-    if (!issued.ok) return false
+    const issued = issueTo(worker)
+    if (issued?.ok !== true) return false
     void auth.present(issued.attachment, worker)
     messenger.send(worker, 'worker_attachment', { attachment: issued.attachment })
     return true

@@ -65,7 +65,7 @@ t.test('issuer: at most maxPerAddress workers attached from one address (IPv6: o
   const clock = new ManualClock()
   const issuer = new AttachmentIssuer({ key: newHotkey(), clock, logger, maxWorkers: 100, maxPerAddress: 2, deliver: () => {} })
   t.teardown(() => issuer.stop())
-  const w = Array.from({ length: 10 }, () => newHotkey().address)
+  const w = Array.from({ length: 11 }, () => newHotkey().address)
   t.match(issuer.issue(w[0]!, '198.51.100.1'), { ok: true })
   t.match(issuer.issue(w[1]!, '::ffff:198.51.100.1'), { ok: true }, 'the same address, IPv4-mapped')
   t.same(issuer.issue(w[2]!, '198.51.100.1'), { ok: false, reason: 'max_per_address' }, 'a third from that address is refused')
@@ -81,6 +81,16 @@ t.test('issuer: at most maxPerAddress workers attached from one address (IPv6: o
   t.match(issuer.issue(w[0]!), { ok: true, renewed: true })
   t.match(issuer.issue(w[1]!, '198.51.100.1'), { ok: true, renewed: true }, 'renewed at a full address: it holds its place already')
   t.equal(issuer.countAt('198.51.100.1'), 2, 'still counted there')
+  // Attach, leave, come back from another address and attach again: a place moves only where there is room.
+  t.match(issuer.issue(w[10]!, '198.51.100.2'), { ok: true })
+  t.match(issuer.issue(w[0]!, '198.51.100.2'), { ok: true, renewed: true }, 'back from a full address: renewed')
+  t.equal(issuer.countAt('198.51.100.1'), 2, 'but still counted where it was attached')
+  t.equal(issuer.countAt('198.51.100.2'), 2)
+  t.match(issuer.issue(w[0]!, '198.51.100.3'), { ok: true, renewed: true })
+  t.equal(issuer.countAt('198.51.100.3'), 1, 'moved to an address with room')
+  t.equal(issuer.countAt('198.51.100.1'), 1, 'and freed its old place')
+  t.match(issuer.issue(w[0]!, '198.51.100.1'), { ok: true, renewed: true }, 'and back again')
+  t.equal(issuer.countAt('198.51.100.1'), 2)
   // One that leaves keeps its place, and its address's count, until its attachment expires.
   issuer.release(w[0]!)
   t.same(issuer.issue(w[9]!, '198.51.100.1'), { ok: false, reason: 'max_per_address' }, 'Sybils leaving do not free their address')
@@ -94,6 +104,26 @@ t.test('issuer: at most maxPerAddress workers attached from one address (IPv6: o
   const open = new AttachmentIssuer({ key: newHotkey(), clock, logger, maxWorkers: 100, maxPerAddress: 0, deliver: () => {} })
   for (let i = 0; i < 5; i++) t.match(open.issue(w[i]!, '198.51.100.1'), { ok: true }, `no cap with 0 (${i + 1})`)
   open.stop()
+})
+
+t.test('issuer: a worker not connected at a renewal check is taken as gone, not renewed', async t => {
+  const clock = new ManualClock()
+  const online = new Set<string>()
+  const delivered: Attachment[] = []
+  const issuer = new AttachmentIssuer({ key: newHotkey(), clock, logger, maxWorkers: 1, connected: (w) => online.has(w), deliver: (a) => delivered.push(a) })
+  t.teardown(() => issuer.stop())
+  const [here, gone, next] = [newHotkey().address, newHotkey().address, newHotkey().address]
+  online.add(here)
+  t.match(issuer.issue(here), { ok: true })
+  clock.advance(ATTACHMENT_TTL_MS)
+  t.ok(delivered.some(a => a.worker === here), 'a connected worker is renewed')
+  t.equal(issuer.revoke(here), true)
+  // Attached while its connection was closing: release never came, as the role was not known yet.
+  t.match(issuer.issue(gone), { ok: true })
+  clock.advance(ATTACHMENT_TTL_MS)
+  t.notOk(delivered.some(a => a.worker === gone), 'not renewed for nobody')
+  t.equal(issuer.count(), 0, 'its place is free once the attachment it left with expired')
+  t.match(issuer.issue(next), { ok: true })
 })
 
 t.test('a worker\'s standing on its attachment: lost with its issuer\'s UID, never for another hotkey', async t => {

@@ -76,6 +76,10 @@ t.test('addressGroup: IPv4 itself, IPv6 by its /64', async t => {
   t.equal(addressGroup('2001:db8:0:0:1::'), '2001:db8:0:0::/64')
   t.equal(addressGroup('::1'), '0:0:0:0::/64')
   t.equal(addressGroup('64:ff9b::192.0.2.1'), '64:ff9b:0:0::/64', 'a dotted quad at the end')
+  t.equal(addressGroup('0:0:0:0:0:ffff:198.51.100.7'), '198.51.100.7', 'IPv4-mapped, spelled out')
+  t.equal(addressGroup('::ffff:c633:6407'), '198.51.100.7', 'IPv4-mapped, in hex')
+  t.equal(addressGroup('fe80::1%eth0'), 'fe80:0:0:0::/64', 'a zone id')
+  t.equal(addressGroup('::'), '0:0:0:0::/64')
   t.equal(addressGroup('not-an-ip'), 'not-an-ip')
 })
 
