@@ -7,7 +7,7 @@ import { Type, type Static, type TObject, type TProperties } from '@sinclair/typ
 import { Ajv } from 'ajv'
 import { Role } from '../protocol/index.ts'
 import { RESULT_GAP_MS } from '../actors/transfer/coordinator.ts'
-import { SWEEP_INTERVAL_MS, SWEEP_GRACE_MS, HISTORY_RETENTION_DAYS } from './sweep.ts'
+import { SWEEP_INTERVAL_MS, SWEEP_GRACE_MS, HISTORY_RETENTION_DAYS, RECORD_RETENTION_DAYS } from './sweep.ts'
 import { ConfigError } from './errors.ts'
 export { ConfigError }
 
@@ -50,6 +50,7 @@ export const NodeSettings = Type.Object({
   sweepIntervalMs: Type.Integer({ minimum: 60_000, maximum: 604_800_000, description: 'orchestrators: between two disk sweeps (the first runs at start), which delete unreferenced blobs and abandoned node-sink partial files (docs/node.md#disk-sweep)' }),
   sweepGraceMs: Type.Integer({ minimum: 600_000, maximum: 2_592_000_000, description: 'orchestrators: the disk sweep deletes no file younger than this (docs/node.md#disk-sweep)' }),
   historyRetentionDays: Type.Integer({ minimum: 0, maximum: 36_500, description: 'orchestrators: days a finished transfer keeps its delivery history (tasks, attempts, results, plans, offers, interventions, events); its record and chunks stay; 0 keeps it for ever (docs/node.md#disk-sweep)' }),
+  recordRetentionDays: Type.Integer({ minimum: 0, maximum: 36_500, description: 'orchestrators: days a finished transfer keeps its record, chunks and index keys; after it GET /transfers/{id} answers 404; 0 keeps it for ever (docs/node.md#disk-sweep)' }),
   metricsHost: Type.String({ minLength: 1, description: 'listen address of the health and metrics server' }),
   metricsPort: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'port of the health and metrics server (/healthz, /readyz, /metrics); 0 picks a free one; null: not served' }),
   trustedPeers: Type.Array(Type.String({ pattern: '^(orchestrator|worker|validator):[1-9A-HJ-NP-Za-km-z]{46,48}$' }), { maxItems: 1024, description: 'test networks only: role:hotkey entries trusted without a chain registration' }),
@@ -89,6 +90,7 @@ export const NODE_SETTINGS: Record<keyof NodeConfig, SettingMeta> = {
   sweepIntervalMs: { flag: '--sweep-interval-ms', env: 'BWN_SWEEP_INTERVAL_MS' },
   sweepGraceMs: { flag: '--sweep-grace-ms', env: 'BWN_SWEEP_GRACE_MS' },
   historyRetentionDays: { flag: '--history-retention-days', env: 'BWN_HISTORY_RETENTION_DAYS' },
+  recordRetentionDays: { flag: '--record-retention-days', env: 'BWN_RECORD_RETENTION_DAYS' },
   metricsHost: { flag: '--metrics-host', env: 'BWN_METRICS_HOST' },
   metricsPort: { flag: '--metrics-port', env: 'BWN_METRICS_PORT' },
   trustedPeers: { flag: '--trusted-peers', env: 'BWN_TRUSTED_PEERS' },
@@ -101,7 +103,7 @@ export const NODE_DEFAULTS: Partial<NodeConfig> = {
   data: '.bwnet/node', network: 'devnet', dhtHost: null, dhtPort: null, host: '127.0.0.1', port: 8000, slots: 4,
   bandwidthMbps: 1000, attachTo: null, logLevel: 'info', publicUrl: null, testFaults: [],
   chainHost: null, blockTimeMs: 12_000, blocksPerEpoch: 360, verifySampleRate: 1, inflightMib: 64, minFreeMib: null, allowPrivateDestinations: false,
-  chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false, resultGapMs: RESULT_GAP_MS, sweepIntervalMs: SWEEP_INTERVAL_MS, sweepGraceMs: SWEEP_GRACE_MS, historyRetentionDays: HISTORY_RETENTION_DAYS, metricsHost: '127.0.0.1', metricsPort: null, trustedPeers: [], maxWorkers: DEFAULT_MAX_WORKERS, maxWorkersPerAddress: DEFAULT_MAX_WORKERS_PER_ADDRESS, workerAllowlist: []
+  chain: 'dev', chainUrl: null, netuid: null, skipRegistrationCheck: false, resultGapMs: RESULT_GAP_MS, sweepIntervalMs: SWEEP_INTERVAL_MS, sweepGraceMs: SWEEP_GRACE_MS, historyRetentionDays: HISTORY_RETENTION_DAYS, recordRetentionDays: RECORD_RETENTION_DAYS, metricsHost: '127.0.0.1', metricsPort: null, trustedPeers: [], maxWorkers: DEFAULT_MAX_WORKERS, maxWorkersPerAddress: DEFAULT_MAX_WORKERS_PER_ADDRESS, workerAllowlist: []
 }
 
 export const DevnetSettings = Type.Object({

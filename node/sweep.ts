@@ -1,11 +1,13 @@
 // The disk sweep of an orchestrator (docs/node.md#disk-sweep): at start and then every `sweepIntervalMs`,
 // deletes what its data directory holds for nobody — blobs no chunk references (adapters/blob-sweep.ts)
 // and node-sink partial files of uploads no live transfer names (adapters/destinations/sink-partials.ts)
-// — each only once older than `sweepGraceMs`; and the delivery history of transfers finished longer ago
-// than `historyRetentionMs` (pruneHistory). One pass at a time; logged at info when it freed anything.
+// — each only once older than `sweepGraceMs`; the delivery history of transfers finished longer ago
+// than `historyRetentionMs` (pruneHistory); and everything of transfers finished longer ago than
+// `recordRetentionMs` (pruneRecords). One pass at a time; logged at info when it freed anything.
 import type { Clock, Logger, Store, StoreOp, TableName, Timer } from '../actors/ports.ts'
 import { TERMINAL, keys, type TransferRow, type ChunkRow } from '../actors/transfer/model.ts'
 import { prefixRange } from '../actors/store.ts'
+import { blobRefKey } from '../actors/transfer/blob-refs.ts'
 import { sweepBlobs, pacer, type Reclaimed } from './adapters/blob-sweep.ts'
 import type { FileBlobStore } from './adapters/blob-store.ts'
 import { uploadIdOf, type SinkPartials } from './adapters/destinations/sink-partials.ts'
@@ -21,8 +23,15 @@ export const SWEEP_GRACE_MS = 3_600_000 // 1 h
 /** Days a finished transfer keeps its delivery history (`--history-retention-days`; 0: for ever). */
 export const HISTORY_RETENTION_DAYS = 30
 /**
+ * Days a finished transfer keeps its record, its chunks and its index keys (`--record-retention-days`;
+ * 0: for ever): after it, `GET /transfers/{id}` answers 404. Without it every transfer stays on disk,
+ * and the coordinator's start and every sweep read each one.
+ */
+export const RECORD_RETENTION_DAYS = 180
+/**
  * A transfer's delivery history: its rows keyed `<transferId>/…` in these tables. Its record
- * (`transfers`), its chunks (`GET /transfers/{id}/chunks`) and its organization index key stay.
+ * (`transfers`), its chunks (`GET /transfers/{id}/chunks`) and its organization index key stay until
+ * the record's own retention (pruneRecords).
  */
 export const HISTORY_TABLES: readonly TableName[] = ['tasks', 'task_attempts', 'task_results', 'transfer_assignment_plans', 'task_offer_batches', 'overseer_interventions', 'transfer_events']
 /** Deletes per store batch while pruning. */
@@ -32,6 +41,8 @@ const PRUNE_BATCH = 512
  * retention was shortened) spreads a large backlog over the following sweeps.
  */
 export const MAX_HISTORY_PRUNED_PER_SWEEP = 2000
+/** Transfers whose record one sweep deletes at most (the backlog spreads over the next sweeps). */
+export const MAX_RECORDS_PRUNED_PER_SWEEP = 2000
 
 export interface SweepResult {
   /** Unreferenced blobs deleted. */
@@ -42,6 +53,8 @@ export interface SweepResult {
   partials: Reclaimed
   /** Finished transfers whose delivery history was deleted, and the rows deleted. */
   history: { transfers: number, rows: number }
+  /** Finished transfers deleted whole (record, chunks, history, index keys), and the rows deleted. */
+  records: { transfers: number, rows: number }
   /** Entries that could not be checked or deleted (left as they are; tried again next time). */
   errors: number
   ms: number
@@ -58,6 +71,8 @@ export interface DiskSweepOptions {
   graceMs?: number
   /** A finished transfer's delivery history is deleted this long after it ended; null or absent: kept. */
   historyRetentionMs?: number | null
+  /** A finished transfer is deleted whole this long after it ended; null or absent: kept. */
+  recordRetentionMs?: number | null
   /** Wall-clock milliseconds for file ages (file times are wall clock whatever `clock` is; default Date.now). */
   now?: () => number
   /** Hears every finished sweep (the node's metrics). */
@@ -66,9 +81,10 @@ export interface DiskSweepOptions {
 
 /**
  * What live transfers still need: their sink uploads, and the digests their chunks name; and the
- * finished transfers whose history is due (ended before `historyBefore`, cleaned up, not pruned yet).
+ * finished transfers whose history is due (ended before `historyBefore`, cleaned up, not pruned yet),
+ * and those due to go whole (ended before `recordBefore`, cleaned up).
  */
-export interface LiveTransfers { uploads: Set<string>, digests: Set<string>, historyDue: string[] }
+export interface LiveTransfers { uploads: Set<string>, digests: Set<string>, historyDue: string[], recordsDue: string[] }
 
 /** When a terminal transfer ended (ms, wall clock): its completion, else its last change. */
 function endedAt (row: TransferRow): number {
@@ -80,8 +96,8 @@ function endedAt (row: TransferRow): number {
  * upload state it stored once begun); every transfer not terminal or not yet cleaned up names its
  * chunks' digests.
  */
-export async function liveTransfers (store: Store, stopped: () => boolean = () => false, historyBefore: number | null = null): Promise<LiveTransfers> {
-  const out: LiveTransfers = { uploads: new Set(), digests: new Set(), historyDue: [] }
+export async function liveTransfers (store: Store, stopped: () => boolean = () => false, historyBefore: number | null = null, recordBefore: number | null = null): Promise<LiveTransfers> {
+  const out: LiveTransfers = { uploads: new Set(), digests: new Set(), historyDue: [], recordsDue: [] }
   const pace = pacer()
   const transfers = store.table<TransferRow>('transfers')
   const chunks = store.table<ChunkRow>('chunks')
@@ -95,6 +111,11 @@ export async function liveTransfers (store: Store, stopped: () => boolean = () =
       if (typeof id === 'string') out.uploads.add(id)
     }
     if (!live && row.cleanup_pending !== true) {
+      const ended = endedAt(row)
+      if (recordBefore !== null && ended < recordBefore) {
+        if (out.recordsDue.length < MAX_RECORDS_PRUNED_PER_SWEEP) out.recordsDue.push(row.id)
+        continue
+      }
       if (historyBefore !== null && row.history_pruned_at === undefined && out.historyDue.length < MAX_HISTORY_PRUNED_PER_SWEEP && endedAt(row) < historyBefore) out.historyDue.push(row.id)
       continue
     }
@@ -119,21 +140,55 @@ export async function pruneHistory (store: Store, ids: readonly string[], before
     if (stopped()) break
     const row = await transfers.get(id)
     if (row === undefined || !TERMINAL.has(row.status) || row.cleanup_pending === true || row.history_pruned_at !== undefined || !(endedAt(row) < before)) continue
-    for (const table of HISTORY_TABLES) {
-      const doomed: string[] = []
-      for await (const [key] of store.table(table).entries(prefixRange(keys.prefix(id)))) doomed.push(key)
-      for (let i = 0; i < doomed.length; i += PRUNE_BATCH) {
-        await store.batch(doomed.slice(i, i + PRUNE_BATCH).map((key): StoreOp => ({ type: 'del', table, key })))
-        await pace()
-      }
-      out.rows += doomed.length
-    }
+    for (const table of HISTORY_TABLES) out.rows += await deletePrefix(store, table, id, pace)
     // Marked only if the row is still the one read above (nothing writes a closed transfer's row today but
     // its cleanup, which this skips; should something, its change is not overwritten, and the next sweep
     // finds the history gone and marks it then).
     const current = await transfers.get(id)
     if (current === undefined || current.updated_at !== row.updated_at || current.status !== row.status || current.cleanup_pending === true) continue
     await store.batch([{ type: 'put', table: 'transfers', key: id, value: { ...current, history_pruned_at: new Date(now).toISOString() } }])
+    out.transfers++
+  }
+  return out
+}
+
+/** Deletes every key under the transfer's `<id>/` prefix in `table`, a batch at a time; returns how many. */
+async function deletePrefix (store: Store, table: TableName, id: string, pace: () => Promise<void>): Promise<number> {
+  const doomed: string[] = []
+  for await (const [key] of store.table(table).entries(prefixRange(keys.prefix(id)))) doomed.push(key)
+  for (let i = 0; i < doomed.length; i += PRUNE_BATCH) {
+    await store.batch(doomed.slice(i, i + PRUNE_BATCH).map((key): StoreOp => ({ type: 'del', table, key })))
+    await pace()
+  }
+  return doomed.length
+}
+
+/**
+ * Deletes each transfer in `ids` whole that is still terminal, cleaned up and ended before `before` (its
+ * row is read again first): its delivery history, its chunks with any blob reference they left, then its
+ * organization index key and its record in one batch, last, so that a sweep cut short leaves the record
+ * for the next one to finish. Only keys of that transfer go: its `<id>/` prefix, and the keys its row and
+ * chunks name.
+ */
+export async function pruneRecords (store: Store, ids: readonly string[], before: number, stopped: () => boolean = () => false): Promise<{ transfers: number, rows: number }> {
+  const out = { transfers: 0, rows: 0 }
+  const pace = pacer()
+  const transfers = store.table<TransferRow>('transfers')
+  for (const id of ids) {
+    if (stopped()) break
+    const row = await transfers.get(id)
+    if (row === undefined || !TERMINAL.has(row.status) || row.cleanup_pending === true || !(endedAt(row) < before)) continue
+    for (const table of HISTORY_TABLES) out.rows += await deletePrefix(store, table, id, pace)
+    // A chunk's blob reference is released by the transfer's cleanup; one left over would keep its blob for ever.
+    const refs: StoreOp[] = []
+    for await (const [, c] of store.table<ChunkRow>('chunks').entries(prefixRange(keys.prefix(id)))) refs.push({ type: 'del', table: 'index', key: blobRefKey(c.sha256, id, c.chunk_index) })
+    for (let i = 0; i < refs.length; i += PRUNE_BATCH) await store.batch(refs.slice(i, i + PRUNE_BATCH))
+    out.rows += await deletePrefix(store, 'chunks', id, pace)
+    await store.batch([
+      { type: 'del', table: 'index', key: keys.orgTransfer(row.org_id, row.created_at, id) },
+      { type: 'del', table: 'transfers', key: id }
+    ])
+    out.rows += 1
     out.transfers++
   }
   return out
@@ -185,9 +240,11 @@ export class DiskSweep {
     const t0 = performance.now()
     const retention = this.#o.historyRetentionMs ?? null
     const historyBefore = retention === null ? null : now() - retention
-    const live = await liveTransfers(store, stopped, historyBefore)
+    const recordRetention = this.#o.recordRetentionMs ?? null
+    const recordBefore = recordRetention === null ? null : now() - recordRetention
+    const live = await liveTransfers(store, stopped, historyBefore, recordBefore)
     // Cut short, the scan may have missed live transfers: nothing is judged against it.
-    if (stopped()) return { blobs: { files: 0, bytes: 0 }, blobTemps: { files: 0, bytes: 0 }, partials: { files: 0, bytes: 0 }, history: { transfers: 0, rows: 0 }, errors: 0, ms: 0 }
+    if (stopped()) return { blobs: { files: 0, bytes: 0 }, blobTemps: { files: 0, bytes: 0 }, partials: { files: 0, bytes: 0 }, history: { transfers: 0, rows: 0 }, records: { transfers: 0, rows: 0 }, errors: 0, ms: 0 }
     const b = await sweepBlobs({ store, blobs, graceMs: this.graceMs, now, keep: live.digests, stopped })
     const transfers = store.table<TransferRow>('transfers')
     const p = partials === null
@@ -204,7 +261,8 @@ export class DiskSweep {
         }
       })
     const history = historyBefore === null ? { transfers: 0, rows: 0 } : await pruneHistory(store, live.historyDue, historyBefore, now(), stopped)
-    const r: SweepResult = { blobs: b.blobs, blobTemps: b.temps, partials: p.partials, history, errors: b.errors + p.errors, ms: Math.round(performance.now() - t0) }
+    const records = recordBefore === null ? { transfers: 0, rows: 0 } : await pruneRecords(store, live.recordsDue, recordBefore, stopped)
+    const r: SweepResult = { blobs: b.blobs, blobTemps: b.temps, partials: p.partials, history, records, errors: b.errors + p.errors, ms: Math.round(performance.now() - t0) }
     const freed = r.blobs.files + r.blobTemps.files + r.partials.files
     const line = {
       event: 'disk_swept',
@@ -212,10 +270,11 @@ export class DiskSweep {
       blob_temps: r.blobTemps.files, blob_temp_bytes: r.blobTemps.bytes,
       partials: r.partials.files, partial_bytes: r.partials.bytes,
       history_transfers: r.history.transfers, history_rows: r.history.rows,
+      records_transfers: r.records.transfers, records_rows: r.records.rows,
       errors: r.errors, ms: r.ms
     }
     const bytes = r.blobs.bytes + r.blobTemps.bytes + r.partials.bytes
-    if (freed > 0 || r.history.transfers > 0) logger.info(line, `disk sweep: ${freed} file(s), ${bytes} bytes reclaimed; delivery history of ${r.history.transfers} finished transfer(s) deleted (${r.history.rows} rows)`)
+    if (freed > 0 || r.history.transfers > 0 || r.records.transfers > 0) logger.info(line, `disk sweep: ${freed} file(s), ${bytes} bytes reclaimed; delivery history of ${r.history.transfers} finished transfer(s) deleted (${r.history.rows} rows); ${r.records.transfers} finished transfer(s) deleted whole (${r.records.rows} rows)`)
     else logger.debug(line, 'disk sweep: nothing to reclaim')
     if (r.errors > 0) logger.warn({ event: 'disk_sweep_errors', errors: r.errors }, `disk sweep: ${r.errors} entr(y/ies) could not be checked or deleted; left for the next sweep`)
     this.#o.onSwept?.(r)

@@ -69,6 +69,7 @@ export function nodeCommand (): Command {
     .option('--sweep-interval-ms <n>', `orchestrators: between two disk sweeps of unreferenced blobs and abandoned sink partials (BWN_SWEEP_INTERVAL_MS, default ${NODE_DEFAULTS.sweepIntervalMs})`)
     .option('--sweep-grace-ms <n>', `orchestrators: the disk sweep deletes no file younger than this (BWN_SWEEP_GRACE_MS, default ${NODE_DEFAULTS.sweepGraceMs})`)
     .option('--history-retention-days <n>', `orchestrators: days a finished transfer keeps its delivery history; 0 keeps it for ever (BWN_HISTORY_RETENTION_DAYS, default ${NODE_DEFAULTS.historyRetentionDays})`)
+    .option('--record-retention-days <n>', `orchestrators: days a finished transfer keeps its record and chunks (GET /transfers/{id} answers 404 after); 0 keeps it for ever (BWN_RECORD_RETENTION_DAYS, default ${NODE_DEFAULTS.recordRetentionDays})`)
     .option('--metrics-port <n>', 'serve /healthz, /readyz and /metrics on this port; 0 picks one (BWN_METRICS_PORT, default off)')
     .option('--metrics-host <addr>', `listen address of the metrics server (BWN_METRICS_HOST, default ${NODE_DEFAULTS.metricsHost})`)
     .option('--test-faults <list>', 'test-only fault switches: corrupt, crash-after-chunk, crash-after-finalize, crash-during-delivery, crash-before-complete, crash-after-complete (BWN_TEST_FAULTS)')

@@ -195,6 +195,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     ? new DiskSweep({
       store, blobs, partials, clock, logger: ctx.logger, intervalMs: ctx.config.sweepIntervalMs, graceMs: ctx.config.sweepGraceMs,
       historyRetentionMs: ctx.config.historyRetentionDays === 0 ? null : ctx.config.historyRetentionDays * 86_400_000,
+      recordRetentionMs: ctx.config.recordRetentionDays === 0 ? null : ctx.config.recordRetentionDays * 86_400_000,
       ...(ctx.metrics ? { onSwept: sweepMetrics(ctx.metrics) } : {})
     })
     : null

@@ -14,7 +14,7 @@ import { blobRefKey } from '../../actors/transfer/blob-refs.ts'
 import { keys, type TransferRow } from '../../actors/transfer/model.ts'
 import { FileBlobStore } from '../../node/adapters/blob-store.ts'
 import { SinkPartials, uploadIdOf } from '../../node/adapters/destinations/sink-partials.ts'
-import { DiskSweep, liveTransfers, HISTORY_TABLES, MAX_HISTORY_PRUNED_PER_SWEEP, type SweepResult } from '../../node/sweep.ts'
+import { DiskSweep, liveTransfers, HISTORY_TABLES, MAX_HISTORY_PRUNED_PER_SWEEP, MAX_RECORDS_PRUNED_PER_SWEEP, type SweepResult } from '../../node/sweep.ts'
 import { BwnetNode } from '../../node/node.ts'
 import { NODE_DEFAULTS, type NodeConfig } from '../../node/config.ts'
 import { cryptoReady } from '../../protocol/index.ts'
@@ -205,6 +205,75 @@ t.test('a finished transfer\'s delivery history goes after the retention; its re
   t.ok(lines.some(l => l.event === 'disk_swept' && l.history_transfers === 2), 'logged')
   t.same((await sweep.run()).history, { transfers: 0, rows: 0 }, 'a pruned transfer is not read again')
   t.same((await new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger, graceMs: HOUR, now: () => now + 365 * DAY }).run()).history, { transfers: 0, rows: 0 }, 'no retention: kept for ever')
+})
+
+t.test('a finished transfer goes whole after the record retention: record, chunks, history and index keys; others stay', async t => {
+  const s = await setup(t)
+  const DAY = 86_400_000
+  const now = Date.UTC(2026, 10, 29)
+  const at = (days: number): string => new Date(now - days * DAY).toISOString()
+  /** Every key the transfer has in any table (its prefix, its index keys, its blob references). */
+  const keysOf = async (id: string): Promise<string[]> => {
+    const out: string[] = []
+    for (const table of ['transfers', 'chunks', ...HISTORY_TABLES] as TableName[]) {
+      for await (const [key] of s.store.table(table).entries()) if (key === id || key.startsWith(`${id}/`)) out.push(`${table}:${key}`)
+    }
+    for await (const [key] of s.store.table('index').entries()) if (key.endsWith(`/${id}`) || key.includes(`/${id}/`)) out.push(`index:${key}`)
+    return out
+  }
+  const shas: Record<string, string> = {}
+  const whole = async (id: string, status: TransferRow['status'], extra: Partial<TransferRow>, ref = false): Promise<void> => {
+    const created = extra.created_at ?? at(400)
+    await s.transfer(id, status, { org_id: 'org-1', created_at: created, updated_at: extra.completed_at ?? at(0), completed_at: null, ...extra })
+    await s.store.table('index').put(keys.orgTransfer('org-1', created, id), 1)
+    shas[id] = await s.chunk(id, 0, { ref })
+    await s.chunk(id, 1, { ref: false })
+    for (const table of HISTORY_TABLES) await s.store.table(table).put(`${id}/0000000000`, { i: 0 })
+  }
+  await whole('tr-gone', 'completed', { completed_at: at(200) })
+  await whole('tr-gone-ref', 'failed', { updated_at: at(181) }, true) // a blob reference its cleanup left behind
+  await whole('tr-gone1', 'completed', { completed_at: at(100) }) // a key prefix of another's is not its own
+  await whole('tr-young', 'completed', { completed_at: at(179) })
+  await whole('tr-cleaning', 'cancelled', { updated_at: at(200), cleanup_pending: true })
+  await whole('tr-running', 'in_progress', { updated_at: at(200) })
+  const before = await keysOf('tr-gone')
+  t.ok(before.length >= 2 + HISTORY_TABLES.length + 2, `the transfer had its keys (${before.length})`)
+
+  const { logger, lines } = capturingLogger('info')
+  const sweep = new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger, graceMs: HOUR, historyRetentionMs: 30 * DAY, recordRetentionMs: 180 * DAY, now: () => now })
+  const r = await sweep.run()
+  t.equal(r.records.transfers, 2)
+  t.equal(r.records.rows, 2 * (HISTORY_TABLES.length + 2 + 1))
+  for (const id of ['tr-gone', 'tr-gone-ref']) t.same(await keysOf(id), [], `${id}: nothing of it is left`)
+  t.ok(await s.store.table('transfers').get('tr-gone1'), 'a transfer whose id extends another\'s stays')
+  t.equal((await keysOf('tr-gone1')).filter(k => k.startsWith('chunks:')).length, 2, 'with its chunks')
+  for (const id of ['tr-young', 'tr-cleaning', 'tr-running']) {
+    const left = await keysOf(id)
+    t.equal(left.filter(k => k.startsWith('chunks:')).length, 2, `${id}: its chunks stay`)
+    t.ok(left.includes(`index:${keys.orgTransfer('org-1', at(400), id)}`), `${id}: its organization index key stays`)
+  }
+  t.ok(await s.store.table('transfers').get('tr-young') && await s.store.table('transfers').get('tr-cleaning') && await s.store.table('transfers').get('tr-running'), 'young, cleaning and running records stay')
+  t.equal(r.history.transfers, 2, 'the young one and the one with the same prefix lost their history only')
+  t.ok(lines.some(l => l.event === 'disk_swept' && l.records_transfers === 2), 'logged')
+  // The blob the left-over reference pinned is free now, and goes at the next sweep.
+  t.equal((await s.blobs.has(shas['tr-gone-ref']!)), true, 'kept by the reference while this sweep judged the blobs')
+  t.equal((await sweep.run()).records.transfers, 0, 'nothing more to delete')
+  // (Blob ages are wall clock: this sweep's `now` is the real one.)
+  await new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger, graceMs: HOUR }).run()
+  t.equal(await s.blobs.has(shas['tr-gone-ref']!), false, 'its blob reclaimed by the next sweep')
+  t.equal(await s.blobs.has(shas['tr-running']!), true, 'a running transfer\'s blob stays')
+  t.same((await new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger, graceMs: HOUR, now: () => now + 3650 * DAY }).run()).records, { transfers: 0, rows: 0 }, 'no retention: kept for ever')
+})
+
+t.test('one sweep deletes at most MAX_RECORDS_PRUNED_PER_SWEEP transfers whole; the next goes on', async t => {
+  const s = await setup(t)
+  const now = Date.UTC(2026, 10, 29)
+  const ended = new Date(now - 400 * 86_400_000).toISOString()
+  await s.store.batch(Array.from({ length: MAX_RECORDS_PRUNED_PER_SWEEP + 3 }, (_, i) => ({ type: 'put' as const, table: 'transfers' as const, key: `tr-${i}`, value: { id: `tr-${i}`, status: 'completed', upload: null, org_id: null, created_at: ended, completed_at: ended, updated_at: ended } })))
+  const sweep = new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger: capturingLogger().logger, graceMs: HOUR, recordRetentionMs: 86_400_000, now: () => now })
+  t.equal((await sweep.run()).records.transfers, MAX_RECORDS_PRUNED_PER_SWEEP)
+  t.equal((await sweep.run()).records.transfers, 3)
+  t.equal((await sweep.run()).records.transfers, 0)
 })
 
 t.test('one sweep prunes at most MAX_HISTORY_PRUNED_PER_SWEEP transfers; the next goes on', async t => {
