@@ -5,7 +5,7 @@
 // than `historyRetentionMs` (pruneHistory); and everything of transfers finished longer ago than
 // `recordRetentionMs` (pruneRecords). One pass at a time; logged at info when it freed anything.
 import type { Clock, Logger, Store, StoreOp, TableName, Timer } from '../actors/ports.ts'
-import { TERMINAL, keys, type TransferRow, type ChunkRow } from '../actors/transfer/model.ts'
+import { TERMINAL, keys, type TransferRow, type ChunkRow, type OfferBatchRow } from '../actors/transfer/model.ts'
 import { prefixRange } from '../actors/store.ts'
 import { blobRefKey } from '../actors/transfer/blob-refs.ts'
 import { sweepBlobs, pacer, type Reclaimed } from './adapters/blob-sweep.ts'
@@ -43,6 +43,8 @@ const PRUNE_BATCH = 512
 export const MAX_HISTORY_PRUNED_PER_SWEEP = 2000
 /** Transfers whose record one sweep deletes at most (the backlog spreads over the next sweeps). */
 export const MAX_RECORDS_PRUNED_PER_SWEEP = 2000
+/** Rows of other coordinators' transfers (offer batches this node routed) one sweep deletes at most. */
+export const MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP = 20_000
 
 export interface SweepResult {
   /** Unreferenced blobs deleted. */
@@ -55,6 +57,8 @@ export interface SweepResult {
   history: { transfers: number, rows: number }
   /** Finished transfers deleted whole (record, chunks, history, index keys), and the rows deleted. */
   records: { transfers: number, rows: number }
+  /** Other coordinators' transfers whose routed offer batches were deleted, and the rows deleted. */
+  foreign: { transfers: number, rows: number }
   /** Entries that could not be checked or deleted (left as they are; tried again next time). */
   errors: number
   ms: number
@@ -194,6 +198,41 @@ export async function pruneRecords (store: Store, ids: readonly string[], before
   return out
 }
 
+/**
+ * Deletes the offer batches this orchestrator routed to its workers for transfers it does not store
+ * (other coordinators': actors/transfer/router.ts records them under `<transferId>/<batchId>` in
+ * `task_offer_batches`): a transfer's rows go once every one of them was offered before `before`.
+ * Rows of a transfer this node stores go with its history. At most MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP rows.
+ */
+export async function pruneForeignRouted (store: Store, before: number, stopped: () => boolean = () => false): Promise<{ transfers: number, rows: number }> {
+  const out = { transfers: 0, rows: 0 }
+  const pace = pacer()
+  const transfers = store.table<TransferRow>('transfers')
+  let group: { id: string, keys: string[], old: boolean } | null = null
+  const settle = async (g: { id: string, keys: string[], old: boolean }): Promise<void> => {
+    if (!g.old || out.rows + g.keys.length > MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP) return
+    // Read when its rows are done: a transfer this node stores keeps them with its history.
+    if (await transfers.get(g.id) !== undefined) return
+    for (let i = 0; i < g.keys.length; i += PRUNE_BATCH) await store.batch(g.keys.slice(i, i + PRUNE_BATCH).map((key): StoreOp => ({ type: 'del', table: 'task_offer_batches', key })))
+    out.rows += g.keys.length
+    out.transfers++
+  }
+  for await (const [key, row] of store.table<OfferBatchRow>('task_offer_batches').entries()) {
+    if (stopped() || out.rows >= MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP) return out
+    await pace()
+    const id = key.slice(0, key.indexOf('/'))
+    if (group === null || group.id !== id) {
+      if (group !== null) await settle(group)
+      group = { id, keys: [], old: true }
+    }
+    group.keys.push(key)
+    // A row whose time cannot be read counts as recent: nothing is deleted on a guess.
+    if (!(Date.parse(row.offered_at) < before)) group.old = false
+  }
+  if (group !== null && !stopped()) await settle(group)
+  return out
+}
+
 export class DiskSweep {
   readonly #o: DiskSweepOptions
   #running: Promise<SweepResult> | null = null
@@ -244,7 +283,7 @@ export class DiskSweep {
     const recordBefore = recordRetention === null ? null : now() - recordRetention
     const live = await liveTransfers(store, stopped, historyBefore, recordBefore)
     // Cut short, the scan may have missed live transfers: nothing is judged against it.
-    if (stopped()) return { blobs: { files: 0, bytes: 0 }, blobTemps: { files: 0, bytes: 0 }, partials: { files: 0, bytes: 0 }, history: { transfers: 0, rows: 0 }, records: { transfers: 0, rows: 0 }, errors: 0, ms: 0 }
+    if (stopped()) return { blobs: { files: 0, bytes: 0 }, blobTemps: { files: 0, bytes: 0 }, partials: { files: 0, bytes: 0 }, history: { transfers: 0, rows: 0 }, records: { transfers: 0, rows: 0 }, foreign: { transfers: 0, rows: 0 }, errors: 0, ms: 0 }
     const b = await sweepBlobs({ store, blobs, graceMs: this.graceMs, now, keep: live.digests, stopped })
     const transfers = store.table<TransferRow>('transfers')
     const p = partials === null
@@ -262,7 +301,9 @@ export class DiskSweep {
       })
     const history = historyBefore === null ? { transfers: 0, rows: 0 } : await pruneHistory(store, live.historyDue, historyBefore, now(), stopped)
     const records = recordBefore === null ? { transfers: 0, rows: 0 } : await pruneRecords(store, live.recordsDue, recordBefore, stopped)
-    const r: SweepResult = { blobs: b.blobs, blobTemps: b.temps, partials: p.partials, history, records, errors: b.errors + p.errors, ms: Math.round(performance.now() - t0) }
+    // Other coordinators' transfers leave only their routed offer batches here: they go with the history's retention.
+    const foreign = historyBefore === null ? { transfers: 0, rows: 0 } : await pruneForeignRouted(store, historyBefore, stopped)
+    const r: SweepResult = { blobs: b.blobs, blobTemps: b.temps, partials: p.partials, history, records, foreign, errors: b.errors + p.errors, ms: Math.round(performance.now() - t0) }
     const freed = r.blobs.files + r.blobTemps.files + r.partials.files
     const line = {
       event: 'disk_swept',
@@ -271,10 +312,11 @@ export class DiskSweep {
       partials: r.partials.files, partial_bytes: r.partials.bytes,
       history_transfers: r.history.transfers, history_rows: r.history.rows,
       records_transfers: r.records.transfers, records_rows: r.records.rows,
+      foreign_transfers: r.foreign.transfers, foreign_rows: r.foreign.rows,
       errors: r.errors, ms: r.ms
     }
     const bytes = r.blobs.bytes + r.blobTemps.bytes + r.partials.bytes
-    if (freed > 0 || r.history.transfers > 0 || r.records.transfers > 0) logger.info(line, `disk sweep: ${freed} file(s), ${bytes} bytes reclaimed; delivery history of ${r.history.transfers} finished transfer(s) deleted (${r.history.rows} rows); ${r.records.transfers} finished transfer(s) deleted whole (${r.records.rows} rows)`)
+    if (freed > 0 || r.history.transfers > 0 || r.records.transfers > 0 || r.foreign.transfers > 0) logger.info(line, `disk sweep: ${freed} file(s), ${bytes} bytes reclaimed; delivery history of ${r.history.transfers} finished transfer(s) deleted (${r.history.rows} rows); ${r.records.transfers} finished transfer(s) deleted whole (${r.records.rows} rows); offer batches routed for ${r.foreign.transfers} other coordinators' transfer(s) deleted (${r.foreign.rows} rows)`)
     else logger.debug(line, 'disk sweep: nothing to reclaim')
     if (r.errors > 0) logger.warn({ event: 'disk_sweep_errors', errors: r.errors }, `disk sweep: ${r.errors} entr(y/ies) could not be checked or deleted; left for the next sweep`)
     this.#o.onSwept?.(r)

@@ -14,7 +14,7 @@ import { blobRefKey } from '../../actors/transfer/blob-refs.ts'
 import { keys, type TransferRow } from '../../actors/transfer/model.ts'
 import { FileBlobStore } from '../../node/adapters/blob-store.ts'
 import { SinkPartials, uploadIdOf } from '../../node/adapters/destinations/sink-partials.ts'
-import { DiskSweep, liveTransfers, HISTORY_TABLES, MAX_HISTORY_PRUNED_PER_SWEEP, MAX_RECORDS_PRUNED_PER_SWEEP, type SweepResult } from '../../node/sweep.ts'
+import { DiskSweep, liveTransfers, HISTORY_TABLES, MAX_HISTORY_PRUNED_PER_SWEEP, MAX_RECORDS_PRUNED_PER_SWEEP, MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP, type SweepResult } from '../../node/sweep.ts'
 import { BwnetNode } from '../../node/node.ts'
 import { NODE_DEFAULTS, type NodeConfig } from '../../node/config.ts'
 import { cryptoReady } from '../../protocol/index.ts'
@@ -263,6 +263,34 @@ t.test('a finished transfer goes whole after the record retention: record, chunk
   t.equal(await s.blobs.has(shas['tr-gone-ref']!), false, 'its blob reclaimed by the next sweep')
   t.equal(await s.blobs.has(shas['tr-running']!), true, 'a running transfer\'s blob stays')
   t.same((await new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger, graceMs: HOUR, now: () => now + 3650 * DAY }).run()).records, { transfers: 0, rows: 0 }, 'no retention: kept for ever')
+})
+
+t.test('offer batches routed for other coordinators\' transfers go after the history retention; this node\'s own stay with their transfer', async t => {
+  const s = await setup(t)
+  const DAY = 86_400_000
+  const now = Date.UTC(2026, 10, 29)
+  const at = (days: number): string => new Date(now - days * DAY).toISOString()
+  const batch = async (transferId: string, batchId: string, offered: string): Promise<void> => {
+    await s.store.table('task_offer_batches').put(keys.row(transferId, batchId), { id: batchId, transfer_id: transferId, orchestrator_id: 'me', coordinator_id: 'them', wave_kind: 'initial', task_ids: [], attempt_ids: [], offered_at: offered, routed: [] })
+  }
+  await batch('tr-foreign-old', 'b1', at(40)); await batch('tr-foreign-old', 'b2', at(35))
+  await batch('tr-foreign-mixed', 'b1', at(40)); await batch('tr-foreign-mixed', 'b2', at(1)) // still routing
+  await batch('tr-foreign-new', 'b1', at(2))
+  await batch('tr-foreign-bad', 'b1', 'not a time')
+  // This node's own transfer, still running: its rows are its history, whatever their age.
+  await s.transfer('tr-own', 'in_progress', { updated_at: at(40) })
+  await batch('tr-own', 'b1', at(40))
+  const rows = async (): Promise<string[]> => { const out: string[] = []; for await (const [key] of s.store.table('task_offer_batches').entries()) out.push(key); return out }
+  const sweep = new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger: capturingLogger().logger, graceMs: HOUR, historyRetentionMs: 30 * DAY, now: () => now })
+  const r = await sweep.run()
+  t.same(r.foreign, { transfers: 1, rows: 2 })
+  t.same(await rows(), ['tr-foreign-bad/b1', 'tr-foreign-mixed/b1', 'tr-foreign-mixed/b2', 'tr-foreign-new/b1', 'tr-own/b1'], 'only the transfer whose every batch is past the retention went')
+  t.same((await sweep.run()).foreign, { transfers: 0, rows: 0 })
+  t.same((await new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger: capturingLogger().logger, graceMs: HOUR, now: () => now + 365 * DAY }).run()).foreign, { transfers: 0, rows: 0 }, 'no history retention: kept')
+  // A cap per sweep: a backlog goes over several sweeps.
+  await s.store.batch(Array.from({ length: MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP + 10 }, (_, i) => ({ type: 'put' as const, table: 'task_offer_batches' as const, key: keys.row(`tr-bulk-${String(i).padStart(6, '0')}`, 'b'), value: { offered_at: at(60) } })))
+  t.equal((await sweep.run()).foreign.rows, MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP)
+  t.equal((await sweep.run()).foreign.rows, 10)
 })
 
 t.test('one sweep deletes at most MAX_RECORDS_PRUNED_PER_SWEEP transfers whole; the next goes on', async t => {
