@@ -111,7 +111,8 @@ export class AttachmentIssuer {
     // attach again, without bound.
     const perAddress = this.#o.maxPerAddress ?? 0
     let group = address !== null && perAddress > 0 && !isLoopback(address) ? addressGroup(address) : null
-    const held = this.#groupOf.get(worker) ?? null
+    // An expired attachment holds no place: a group left from it (until the next renewal check) counts for nothing.
+    const held = live ? (this.#groupOf.get(worker) ?? null) : null
     if (group !== null && group !== held && this.countAt(group) >= perAddress) {
       if (!live) return refuse('max_per_address')
       group = held

@@ -10,7 +10,7 @@ import { prefixRange } from '../actors/store.ts'
 import { blobRefKey } from '../actors/transfer/blob-refs.ts'
 import { sweepBlobs, pacer, type Reclaimed } from './adapters/blob-sweep.ts'
 import type { FileBlobStore } from './adapters/blob-store.ts'
-import { uploadIdOf, type SinkPartials } from './adapters/destinations/sink-partials.ts'
+import { uploadIdOf, removePartial, type SinkPartials } from './adapters/destinations/sink-partials.ts'
 
 /** Between two sweeps. */
 export const SWEEP_INTERVAL_MS = 3_600_000 // 1 h
@@ -172,9 +172,10 @@ async function deletePrefix (store: Store, table: TableName, id: string, pace: (
  * row is read again first): its delivery history, its chunks with any blob reference they left, then its
  * organization index key and its record in one batch, last, so that a sweep cut short leaves the record
  * for the next one to finish. Only keys of that transfer go: its `<id>/` prefix, and the keys its row and
- * chunks name.
+ * chunks name. With `partials` (this node's sink), the sink's files of the upload the transfer delivered
+ * into go too, its completed record included (the delivered file stays: it is the client's).
  */
-export async function pruneRecords (store: Store, ids: readonly string[], before: number, stopped: () => boolean = () => false): Promise<{ transfers: number, rows: number }> {
+export async function pruneRecords (store: Store, ids: readonly string[], before: number, stopped: () => boolean = () => false, partials: SinkPartials | null = null): Promise<{ transfers: number, rows: number }> {
   const out = { transfers: 0, rows: 0 }
   const pace = pacer()
   const transfers = store.table<TransferRow>('transfers')
@@ -186,8 +187,11 @@ export async function pruneRecords (store: Store, ids: readonly string[], before
     // A chunk's blob reference is released by the transfer's cleanup; one left over would keep its blob for ever.
     const refs: StoreOp[] = []
     for await (const [, c] of store.table<ChunkRow>('chunks').entries(prefixRange(keys.prefix(id)))) refs.push({ type: 'del', table: 'index', key: blobRefKey(c.sha256, id, c.chunk_index) })
-    for (let i = 0; i < refs.length; i += PRUNE_BATCH) await store.batch(refs.slice(i, i + PRUNE_BATCH))
+    for (let i = 0; i < refs.length; i += PRUNE_BATCH) { await store.batch(refs.slice(i, i + PRUNE_BATCH)); await pace() }
     out.rows += await deletePrefix(store, 'chunks', id, pace)
+    // Only the upload id this node's sink gives the transfer (derived from its id): the upload state in its
+    // row is what a destination answered, and a remote sink could name another transfer's upload there.
+    if (partials !== null) await removePartial(partials.partialDir, uploadIdOf(id), false)
     await store.batch([
       { type: 'del', table: 'index', key: keys.orgTransfer(row.org_id, row.created_at, id) },
       { type: 'del', table: 'transfers', key: id }
@@ -236,6 +240,8 @@ export async function pruneForeignRouted (store: Store, before: number, stopped:
 export class DiskSweep {
   readonly #o: DiskSweepOptions
   #running: Promise<SweepResult> | null = null
+  /** Whether a sweep may delete rows: not the one at start (a host's clock may still be wrong at boot). */
+  #rowsAllowed = true
   #timer: Timer | null = null
   #stopped = false
 
@@ -244,10 +250,15 @@ export class DiskSweep {
   get intervalMs (): number { return this.#o.intervalMs ?? SWEEP_INTERVAL_MS }
   get graceMs (): number { return this.#o.graceMs ?? SWEEP_GRACE_MS }
 
-  /** Sweeps now (in the background), then every interval. */
+  /**
+   * Sweeps now (in the background), then every interval. The sweep at start reclaims files only: a row
+   * is judged by its age against the wall clock, which on a host just booted may not be set yet (a clock
+   * far ahead would make every finished transfer look old); rows go from the next sweep on.
+   */
   start (): void {
     if (this.#timer !== null || this.#stopped) return
-    void this.#background()
+    this.#rowsAllowed = false
+    void this.#background().finally(() => { this.#rowsAllowed = true })
     this.#timer = this.#o.clock.every(this.intervalMs, () => { void this.#background() })
   }
 
@@ -277,9 +288,10 @@ export class DiskSweep {
     const now = this.#o.now ?? Date.now
     const stopped = (): boolean => this.#stopped
     const t0 = performance.now()
-    const retention = this.#o.historyRetentionMs ?? null
+    const rows = this.#rowsAllowed
+    const retention = rows ? this.#o.historyRetentionMs ?? null : null
     const historyBefore = retention === null ? null : now() - retention
-    const recordRetention = this.#o.recordRetentionMs ?? null
+    const recordRetention = rows ? this.#o.recordRetentionMs ?? null : null
     const recordBefore = recordRetention === null ? null : now() - recordRetention
     const live = await liveTransfers(store, stopped, historyBefore, recordBefore)
     // Cut short, the scan may have missed live transfers: nothing is judged against it.
@@ -300,7 +312,7 @@ export class DiskSweep {
         }
       })
     const history = historyBefore === null ? { transfers: 0, rows: 0 } : await pruneHistory(store, live.historyDue, historyBefore, now(), stopped)
-    const records = recordBefore === null ? { transfers: 0, rows: 0 } : await pruneRecords(store, live.recordsDue, recordBefore, stopped)
+    const records = recordBefore === null ? { transfers: 0, rows: 0 } : await pruneRecords(store, live.recordsDue, recordBefore, stopped, partials)
     // Other coordinators' transfers leave only their routed offer batches here: they go with the history's retention.
     const foreign = historyBefore === null ? { transfers: 0, rows: 0 } : await pruneForeignRouted(store, historyBefore, stopped)
     const r: SweepResult = { blobs: b.blobs, blobTemps: b.temps, partials: p.partials, history, records, foreign, errors: b.errors + p.errors, ms: Math.round(performance.now() - t0) }

@@ -131,7 +131,8 @@ export class NodeTransferService implements TransferService {
     for (const owner of new Set([org, null])) {
       for await (const [key] of this.#deps.store.table('index').entries(prefixRange(keys.orgTransfers(owner)))) {
         const row = await transfers.get(key.slice(key.lastIndexOf('/') + 1))
-        if (row !== undefined && row.destination_id === destinationId && !TERMINAL.has(row.status)) return true
+        if (row === undefined) this.#dropDangling(key.slice(key.lastIndexOf('/') + 1), key)
+        else if (row.destination_id === destinationId && !TERMINAL.has(row.status)) return true
       }
     }
     return false
@@ -390,19 +391,35 @@ export class NodeTransferService implements TransferService {
       total++
     }
     if (query.status === undefined) {
-      const ids: string[] = []
+      const found: string[] = []
       for await (const [key] of this.#deps.store.table('index').entries(range)) {
-        if (total >= query.offset && ids.length < query.limit) ids.push(key.slice(key.lastIndexOf('/') + 1))
+        if (total >= query.offset && found.length < query.limit) found.push(key)
         total++
       }
-      for (const row of await Promise.all(ids.map(async id => await transfers.get(id)))) if (row !== undefined) page.push(row)
+      const idOf = (key: string): string => key.slice(key.lastIndexOf('/') + 1)
+      const rows = await Promise.all(found.map(async key => await transfers.get(idOf(key))))
+      rows.forEach((row, i) => { if (row !== undefined) page.push(row); else this.#dropDangling(idOf(found[i]!), found[i]!) })
     } else {
       for await (const [key] of this.#deps.store.table('index').entries(range)) {
         const row = await transfers.get(key.slice(key.lastIndexOf('/') + 1))
-        if (row !== undefined && row.status === query.status) take(row)
+        if (row === undefined) this.#dropDangling(key.slice(key.lastIndexOf('/') + 1), key)
+        else if (row.status === query.status) take(row)
       }
     }
     return { items: page.map(r => this.toRecord(r, { redactName: true })), total }
+  }
+
+  /**
+   * An index key whose transfer is gone (a row and its key are written and deleted together; a backfill
+   * that read a row the disk sweep then deleted can write its key again): deleted when a read meets it,
+   * so it stops counting in listings.
+   */
+  #dropDangling (id: string, key: string): void {
+    const store = this.#deps.store
+    void (async () => {
+      if (await store.table('transfers').get(id) !== undefined) return
+      await store.batch([{ type: 'del', table: 'index', key }])
+    })().catch(() => {}) // tried again at the next read that meets it
   }
 
   /**

@@ -106,6 +106,18 @@ t.test('issuer: at most maxPerAddress workers attached from one address (IPv6: o
   open.stop()
 })
 
+t.test('issuer: an expired attachment holds no place at its address, even before the renewal check forgets it', async t => {
+  const clock = new ManualClock()
+  const issuer = new AttachmentIssuer({ key: newHotkey(), clock, logger, maxWorkers: 10, maxPerAddress: 1, ttlMs: 45_000, deliver: () => {} })
+  t.teardown(() => issuer.stop())
+  const [w1, w2] = [newHotkey().address, newHotkey().address]
+  t.match(issuer.issue(w1, '198.51.100.1'), { ok: true })
+  issuer.release(w1)
+  clock.advance(50_000) // expired at 45 s; the next check is at 60 s
+  t.match(issuer.issue(w2, '198.51.100.1'), { ok: true }, 'the expired one frees the address')
+  t.same(issuer.issue(w1, '198.51.100.1'), { ok: false, reason: 'max_per_address' }, 'and coming back it needs room like any new one')
+})
+
 t.test('issuer: a worker not connected at a renewal check is taken as gone, not renewed', async t => {
   const clock = new ManualClock()
   const online = new Set<string>()

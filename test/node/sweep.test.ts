@@ -222,6 +222,11 @@ t.test('a finished transfer goes whole after the record retention: record, chunk
     return out
   }
   const shas: Record<string, string> = {}
+  const shared = async (): Promise<void> => {
+    // tr-gone-ref's first chunk and tr-same-bytes' share one blob: two references to one digest.
+    await s.store.table('chunks').put(keys.chunk('tr-same-bytes', 0), { transfer_id: 'tr-same-bytes', chunk_index: 0, sha256: shas['tr-gone-ref'] })
+    await s.store.table('index').put(blobRefKey(shas['tr-gone-ref']!, 'tr-same-bytes', 0), 1)
+  }
   const whole = async (id: string, status: TransferRow['status'], extra: Partial<TransferRow>, ref = false): Promise<void> => {
     const created = extra.created_at ?? at(400)
     await s.transfer(id, status, { org_id: 'org-1', created_at: created, updated_at: extra.completed_at ?? at(0), completed_at: null, ...extra })
@@ -230,19 +235,28 @@ t.test('a finished transfer goes whole after the record retention: record, chunk
     await s.chunk(id, 1, { ref: false })
     for (const table of HISTORY_TABLES) await s.store.table(table).put(`${id}/0000000000`, { i: 0 })
   }
-  await whole('tr-gone', 'completed', { completed_at: at(200) })
+  await whole('tr-gone', 'completed', { completed_at: at(200), updated_at: at(10) }) // its completion counts, not its last change
   await whole('tr-gone-ref', 'failed', { updated_at: at(181) }, true) // a blob reference its cleanup left behind
   await whole('tr-gone1', 'completed', { completed_at: at(100) }) // a key prefix of another's is not its own
-  await whole('tr-young', 'completed', { completed_at: at(179) })
+  await whole('tr-young', 'completed', { completed_at: at(179), updated_at: at(300) })
+  // Another transfer of the same bytes: its reference to the shared blob stays when tr-gone-ref goes.
+  await s.transfer('tr-same-bytes', 'in_progress', { org_id: 'org-1', created_at: at(1), updated_at: at(1) })
+  // This node's sink: the upload tr-gone delivered into (its completed record, a leftover partial file).
+  const sinkRecord = join(s.partials.partialDir, 'tr-gone.json')
+  await writeFile(sinkRecord, JSON.stringify({ status: 'completed' }))
+  await writeFile(join(s.partials.partialDir, 'tr-young.json'), JSON.stringify({ status: 'completed' }))
   await whole('tr-cleaning', 'cancelled', { updated_at: at(200), cleanup_pending: true })
   await whole('tr-running', 'in_progress', { updated_at: at(200) })
+  await shared()
   const before = await keysOf('tr-gone')
   t.ok(before.length >= 2 + HISTORY_TABLES.length + 2, `the transfer had its keys (${before.length})`)
 
   const { logger, lines } = capturingLogger('info')
-  const sweep = new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger, graceMs: HOUR, historyRetentionMs: 30 * DAY, recordRetentionMs: 180 * DAY, now: () => now })
+  const sweep = new DiskSweep({ store: s.store, blobs: s.blobs, partials: s.partials, clock: new ManualClock(), logger, graceMs: HOUR, historyRetentionMs: 30 * DAY, recordRetentionMs: 180 * DAY, now: () => now })
   const r = await sweep.run()
   t.equal(r.records.transfers, 2)
+  t.ok(await s.store.table('index').get(blobRefKey(shas['tr-gone-ref']!, 'tr-same-bytes', 0)), 'another transfer\'s reference to the same bytes stays')
+  t.same(await readdir(s.partials.partialDir), ['tr-young.json'], 'the sink record of the upload it delivered into went; a kept transfer\'s stays')
   t.equal(r.records.rows, 2 * (HISTORY_TABLES.length + 2 + 1))
   for (const id of ['tr-gone', 'tr-gone-ref']) t.same(await keysOf(id), [], `${id}: nothing of it is left`)
   t.ok(await s.store.table('transfers').get('tr-gone1'), 'a transfer whose id extends another\'s stays')
@@ -255,12 +269,12 @@ t.test('a finished transfer goes whole after the record retention: record, chunk
   t.ok(await s.store.table('transfers').get('tr-young') && await s.store.table('transfers').get('tr-cleaning') && await s.store.table('transfers').get('tr-running'), 'young, cleaning and running records stay')
   t.equal(r.history.transfers, 2, 'the young one and the one with the same prefix lost their history only')
   t.ok(lines.some(l => l.event === 'disk_swept' && l.records_transfers === 2), 'logged')
-  // The blob the left-over reference pinned is free now, and goes at the next sweep.
-  t.equal((await s.blobs.has(shas['tr-gone-ref']!)), true, 'kept by the reference while this sweep judged the blobs')
+
   t.equal((await sweep.run()).records.transfers, 0, 'nothing more to delete')
   // (Blob ages are wall clock: this sweep's `now` is the real one.)
   await new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger, graceMs: HOUR }).run()
-  t.equal(await s.blobs.has(shas['tr-gone-ref']!), false, 'its blob reclaimed by the next sweep')
+  t.equal(await s.blobs.has(shas['tr-gone-ref']!), true, 'a blob another transfer references stays')
+  t.equal(await s.blobs.has(shas['tr-gone']!), false, 'one no one references is reclaimed')
   t.equal(await s.blobs.has(shas['tr-running']!), true, 'a running transfer\'s blob stays')
   t.same((await new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock: new ManualClock(), logger, graceMs: HOUR, now: () => now + 3650 * DAY }).run()).records, { transfers: 0, rows: 0 }, 'no retention: kept for ever')
 })
@@ -291,6 +305,26 @@ t.test('offer batches routed for other coordinators\' transfers go after the his
   await s.store.batch(Array.from({ length: MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP + 10 }, (_, i) => ({ type: 'put' as const, table: 'task_offer_batches' as const, key: keys.row(`tr-bulk-${String(i).padStart(6, '0')}`, 'b'), value: { offered_at: at(60) } })))
   t.equal((await sweep.run()).foreign.rows, MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP)
   t.equal((await sweep.run()).foreign.rows, 10)
+})
+
+t.test('the sweep at start deletes no rows (a clock just booted may be wrong); the next ones do', async t => {
+  const s = await setup(t)
+  const ended = new Date(Date.now() - 400 * 86_400_000).toISOString()
+  await s.transfer('tr-old', 'completed', { org_id: null, created_at: ended, completed_at: ended, updated_at: ended })
+  for (const table of HISTORY_TABLES) await s.store.table(table).put('tr-old/0000000000', { i: 0 })
+  const clock = new ManualClock()
+  const swept: SweepResult[] = []
+  const sweep = new DiskSweep({ store: s.store, blobs: s.blobs, partials: null, clock, logger: capturingLogger().logger, graceMs: HOUR, intervalMs: HOUR, historyRetentionMs: 86_400_000, recordRetentionMs: 86_400_000, onSwept: (r) => swept.push(r) })
+  t.teardown(() => sweep.stop())
+  sweep.start()
+  await eventually(async () => swept.length === 1 ? true : undefined, 10_000, 'the sweep at start')
+  t.same([swept[0]!.records, swept[0]!.history], [{ transfers: 0, rows: 0 }, { transfers: 0, rows: 0 }], 'no rows deleted at start')
+  t.ok(await s.store.table('transfers').get('tr-old'), 'the finished transfer is still there')
+  clock.advance(HOUR)
+  await eventually(async () => swept.length === 2 ? true : undefined, 10_000, 'the next sweep')
+  t.equal(swept[1]!.records.transfers, 1, 'the next sweep deletes it')
+  t.equal(await s.store.table('transfers').get('tr-old'), undefined)
+  t.equal((await sweep.run()).records.transfers, 0, 'a sweep run by hand deletes rows too (nothing left here)')
 })
 
 t.test('one sweep deletes at most MAX_RECORDS_PRUNED_PER_SWEEP transfers whole; the next goes on', async t => {

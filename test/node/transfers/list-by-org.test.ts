@@ -94,3 +94,32 @@ t.test('a destination is in use while one of its organization\'s transfers in pr
   await write(transferRow(randomUUID(), 1, { org_id: null, destination_id: 'd3', status: 'in_progress' }))
   t.equal(await service.activeForDestination('d3', 'org-b'), true, 'a transfer from before organizations is')
 })
+
+t.test('an index key whose transfer is gone is left out and deleted when a listing meets it', async t => {
+  const env = testDeps()
+  const { service } = serviceOver(t, env.store)
+  const at = new Date(Date.UTC(2026, 10, 1)).toISOString()
+  const row = transferRow(randomUUID(), 1, { org_id: 'org-a', created_at: at })
+  await env.store.batch(new TransferState({ self: 'c', newId: randomUUID }).create(row, 0).ops)
+  await service.list({ organizationId: 'org-a' } as never, { limit: 1, offset: 0 }) // the first listing's backfill
+  // A key left behind: a backfill that read a row the disk sweep deleted meanwhile writes it again.
+  const gone = randomUUID()
+  const goneKey = keys.orgTransfer('org-a', at, gone)
+  await env.store.table('index').put(goneKey, 1)
+  const first = await service.list({ organizationId: 'org-a' } as never, { limit: 10, offset: 0 })
+  t.same(first.items.map(i => i.id), [row.id], 'only the transfer that exists')
+  const keyGone = async (): Promise<boolean> => await env.store.table('index').get(goneKey) === undefined
+  for (let i = 0; i < 50 && !(await keyGone()); i++) await new Promise(setImmediate)
+  t.ok(await keyGone(), 'the dangling key is deleted')
+  t.same((await service.list({ organizationId: 'org-a' } as never, { limit: 10, offset: 0 })).total, 1, 'and counts no more')
+  // The filtered path and the destination check do the same.
+  await env.store.table('index').put(goneKey, 1)
+  await service.list({ organizationId: 'org-a' } as never, { limit: 10, offset: 0, status: 'completed' })
+  for (let i = 0; i < 50 && !(await keyGone()); i++) await new Promise(setImmediate)
+  t.ok(await keyGone(), 'deleted by a filtered listing')
+  await env.store.table('index').put(goneKey, 1)
+  t.equal(await service.activeForDestination('dest-x', 'org-a'), false)
+  for (let i = 0; i < 50 && !(await keyGone()); i++) await new Promise(setImmediate)
+  t.ok(await keyGone(), 'deleted by the destination check')
+  t.ok(await env.store.table('transfers').get(row.id), 'the live transfer untouched')
+})
