@@ -10,7 +10,7 @@ import { prefixRange } from '../actors/store.ts'
 import { blobRefKey } from '../actors/transfer/blob-refs.ts'
 import { sweepBlobs, pacer, type Reclaimed } from './adapters/blob-sweep.ts'
 import type { FileBlobStore } from './adapters/blob-store.ts'
-import { uploadIdOf, removePartial, type SinkPartials } from './adapters/destinations/sink-partials.ts'
+import { uploadIdOf, type SinkPartials } from './adapters/destinations/sink-partials.ts'
 
 /** Between two sweeps. */
 export const SWEEP_INTERVAL_MS = 3_600_000 // 1 h
@@ -175,8 +175,8 @@ async function deletePrefix (store: Store, table: TableName, id: string, pace: (
  * chunks name. With `partials` (this node's sink), the sink's files of the upload the transfer delivered
  * into go too, its completed record included (the delivered file stays: it is the client's).
  */
-export async function pruneRecords (store: Store, ids: readonly string[], before: number, stopped: () => boolean = () => false, partials: SinkPartials | null = null): Promise<{ transfers: number, rows: number }> {
-  const out = { transfers: 0, rows: 0 }
+export async function pruneRecords (store: Store, ids: readonly string[], before: number, stopped: () => boolean = () => false, partials: SinkPartials | null = null): Promise<{ transfers: number, rows: number, errors: number }> {
+  const out = { transfers: 0, rows: 0, errors: 0 }
   const pace = pacer()
   const transfers = store.table<TransferRow>('transfers')
   for (const id of ids) {
@@ -191,7 +191,11 @@ export async function pruneRecords (store: Store, ids: readonly string[], before
     out.rows += await deletePrefix(store, 'chunks', id, pace)
     // Only the upload id this node's sink gives the transfer (derived from its id): the upload state in its
     // row is what a destination answered, and a remote sink could name another transfer's upload there.
-    if (partials !== null) await removePartial(partials.partialDir, uploadIdOf(id), false)
+    // Its files fail to go (or a write of them runs): the record stays, and the next sweep tries again.
+    if (partials !== null) {
+      const removed = await partials.remove(uploadIdOf(id)).catch(() => null)
+      if (removed === null) { out.errors++; continue }
+    }
     await store.batch([
       { type: 'del', table: 'index', key: keys.orgTransfer(row.org_id, row.created_at, id) },
       { type: 'del', table: 'transfers', key: id }
@@ -212,14 +216,17 @@ export async function pruneForeignRouted (store: Store, before: number, stopped:
   const out = { transfers: 0, rows: 0 }
   const pace = pacer()
   const transfers = store.table<TransferRow>('transfers')
-  let group: { id: string, keys: string[], old: boolean } | null = null
-  const settle = async (g: { id: string, keys: string[], old: boolean }): Promise<void> => {
-    if (!g.old || out.rows + g.keys.length > MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP) return
+  type Group = { id: string, keys: string[], count: number, old: boolean }
+  let group: Group | null = null
+  const settle = async (g: Group): Promise<void> => {
+    if (!g.old) return
     // Read when its rows are done: a transfer this node stores keeps them with its history.
     if (await transfers.get(g.id) !== undefined) return
-    for (let i = 0; i < g.keys.length; i += PRUNE_BATCH) await store.batch(g.keys.slice(i, i + PRUNE_BATCH).map((key): StoreOp => ({ type: 'del', table: 'task_offer_batches', key })))
-    out.rows += g.keys.length
-    out.transfers++
+    // Up to what is left of this sweep's budget: the rest of a large transfer's rows are as old, and go next time.
+    const doomed = g.keys.slice(0, MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP - out.rows)
+    for (let i = 0; i < doomed.length; i += PRUNE_BATCH) { await store.batch(doomed.slice(i, i + PRUNE_BATCH).map((key): StoreOp => ({ type: 'del', table: 'task_offer_batches', key }))); await pace() }
+    out.rows += doomed.length
+    if (doomed.length === g.count) out.transfers++
   }
   for await (const [key, row] of store.table<OfferBatchRow>('task_offer_batches').entries()) {
     if (stopped() || out.rows >= MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP) return out
@@ -227,9 +234,11 @@ export async function pruneForeignRouted (store: Store, before: number, stopped:
     const id = key.slice(0, key.indexOf('/'))
     if (group === null || group.id !== id) {
       if (group !== null) await settle(group)
-      group = { id, keys: [], old: true }
+      group = { id, keys: [], count: 0, old: true }
     }
-    group.keys.push(key)
+    // A group is never held whole past the budget (one coordinator can send many batches under one id).
+    if (group.keys.length < MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP) group.keys.push(key)
+    group.count++
     // A row whose time cannot be read counts as recent: nothing is deleted on a guess.
     if (!(Date.parse(row.offered_at) < before)) group.old = false
   }
@@ -312,10 +321,11 @@ export class DiskSweep {
         }
       })
     const history = historyBefore === null ? { transfers: 0, rows: 0 } : await pruneHistory(store, live.historyDue, historyBefore, now(), stopped)
-    const records = recordBefore === null ? { transfers: 0, rows: 0 } : await pruneRecords(store, live.recordsDue, recordBefore, stopped, partials)
+    const pruned = recordBefore === null ? { transfers: 0, rows: 0, errors: 0 } : await pruneRecords(store, live.recordsDue, recordBefore, stopped, partials)
+    const records = { transfers: pruned.transfers, rows: pruned.rows }
     // Other coordinators' transfers leave only their routed offer batches here: they go with the history's retention.
     const foreign = historyBefore === null ? { transfers: 0, rows: 0 } : await pruneForeignRouted(store, historyBefore, stopped)
-    const r: SweepResult = { blobs: b.blobs, blobTemps: b.temps, partials: p.partials, history, records, foreign, errors: b.errors + p.errors, ms: Math.round(performance.now() - t0) }
+    const r: SweepResult = { blobs: b.blobs, blobTemps: b.temps, partials: p.partials, history, records, foreign, errors: b.errors + p.errors + pruned.errors, ms: Math.round(performance.now() - t0) }
     const freed = r.blobs.files + r.blobTemps.files + r.partials.files
     const line = {
       event: 'disk_swept',

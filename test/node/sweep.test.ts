@@ -305,6 +305,29 @@ t.test('offer batches routed for other coordinators\' transfers go after the his
   await s.store.batch(Array.from({ length: MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP + 10 }, (_, i) => ({ type: 'put' as const, table: 'task_offer_batches' as const, key: keys.row(`tr-bulk-${String(i).padStart(6, '0')}`, 'b'), value: { offered_at: at(60) } })))
   t.equal((await sweep.run()).foreign.rows, MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP)
   t.equal((await sweep.run()).foreign.rows, 10)
+  // One transfer with more batches than a sweep's budget (one coordinator can send many under one id).
+  await s.store.batch(Array.from({ length: MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP + 5 }, (_, i) => ({ type: 'put' as const, table: 'task_offer_batches' as const, key: keys.row('tr-huge', `b-${String(i).padStart(6, '0')}`), value: { offered_at: at(60) } })))
+  t.same((await sweep.run()).foreign, { transfers: 0, rows: MAX_FOREIGN_ROWS_PRUNED_PER_SWEEP }, 'as much as the budget holds')
+  t.same((await sweep.run()).foreign, { transfers: 1, rows: 5 }, 'the rest next time')
+})
+
+t.test('a finished transfer whose sink files cannot go keeps its record for the next sweep', async t => {
+  const s = await setup(t)
+  const ended = new Date(Date.now() - 400 * 86_400_000).toISOString()
+  await s.transfer('tr-stuck', 'completed', { org_id: null, created_at: ended, completed_at: ended, updated_at: ended })
+  let answer: 'busy' | 'fail' | 'ok' = 'busy'
+  const asked: string[] = []
+  const partials = { sweep: async () => ({ partials: { files: 0, bytes: 0 }, errors: 0 }), remove: async (id: string) => { asked.push(id); if (answer === 'fail') throw Object.assign(new Error('EACCES'), { code: 'EACCES' }); return answer === 'busy' ? null : { files: 1, bytes: 0 } } } as unknown as SinkPartials
+  const sweep = new DiskSweep({ store: s.store, blobs: s.blobs, partials, clock: new ManualClock(), logger: capturingLogger().logger, graceMs: HOUR, recordRetentionMs: 86_400_000 })
+  const busy = await sweep.run()
+  t.same([busy.records.transfers, busy.errors], [0, 1], 'a write of the upload running: counted, the record kept')
+  answer = 'fail'
+  const failed = await sweep.run()
+  t.same([failed.records.transfers, failed.errors], [0, 1], 'a file-system error: the same, and the sweep went on')
+  t.ok(await s.store.table('transfers').get('tr-stuck'))
+  answer = 'ok'
+  t.equal((await sweep.run()).records.transfers, 1, 'deleted once its files went')
+  t.same(asked, ['tr-stuck', 'tr-stuck', 'tr-stuck'], 'the upload id this node\'s sink gives the transfer')
 })
 
 t.test('the sweep at start deletes no rows (a clock just booted may be wrong); the next ones do', async t => {

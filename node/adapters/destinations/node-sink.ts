@@ -357,6 +357,15 @@ export const sinkRoutes: FastifyPluginAsync<SinkRoutesOptions> = async function 
       const removed = await removePartial(partialDir, id, keepRecord)
       if (!keepRecord) forget(id) // again: a read of the record that began while its files were going
       return removed
+    }),
+    remove: async (id) => await serialised(id, async () => {
+      if ((writing.get(id)?.size ?? 0) > 0 || closing.has(id)) return null
+      forget(id)
+      writtenSha.delete(id)
+      claims.delete(id)
+      const removed = await removePartial(partialDir, id, false)
+      forget(id) // again: a read of the record that began while its files were going
+      return removed
     })
   })
 

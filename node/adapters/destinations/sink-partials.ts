@@ -38,6 +38,12 @@ export interface PartialGuard {
    * removes its files (`removePartial`). Null when it is kept.
    */
   discard (id: string, stale: () => Promise<boolean>): Promise<Reclaimed | null>
+  /**
+   * In the upload's turn, forgets it and removes all its files, a completed record included (its
+   * transfer is deleted whole: node/sweep.ts pruneRecords); the delivered file stays. Null while a chunk
+   * write or complete of it runs.
+   */
+  remove (id: string): Promise<Reclaimed | null>
 }
 
 export interface PartialSweepOptions {
@@ -64,6 +70,15 @@ export class SinkPartials {
 
   /** Called by the sink's routes once mounted: from then on uploads are discarded through them. */
   attach (guard: PartialGuard): void { this.#guard = guard }
+
+  /**
+   * Removes every file of upload `id`, its completed record included (the delivered file stays), through
+   * the sink when one is mounted here. Null when the sink keeps it for now (a write of it is running).
+   */
+  async remove (id: string): Promise<Reclaimed | null> {
+    if (!UPLOAD_ID.test(id)) return { files: 0, bytes: 0 }
+    return this.#guard !== null ? await this.#guard.remove(id) : await removePartial(this.partialDir, id, false)
+  }
 
   /**
    * One pass over the partial directory. Each upload is visited at its partial file (or, without one, at

@@ -110,6 +110,35 @@ t.test('a completed upload\'s leftover partial file goes; its record and its del
   t.same(Buffer.from(await driver.readRange(state, 0, TOTAL)), source, 'and still reads back')
 })
 
+t.test('remove: a completed upload\'s record goes with its transfer, through the sink; its delivered file stays', async t => {
+  const state = await begin('tr-retired')
+  const parts = []
+  for (const i of [0, 1]) parts.push({ index: i, attemptSlot: 0, etag: (await put(state, i)).headers.get('etag') })
+  const { storedName } = await driver.complete(state, parts)
+  const delivered = join(dir, storedName!)
+  t.same(Buffer.from(await driver.readRange(state, 0, TOTAL)), source, 'reads back before')
+  const r = await partials.remove('tr-retired')
+  t.ok(r !== null && r.files === 1, 'its record')
+  t.same(await filesOf('tr-retired'), [], 'nothing of the upload is left in .partial')
+  t.same(await readFile(delivered), source, 'the delivered file is whole')
+  await t.rejects(driver.readRange(state, 0, TOTAL), 'the sink forgot the upload: no read-back through it')
+  // A write streaming into an upload keeps it.
+  const writing = await begin('tr-removing')
+  const head = chunkOf(0).subarray(0, 100)
+  const held = heldPut((await driver.target(writing, coords(0), soon())).url, head)
+  const written = async (): Promise<boolean> => {
+    const fh = await open(join(partialDir, 'tr-removing'), 'r')
+    try { const b = Buffer.alloc(100); await fh.read(b, 0, 100, 0); return b.equals(head) } finally { await fh.close() }
+  }
+  await eventually(written, 10_000, 'the held write\'s first bytes in the partial file', 5)
+  t.equal(await partials.remove('tr-removing'), null, 'kept while the write runs')
+  t.same(await filesOf('tr-removing'), ['tr-removing', 'tr-removing.json'])
+  held.req.destroy()
+  await held.settled
+  await eventually(async () => (await partials.remove('tr-removing')) !== null ? true : undefined, 10_000, 'removed once the write ended')
+  t.same(await filesOf('tr-removing'), [])
+})
+
 t.test('without a mounted sink the sweep removes the files itself; liveness is asked again last', async t => {
   const sinkDir = await mkdtemp(join(tmpdir(), 'bwnet-sink-sweep-bare-'))
   t.teardown(() => rm(sinkDir, { recursive: true, force: true }))
