@@ -30,9 +30,10 @@ export interface AddressPolicy {
    * This host's own addresses, refused too (reason `own`) unless `allowPrivate`: a tenant's destination
    * at the node's public address would reach services bound there (a metrics port on 0.0.0.0). Not for
    * the node's own sink and data endpoint, which a worker or validator beside its orchestrator reaches at
-   * that address.
+   * that address. A function is asked at every check: a host's addresses change while it runs (IPv6
+   * temporary addresses rotate, DHCP renumbers); `liveAddresses` keeps such a list fresh.
    */
-  own?: readonly string[]
+  own?: readonly string[] | (() => readonly string[])
   /**
    * Which ranges are refused besides `own`: all (true, the default), none (false), or only these classes
    * (a worker's reads of other coordinators' data endpoints, node/adapters/chunk-mover.ts).
@@ -45,6 +46,27 @@ export function interfaceAddresses (): string[] {
   const out = new Set<string>()
   for (const list of Object.values(networkInterfaces())) for (const i of list ?? []) out.add(i.address.replace(/%.*$/, ''))
   return [...out]
+}
+
+/** How long a live address list (`liveAddresses`) is kept before the interfaces are read again. */
+export const OWN_ADDRESSES_TTL_MS = 60_000
+
+/**
+ * `read()` as a list kept for `ttlMs` (wall clock) and read again after: the same array while kept, so
+ * each check against it reuses one lookup structure.
+ */
+export function liveAddresses (read: () => readonly string[], ttlMs = OWN_ADDRESSES_TTL_MS, now: () => number = Date.now): () => readonly string[] {
+  let list = read()
+  let at = now()
+  return () => {
+    if (now() - at >= ttlMs) {
+      const next = read()
+      at = now()
+      // Unchanged: the same array, so its lookup structure is kept.
+      if (next.length !== list.length || next.some((a, i) => a !== list[i])) list = next
+    }
+    return list
+  }
 }
 
 /**
@@ -73,7 +95,8 @@ function ownList (own: readonly string[]): BlockList {
 }
 
 /** Whether `address` (or an IPv4 address it embeds) is one of `own`. */
-function isOwn (address: string, own: readonly string[]): boolean {
+function isOwn (address: string, ownOrLive: AddressPolicy['own']): boolean {
+  const own = typeof ownOrLive === 'function' ? ownOrLive() : ownOrLive ?? []
   if (own.length === 0) return false
   const list = ownList(own)
   const family = isIP(address)
@@ -87,7 +110,7 @@ function isOwn (address: string, own: readonly string[]): boolean {
 /** Why `policy` refuses a connection to `address`, or null when it allows it. */
 export function refusedClass (address: string, policy: AddressPolicy): AddressClass | null {
   if (policy.allowPrivate) return null
-  if (isOwn(address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, ''), policy.own ?? [])) return 'own'
+  if (isOwn(address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, ''), policy.own)) return 'own'
   if (policy.ranges === false) return null
   const cls = addressClass(address)
   if (cls === null || policy.ranges === undefined || policy.ranges === true) return cls

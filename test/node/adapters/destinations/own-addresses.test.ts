@@ -6,7 +6,7 @@ import { createServer } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import { cryptoReady } from '../../../../protocol/index.ts'
-import { checkDestinationUrl, guardedFetch, guardedRequest, guardedAgents, hostAddresses, refusedClass, type AddressPolicy } from '../../../../node/adapters/destinations/url-policy.ts'
+import { checkDestinationUrl, guardedFetch, guardedRequest, guardedAgents, hostAddresses, liveAddresses, refusedClass, type AddressPolicy } from '../../../../node/adapters/destinations/url-policy.ts'
 import { destinationsApi } from '../../../helpers/api.ts'
 
 await cryptoReady()
@@ -38,6 +38,26 @@ t.test('hostAddresses: the interfaces\' public addresses, and the public URL\'s 
   t.notOk(found.includes('127.0.0.1'), 'loopback is refused as loopback, not listed')
   t.ok(found.every(a => refusedClass(a, { allowPrivate: false }) === null), 'only public addresses')
   t.same(hostAddresses('https://node.example:8443'), hostAddresses(null), 'a name is not resolved (behind a CDN its addresses are shared)')
+})
+
+t.test('a live own list: the host\'s addresses read again once its time is up, the same list while unchanged', async t => {
+  let now = 1_000
+  let addrs = [OWN]
+  let reads = 0
+  const own = liveAddresses(() => { reads++; return [...addrs] }, 60_000, () => now)
+  const policy: AddressPolicy = { allowPrivate: false, own }
+  t.equal(refusedClass(OWN, policy), 'own')
+  const first = own()
+  addrs = [OWN] // read again, equal: the same array (its lookup structure kept)
+  now += 60_000
+  t.equal(own(), first, 'unchanged: the same list')
+  addrs = ['93.184.216.99'] // renumbered (or a temporary IPv6 address rotated)
+  now += 30_000
+  t.equal(refusedClass('93.184.216.99', policy), null, 'within the minute the old list holds')
+  now += 30_000
+  t.equal(refusedClass('93.184.216.99', policy), 'own', 'then the new address is refused')
+  t.equal(refusedClass(OWN, policy), null, 'and the one given up is not')
+  t.equal(reads, 3, 'read at start and once per minute asked')
 })
 
 t.test('the URL check and POST /destinations refuse the own host with reason own', async t => {
