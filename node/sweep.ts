@@ -183,19 +183,20 @@ export async function pruneRecords (store: Store, ids: readonly string[], before
     if (stopped()) break
     const row = await transfers.get(id)
     if (row === undefined || !TERMINAL.has(row.status) || row.cleanup_pending === true || !(endedAt(row) < before)) continue
+    // This node's sink files of its upload first, named by the upload id the sink gives the transfer
+    // (derived from its id; the upload state in its row is what a destination answered, and a remote sink
+    // could name another transfer's upload there). While they cannot go (a write of them runs, a
+    // file-system error), nothing of the transfer goes, and the next sweep tries again.
+    if (partials !== null) {
+      const removed = await partials.remove(uploadIdOf(id)).catch(() => null)
+      if (removed === null) { out.errors++; continue }
+    }
     for (const table of HISTORY_TABLES) out.rows += await deletePrefix(store, table, id, pace)
     // A chunk's blob reference is released by the transfer's cleanup; one left over would keep its blob for ever.
     const refs: StoreOp[] = []
     for await (const [, c] of store.table<ChunkRow>('chunks').entries(prefixRange(keys.prefix(id)))) refs.push({ type: 'del', table: 'index', key: blobRefKey(c.sha256, id, c.chunk_index) })
     for (let i = 0; i < refs.length; i += PRUNE_BATCH) { await store.batch(refs.slice(i, i + PRUNE_BATCH)); await pace() }
     out.rows += await deletePrefix(store, 'chunks', id, pace)
-    // Only the upload id this node's sink gives the transfer (derived from its id): the upload state in its
-    // row is what a destination answered, and a remote sink could name another transfer's upload there.
-    // Its files fail to go (or a write of them runs): the record stays, and the next sweep tries again.
-    if (partials !== null) {
-      const removed = await partials.remove(uploadIdOf(id)).catch(() => null)
-      if (removed === null) { out.errors++; continue }
-    }
     await store.batch([
       { type: 'del', table: 'index', key: keys.orgTransfer(row.org_id, row.created_at, id) },
       { type: 'del', table: 'transfers', key: id }

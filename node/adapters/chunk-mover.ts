@@ -15,7 +15,7 @@ import type { MoveFailure } from '../../protocol/index.ts'
 import { BULK_TIMEOUT_MS, type SwarmTransport } from './swarm-transport.ts'
 import type { Messenger } from '../messenger.ts'
 import type { InflightBudget } from './inflight-budget.ts'
-import { guardedDispatcher, guardedRequest, interfaceAddresses, liveAddresses, type AddressPolicy } from './destinations/url-policy.ts'
+import { guardedDispatcher, guardedRequest, interfaceAddresses, joinedAddresses, liveAddresses, type AddressPolicy } from './destinations/url-policy.ts'
 import { streamHash, HASH_BYTES_PER_STREAM, type StreamHash } from './hash-pool.ts'
 
 /**
@@ -168,7 +168,8 @@ export class HttpChunkMover implements ChunkMover {
     // Data endpoints are not judged by range: nodes on one private network pull from each other over HTTP.
     // Another coordinator's may not be on this host, though: loopback, or any of its interfaces' addresses.
     const own = policy.own
-    this.#get = guardedDispatcher({ ...policy, own: liveAddresses(() => [...(typeof own === 'function' ? own() : own ?? []), ...interfaceAddresses()]), ranges: ['loopback', 'unspecified'] })
+    const hostOwn = typeof own === 'function' ? own : () => own ?? []
+    this.#get = guardedDispatcher({ ...policy, own: joinedAddresses(hostOwn, liveAddresses(interfaceAddresses)), ranges: ['loopback', 'unspecified'] })
     this.#getOwnNode = guardedDispatcher({ ...policy, own: [], ranges: false })
   }
 

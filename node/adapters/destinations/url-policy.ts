@@ -52,20 +52,37 @@ export function interfaceAddresses (): string[] {
 export const OWN_ADDRESSES_TTL_MS = 60_000
 
 /**
- * `read()` as a list kept for `ttlMs` (wall clock) and read again after: the same array while kept, so
- * each check against it reuses one lookup structure.
+ * `read()` as a list kept for `ttlMs` (a monotonic clock: a wall clock stepped back would hold it) and
+ * read again after: the same array while kept, so each check against it reuses one lookup structure. A
+ * read that fails (os.networkInterfaces can, out of file descriptors) keeps the last list until the next
+ * try: it runs inside connection checks, where a throw would reach no one.
  */
-export function liveAddresses (read: () => readonly string[], ttlMs = OWN_ADDRESSES_TTL_MS, now: () => number = Date.now): () => readonly string[] {
+export function liveAddresses (read: () => readonly string[], ttlMs = OWN_ADDRESSES_TTL_MS, now: () => number = () => performance.now()): () => readonly string[] {
   let list = read()
   let at = now()
   return () => {
     if (now() - at >= ttlMs) {
-      const next = read()
       at = now()
+      let next: readonly string[]
+      try { next = read() } catch { return list }
       // Unchanged: the same array, so its lookup structure is kept.
       if (next.length !== list.length || next.some((a, i) => a !== list[i])) list = next
     }
     return list
+  }
+}
+
+/**
+ * Two lists as one: the same array while both give the same arrays (each kept by its own `liveAddresses`),
+ * so neither is read more often than its own time says.
+ */
+export function joinedAddresses (a: () => readonly string[], b: () => readonly string[]): () => readonly string[] {
+  let parts: [readonly string[], readonly string[]] | null = null
+  let joined: readonly string[] = []
+  return () => {
+    const x = a(); const y = b()
+    if (parts === null || parts[0] !== x || parts[1] !== y) { parts = [x, y]; joined = [...x, ...y] }
+    return joined
   }
 }
 

@@ -58,6 +58,11 @@ t.test('a live own list: the host\'s addresses read again once its time is up, t
   t.equal(refusedClass('93.184.216.99', policy), 'own', 'then the new address is refused')
   t.equal(refusedClass(OWN, policy), null, 'and the one given up is not')
   t.equal(reads, 3, 'read at start and once per minute asked')
+  // A read that fails (out of file descriptors) keeps the last list: it runs inside connection checks.
+  const failing = liveAddresses(() => { if (reads++ > 3) throw Object.assign(new Error('EMFILE'), { code: 'EMFILE' }); return [OWN] }, 60_000, () => now)
+  now += 60_000
+  t.same(failing(), [OWN], 'kept when the read throws')
+  t.equal(refusedClass(OWN, { allowPrivate: false, own: failing }), 'own')
 })
 
 t.test('the URL check and POST /destinations refuse the own host with reason own', async t => {
