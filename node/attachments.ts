@@ -121,7 +121,7 @@ export class AttachmentIssuer {
     this.#issued.set(worker, attachment)
     this.#left.delete(worker)
     if (group !== null) this.#groupOf.set(worker, group)
-    else if (!live || (address !== null && held !== null && group !== held)) this.#groupOf.delete(worker)
+    else if (!live || (address !== null && held !== null)) this.#groupOf.delete(worker) // new here, or moved to an address not counted
     if (!live) this.#log.info({ worker, expiresAt: attachment.expiresAt, event: 'worker_attachment_issued' }, 'worker attached by attachment')
     this.#arm()
     return { ok: true, attachment, renewed: live }

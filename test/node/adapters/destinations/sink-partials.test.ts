@@ -75,15 +75,21 @@ function heldPut (url: string, first: Buffer): { req: http.ClientRequest, settle
   return { req, settled }
 }
 
-t.test('an upload a chunk write is streaming into stays, whatever its age and its transfer', async t => {
-  const state = await begin('tr-writing')
+/** Begins upload `id` and holds a chunk write open into it, once its first bytes are in the partial file. */
+async function writeHeld (id: string): Promise<ReturnType<typeof heldPut>> {
+  const state = await begin(id)
   const head = chunkOf(0).subarray(0, 100)
   const held = heldPut((await driver.target(state, coords(0), soon())).url, head)
   const written = async (): Promise<boolean> => {
-    const fh = await open(join(partialDir, 'tr-writing'), 'r')
+    const fh = await open(join(partialDir, id), 'r')
     try { const b = Buffer.alloc(100); await fh.read(b, 0, 100, 0); return b.equals(head) } finally { await fh.close() }
   }
   await eventually(written, 10_000, 'the held write\'s first bytes in the partial file', 5)
+  return held
+}
+
+t.test('an upload a chunk write is streaming into stays, whatever its age and its transfer', async t => {
+  const held = await writeHeld('tr-writing')
   await age('tr-writing')
   const r = await partials.sweep({ isLive: () => false, graceMs: HOUR })
   t.same(r.partials, { files: 0, bytes: 0 }, 'kept while the write runs')
@@ -123,14 +129,7 @@ t.test('remove: a completed upload\'s record goes with its transfer, through the
   t.same(await readFile(delivered), source, 'the delivered file is whole')
   await t.rejects(driver.readRange(state, 0, TOTAL), 'the sink forgot the upload: no read-back through it')
   // A write streaming into an upload keeps it.
-  const writing = await begin('tr-removing')
-  const head = chunkOf(0).subarray(0, 100)
-  const held = heldPut((await driver.target(writing, coords(0), soon())).url, head)
-  const written = async (): Promise<boolean> => {
-    const fh = await open(join(partialDir, 'tr-removing'), 'r')
-    try { const b = Buffer.alloc(100); await fh.read(b, 0, 100, 0); return b.equals(head) } finally { await fh.close() }
-  }
-  await eventually(written, 10_000, 'the held write\'s first bytes in the partial file', 5)
+  const held = await writeHeld('tr-removing')
   t.equal(await partials.remove('tr-removing'), null, 'kept while the write runs')
   t.same(await filesOf('tr-removing'), ['tr-removing', 'tr-removing.json'])
   held.req.destroy()
