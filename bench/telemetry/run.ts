@@ -1,6 +1,7 @@
 // Telemetry bench: requests/s and p99 latency of GET /v1/telemetry/network (200, charged) and of its
 // 304 path (If-None-Match, free) on a running devnet, against a bare Fastify route returning the same
-// JSON in the same process, in one run. Paths are interleaved in rounds so machine noise hits all
+// JSON in the same process (and the same route's 304 for the same ETag, `bare304`: what a bare 304 costs on
+// this machine, printed beside the goals), in one run. Paths are interleaved in rounds so machine noise hits all
 // alike. The server is a child process (server.ts: the devnet and the bare app); this process is the
 // load generator (keep-alive HTTP, fixed concurrency).
 // Goals (docs/benchmarks.md): 200 and 304 ≥ 0.9× bare, p99 < 10 ms at 32 connections; every 200 is
@@ -49,6 +50,7 @@ const ready = await new Promise<Ready>((resolve, reject) => {
 
 const PATHS = {
   bare: { port: ready.barePort, headers: {}, expect: 200 },
+  bare304: { port: ready.barePort, headers: { 'if-none-match': ready.etag }, expect: 304 },
   telemetry: { port: ready.apiPort, headers: { 'x-api-key': ready.key }, expect: 200 },
   telemetry304: { port: ready.apiPort, headers: { 'x-api-key': ready.key, 'if-none-match': ready.etag }, expect: 304 }
 } as const
@@ -109,7 +111,7 @@ async function load (name: PathName): Promise<{ requests: number, ms: number, la
   return { requests: latencies.length, ms: performance.now() - start, latencies }
 }
 
-const totals: Record<PathName, { requests: number, ms: number, latencies: number[], cpuUs: number }> = { bare: { requests: 0, ms: 0, latencies: [], cpuUs: 0 }, telemetry: { requests: 0, ms: 0, latencies: [], cpuUs: 0 }, telemetry304: { requests: 0, ms: 0, latencies: [], cpuUs: 0 } }
+const totals: Record<PathName, { requests: number, ms: number, latencies: number[], cpuUs: number }> = { bare: { requests: 0, ms: 0, latencies: [], cpuUs: 0 }, bare304: { requests: 0, ms: 0, latencies: [], cpuUs: 0 }, telemetry: { requests: 0, ms: 0, latencies: [], cpuUs: 0 }, telemetry304: { requests: 0, ms: 0, latencies: [], cpuUs: 0 } }
 for (const name of names) await slice(name).catch((e) => { throw e }) // warm-up, not counted
 for (let r = 0; r < rounds; r++) {
   for (const name of names) {
@@ -143,7 +145,10 @@ if (names.length === ALL.length) {
     // Requests per server CPU-second, relative to bare: the throughput ratio when the server is CPU-bound,
     // with other load on the machine mostly factored out.
     telemetryVsBareCpu: Number((cpuPer('bare') / cpuPer('telemetry')).toFixed(3)),
-    telemetry304VsBareCpu: Number((cpuPer('bare') / cpuPer('telemetry304')).toFixed(3))
+    telemetry304VsBareCpu: Number((cpuPer('bare') / cpuPer('telemetry304')).toFixed(3)),
+    // The 304 path against a bare 304: no body on either side, so what is left is the paid path's own work.
+    telemetry304VsBare304Rps: Number((rps('telemetry304') / rps('bare304')).toFixed(3)),
+    telemetry304VsBare304Cpu: Number((cpuPer('bare304') / cpuPer('telemetry304')).toFixed(3))
   }
   result.goals = {
     rps200: { want: `>= ${GOALS.rps200}`, met: (result.ratios as any).telemetryVsBareRps >= GOALS.rps200 },

@@ -10,12 +10,12 @@ t.test('telemetry bench on a devnet: req/s, p99 and server CPU of the network re
   t.equal(code, 0, `bench exits 0; stderr: ${stderr.slice(-2000)}`)
   t.equal(result.target, 'devnet')
   t.ok(result.evidenceTasks >= 1, 'the devnet completed a transfer before the measurement')
-  for (const p of ['bare', 'telemetry', 'telemetry304']) {
+  for (const p of ['bare', 'bare304', 'telemetry', 'telemetry304']) {
     t.ok(result[p].requests >= 4, `${p}: at least one request per connection`)
     t.ok(Number.isFinite(result[p].p99Ms) && result[p].p99Ms > 0, `${p} p99`)
     t.ok(Number.isFinite(result[p].serverCpuUsPerRequest), `${p} server CPU per request`)
   }
-  for (const k of ['telemetryVsBareRps', 'telemetry304VsBareRps', 'telemetryVsBareCpu', 'telemetry304VsBareCpu']) t.ok(Number.isFinite(result.ratios[k]), k)
+  for (const k of ['telemetryVsBareRps', 'telemetry304VsBareRps', 'telemetryVsBareCpu', 'telemetry304VsBareCpu', 'telemetry304VsBare304Rps', 'telemetry304VsBare304Cpu']) t.ok(Number.isFinite(result.ratios[k]), k)
   t.same(Object.keys(result.goals).sort(), ['p99', 'rps200', 'rps304'])
   t.same(JSON.parse(await readFile(out, 'utf8')), result)
   t.match(stderr, /ratios/)

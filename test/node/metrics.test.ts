@@ -1,7 +1,8 @@
 // The node's metrics registry and its health server, without a network: names carry the bwnet_
 // prefix and the role label, scrape-time gauges read their sources, the parser refuses bad text.
 import t from 'tap'
-import { NodeMetrics } from '../../node/metrics.ts'
+import { Histogram, Registry } from 'prom-client'
+import { NodeMetrics, SeriesHistogram, HTTP_BUCKETS } from '../../node/metrics.ts'
 import { MetricsServer } from '../../node/metrics-server.ts'
 import { meteredMover, coordinatorMetrics } from '../../node/metrics-ports.ts'
 import { parsePrometheus, sample } from '../helpers/prometheus.ts'
@@ -81,4 +82,40 @@ t.test('the Prometheus reader refuses malformed text', async t => {
   t.throws(() => parsePrometheus('bwnet_x one\n'))
   t.throws(() => parsePrometheus('# TYPE bwnet_x weird\n'))
   t.equal(sample(parsePrometheus('# TYPE bwnet_x counter\nbwnet_x{a="1",b="2"} 5\n'), 'bwnet_x', { b: '2' }), 5)
+})
+
+t.test('the HTTP histogram writes exactly what a prom-client Histogram writes for the same observations', async t => {
+  const ours = new Registry()
+  const theirs = new Registry()
+  for (const r of [ours, theirs]) r.setDefaultLabels({ role: 'orchestrator' })
+  const labelNames = ['method', 'route', 'status'] as const
+  const opts = { name: 'bwnet_http_request_duration_seconds', help: 'HTTP requests served, by method, route and status', labelNames, buckets: HTTP_BUCKETS }
+  const mine = new SeriesHistogram({ ...opts, registers: [ours] })
+  const reference = new Histogram({ ...opts, labelNames: [...labelNames], registers: [theirs] })
+  const series = [
+    { method: 'GET', route: '/v1/telemetry/network', status: '200' },
+    { method: 'GET', route: '/v1/telemetry/network', status: '304' },
+    { method: 'POST', route: '/transfers/:id/chunks', status: '201' },
+    { method: 'GET', route: 'unmatched', status: '404' }
+  ]
+  // Every bucket, its bounds exactly, above the last, zero; a series observed once and one never.
+  const values = [0, 0.001, 0.0010001, 0.004, 0.005, 0.3, 1, 2.5, 29.9, 30, 31, 1e6, ...HTTP_BUCKETS]
+  for (const [i, v] of values.entries()) {
+    const labels = series[i % 3]!
+    mine.series(labels).observe(v)
+    reference.labels(labels).observe(v)
+  }
+  mine.series(series[3]!)
+  t.equal(mine.series(series[0]!), mine.series({ ...series[0]! }), 'the same labels: the same series')
+  t.equal(await ours.metrics(), await theirs.metrics(), 'the same text exposition')
+  t.same(await ours.getMetricsAsJSON(), await theirs.getMetricsAsJSON(), 'the same JSON')
+  t.match(await ours.metrics(), /bwnet_http_request_duration_seconds_bucket\{le="\+Inf",role="orchestrator",method="GET",route="\/v1\/telemetry\/network",status="200"\} 9$/m)
+  t.notMatch(await ours.metrics(), /unmatched/, 'a series never observed is not written')
+  t.throws(() => mine.series({ method: 'GET', route: 'x' } as never), /label status missing/)
+  t.throws(() => mine.series({ ...series[0]!, other: 'x' } as never), /unknown label other/)
+  t.throws(() => mine.series(series[0]!).observe(Number.NaN), TypeError)
+  mine.reset(); reference.reset()
+  t.equal(await ours.metrics(), await theirs.metrics(), 'reset: nothing written by either')
+  mine.series(series[1]!).observe(0.02); reference.labels(series[1]!).observe(0.02)
+  t.equal(await ours.metrics(), await theirs.metrics(), 'observed again after the reset')
 })
