@@ -116,7 +116,10 @@ interface SeriesState<L extends string> extends HistogramSeries {
  * kept, and its `observe` only adds to counts. prom-client's labelled child validates and hashes the
  * labels and turns the bucket bound into a property name on every observe (about 1 µs, measured:
  * docs/benchmarks.md#telemetry). Registered in a prom-client registry like its own metrics and exposed
- * in exactly prom-client's format (test/node/metrics.test.ts holds the two texts equal).
+ * in exactly prom-client's format (test/node/metrics.test.ts holds the two texts equal; series are
+ * written in the order they were first observed, and after a reset they keep that order). It is a
+ * histogram for exposition only: what a registry's `getSingleMetric` returns for it has no prom-client
+ * methods beyond `get` and `reset`.
  */
 export class SeriesHistogram<L extends string> {
   readonly name: string
@@ -131,6 +134,7 @@ export class SeriesHistogram<L extends string> {
     this.name = opts.name
     this.help = opts.help
     this.labelNames = opts.labelNames
+    if (this.labelNames.includes('le' as L)) throw new Error('le is a reserved label name')
     this.#bounds = [...opts.buckets].sort((a, b) => a - b)
     for (const r of opts.registers ?? []) r.registerMetric(this as unknown as Metric)
   }

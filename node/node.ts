@@ -284,8 +284,8 @@ export class BwnetNode {
       this.apiDeps = deps
       this.app = await buildApp(deps)
       const httpSeconds = this.metrics.httpSeconds
-      // Each route's series kept by status and method: a request costs three map reads of strings and
-      // numbers it already has, no label object or key built (every paid read passes here).
+      // Each route's series kept by status and method: a request costs three map reads of values it already
+      // has; the labels are built once per series (every paid read passes here).
       const series = new Map<string, Map<number, Map<string, HistogramSeries>>>()
       this.app.addHook('onResponse', (req, reply, done) => {
         const route = req.routeOptions.url ?? 'unmatched'

@@ -24,6 +24,7 @@ const DEFAULT_SECONDS = 3 // per path per round
 const DEFAULT_ROUNDS = 3
 const DEFAULT_CONCURRENCY = 32 // requests in flight (connections)
 const MAX_REQUESTS_PER_SLICE = 2_000_000 // bound on each load loop whatever the options say
+const MAX_PATHS = 4 // bare, bare304, telemetry, telemetry304 (PATHS below)
 const SERVER_READY_TIMEOUT_MS = 120_000 // a devnet start and one transfer
 const REPO = join(import.meta.dirname, '..', '..')
 const DEFAULT_OUT = join(REPO, 'bench', 'out', 'telemetry.json')
@@ -38,7 +39,8 @@ for (const [n, v] of [['seconds', seconds], ['rounds', rounds], ['concurrency', 
 interface Ready { apiPort: number, barePort: number, key: string, etag: string, bytes: number, evidence: number, startupMs: number }
 const GOALS = { rps200: 0.9, rps304: 0.9, p99Ms: 10 }
 const child = spawn(process.execPath, [...(process.env.BWN_BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean), join(import.meta.dirname, 'server.ts')], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] })
-const killer = setTimeout(() => { child.kill('SIGKILL') }, (seconds * rounds * 3 + 60) * 1000 + SERVER_READY_TIMEOUT_MS)
+// Every path loads for a warm-up slice and one slice per round; the bound leaves a minute beside that.
+const killer = setTimeout(() => { child.kill('SIGKILL') }, (seconds * (rounds + 1) * MAX_PATHS + 60) * 1000 + SERVER_READY_TIMEOUT_MS)
 killer.unref()
 const ready = await new Promise<Ready>((resolve, reject) => {
   const timer = setTimeout(() => reject(new Error('server not ready')), SERVER_READY_TIMEOUT_MS)
