@@ -6,6 +6,8 @@ declare module 'hyperdht' {
     constructor (opts?: DHTOptions)
     fullyBootstrapped (): Promise<void>
     address (): { host: string, port: number }
+    /** This node's address as the DHT nodes it talked to report it (its NAT sampler): null until they have. */
+    readonly host: string | null
     destroy (opts?: { force?: boolean }): Promise<void>
     listening: Set<{ close (): Promise<void> }>
     static keyPair (seed?: Uint8Array): { publicKey: Buffer, secretKey: Buffer }

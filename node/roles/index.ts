@@ -28,7 +28,7 @@ import { checkVerifyRequest, checkWorkerAccept, checkWorkerClaim } from '../veri
 import { authorityOf, offerSigned, signOffer, type Envelope, type PrismScores, type SnapshotPublished, type TaskOfferMsg, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
-import { hostAddresses, liveAddresses, type AddressPolicy } from '../adapters/destinations/url-policy.ts'
+import { hostAddresses, joinedAddresses, liveAddresses, reportedAddresses, type AddressPolicy } from '../adapters/destinations/url-policy.ts'
 import { InflightBudget } from '../adapters/inflight-budget.ts'
 import chainRoutes from '../../api/routes/chain.ts'
 import prismRoutes from '../../api/routes/prism.ts'
@@ -63,8 +63,9 @@ export async function startRole (ctx: RoleContext): Promise<RoleHandle> {
  */
 function tenantPolicy (ctx: RoleContext): AddressPolicy {
   if (ctx.config.allowPrivateDestinations) return { allowPrivate: true }
-  // Read again at most once a minute while the node runs: addresses change (IPv6 temporary ones rotate).
-  const own = liveAddresses(() => hostAddresses(ctx.config.publicUrl))
+  // The interfaces read again at most once a minute while the node runs (IPv6 temporary addresses rotate),
+  // and the address the swarm's DHT nodes see this host at (a 1:1 NAT's, on no interface) as it changes.
+  const own = joinedAddresses(liveAddresses(() => hostAddresses(ctx.config.publicUrl)), reportedAddresses(() => ctx.transport.swarm.dht.host))
   ctx.logger.info({ own: own() }, 'destinations refuse this host\'s own addresses')
   return { allowPrivate: false, own }
 }

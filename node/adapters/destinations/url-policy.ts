@@ -87,6 +87,28 @@ export function joinedAddresses (a: () => readonly string[], b: () => readonly s
 }
 
 /**
+ * The public address other hosts see this one at, as an own list: `read()` gives it (the swarm's DHT
+ * reports it: hyperdht's NAT sampler keeps the address most of the DHT nodes it talked to saw), [] until
+ * it is known and when it is not a public address. A host behind a 1:1 NAT (most cloud hosts) has that
+ * address on none of its interfaces, and `--public-url` is often a name. The same array while the
+ * address is unchanged; a read that throws keeps the last list.
+ */
+export function reportedAddresses (read: () => string | null | undefined): () => readonly string[] {
+  let seen: string | null | undefined
+  let list: readonly string[] = []
+  return () => {
+    let host: string | null | undefined
+    try { host = read() } catch { return list }
+    if (host !== seen) {
+      seen = host
+      const address = typeof host === 'string' ? host.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '') : ''
+      list = isIP(address) !== 0 && addressClass(address) === null ? [address] : []
+    }
+    return list
+  }
+}
+
+/**
  * This host's public addresses: every interface's, and the `publicUrl` host when it is an address. A named
  * public URL is not resolved: behind a CDN or a shared load balancer, its addresses are other hosts' too.
  */

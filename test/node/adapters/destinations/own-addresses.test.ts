@@ -6,7 +6,14 @@ import { createServer } from 'node:http'
 import { networkInterfaces } from 'node:os'
 import type { AddressInfo } from 'node:net'
 import { cryptoReady } from '../../../../protocol/index.ts'
-import { checkDestinationUrl, guardedFetch, guardedRequest, guardedAgents, hostAddresses, liveAddresses, refusedClass, type AddressPolicy } from '../../../../node/adapters/destinations/url-policy.ts'
+import { checkDestinationUrl, guardedFetch, guardedRequest, guardedAgents, hostAddresses, liveAddresses, refusedClass, reportedAddresses, type AddressPolicy } from '../../../../node/adapters/destinations/url-policy.ts'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import createTestnet from 'hyperdht/testnet.js'
+import { BwnetNode } from '../../../../node/node.ts'
+import { NODE_DEFAULTS, type NodeConfig } from '../../../../node/config.ts'
+import { silentLogger } from '../../../helpers/logger.ts'
 import { destinationsApi } from '../../../helpers/api.ts'
 
 await cryptoReady()
@@ -104,4 +111,54 @@ t.test('at connect: an own address is refused before any connection, by name and
   })
   t.match(err, refusedOwn, 'request, a name resolving to it')
   t.equal(hits, 0)
+})
+
+t.test('reportedAddresses: the address the DHT reports, when public; the same list while it is unchanged', async t => {
+  let host: string | null = null
+  let reads = 0
+  const reported = reportedAddresses(() => { reads++; if (host === 'throw') throw new Error('gone'); return host })
+  t.same(reported(), [], 'nothing reported yet')
+  host = OWN
+  const first = reported()
+  t.same(first, [OWN])
+  t.equal(reported(), first, 'unchanged: the same array (its lookup structure kept)')
+  t.equal(refusedClass(OWN, { allowPrivate: false, own: reported }), 'own')
+  host = '[2606:4700:4700::1111]'
+  t.same(reported(), ['2606:4700:4700::1111'], 'an IPv6 one, brackets dropped')
+  for (const local of ['127.0.0.1', '10.1.2.3', '192.168.1.1', 'fe80::1', 'not an address']) {
+    host = local
+    t.same(reported(), [], `${local}: not a public address, not listed (refused by range, or not at all)`)
+  }
+  host = OWN
+  reported()
+  host = 'throw'
+  t.same(reported(), [OWN], 'a read that throws keeps the last list')
+  t.ok(reads >= 10)
+})
+
+t.test('an orchestrator refuses the address its DHT reports for it: a 1:1 NAT\'s, on none of its interfaces', async t => {
+  await cryptoReady()
+  const testnet = await createTestnet(3, { host: '127.0.0.1' })
+  t.teardown(() => testnet.destroy())
+  const data = await mkdtemp(join(tmpdir(), 'bwnet-own-reported-'))
+  t.teardown(() => rm(data, { recursive: true, force: true }))
+  // On loopback the DHT nodes report 127.0.0.1; behind a cloud provider's NAT they report its public address.
+  const dht = testnet.createNode()
+  let reported: string | null = null
+  Object.defineProperty(dht, 'host', { get: () => reported })
+  const node = new BwnetNode({
+    config: { ...NODE_DEFAULTS, role: 'orchestrator', data, bootstrap: testnet.bootstrap.map(b => `${b.host}:${b.port}`), dhtHost: '127.0.0.1', port: 0, metricsPort: 0, network: `own-reported-${process.pid}`, allowPrivateDestinations: false } as NodeConfig,
+    logger: silentLogger(), dht
+  })
+  t.teardown(() => node.stop())
+  await node.start()
+  const org = await node.accounts!.createOrganization({ name: 'o' })
+  const key = (await node.accounts!.createKey(org.id, { role: 'client' })).key
+  const create = async (url: string): Promise<{ statusCode: number, json (): any }> => await node.app!.inject({ method: 'POST', url: '/destinations', headers: { 'x-api-key': key }, payload: { name: `d-${Math.random()}`, kind: 'http', config: { url } } })
+  t.equal((await create(`http://${OWN}/x`)).statusCode, 201, 'before the DHT reports it: an address like any other')
+  reported = OWN
+  const refused = await create(`http://${OWN}:9464/metrics`)
+  t.equal(refused.statusCode, 400)
+  t.match(refused.json(), { code: 'BWN_ERR_DESTINATION_URL_REFUSED', reason: 'own' })
+  t.equal((await create('http://93.184.216.35/x')).statusCode, 201, 'another public address passes')
 })
