@@ -51,6 +51,28 @@ export interface ApiDeps {
   live?: Partial<LiveLimits>
 }
 
+/** One worker as its orchestrator sees it: attached now (by an attachment it issued) and/or revoked. */
+export interface WorkerAttachmentView {
+  hotkey: string
+  /** Holds a live attachment from this orchestrator (connected, or gone with it still valid). */
+  attached: boolean
+  /** When that attachment expires (ISO 8601); null when it holds none. */
+  expiresAt: string | null
+  /** The operator revoked it: it is refused here until reinstated, across restarts. */
+  revoked: boolean
+  revokedAt: string | null
+}
+
+/** The operator's control of the workers an orchestrator attaches (docs/node.md#attaching-workers). */
+export interface WorkerAttachments {
+  /** Attached and revoked workers, by hotkey. */
+  list (): Promise<WorkerAttachmentView[]>
+  /** Revokes the worker (durably, before it answers): its attachment is refused at once and it is attached no more. */
+  revoke (hotkey: string): Promise<WorkerAttachmentView>
+  /** Lifts a revocation; `wasRevoked` false when there was none. */
+  reinstate (hotkey: string): Promise<{ view: WorkerAttachmentView, wasRevoked: boolean }>
+}
+
 /** The coordinator's per-transfer events: the persisted log and the live feed. */
 export interface TransferEventFeed {
   /** Calls `fn` with each event of the transfer published from now on (once durable); returns the unsubscribe. */

@@ -133,15 +133,29 @@ export class AttachmentIssuer {
     return this.#revokedWorkers.has(a.worker) || this.#revokedSerials.has(a.serial)
   }
 
-  /** Revokes the worker's attachment and refuses it from now on; true when it held one. */
-  revoke (worker: string): boolean {
+  /** Workers holding an unexpired attachment from this orchestrator (attached now, or gone with it), with its expiry. */
+  attached (): Array<{ worker: string, expiresAt: number }> {
+    const now = this.#o.clock.now()
+    const out: Array<{ worker: string, expiresAt: number }> = []
+    for (const [worker, a] of this.#issued) if (a.expiresAt > now) out.push({ worker, expiresAt: a.expiresAt })
+    return out
+  }
+
+  /** Whether `worker` is revoked here. */
+  revoked (worker: string): boolean { return this.#revokedWorkers.has(worker) }
+
+  /**
+   * Revokes the worker's attachment and refuses it from now on; true when it held one. `restored`: a
+   * revocation read back from the store at start (logged once for all by the caller, not per worker).
+   */
+  revoke (worker: string, opts: { restored?: boolean } = {}): boolean {
     this.#revokedWorkers.add(worker)
     const a = this.#issued.get(worker)
     this.#issued.delete(worker)
     this.#left.delete(worker)
     this.#groupOf.delete(worker)
     if (a !== undefined) this.#revokedSerials.add(a.serial)
-    this.#log.warn({ worker, event: 'worker_attachment_revoked' }, 'worker attachment revoked')
+    if (opts.restored !== true) this.#log.warn({ worker, event: 'worker_attachment_revoked' }, 'worker attachment revoked')
     return a !== undefined
   }
 

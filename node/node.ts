@@ -110,7 +110,8 @@ export class BwnetNode {
   /** The attachments this orchestrator issued (node/attachments.ts). */
   get attachments (): RoleHandle['attachments'] { return this.#role?.attachments }
   /** Revokes a worker's attachment at this orchestrator (refused at once, its session ended). */
-  revokeWorker (worker: string): void { this.#role?.revokeWorker?.(worker) }
+  /** Revokes a worker this orchestrator attaches, as `PUT /admin/workers/{hotkey}/revocation` does (kept across restarts). */
+  async revokeWorker (worker: string): Promise<void> { await this.#role?.revokeWorker?.(worker) }
 
   /**
    * For a node whose chain lives on another node (`--chain-host`): waits until the chain host answers

@@ -118,6 +118,15 @@ export function adminCommand (): Command {
     .action((id: string, o: { limit?: string }, cmd: Command) =>
       callApi(cmd, 'GET', `/organizations/${encodeURIComponent(id)}/credits/ledger${o.limit !== undefined ? `?limit=${encodeURIComponent(o.limit)}` : ''}`))
 
+  // The workers an orchestrator attaches (operator key; docs/node.md#attaching-workers).
+  const worker = admin.command('worker').description('workers this orchestrator attaches (operator key)')
+  worker.command('list').description('attached and revoked workers')
+    .action((_o, cmd: Command) => callApi(cmd, 'GET', '/workers'))
+  worker.command('revoke <hotkey>').description('revoke a worker: refused here at once, its session ended, kept across restarts')
+    .action((hotkey: string, _o, cmd: Command) => callApi(cmd, 'PUT', `/workers/${encodeURIComponent(hotkey)}/revocation`))
+  worker.command('reinstate <hotkey>').description('lift a worker\'s revocation: it may attach again')
+    .action((hotkey: string, _o, cmd: Command) => callApi(cmd, 'DELETE', `/workers/${encodeURIComponent(hotkey)}/revocation`))
+
   return admin
 }
 

@@ -31,6 +31,9 @@ import { httpRangeReader } from '../adapters/range-reader.ts'
 import { hostAddresses, joinedAddresses, liveAddresses, reportedAddresses, type AddressPolicy } from '../adapters/destinations/url-policy.ts'
 import { InflightBudget } from '../adapters/inflight-budget.ts'
 import chainRoutes from '../../api/routes/chain.ts'
+import workerRoutes from '../../api/routes/workers.ts'
+import { ADMIN_PREFIX } from '../../api/routes/admin.ts'
+import { WorkerRevocations } from '../worker-revocations.ts'
 import prismRoutes from '../../api/routes/prism.ts'
 import { AttachmentIssuer } from '../attachments.ts'
 import { parseTrustedPeers, type PeerAuth, type PeerStanding } from '../peer-auth.ts'
@@ -136,6 +139,11 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     allowlist: ctx.config.workerAllowlist.length > 0 ? new Set(ctx.config.workerAllowlist) : null,
     deliver: (a) => { void auth.present(a, a.worker); messenger.send(a.worker, 'worker_attachment', { attachment: a }) }
   })
+  // The operator's revocations (/admin/workers) from the store, before any worker is attached. A
+  // revocation also ends the worker's session and its routing here (`endWorker`, below).
+  const revocations = new WorkerRevocations({ store, clock, issuer: attachments, end: (worker) => { endWorker(worker) } })
+  const restored = await revocations.load()
+  if (restored > 0) ctx.logger.info({ event: 'worker_revocations_restored', count: restored }, `${restored} revoked worker(s) stay refused`)
   // Issued only to a worker connected now, counted at the address it connects from: one that left while
   // its announce was being checked would take a place counted nowhere.
   const issueTo = (worker: string): ReturnType<AttachmentIssuer['issue']> | null =>
@@ -245,7 +253,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     tell(router.ref, { type: 'detach', worker: hotkey })
     attachments.release(hotkey)
   })
-  const revokeWorker = (worker: string): void => {
+  const endWorker = (worker: string): void => {
     attachments.revoke(worker)
     auth.dropAttachment(worker)
     tell(router.ref, { type: 'detach', worker })
@@ -259,6 +267,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
       await app.register(dataRoutes(source))
       await app.register(chainRoutes, { chain: nodeChain.chain, dev: nodeChain.dev, enroll: devChain === undefined ? undefined : async (h, r, stake) => await devChain.enroll(h, r, { stakeRao: stake }), writeAuth: { roles: ['admin'], operator: true } })
       await app.register(prismRoutes, { latest: intake.latestPrism })
+      await app.register(workerRoutes, { workers: revocations, prefix: ADMIN_PREFIX })
       // The sink accepts only URLs this node signed for its own sink audience at its own authority
       // (which the disk sweep relies on: this node's store names every upload the sink holds).
       const sinkAuth = { trustedSigners: new Set([key.address]), authority: () => authorityOf(publicBase()), now: () => clock.now(), badSignatures }
@@ -273,7 +282,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     },
     workers: () => router.workers(),
     attachments,
-    revokeWorker,
+    revokeWorker: async (worker) => { await revocations.revoke(worker) },
     stop: async () => { attachments.stop(); registration.stop(); unsubscribeIntake(); unmeterChain(); await sweep?.stop(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
   }
 }

@@ -59,6 +59,7 @@ export interface RoleHandle {
   /** The attachments this orchestrator issued (node/attachments.ts). */
   attachments?: AttachmentIssuer
   /** Revokes a worker's attachment here: refused at once, its session ended (orchestrators). */
-  revokeWorker?: (worker: string) => void
+  /** Revokes a worker durably (node/worker-revocations.ts); resolves once the revocation is on disk and applied. */
+  revokeWorker?: (worker: string) => Promise<void>
   stop (): Promise<void>
 }

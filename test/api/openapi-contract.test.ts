@@ -155,6 +155,11 @@ t.test('every operation answers as the document says', async t => {
   t.equal((await call('POST', '/chain/registrations', { auth: admin, json: { hotkey: UNREGISTERED_2, role: 'worker' } })).status, 201)
   const sale = await call('POST', '/chain/sales', { auth: admin, json: { hotkey: orchestrator.hotkey, alphaRao: '1' } })
   t.ok([201, 409].includes(sale.status), `a small sale is recorded or refused for want of alpha (${sale.status})`)
+
+  // The operator's workers: a hotkey no worker holds, revoked and reinstated (nothing else changes).
+  t.equal((await call('GET', '/admin/workers', { auth: admin })).status, 200)
+  t.equal((await call('PUT', '/admin/workers/{hotkey}/revocation', { auth: admin, params: { hotkey: UNREGISTERED } })).status, 200)
+  t.equal((await call('DELETE', '/admin/workers/{hotkey}/revocation', { auth: admin, params: { hotkey: UNREGISTERED } })).status, 200)
 })
 
 t.test('a sample of invalid requests answers as the document says', async t => {
@@ -174,6 +179,8 @@ t.test('a sample of invalid requests answers as the document says', async t => {
   await expect(404, 'POST', '/chain/sales', { auth: admin, json: { hotkey: UNREGISTERED, alphaRao: '1' } })
   await expect(409, 'POST', '/chain/sales', { auth: admin, json: { hotkey: orchestrator.hotkey, alphaRao: '9'.repeat(38) } })
   await expect(401, 'POST', '/chain/sales', { json: { hotkey: orchestrator.hotkey, alphaRao: '1' } })
+  await expect(400, 'PUT', '/admin/workers/{hotkey}/revocation', { auth: admin, params: { hotkey: 'not-a-hotkey' } })
+  await expect(401, 'GET', '/admin/workers')
 })
 
 t.test('the document and the server agree on every answer', async t => {

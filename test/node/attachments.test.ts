@@ -51,7 +51,7 @@ t.test('a worker with no chain registration, attached by the orchestrator, moves
   t.ok(orch.attachments!.current(free.key.address) !== undefined, 'held by its orchestrator again')
 
   // Revoked at its orchestrator: refused at once, its session ended, not attached again on contact.
-  orch.revokeWorker(free.key.address)
+  await orch.revokeWorker(free.key.address)
   await eventually(async () => (await sessions(orch)).some(w => w.hotkey === free.key.address && w.status === 'offline'), 10_000, 'the session to end')
   t.equal(await orch.auth.standing(free.key.address), null, 'no standing once revoked')
   t.same(orch.attachments!.issue(free.key.address), { ok: false, reason: 'revoked' }, 'not attached again')

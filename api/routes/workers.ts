@@ -1,0 +1,52 @@
+// The operator's control of the workers this orchestrator attaches (docs/node.md#attaching-workers):
+// the list, a revocation and its lifting. Operator admin keys only: a worker attached here serves every
+// tenant's transfers, so no organization admin decides who it is.
+import { Type } from '@sinclair/typebox'
+import type { TypedApp } from '../typed-app.ts'
+import type { WorkerAttachments } from '../deps.ts'
+import { Hotkey } from '../../protocol/index.ts'
+import { guardedResponses } from '../responses.ts'
+
+const IsoTime = Type.String({ format: 'date-time' })
+export const WorkerAttachmentWire = Type.Object({
+  hotkey: Hotkey,
+  attached: Type.Boolean({ description: 'Holds a live attachment from this orchestrator (connected, or gone with it still valid)' }),
+  expiresAt: Type.Union([IsoTime, Type.Null()], { description: 'When that attachment expires; null when it holds none' }),
+  revoked: Type.Boolean({ description: 'Revoked by the operator: refused here until reinstated, across restarts' }),
+  revokedAt: Type.Union([IsoTime, Type.Null()])
+}, { additionalProperties: false })
+const HotkeyParams = Type.Object({ hotkey: Hotkey })
+
+export default async function workerRoutes (app: TypedApp, opts: { workers: WorkerAttachments }): Promise<void> {
+  const { workers } = opts
+  const config = { auth: { roles: ['admin' as const], operator: true } }
+  const tags = ['admin']
+
+  app.get('/workers', {
+    config,
+    schema: { tags, summary: 'Workers this orchestrator attached, and the ones its operator revoked', response: guardedResponses({ 200: Type.Object({ items: Type.Array(WorkerAttachmentWire) }) }) }
+  }, async () => ({ items: await workers.list() }))
+
+  app.put('/workers/:hotkey/revocation', {
+    config,
+    schema: {
+      tags,
+      summary: 'Revoke a worker: its attachment from this orchestrator is refused at once, its session ends, and it is attached no more (kept across restarts)',
+      params: HotkeyParams,
+      response: guardedResponses({ 200: WorkerAttachmentWire })
+    }
+  }, async (req) => await workers.revoke(req.params.hotkey))
+
+  app.delete('/workers/:hotkey/revocation', {
+    config,
+    schema: {
+      tags,
+      summary: 'Lift a worker\'s revocation: it may attach again, within the limits',
+      params: HotkeyParams,
+      response: guardedResponses({ 200: Type.Object({ worker: WorkerAttachmentWire, wasRevoked: Type.Boolean() }, { additionalProperties: false }) })
+    }
+  }, async (req) => {
+    const { view, wasRevoked } = await workers.reinstate(req.params.hotkey)
+    return { worker: view, wasRevoked }
+  })
+}

@@ -1,0 +1,73 @@
+// An orchestrator operator's revocations of workers (/admin/workers, `bwnet worker revoke`): kept in the
+// store (table `workers`, key `revocation/<hotkey>`), so a revoked worker stays refused across restarts,
+// and applied to the attachment issuer (node/attachments.ts). A revocation is answered once its row is
+// flushed to disk; the worker's session ends then (docs/node.md#attaching-workers).
+import type { Clock, Store, Table } from '../actors/ports.ts'
+import { collect, prefixRange } from '../actors/store.ts'
+import type { WorkerAttachments, WorkerAttachmentView } from '../api/deps.ts'
+import type { AttachmentIssuer } from './attachments.ts'
+
+const PREFIX = 'revocation/'
+
+interface RevocationRow { hotkey: string, revoked_at: string }
+
+export class WorkerRevocations implements WorkerAttachments {
+  readonly #store: Store
+  readonly #rows: Table<RevocationRow>
+  readonly #clock: Clock
+  readonly #issuer: AttachmentIssuer
+  readonly #end: (hotkey: string) => void
+  /** One change at a time, in order: a revoke and a reinstate of one worker must land as they were asked. */
+  #queue: Promise<unknown> = Promise.resolve()
+
+  /** `end`: what a revocation does to a connected worker besides the issuer's refusal (its session, its routing). */
+  constructor (o: { store: Store, clock: Clock, issuer: AttachmentIssuer, end: (hotkey: string) => void }) {
+    this.#store = o.store
+    this.#rows = o.store.table<RevocationRow>('workers')
+    this.#clock = o.clock
+    this.#issuer = o.issuer
+    this.#end = o.end
+  }
+
+  /** Applies the stored revocations to the issuer (at start, before any worker is attached); how many. */
+  async load (): Promise<number> {
+    const rows = await collect(this.#rows, prefixRange(PREFIX))
+    for (const [, r] of rows) this.#issuer.revoke(r.hotkey, { restored: true })
+    return rows.length
+  }
+
+  async list (): Promise<WorkerAttachmentView[]> {
+    const revoked = new Map((await collect(this.#rows, prefixRange(PREFIX))).map(([, r]) => [r.hotkey, r.revoked_at]))
+    const views = new Map<string, WorkerAttachmentView>()
+    for (const { worker, expiresAt } of this.#issuer.attached()) views.set(worker, { hotkey: worker, attached: true, expiresAt: new Date(expiresAt).toISOString(), revoked: false, revokedAt: null })
+    for (const [hotkey, at] of revoked) views.set(hotkey, { hotkey, attached: false, expiresAt: null, ...views.get(hotkey), revoked: true, revokedAt: at })
+    return [...views.values()].sort((a, b) => (a.hotkey < b.hotkey ? -1 : a.hotkey > b.hotkey ? 1 : 0))
+  }
+
+  async revoke (hotkey: string): Promise<WorkerAttachmentView> {
+    return await this.#inTurn(async () => {
+      const existing = await this.#rows.get(PREFIX + hotkey)
+      const row = existing ?? { hotkey, revoked_at: new Date(this.#clock.now()).toISOString() }
+      if (existing === undefined) await this.#store.batch([{ type: 'put', table: 'workers', key: PREFIX + hotkey, value: row }], { sync: true })
+      this.#end(hotkey)
+      return { hotkey, attached: false, expiresAt: null, revoked: true, revokedAt: row.revoked_at }
+    })
+  }
+
+  async reinstate (hotkey: string): Promise<{ view: WorkerAttachmentView, wasRevoked: boolean }> {
+    return await this.#inTurn(async () => {
+      const existing = await this.#rows.get(PREFIX + hotkey)
+      if (existing !== undefined) await this.#store.batch([{ type: 'del', table: 'workers', key: PREFIX + hotkey }], { sync: true })
+      const wasRevoked = existing !== undefined || this.#issuer.revoked(hotkey)
+      this.#issuer.reinstate(hotkey)
+      const live = this.#issuer.attached().find(a => a.worker === hotkey)
+      return { view: { hotkey, attached: live !== undefined, expiresAt: live === undefined ? null : new Date(live.expiresAt).toISOString(), revoked: false, revokedAt: null }, wasRevoked }
+    })
+  }
+
+  #inTurn<T> (fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn)
+    this.#queue = run.catch(() => {})
+    return run
+  }
+}

@@ -1,0 +1,115 @@
+// An orchestrator operator revokes a worker through /admin/workers (node/worker-revocations.ts): operator
+// admin keys only, the worker's session ends and it is attached no more, the revocation is answered once
+// on disk and outlives the process (a new issuer reading the same store refuses the worker), and lifting
+// it lets the worker attach again.
+import t from 'tap'
+import { MemoryLevel } from 'memory-level'
+import { pino } from 'pino'
+import { LevelStore } from '../../actors/store.ts'
+import { AttachmentIssuer } from '../../node/attachments.ts'
+import { WorkerRevocations } from '../../node/worker-revocations.ts'
+import { cryptoReady, newHotkey } from '../../protocol/index.ts'
+import { ManualClock } from '../helpers/clock.ts'
+import { startTestDevnet } from '../helpers/devnet.ts'
+import { eventually, runCliOnce } from '../helpers/proc.ts'
+import { collect, prefixRange } from '../../actors/store.ts'
+
+await cryptoReady()
+const logger = pino({ level: 'silent' })
+
+t.test('revocations are kept in the store: a new issuer on the same store refuses the worker; reinstated, it attaches again', async t => {
+  const clock = new ManualClock(Date.UTC(2026, 10, 29, 12))
+  const store = new LevelStore(new MemoryLevel() as never)
+  const key = newHotkey()
+  const [w1, w2] = [newHotkey().address, newHotkey().address]
+  const issuer = new AttachmentIssuer({ key, clock, logger, maxWorkers: 10, deliver: () => {} })
+  t.teardown(() => issuer.stop())
+  const ended: string[] = []
+  const revocations = new WorkerRevocations({ store, clock, issuer, end: (w) => { issuer.revoke(w); ended.push(w) } })
+  t.equal(await revocations.load(), 0)
+  t.match(issuer.issue(w1), { ok: true })
+  t.match(issuer.issue(w2), { ok: true })
+  t.same((await revocations.list()).map(v => [v.hotkey, v.attached, v.revoked]).sort(), [[w1, true, false], [w2, true, false]].sort())
+
+  const view = await revocations.revoke(w1)
+  t.same(view, { hotkey: w1, attached: false, expiresAt: null, revoked: true, revokedAt: new Date(clock.now()).toISOString() })
+  t.same(ended, [w1], 'the worker\'s session is ended')
+  t.same(issuer.issue(w1), { ok: false, reason: 'revoked' })
+  clock.advance(60_000)
+  t.equal((await revocations.revoke(w1)).revokedAt, view.revokedAt, 'revoking again keeps the first time')
+  t.equal((await collect(store.table('workers'), prefixRange('revocation/'))).length, 1, 'one row')
+
+  // The process ends; the next one reads the store before attaching anyone.
+  const next = new AttachmentIssuer({ key, clock, logger, maxWorkers: 10, deliver: () => {} })
+  t.teardown(() => next.stop())
+  const again = new WorkerRevocations({ store, clock, issuer: next, end: (w) => { next.revoke(w) } })
+  t.equal(await again.load(), 1, 'one revocation restored')
+  t.same(next.issue(w1), { ok: false, reason: 'revoked' }, 'still refused after the restart')
+  t.match(next.issue(w2), { ok: true }, 'the other worker attaches')
+  t.match((await again.list()).find(v => v.hotkey === w1), { revoked: true, revokedAt: view.revokedAt, attached: false })
+
+  t.match(await again.reinstate(w1), { wasRevoked: true, view: { hotkey: w1, revoked: false, attached: false } })
+  t.match(next.issue(w1), { ok: true }, 'reinstated: attached again')
+  t.match(await again.reinstate(w1), { wasRevoked: false, view: { attached: true } }, 'nothing left to lift')
+  t.equal((await collect(store.table('workers'), prefixRange('revocation/'))).length, 0, 'the row is gone')
+})
+
+t.test('a revoke and a reinstate asked together land in the order asked', async t => {
+  const clock = new ManualClock(Date.UTC(2026, 10, 29, 12))
+  const store = new LevelStore(new MemoryLevel() as never)
+  const issuer = new AttachmentIssuer({ key: newHotkey(), clock, logger, maxWorkers: 10, deliver: () => {} })
+  t.teardown(() => issuer.stop())
+  const revocations = new WorkerRevocations({ store, clock, issuer, end: (w) => { issuer.revoke(w) } })
+  const w = newHotkey().address
+  await Promise.all([revocations.revoke(w), revocations.reinstate(w)])
+  t.notOk(issuer.revoked(w), 'reinstated last')
+  t.equal(await store.table('workers').get(`revocation/${w}`), undefined)
+  await Promise.all([revocations.reinstate(w), revocations.revoke(w)])
+  t.ok(issuer.revoked(w), 'revoked last')
+  t.ok(await store.table('workers').get(`revocation/${w}`) !== undefined)
+})
+
+t.test('/admin/workers on a devnet: the operator lists, revokes and reinstates a worker; no other key may', async t => {
+  const net = await startTestDevnet(t, { workers: 1 })
+  const orch = net.devnet.orchestrator
+  const worker = net.devnet.nodes.find(n => n.node.config.role === 'worker')!.node.key.address
+  const admin = net.file.keys.admin!
+  const call = async (method: string, path: string, key = admin): Promise<{ status: number, body: any }> => {
+    const res = await fetch(`${net.file.baseUrl}/admin/workers${path}`, { method, headers: { authorization: `Bearer ${key}` } })
+    return { status: res.status, body: await res.json() }
+  }
+  const workersAttached = async (): Promise<number> => (await (await fetch(`${net.file.baseUrl}/health`)).json() as any).nodes.worker
+
+  const listed = await call('GET', '')
+  t.equal(listed.status, 200)
+  t.match(listed.body.items, [{ hotkey: worker, attached: true, revoked: false, revokedAt: null, expiresAt: String }])
+
+  const orgAdmin = (await orch.accounts!.createKey(await net.orgId(), { role: 'admin', name: 'org admin' })).key
+  t.match(await call('GET', '', orgAdmin), { status: 403, body: { code: 'BWN_ERR_OPERATOR_ONLY' } }, 'an organization admin may not')
+  t.match(await call('PUT', `/${worker}/revocation`, orgAdmin), { status: 403, body: { code: 'BWN_ERR_OPERATOR_ONLY' } })
+  t.match(await call('PUT', `/${worker}/revocation`, await net.clientKey()), { status: 403 }, 'nor a client key')
+  t.match(await call('PUT', '/not-a-hotkey/revocation'), { status: 400, body: { code: 'BWN_ERR_VALIDATION' } })
+  t.equal(await workersAttached(), 1, 'nothing changed by the refused calls')
+
+  const revoked = await call('PUT', `/${worker}/revocation`)
+  t.match(revoked, { status: 200, body: { hotkey: worker, revoked: true, attached: false, revokedAt: String } })
+  await eventually(async () => (await workersAttached()) === 0, 15_000, 'the revoked worker to leave the orchestrator\'s view')
+  t.equal(await orch.auth.standing(worker), null, 'no standing at the orchestrator')
+  t.same(orch.attachments!.issue(worker), { ok: false, reason: 'revoked' })
+  t.match((await call('GET', '')).body.items, [{ hotkey: worker, revoked: true, attached: false }])
+
+  // Lifted from a terminal, as an operator would (`bwnet admin worker reinstate`).
+  const cli = async (...args: string[]): Promise<{ code: number | null, json: any, stderr: string }> => {
+    const run = await runCliOnce(['admin', 'worker', ...args, '--api', net.file.baseUrl, '--key', admin], { CI: 'true' })
+    return { code: run.code, json: run.stdout.trim() === '' ? null : JSON.parse(run.stdout), stderr: run.stderr }
+  }
+  const lifted = await cli('reinstate', worker)
+  t.match(lifted, { code: 0, json: { wasRevoked: true, worker: { hotkey: worker, revoked: false } } }, `bwnet admin worker reinstate; stderr: ${lifted.stderr}`)
+  // The worker keeps trying (its announce was refused and banned briefly): it attaches again.
+  await eventually(async () => (await workersAttached()) === 1, 60_000, 'the reinstated worker to attach again')
+  t.match(await call('DELETE', `/${worker}/revocation`), { status: 200, body: { wasRevoked: false } }, 'lifting it again changes nothing')
+  t.match(await cli('list'), { code: 0, json: { items: [{ hotkey: worker, attached: true, revoked: false }] } }, 'bwnet admin worker list')
+  const refused = await runCliOnce(['admin', 'worker', 'revoke', worker, '--api', net.file.baseUrl, '--key', orgAdmin], { CI: 'true' })
+  t.equal(refused.code, 1, 'an organization admin\'s revoke fails from the terminal too')
+  t.match(refused.stderr, /BWN_ERR_OPERATOR_ONLY/)
+})
