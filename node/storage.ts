@@ -276,6 +276,7 @@ export function guardStore (inner: Store, guard: StorageGuard): Store {
         entries: (range) => t.entries(range)
       }
     },
-    batch: async (ops: StoreOp[]) => { await wrap(async () => { await inner.batch(ops) }) }
+    // `opts` carries `sync`: what a client is told is stored must reach the disk, not only the process.
+    batch: async (ops: StoreOp[], opts?: { sync?: boolean }) => { await wrap(async () => { await inner.batch(ops, opts) }) }
   }
 }

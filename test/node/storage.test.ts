@@ -125,6 +125,13 @@ t.test('the ballast is released for a retry when a write fails for space, and pu
   await guard.room(1, 'a chunk')
   await eventually(async () => (await stat(ballast).catch(() => null))?.size !== undefined, 10_000, 'the ballast to be put back')
 
+  // A synced batch stays synced through the guard (a create, a chunk or a revocation is answered once on disk).
+  const seen: Array<{ sync?: boolean } | undefined> = []
+  const passing = guardStore({ table: () => { throw new Error('unused') }, batch: async (_ops, opts) => { seen.push(opts) } }, guard)
+  await passing.batch([{ type: 'put', table: 'transfers', key: 'k', value: 1 }], { sync: true })
+  await passing.batch([{ type: 'put', table: 'transfers', key: 'k', value: 2 }])
+  t.same(seen, [{ sync: true }, undefined], 'the sync option reaches the store')
+
   let always = 0
   const full = guardStore({ table: () => { throw new Error('unused') }, batch: async () => { always++; throw Object.assign(new Error('write'), { code: 'ENOSPC' }) } }, guard)
   await t.rejects(full.batch([{ type: 'put', table: 'transfers', key: 'k', value: 1 }]), { code: 'BWN_ERR_STORAGE_FULL', statusCode: 507 }, 'a write that fails again is a 507')
