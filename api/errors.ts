@@ -36,6 +36,8 @@ export const OperatorOnly = createError('BWN_ERR_OPERATOR_ONLY', '%s', 403)
 // Credits and limits.
 export const InsufficientCredits = createError('BWN_ERR_INSUFFICIENT_CREDITS', '%s', 402)
 export const BalanceLimit = createError('BWN_ERR_BALANCE_LIMIT', '%s', 409)
+// Orchestrators' workers (/admin/workers): a hotkey registered on the chain stands by that registration.
+export const WorkerRegistered = createError('BWN_ERR_WORKER_REGISTERED', '%s', 409)
 export const RateLimited = createError('BWN_ERR_RATE_LIMITED', '%s', 429)
 export const UpgradeRequired = createError('BWN_ERR_UPGRADE_REQUIRED', '%s', 426)
 // Admin API.

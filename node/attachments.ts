@@ -3,7 +3,7 @@
 // renews each attachment before it expires, and revokes. A revoked worker is refused here at once (the
 // issuer checks its own list on every announce); other peers stop honouring the revoked attachment when
 // it expires, at most ATTACHMENT_TTL_MS later, since it is never renewed (docs/security.md#peers).
-import { ATTACHMENT_RENEW_BEFORE_MS, ATTACHMENT_TTL_MS, signAttachment, type Attachment, type KeyPair } from '../protocol/index.ts'
+import { ATTACHMENT_MAX_LIFETIME_MS, ATTACHMENT_RENEW_BEFORE_MS, ATTACHMENT_TTL_MS, MAX_CLOCK_SKEW_MS, signAttachment, type Attachment, type KeyPair } from '../protocol/index.ts'
 import type { Clock, Logger, Timer } from '../actors/ports.ts'
 import { addressGroup, isLoopback } from './peer-gate.ts'
 
@@ -58,7 +58,13 @@ export class AttachmentIssuer {
   /** The address group each worker holding an attachment was last seen from (capped ones only). */
   readonly #groupOf = new Map<string, string>()
   readonly #revokedWorkers = new Set<string>()
-  readonly #revokedSerials = new Set<string>()
+  /**
+   * When each worker was last revoked: every attachment issued to it until then stays refused here, also
+   * once the revocation is lifted (while this process runs). A worker can hold several live ones (each
+   * announce and each renewal issues one), and this covers them all. Kept for the longest lifetime an
+   * attachment may have; by then every one it covers has expired.
+   */
+  readonly #revokedAt = new Map<string, number>()
   #timer: Timer | null = null
 
   constructor (o: IssuerOptions) {
@@ -117,7 +123,11 @@ export class AttachmentIssuer {
       if (!live) return refuse('max_per_address')
       group = held
     }
-    const attachment = signAttachment(this.#o.key, { worker, issuedAt: now, ...(this.#o.ttlMs !== undefined ? { ttlMs: this.#o.ttlMs } : {}) })
+    // Issued after the worker's last revocation, even within the same millisecond (a reinstatement right
+    // after it): what that revocation covers is told apart by time alone.
+    const revokedAt = this.#revokedAt.get(worker)
+    const issuedAt = revokedAt !== undefined && revokedAt >= now ? revokedAt + 1 : now
+    const attachment = signAttachment(this.#o.key, { worker, issuedAt, ...(this.#o.ttlMs !== undefined ? { ttlMs: this.#o.ttlMs } : {}) })
     this.#issued.set(worker, attachment)
     this.#left.delete(worker)
     if (group !== null) this.#groupOf.set(worker, group)
@@ -130,7 +140,7 @@ export class AttachmentIssuer {
   /** Whether this orchestrator revoked `a` (or its worker). Attachments of other issuers are not ours to judge. */
   isRevoked (a: Attachment): boolean {
     if (a.orchestrator !== this.#o.key.address) return false
-    return this.#revokedWorkers.has(a.worker) || this.#revokedSerials.has(a.serial)
+    return this.#revokedWorkers.has(a.worker) || a.issuedAt <= (this.#revokedAt.get(a.worker) ?? -Infinity)
   }
 
   /** Workers holding an unexpired attachment from this orchestrator (attached now, or gone with it), with its expiry. */
@@ -154,7 +164,7 @@ export class AttachmentIssuer {
     this.#issued.delete(worker)
     this.#left.delete(worker)
     this.#groupOf.delete(worker)
-    if (a !== undefined) this.#revokedSerials.add(a.serial)
+    this.#revokedAt.set(worker, Math.max(this.#o.clock.now(), a?.issuedAt ?? -Infinity))
     if (opts.restored !== true) this.#log.warn({ worker, event: 'worker_attachment_revoked' }, 'worker attachment revoked')
     return a !== undefined
   }
@@ -186,6 +196,7 @@ export class AttachmentIssuer {
 
   #renew (): void {
     const now = this.#o.clock.now()
+    for (const [worker, at] of this.#revokedAt) if (now - at > ATTACHMENT_MAX_LIFETIME_MS + MAX_CLOCK_SKEW_MS && !this.#revokedWorkers.has(worker)) this.#revokedAt.delete(worker)
     for (const [worker, a] of this.#issued) {
       if (a.expiresAt <= now) { this.#issued.delete(worker); this.#left.delete(worker); this.#groupOf.delete(worker); continue }
       if (this.#left.has(worker)) continue

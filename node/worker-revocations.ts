@@ -6,6 +6,7 @@ import type { Clock, Store, Table } from '../actors/ports.ts'
 import { collect, prefixRange } from '../actors/store.ts'
 import type { WorkerAttachments, WorkerAttachmentView } from '../api/deps.ts'
 import type { AttachmentIssuer } from './attachments.ts'
+import { WorkerRegistered } from '../api/errors.ts'
 
 const PREFIX = 'revocation/'
 
@@ -17,16 +18,22 @@ export class WorkerRevocations implements WorkerAttachments {
   readonly #clock: Clock
   readonly #issuer: AttachmentIssuer
   readonly #end: (hotkey: string) => void
+  readonly #registered: (hotkey: string) => Promise<boolean>
   /** One change at a time, in order: a revoke and a reinstate of one worker must land as they were asked. */
   #queue: Promise<unknown> = Promise.resolve()
 
-  /** `end`: what a revocation does to a connected worker besides the issuer's refusal (its session, its routing). */
-  constructor (o: { store: Store, clock: Clock, issuer: AttachmentIssuer, end: (hotkey: string) => void }) {
+  /**
+   * `end`: what a revocation does to a connected worker besides the issuer's refusal (its session, its
+   * routing). `registered`: whether the hotkey holds a chain registration, by which it stands whatever
+   * this orchestrator revokes (refused with 409 BWN_ERR_WORKER_REGISTERED).
+   */
+  constructor (o: { store: Store, clock: Clock, issuer: AttachmentIssuer, end: (hotkey: string) => void, registered?: (hotkey: string) => Promise<boolean> }) {
     this.#store = o.store
     this.#rows = o.store.table<RevocationRow>('workers')
     this.#clock = o.clock
     this.#issuer = o.issuer
     this.#end = o.end
+    this.#registered = o.registered ?? (async () => false)
   }
 
   /** Applies the stored revocations to the issuer (at start, before any worker is attached); how many. */
@@ -46,6 +53,7 @@ export class WorkerRevocations implements WorkerAttachments {
 
   async revoke (hotkey: string): Promise<WorkerAttachmentView> {
     return await this.#inTurn(async () => {
+      if (await this.#registered(hotkey)) throw new WorkerRegistered(`${hotkey} is registered on the chain: it stands by its registration, not by an attachment from this orchestrator, and a revocation would not keep it out`)
       const existing = await this.#rows.get(PREFIX + hotkey)
       const row = existing ?? { hotkey, revoked_at: new Date(this.#clock.now()).toISOString() }
       if (existing === undefined) await this.#store.batch([{ type: 'put', table: 'workers', key: PREFIX + hotkey, value: row }], { sync: true })

@@ -33,7 +33,7 @@ export default async function workerRoutes (app: TypedApp, opts: { workers: Work
       tags,
       summary: 'Revoke a worker: its attachment from this orchestrator is refused at once, its session ends, and it is attached no more (kept across restarts)',
       params: HotkeyParams,
-      response: guardedResponses({ 200: WorkerAttachmentWire })
+      response: guardedResponses({ 200: WorkerAttachmentWire }, [409])
     }
   }, async (req) => await workers.revoke(req.params.hotkey))
 

@@ -68,7 +68,10 @@ function tenantPolicy (ctx: RoleContext): AddressPolicy {
   if (ctx.config.allowPrivateDestinations) return { allowPrivate: true }
   // The interfaces read again at most once a minute while the node runs (IPv6 temporary addresses rotate),
   // and the address the swarm's DHT nodes see this host at (a 1:1 NAT's, on no interface) as it changes.
-  const own = joinedAddresses(liveAddresses(() => hostAddresses(ctx.config.publicUrl)), reportedAddresses(() => ctx.transport.swarm.dht.host))
+  const reported = reportedAddresses(() => ctx.transport.swarm.dht.host, (list) => {
+    ctx.logger.info({ event: 'own_address_reported', reported: list }, 'destinations refuse the address the swarm\'s DHT reports for this host too')
+  })
+  const own = joinedAddresses(liveAddresses(() => hostAddresses(ctx.config.publicUrl)), reported)
   ctx.logger.info({ own: own() }, 'destinations refuse this host\'s own addresses')
   return { allowPrivate: false, own }
 }
@@ -141,7 +144,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   })
   // The operator's revocations (/admin/workers) from the store, before any worker is attached. A
   // revocation also ends the worker's session and its routing here (`endWorker`, below).
-  const revocations = new WorkerRevocations({ store, clock, issuer: attachments, end: (worker) => { endWorker(worker) } })
+  const revocations = new WorkerRevocations({ store, clock, issuer: attachments, end: (worker) => { endWorker(worker) }, registered: async (h) => (await nodeChain.chain.standing(h)) !== null })
   const restored = await revocations.load()
   if (restored > 0) ctx.logger.info({ event: 'worker_revocations_restored', count: restored }, `${restored} revoked worker(s) stay refused`)
   // Issued only to a worker connected now, counted at the address it connects from: one that left while

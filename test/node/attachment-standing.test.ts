@@ -44,7 +44,9 @@ t.test('issuer: max_workers, allowlist, revocation, release and renewal', async 
   t.same(issuer.issue(w1), { ok: false, reason: 'revoked' }, 'and it is not attached again')
   t.notOk(issuer.isRevoked(signAttachment(newHotkey(), { worker: w1, issuedAt: clock.now() })), 'another issuer\'s attachment is not ours to judge')
   issuer.reinstate(w1)
-  t.notOk(issuer.isRevoked({ ...current, serial: 'a'.repeat(32) }), 'reinstated')
+  t.ok(issuer.isRevoked(current), 'reinstated: what it held before the revocation stays refused')
+  const after = issuer.issue(w1)
+  t.ok(after.ok && !issuer.isRevoked(after.attachment) && after.attachment.issuedAt > current.issuedAt, 'a new attachment is good, issued after the revocation even within its millisecond')
 
   // Renewal: re-issued and delivered once less than half the lifetime is left.
   const before = issuer.current(w3)!

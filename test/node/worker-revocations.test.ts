@@ -8,7 +8,7 @@ import { pino } from 'pino'
 import { LevelStore } from '../../actors/store.ts'
 import { AttachmentIssuer } from '../../node/attachments.ts'
 import { WorkerRevocations } from '../../node/worker-revocations.ts'
-import { cryptoReady, newHotkey } from '../../protocol/index.ts'
+import { cryptoReady, newHotkey, ATTACHMENT_TTL_MS } from '../../protocol/index.ts'
 import { ManualClock } from '../helpers/clock.ts'
 import { startTestDevnet } from '../helpers/devnet.ts'
 import { eventually, runCliOnce } from '../helpers/proc.ts'
@@ -52,6 +52,30 @@ t.test('revocations are kept in the store: a new issuer on the same store refuse
   t.match(next.issue(w1), { ok: true }, 'reinstated: attached again')
   t.match(await again.reinstate(w1), { wasRevoked: false, view: { attached: true } }, 'nothing left to lift')
   t.equal((await collect(store.table('workers'), prefixRange('revocation/'))).length, 0, 'the row is gone')
+})
+
+t.test('a revocation covers every attachment the worker may hold, also after it is lifted; a registered hotkey is refused', async t => {
+  const clock = new ManualClock(Date.UTC(2026, 10, 29, 12))
+  const store = new LevelStore(new MemoryLevel() as never)
+  const issuer = new AttachmentIssuer({ key: newHotkey(), clock, logger, maxWorkers: 10, deliver: () => {} })
+  t.teardown(() => issuer.stop())
+  const w = newHotkey().address
+  const registered = newHotkey().address
+  const revocations = new WorkerRevocations({ store, clock, issuer, end: (x) => { issuer.revoke(x) }, registered: async (h) => h === registered })
+  const first = issuer.issue(w)
+  clock.advance(ATTACHMENT_TTL_MS / 2 + 1000)
+  const renewed = issuer.issue(w)
+  if (!first.ok || !renewed.ok) throw new Error('not issued')
+  t.ok(renewed.renewed && first.attachment.expiresAt > clock.now(), 'two live attachments: the first has not expired')
+  await revocations.revoke(w)
+  t.ok(issuer.isRevoked(first.attachment) && issuer.isRevoked(renewed.attachment), 'both refused')
+  await revocations.reinstate(w)
+  t.ok(issuer.isRevoked(first.attachment) && issuer.isRevoked(renewed.attachment), 'both still refused once the revocation is lifted')
+  const fresh = issuer.issue(w)
+  t.ok(fresh.ok && !issuer.isRevoked(fresh.attachment), 'a new one is good')
+  await t.rejects(revocations.revoke(registered), { code: 'BWN_ERR_WORKER_REGISTERED', statusCode: 409 })
+  t.equal(await store.table('workers').get(`revocation/${registered}`), undefined, 'nothing stored for it')
+  t.notOk(issuer.revoked(registered))
 })
 
 t.test('a revoke and a reinstate asked together land in the order asked', async t => {

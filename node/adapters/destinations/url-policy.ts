@@ -91,9 +91,9 @@ export function joinedAddresses (a: () => readonly string[], b: () => readonly s
  * reports it: hyperdht's NAT sampler keeps the address most of the DHT nodes it talked to saw), [] until
  * it is known and when it is not a public address. A host behind a 1:1 NAT (most cloud hosts) has that
  * address on none of its interfaces, and `--public-url` is often a name. The same array while the
- * address is unchanged; a read that throws keeps the last list.
+ * address is unchanged (`onChange` is told when the list changes); a read that throws keeps the last list.
  */
-export function reportedAddresses (read: () => string | null | undefined): () => readonly string[] {
+export function reportedAddresses (read: () => string | null | undefined, onChange?: (list: readonly string[]) => void): () => readonly string[] {
   let seen: string | null | undefined
   let list: readonly string[] = []
   return () => {
@@ -102,7 +102,8 @@ export function reportedAddresses (read: () => string | null | undefined): () =>
     if (host !== seen) {
       seen = host
       const address = typeof host === 'string' ? host.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '') : ''
-      list = isIP(address) !== 0 && addressClass(address) === null ? [address] : []
+      const next = isIP(address) !== 0 && addressClass(address) === null ? [address] : []
+      if (next.length !== list.length || next[0] !== list[0]) { list = next; onChange?.(list) }
     }
     return list
   }

@@ -116,7 +116,8 @@ t.test('at connect: an own address is refused before any connection, by name and
 t.test('reportedAddresses: the address the DHT reports, when public; the same list while it is unchanged', async t => {
   let host: string | null = null
   let reads = 0
-  const reported = reportedAddresses(() => { reads++; if (host === 'throw') throw new Error('gone'); return host })
+  const changes: Array<readonly string[]> = []
+  const reported = reportedAddresses(() => { reads++; if (host === 'throw') throw new Error('gone'); return host }, (list) => { changes.push(list) })
   t.same(reported(), [], 'nothing reported yet')
   host = OWN
   const first = reported()
@@ -134,6 +135,7 @@ t.test('reportedAddresses: the address the DHT reports, when public; the same li
   host = 'throw'
   t.same(reported(), [OWN], 'a read that throws keeps the last list')
   t.ok(reads >= 10)
+  t.same(changes, [[OWN], ['2606:4700:4700::1111'], [], [OWN]], 'told of each change of the list, not of each read')
 })
 
 t.test('an orchestrator refuses the address its DHT reports for it: a 1:1 NAT\'s, on none of its interfaces', async t => {
