@@ -123,10 +123,10 @@ export class AttachmentIssuer {
       if (!live) return refuse('max_per_address')
       group = held
     }
-    // Issued after the worker's last revocation, even within the same millisecond (a reinstatement right
-    // after it): what that revocation covers is told apart by time alone.
-    const revokedAt = this.#revokedAt.get(worker)
-    const issuedAt = revokedAt !== undefined && revokedAt >= now ? revokedAt + 1 : now
+    // Never before the worker's previous attachment (a clock stepped back), and after its last revocation
+    // even within the same millisecond: what a revocation covers (issued at or before it) is told apart
+    // by time alone.
+    const issuedAt = Math.max(now, prev?.issuedAt ?? -Infinity, (this.#revokedAt.get(worker) ?? -Infinity) + 1)
     const attachment = signAttachment(this.#o.key, { worker, issuedAt, ...(this.#o.ttlMs !== undefined ? { ttlMs: this.#o.ttlMs } : {}) })
     this.#issued.set(worker, attachment)
     this.#left.delete(worker)

@@ -9,6 +9,11 @@ import type { AttachmentIssuer } from './attachments.ts'
 import { WorkerRegistered } from '../api/errors.ts'
 
 const PREFIX = 'revocation/'
+/**
+ * How long a revocation waits for the chain to say whether the hotkey is registered. A chain that does
+ * not answer in time (or fails) does not stop the revocation: an operator's control must not fail open.
+ */
+export const REGISTRATION_CHECK_MS = 3_000
 
 interface RevocationRow { hotkey: string, revoked_at: string }
 
@@ -53,7 +58,8 @@ export class WorkerRevocations implements WorkerAttachments {
 
   async revoke (hotkey: string): Promise<WorkerAttachmentView> {
     return await this.#inTurn(async () => {
-      if (await this.#registered(hotkey)) throw new WorkerRegistered(`${hotkey} is registered on the chain: it stands by its registration, not by an attachment from this orchestrator, and a revocation would not keep it out`)
+      // In its turn, so changes land in the order asked; the chain holds the queue up REGISTRATION_CHECK_MS at most.
+      if (await this.#knownRegistered(hotkey)) throw new WorkerRegistered(`${hotkey} is registered on the chain: it stands by its registration, not by an attachment from this orchestrator, and a revocation would not keep it out`)
       const existing = await this.#rows.get(PREFIX + hotkey)
       const row = existing ?? { hotkey, revoked_at: new Date(this.#clock.now()).toISOString() }
       if (existing === undefined) await this.#store.batch([{ type: 'put', table: 'workers', key: PREFIX + hotkey, value: row }], { sync: true })
@@ -71,6 +77,17 @@ export class WorkerRevocations implements WorkerAttachments {
       const live = this.#issuer.attached().find(a => a.worker === hotkey)
       return { view: { hotkey, attached: live !== undefined, expiresAt: live === undefined ? null : new Date(live.expiresAt).toISOString(), revoked: false, revokedAt: null }, wasRevoked }
     })
+  }
+
+  /** True only when the chain says, within REGISTRATION_CHECK_MS, that the hotkey is registered. */
+  async #knownRegistered (hotkey: string): Promise<boolean> {
+    let timer: { cancel (): void } | undefined
+    const late = new Promise<boolean>(resolve => { timer = this.#clock.setTimer(REGISTRATION_CHECK_MS, () => resolve(false)) })
+    try {
+      return await Promise.race([this.#registered(hotkey).catch(() => false), late])
+    } finally {
+      timer?.cancel()
+    }
   }
 
   #inTurn<T> (fn: () => Promise<T>): Promise<T> {

@@ -7,7 +7,7 @@ import { MemoryLevel } from 'memory-level'
 import { pino } from 'pino'
 import { LevelStore } from '../../actors/store.ts'
 import { AttachmentIssuer } from '../../node/attachments.ts'
-import { WorkerRevocations } from '../../node/worker-revocations.ts'
+import { WorkerRevocations, REGISTRATION_CHECK_MS } from '../../node/worker-revocations.ts'
 import { cryptoReady, newHotkey, ATTACHMENT_TTL_MS } from '../../protocol/index.ts'
 import { ManualClock } from '../helpers/clock.ts'
 import { startTestDevnet } from '../helpers/devnet.ts'
@@ -76,6 +76,45 @@ t.test('a revocation covers every attachment the worker may hold, also after it 
   await t.rejects(revocations.revoke(registered), { code: 'BWN_ERR_WORKER_REGISTERED', statusCode: 409 })
   t.equal(await store.table('workers').get(`revocation/${registered}`), undefined, 'nothing stored for it')
   t.notOk(issuer.revoked(registered))
+})
+
+t.test('a chain that fails or does not answer does not stop a revocation', async t => {
+  const clock = new ManualClock(Date.UTC(2026, 10, 29, 12))
+  const store = new LevelStore(new MemoryLevel() as never)
+  const issuer = new AttachmentIssuer({ key: newHotkey(), clock, logger, maxWorkers: 10, deliver: () => {} })
+  t.teardown(() => issuer.stop())
+  const [silent, failing] = [newHotkey().address, newHotkey().address]
+  const revocations = new WorkerRevocations({
+    store, clock, issuer, end: (x) => { issuer.revoke(x) },
+    registered: async (h) => { if (h === failing) throw new Error('chain unavailable'); return await new Promise<boolean>(() => {}) }
+  })
+  t.match(await revocations.revoke(failing), { revoked: true }, 'a failing chain: revoked')
+  const pending = revocations.revoke(silent)
+  let done = false
+  void pending.then(() => { done = true })
+  await new Promise(resolve => setImmediate(resolve))
+  t.notOk(done, 'waiting for the chain')
+  clock.advance(REGISTRATION_CHECK_MS)
+  t.match(await pending, { revoked: true }, `a silent chain: revoked after ${REGISTRATION_CHECK_MS} ms`)
+  t.ok(issuer.revoked(silent) && issuer.revoked(failing))
+})
+
+t.test('an attachment issued on a clock stepped back is still after the one before it: a revocation covers both', async t => {
+  let now = Date.UTC(2026, 10, 29, 12)
+  const clock = new ManualClock(now)
+  const stepped = { ...clock, now: () => now, setTimer: clock.setTimer.bind(clock), setInterval: (clock as any).setInterval?.bind(clock) } as unknown as ManualClock
+  const issuer = new AttachmentIssuer({ key: newHotkey(), clock: stepped, logger, maxWorkers: 10, deliver: () => {} })
+  t.teardown(() => issuer.stop())
+  const w = newHotkey().address
+  const a1 = issuer.issue(w)
+  now -= 100 // the host's clock is stepped back
+  const a2 = issuer.issue(w)
+  if (!a1.ok || !a2.ok) throw new Error('not issued')
+  t.ok(a2.attachment.issuedAt >= a1.attachment.issuedAt, 'not issued before the one it replaces')
+  now += 5
+  issuer.revoke(w)
+  issuer.reinstate(w)
+  t.ok(issuer.isRevoked(a1.attachment) && issuer.isRevoked(a2.attachment), 'both stay refused once the revocation is lifted')
 })
 
 t.test('a revoke and a reinstate asked together land in the order asked', async t => {
