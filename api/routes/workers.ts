@@ -4,8 +4,9 @@
 import { Type } from '@sinclair/typebox'
 import type { TypedApp } from '../typed-app.ts'
 import type { WorkerAttachments } from '../deps.ts'
-import { Hotkey } from '../../protocol/index.ts'
+import { Hotkey, checkHotkey } from '../../protocol/index.ts'
 import { guardedResponses } from '../responses.ts'
+import { HotkeyInvalid } from '../errors.ts'
 
 const IsoTime = Type.String({ format: 'date-time' })
 export const WorkerAttachmentWire = Type.Object({
@@ -16,6 +17,13 @@ export const WorkerAttachmentWire = Type.Object({
   revokedAt: Type.Union([IsoTime, Type.Null()])
 }, { additionalProperties: false })
 const HotkeyParams = Type.Object({ hotkey: Hotkey })
+
+/** The path's hotkey, its SS58 checksum included: a mistyped one would be revoked "successfully" and the real worker stay. */
+function checkedHotkey (hotkey: string): string {
+  const check = checkHotkey(hotkey)
+  if (!check.ok) throw new HotkeyInvalid(`${hotkey} is not a valid SS58 hotkey: ${check.reason}`)
+  return hotkey
+}
 
 export default async function workerRoutes (app: TypedApp, opts: { workers: WorkerAttachments }): Promise<void> {
   const { workers } = opts
@@ -35,7 +43,7 @@ export default async function workerRoutes (app: TypedApp, opts: { workers: Work
       params: HotkeyParams,
       response: guardedResponses({ 200: WorkerAttachmentWire }, [409])
     }
-  }, async (req) => await workers.revoke(req.params.hotkey))
+  }, async (req) => await workers.revoke(checkedHotkey(req.params.hotkey)))
 
   app.delete('/workers/:hotkey/revocation', {
     config,
@@ -46,7 +54,7 @@ export default async function workerRoutes (app: TypedApp, opts: { workers: Work
       response: guardedResponses({ 200: Type.Object({ worker: WorkerAttachmentWire, wasRevoked: Type.Boolean() }, { additionalProperties: false }) })
     }
   }, async (req) => {
-    const { view, wasRevoked } = await workers.reinstate(req.params.hotkey)
+    const { view, wasRevoked } = await workers.reinstate(checkedHotkey(req.params.hotkey))
     return { worker: view, wasRevoked }
   })
 }

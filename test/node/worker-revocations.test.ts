@@ -152,6 +152,10 @@ t.test('/admin/workers on a devnet: the operator lists, revokes and reinstates a
   t.match(await call('PUT', `/${worker}/revocation`, orgAdmin), { status: 403, body: { code: 'BWN_ERR_OPERATOR_ONLY' } })
   t.match(await call('PUT', `/${worker}/revocation`, await net.clientKey()), { status: 403 }, 'nor a client key')
   t.match(await call('PUT', '/not-a-hotkey/revocation'), { status: 400, body: { code: 'BWN_ERR_VALIDATION' } })
+  // One character changed: the shape of a hotkey, not its checksum (a typo would revoke no one).
+  const typo = worker.slice(0, -1) + (worker.endsWith('a') ? 'b' : 'a')
+  t.match(await call('PUT', `/${typo}/revocation`), { status: 400, body: { code: 'BWN_ERR_INVALID_HOTKEY' } }, 'a mistyped hotkey is refused')
+  t.match(await call('DELETE', `/${typo}/revocation`), { status: 400, body: { code: 'BWN_ERR_INVALID_HOTKEY' } })
   t.equal(await workersAttached(), 1, 'nothing changed by the refused calls')
 
   const revoked = await call('PUT', `/${worker}/revocation`)
