@@ -6,6 +6,7 @@
 import { ATTACHMENT_MAX_LIFETIME_MS, ATTACHMENT_RENEW_BEFORE_MS, ATTACHMENT_TTL_MS, MAX_CLOCK_SKEW_MS, signAttachment, type Attachment, type KeyPair } from '../protocol/index.ts'
 import type { Clock, Logger, Timer } from '../actors/ports.ts'
 import { addressGroup, isLoopback } from './peer-gate.ts'
+import { logEvery } from './log-every.ts'
 
 /** Workers an orchestrator attaches by default. */
 export const DEFAULT_MAX_WORKERS = 256
@@ -16,6 +17,8 @@ export const DEFAULT_MAX_WORKERS = 256
  * workers share one address (behind NAT) raises it (`--max-workers-per-address`).
  */
 export const DEFAULT_MAX_WORKERS_PER_ADDRESS = 16
+/** A refusal of one worker for one reason is logged at most this often. */
+export const REFUSAL_LOG_EVERY_MS = 60_000
 /** How often issued attachments are looked at for renewal. */
 export const RENEW_CHECK_MS = 30_000 // 30 s
 
@@ -66,6 +69,7 @@ export class AttachmentIssuer {
    */
   readonly #revokedAt = new Map<string, number>()
   #timer: Timer | null = null
+  readonly #logRefusal = logEvery(REFUSAL_LOG_EVERY_MS)
 
   constructor (o: IssuerOptions) {
     this.#o = o
@@ -101,7 +105,8 @@ export class AttachmentIssuer {
    */
   issue (worker: string, address: string | null = null): IssueResult {
     const refuse = (reason: AttachRefusal): IssueResult => {
-      this.#log.warn({ worker, reason, address, maxWorkers: this.#o.maxWorkers, maxPerAddress: this.#o.maxPerAddress ?? 0, attached: this.count(), event: 'worker_attach_refused' }, `worker not attached: ${reason}`)
+      // A refused worker tries again about every 10 s (its ban's length): one line per worker and reason a minute.
+      if (this.#logRefusal(`${worker}/${reason}`, this.#o.clock.now())) this.#log.warn({ worker, reason, address, maxWorkers: this.#o.maxWorkers, maxPerAddress: this.#o.maxPerAddress ?? 0, attached: this.count(), event: 'worker_attach_refused' }, `worker not attached: ${reason}`)
       return { ok: false, reason }
     }
     if (this.#revokedWorkers.has(worker)) return refuse('revoked')

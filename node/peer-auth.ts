@@ -179,7 +179,8 @@ export class PeerAuth {
   }
 
   #refusedAttachment (worker: string, reason: string): void {
-    this.#log.warn({ peer: worker, reason, event: 'attachment_refused' }, `worker attachment refused: ${reason}`)
+    // A refused worker announces again and again: one line per worker and reason a minute.
+    if (this.#logRefusal(`${worker}/attachment/${reason}`, this.#clock.now())) this.#log.warn({ peer: worker, reason, event: 'attachment_refused' }, `worker attachment refused: ${reason}`)
   }
 
   #announced (msg: Envelope): void {

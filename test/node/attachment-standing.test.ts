@@ -2,7 +2,8 @@
 // attachment, re-checked against the issuer's standing: on a manual clock, with a chain the test sets.
 import t from 'tap'
 import { pino } from 'pino'
-import { AttachmentIssuer, RENEW_CHECK_MS } from '../../node/attachments.ts'
+import { AttachmentIssuer, RENEW_CHECK_MS, REFUSAL_LOG_EVERY_MS } from '../../node/attachments.ts'
+import { capturingLogger } from '../helpers/logger.ts'
 import { PeerAuth, STANDING_TTL_MS } from '../../node/peer-auth.ts'
 import { ManualClock } from '../helpers/clock.ts'
 import { cryptoReady, newHotkey, signAttachment, ATTACHMENT_TTL_MS, type Attachment } from '../../protocol/index.ts'
@@ -180,4 +181,22 @@ t.test('a worker\'s standing ends with its attachment\'s expiry', async t => {
   clock.advance(20_000)
   t.equal(auth.cached(worker.address), undefined, 'cached no longer than the attachment lasts')
   t.equal(await auth.standing(worker.address), null, 'expired: no standing')
+})
+
+t.test('issuer: a refusal is logged once a minute per worker and reason (a refused worker retries every 10 s)', async t => {
+  const clock = new ManualClock()
+  const { logger: captured, lines } = capturingLogger('info')
+  const issuer = new AttachmentIssuer({ key: newHotkey(), clock, logger: captured, maxWorkers: 10, deliver: () => {} })
+  t.teardown(() => issuer.stop())
+  const [w, other] = [newHotkey().address, newHotkey().address]
+  issuer.revoke(w)
+  issuer.revoke(other)
+  const refusals = (worker: string): number => lines.filter(l => l.event === 'worker_attach_refused' && l.worker === worker).length
+  for (let i = 0; i < 6; i++) { t.same(issuer.issue(w), { ok: false, reason: 'revoked' }); clock.advance(10_000) }
+  t.equal(refusals(w), 1, 'six refusals in a minute: one line')
+  t.same(issuer.issue(other), { ok: false, reason: 'revoked' })
+  t.equal(refusals(other), 1, 'another worker has its own line')
+  clock.advance(REFUSAL_LOG_EVERY_MS)
+  issuer.issue(w)
+  t.equal(refusals(w), 2, 'a minute on: logged again')
 })
