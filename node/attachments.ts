@@ -68,6 +68,11 @@ export class AttachmentIssuer {
    * attachment may have; by then every one it covers has expired.
    */
   readonly #revokedAt = new Map<string, number>()
+  /**
+   * The latest `issuedAt` of any attachment issued to each worker (on a clock stepped back, an older one
+   * can carry a later time than the current): what a revocation must cover. Kept as long as `#revokedAt`.
+   */
+  readonly #newestIssuedAt = new Map<string, number>()
   #timer: Timer | null = null
   readonly #logRefusal = logEvery(REFUSAL_LOG_EVERY_MS)
 
@@ -128,10 +133,10 @@ export class AttachmentIssuer {
       if (!live) return refuse('max_per_address')
       group = held
     }
-    // Never before the worker's previous attachment (a clock stepped back), and after its last revocation
-    // even within the same millisecond: what a revocation covers (issued at or before it) is told apart
-    // by time alone.
-    const issuedAt = Math.max(now, prev?.issuedAt ?? -Infinity, (this.#revokedAt.get(worker) ?? -Infinity) + 1)
+    // After the worker's last revocation even within the same millisecond: what a revocation covers
+    // (issued at or before it) is told apart by time alone.
+    const issuedAt = Math.max(now, (this.#revokedAt.get(worker) ?? -Infinity) + 1)
+    this.#newestIssuedAt.set(worker, Math.max(issuedAt, this.#newestIssuedAt.get(worker) ?? -Infinity))
     const attachment = signAttachment(this.#o.key, { worker, issuedAt, ...(this.#o.ttlMs !== undefined ? { ttlMs: this.#o.ttlMs } : {}) })
     this.#issued.set(worker, attachment)
     this.#left.delete(worker)
@@ -169,7 +174,8 @@ export class AttachmentIssuer {
     this.#issued.delete(worker)
     this.#left.delete(worker)
     this.#groupOf.delete(worker)
-    this.#revokedAt.set(worker, Math.max(this.#o.clock.now(), a?.issuedAt ?? -Infinity))
+    this.#revokedAt.set(worker, Math.max(this.#o.clock.now(), a?.issuedAt ?? -Infinity, this.#newestIssuedAt.get(worker) ?? -Infinity))
+    this.#newestIssuedAt.delete(worker)
     if (opts.restored !== true) this.#log.warn({ worker, event: 'worker_attachment_revoked' }, 'worker attachment revoked')
     return a !== undefined
   }
@@ -201,7 +207,9 @@ export class AttachmentIssuer {
 
   #renew (): void {
     const now = this.#o.clock.now()
-    for (const [worker, at] of this.#revokedAt) if (now - at > ATTACHMENT_MAX_LIFETIME_MS + MAX_CLOCK_SKEW_MS && !this.#revokedWorkers.has(worker)) this.#revokedAt.delete(worker)
+    const stale = (at: number): boolean => now - at > ATTACHMENT_MAX_LIFETIME_MS + MAX_CLOCK_SKEW_MS // everything issued by then has expired
+    for (const [worker, at] of this.#revokedAt) if (stale(at) && !this.#revokedWorkers.has(worker)) this.#revokedAt.delete(worker)
+    for (const [worker, at] of this.#newestIssuedAt) if (stale(at)) this.#newestIssuedAt.delete(worker)
     for (const [worker, a] of this.#issued) {
       if (a.expiresAt <= now) { this.#issued.delete(worker); this.#left.delete(worker); this.#groupOf.delete(worker); continue }
       if (this.#left.has(worker)) continue

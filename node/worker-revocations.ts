@@ -2,7 +2,7 @@
 // store (table `workers`, key `revocation/<hotkey>`), so a revoked worker stays refused across restarts,
 // and applied to the attachment issuer (node/attachments.ts). A revocation is answered once its row is
 // flushed to disk; the worker's session ends then (docs/node.md#attaching-workers).
-import type { Clock, Store, Table } from '../actors/ports.ts'
+import type { Clock, Logger, Store, Table } from '../actors/ports.ts'
 import { collect, prefixRange } from '../actors/store.ts'
 import type { WorkerAttachments, WorkerAttachmentView } from '../api/deps.ts'
 import type { AttachmentIssuer } from './attachments.ts'
@@ -24,6 +24,7 @@ export class WorkerRevocations implements WorkerAttachments {
   readonly #issuer: AttachmentIssuer
   readonly #end: (hotkey: string) => void
   readonly #registered: (hotkey: string) => Promise<boolean>
+  readonly #log: Logger | undefined
   /** One change at a time, in order: a revoke and a reinstate of one worker must land as they were asked. */
   #queue: Promise<unknown> = Promise.resolve()
 
@@ -32,13 +33,14 @@ export class WorkerRevocations implements WorkerAttachments {
    * routing). `registered`: whether the hotkey holds a chain registration, by which it stands whatever
    * this orchestrator revokes (refused with 409 BWN_ERR_WORKER_REGISTERED).
    */
-  constructor (o: { store: Store, clock: Clock, issuer: AttachmentIssuer, end: (hotkey: string) => void, registered?: (hotkey: string) => Promise<boolean> }) {
+  constructor (o: { store: Store, clock: Clock, issuer: AttachmentIssuer, end: (hotkey: string) => void, registered?: (hotkey: string) => Promise<boolean>, logger?: Logger }) {
     this.#store = o.store
     this.#rows = o.store.table<RevocationRow>('workers')
     this.#clock = o.clock
     this.#issuer = o.issuer
     this.#end = o.end
     this.#registered = o.registered ?? (async () => false)
+    this.#log = o.logger
   }
 
   /** Applies the stored revocations to the issuer (at start, before any worker is attached); how many. */
@@ -79,12 +81,20 @@ export class WorkerRevocations implements WorkerAttachments {
     })
   }
 
-  /** True only when the chain says, within REGISTRATION_CHECK_MS, that the hotkey is registered. */
+  /**
+   * True only when the chain says, within REGISTRATION_CHECK_MS, that the hotkey is registered. When it
+   * does not say (no answer, an error), the revocation goes ahead and a warning says that a registered
+   * worker would keep its standing by its registration.
+   */
   async #knownRegistered (hotkey: string): Promise<boolean> {
     let timer: { cancel (): void } | undefined
-    const late = new Promise<boolean>(resolve => { timer = this.#clock.setTimer(REGISTRATION_CHECK_MS, () => resolve(false)) })
+    const unchecked = (why: string) => (): boolean => {
+      this.#log?.warn({ event: 'worker_registration_unchecked', worker: hotkey, why }, 'revoked without knowing whether the chain registers this hotkey; a registered worker keeps its standing by its registration')
+      return false
+    }
+    const late = new Promise<boolean>(resolve => { timer = this.#clock.setTimer(REGISTRATION_CHECK_MS, () => resolve(unchecked('no answer')())) })
     try {
-      return await Promise.race([this.#registered(hotkey).catch(() => false), late])
+      return await Promise.race([this.#registered(hotkey).catch((err: Error) => unchecked(err.message)()), late])
     } finally {
       timer?.cancel()
     }

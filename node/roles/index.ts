@@ -144,7 +144,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   })
   // The operator's revocations (/admin/workers) from the store, before any worker is attached. A
   // revocation also ends the worker's session and its routing here (`endWorker`, below).
-  const revocations = new WorkerRevocations({ store, clock, issuer: attachments, end: (worker) => { endWorker(worker) }, registered: async (h) => (await nodeChain.chain.uidOf(h)) !== null })
+  const revocations = new WorkerRevocations({ store, clock, issuer: attachments, end: (worker) => { endWorker(worker) }, registered: async (h) => (await nodeChain.chain.uidOf(h)) !== null, logger: ctx.logger })
   const restored = await revocations.load()
   if (restored > 0) ctx.logger.info({ event: 'worker_revocations_restored', count: restored }, `${restored} revoked worker(s) stay refused`)
   // Issued only to a worker connected now, counted at the address it connects from: one that left while

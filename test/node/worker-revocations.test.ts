@@ -11,6 +11,7 @@ import { WorkerRevocations, REGISTRATION_CHECK_MS } from '../../node/worker-revo
 import { cryptoReady, newHotkey, ATTACHMENT_TTL_MS } from '../../protocol/index.ts'
 import { ManualClock } from '../helpers/clock.ts'
 import { startTestDevnet } from '../helpers/devnet.ts'
+import { capturingLogger } from '../helpers/logger.ts'
 import { eventually, runCliOnce } from '../helpers/proc.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
 
@@ -84,11 +85,13 @@ t.test('a chain that fails or does not answer does not stop a revocation', async
   const issuer = new AttachmentIssuer({ key: newHotkey(), clock, logger, maxWorkers: 10, deliver: () => {} })
   t.teardown(() => issuer.stop())
   const [silent, failing] = [newHotkey().address, newHotkey().address]
+  const { logger: captured, lines } = capturingLogger('info')
   const revocations = new WorkerRevocations({
-    store, clock, issuer, end: (x) => { issuer.revoke(x) },
+    store, clock, issuer, end: (x) => { issuer.revoke(x) }, logger: captured,
     registered: async (h) => { if (h === failing) throw new Error('chain unavailable'); return await new Promise<boolean>(() => {}) }
   })
   t.match(await revocations.revoke(failing), { revoked: true }, 'a failing chain: revoked')
+  t.match(lines.filter(l => l.event === 'worker_registration_unchecked'), [{ worker: failing, why: 'chain unavailable' }], 'and said so')
   const pending = revocations.revoke(silent)
   let done = false
   void pending.then(() => { done = true })
@@ -96,6 +99,7 @@ t.test('a chain that fails or does not answer does not stop a revocation', async
   t.notOk(done, 'waiting for the chain')
   clock.advance(REGISTRATION_CHECK_MS)
   t.match(await pending, { revoked: true }, `a silent chain: revoked after ${REGISTRATION_CHECK_MS} ms`)
+  t.match(lines.filter(l => l.event === 'worker_registration_unchecked').at(-1), { worker: silent, why: 'no answer' })
   t.ok(issuer.revoked(silent) && issuer.revoked(failing))
 })
 
@@ -110,7 +114,7 @@ t.test('an attachment issued on a clock stepped back is still after the one befo
   now -= 100 // the host's clock is stepped back
   const a2 = issuer.issue(w)
   if (!a1.ok || !a2.ok) throw new Error('not issued')
-  t.ok(a2.attachment.issuedAt >= a1.attachment.issuedAt, 'not issued before the one it replaces')
+  t.ok(a2.attachment.issuedAt < a1.attachment.issuedAt && a2.attachment.issuedAt === now, 'issued at the clock\'s time, not ahead of it')
   now += 5
   issuer.revoke(w)
   issuer.reinstate(w)
