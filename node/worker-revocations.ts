@@ -1,4 +1,4 @@
-// An orchestrator operator's revocations of workers (/admin/workers, `bwnet worker revoke`): kept in the
+// An orchestrator operator's revocations of workers (/admin/workers, `bwnet admin worker revoke`): kept in the
 // store (table `workers`, key `revocation/<hotkey>`), so a revoked worker stays refused across restarts,
 // and applied to the attachment issuer (node/attachments.ts). A revocation is answered once its row is
 // flushed to disk; the worker's session ends then (docs/node.md#attaching-workers).
@@ -88,7 +88,11 @@ export class WorkerRevocations implements WorkerAttachments {
    */
   async #knownRegistered (hotkey: string): Promise<boolean> {
     let timer: { cancel (): void } | undefined
+    let said = false
     const unchecked = (why: string) => (): boolean => {
+      // Once per revocation: a chain that fails after the time ran out has been spoken for.
+      if (said) return false
+      said = true
       this.#log?.warn({ event: 'worker_registration_unchecked', worker: hotkey, why }, 'revoked without knowing whether the chain registers this hotkey; a registered worker keeps its standing by its registration')
       return false
     }

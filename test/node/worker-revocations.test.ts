@@ -86,9 +86,10 @@ t.test('a chain that fails or does not answer does not stop a revocation', async
   t.teardown(() => issuer.stop())
   const [silent, failing] = [newHotkey().address, newHotkey().address]
   const { logger: captured, lines } = capturingLogger('info')
+  let failLate: (err: Error) => void = () => {}
   const revocations = new WorkerRevocations({
     store, clock, issuer, end: (x) => { issuer.revoke(x) }, logger: captured,
-    registered: async (h) => { if (h === failing) throw new Error('chain unavailable'); return await new Promise<boolean>(() => {}) }
+    registered: async (h) => { if (h === failing) throw new Error('chain unavailable'); return await new Promise<boolean>((_resolve, reject) => { failLate = reject }) }
   })
   t.match(await revocations.revoke(failing), { revoked: true }, 'a failing chain: revoked')
   t.match(lines.filter(l => l.event === 'worker_registration_unchecked'), [{ worker: failing, why: 'chain unavailable' }], 'and said so')
@@ -100,6 +101,10 @@ t.test('a chain that fails or does not answer does not stop a revocation', async
   clock.advance(REGISTRATION_CHECK_MS)
   t.match(await pending, { revoked: true }, `a silent chain: revoked after ${REGISTRATION_CHECK_MS} ms`)
   t.match(lines.filter(l => l.event === 'worker_registration_unchecked').at(-1), { worker: silent, why: 'no answer' })
+  // A chain that fails only after the time ran out: said once for the revocation, not twice.
+  failLate(new Error('late failure'))
+  await new Promise(resolve => setImmediate(resolve))
+  t.equal(lines.filter(l => l.event === 'worker_registration_unchecked' && l.worker === silent).length, 1, 'one warning for it')
   t.ok(issuer.revoked(silent) && issuer.revoked(failing))
 })
 
