@@ -174,7 +174,7 @@ export class AttachmentIssuer {
     this.#issued.delete(worker)
     this.#left.delete(worker)
     this.#groupOf.delete(worker)
-    this.#revokedAt.set(worker, Math.max(this.#o.clock.now(), a?.issuedAt ?? -Infinity, this.#newestIssuedAt.get(worker) ?? -Infinity))
+    this.#revokedAt.set(worker, Math.max(this.#o.clock.now(), this.#newestIssuedAt.get(worker) ?? -Infinity))
     this.#newestIssuedAt.delete(worker)
     if (opts.restored !== true) this.#log.warn({ worker, event: 'worker_attachment_revoked' }, 'worker attachment revoked')
     return a !== undefined

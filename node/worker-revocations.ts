@@ -7,6 +7,7 @@ import { collect, prefixRange } from '../actors/store.ts'
 import type { WorkerAttachments, WorkerAttachmentView } from '../api/deps.ts'
 import type { AttachmentIssuer } from './attachments.ts'
 import { WorkerRegistered } from '../api/errors.ts'
+import PQueue from 'p-queue'
 
 const PREFIX = 'revocation/'
 /**
@@ -26,7 +27,7 @@ export class WorkerRevocations implements WorkerAttachments {
   readonly #registered: (hotkey: string) => Promise<boolean>
   readonly #log: Logger | undefined
   /** One change at a time, in order: a revoke and a reinstate of one worker must land as they were asked. */
-  #queue: Promise<unknown> = Promise.resolve()
+  readonly #queue = new PQueue({ concurrency: 1 })
 
   /**
    * `end`: what a revocation does to a connected worker besides the issuer's refusal (its session, its
@@ -59,7 +60,7 @@ export class WorkerRevocations implements WorkerAttachments {
   }
 
   async revoke (hotkey: string): Promise<WorkerAttachmentView> {
-    return await this.#inTurn(async () => {
+    return await this.#queue.add(async () => {
       // In its turn, so changes land in the order asked; the chain holds the queue up REGISTRATION_CHECK_MS at most.
       if (await this.#knownRegistered(hotkey)) throw new WorkerRegistered(`${hotkey} is registered on the chain: it stands by its registration, not by an attachment from this orchestrator, and a revocation would not keep it out`)
       const existing = await this.#rows.get(PREFIX + hotkey)
@@ -71,7 +72,7 @@ export class WorkerRevocations implements WorkerAttachments {
   }
 
   async reinstate (hotkey: string): Promise<{ view: WorkerAttachmentView, wasRevoked: boolean }> {
-    return await this.#inTurn(async () => {
+    return await this.#queue.add(async () => {
       const existing = await this.#rows.get(PREFIX + hotkey)
       if (existing !== undefined) await this.#store.batch([{ type: 'del', table: 'workers', key: PREFIX + hotkey }], { sync: true })
       const wasRevoked = existing !== undefined || this.#issuer.revoked(hotkey)
@@ -89,24 +90,18 @@ export class WorkerRevocations implements WorkerAttachments {
   async #knownRegistered (hotkey: string): Promise<boolean> {
     let timer: { cancel (): void } | undefined
     let said = false
-    const unchecked = (why: string) => (): boolean => {
+    const unchecked = (why: string): false => {
       // Once per revocation: a chain that fails after the time ran out has been spoken for.
-      if (said) return false
+      if (!said) this.#log?.warn({ event: 'worker_registration_unchecked', worker: hotkey, why }, 'revoked without knowing whether the chain registers this hotkey; a registered worker keeps its standing by its registration')
       said = true
-      this.#log?.warn({ event: 'worker_registration_unchecked', worker: hotkey, why }, 'revoked without knowing whether the chain registers this hotkey; a registered worker keeps its standing by its registration')
       return false
     }
-    const late = new Promise<boolean>(resolve => { timer = this.#clock.setTimer(REGISTRATION_CHECK_MS, () => resolve(unchecked('no answer')())) })
+    const late = new Promise<boolean>(resolve => { timer = this.#clock.setTimer(REGISTRATION_CHECK_MS, () => resolve(unchecked('no answer'))) })
     try {
-      return await Promise.race([this.#registered(hotkey).catch((err: Error) => unchecked(err.message)()), late])
+      return await Promise.race([this.#registered(hotkey).catch((err: Error) => unchecked(err.message)), late])
     } finally {
       timer?.cancel()
     }
   }
 
-  #inTurn<T> (fn: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(fn, fn)
-    this.#queue = run.catch(() => {})
-    return run
-  }
 }
