@@ -1,8 +1,9 @@
 // The orchestrator's side of worker attachments: it attaches workers automatically on first contact,
 // within the limits its operator sets (`maxWorkers`, `maxPerAddress`, an optional allowlist), keeps what it issued,
 // renews each attachment before it expires, and revokes. A revoked worker is refused here at once (the
-// issuer checks its own list on every announce); other peers stop honouring the revoked attachment when
-// it expires, at most ATTACHMENT_TTL_MS later, since it is never renewed (docs/security.md#peers).
+// issuer checks its own list on every announce), and its peers are told (`attachments_revoked`, from
+// `notices()`): a peer that was not connected then learns it when it connects, and at the latest the
+// revoked attachment expires, since it is never renewed (docs/security.md#peers).
 import { ATTACHMENT_MAX_LIFETIME_MS, ATTACHMENT_RENEW_BEFORE_MS, ATTACHMENT_TTL_MS, MAX_CLOCK_SKEW_MS, signAttachment, type Attachment, type KeyPair } from '../protocol/index.ts'
 import type { Clock, Logger, Timer } from '../actors/ports.ts'
 import { addressGroup, isLoopback } from './peer-gate.ts'
@@ -73,6 +74,11 @@ export class AttachmentIssuer {
    * can carry a later time than the current): what a revocation must cover. Kept as long as `#revokedAt`.
    */
   readonly #newestIssuedAt = new Map<string, number>()
+  /**
+   * What peers are told, by worker: the time of its last revocation as a notice says it (every attachment
+   * issued to it up to then). Kept while an attachment it covers could be valid anywhere.
+   */
+  readonly #notices = new Map<string, number>()
   #timer: Timer | null = null
   readonly #logRefusal = logEvery(REFUSAL_LOG_EVERY_MS)
 
@@ -168,16 +174,39 @@ export class AttachmentIssuer {
    * Revokes the worker's attachment and refuses it from now on; true when it held one. `restored`: a
    * revocation read back from the store at start (logged once for all by the caller, not per worker).
    */
-  revoke (worker: string, opts: { restored?: boolean } = {}): boolean {
+  revoke (worker: string, opts: { restored?: boolean, at?: number } = {}): boolean {
     this.#revokedWorkers.add(worker)
     const a = this.#issued.get(worker)
     this.#issued.delete(worker)
     this.#left.delete(worker)
     this.#groupOf.delete(worker)
-    this.#revokedAt.set(worker, Math.max(this.#o.clock.now(), this.#newestIssuedAt.get(worker) ?? -Infinity))
+    const revokedAt = Math.max(this.#o.clock.now(), this.#newestIssuedAt.get(worker) ?? -Infinity)
+    this.#revokedAt.set(worker, revokedAt)
     this.#newestIssuedAt.delete(worker)
+    // A revocation read back at start was made at `at`; nothing was issued to the worker since (it stayed
+    // revoked), so the notice says that time and lapses with what it covers, not 15 min after each start.
+    this.#notices.set(worker, opts.restored === true && opts.at !== undefined && Number.isFinite(opts.at) ? Math.min(opts.at, revokedAt) : revokedAt)
     if (opts.restored !== true) this.#log.warn({ worker, event: 'worker_attachment_revoked' }, 'worker attachment revoked')
     return a !== undefined
+  }
+
+  /**
+   * The revocations peers must hear of: those that may still cover a valid attachment (made within the
+   * longest lifetime one may have), each with the time up to which it covers.
+   */
+  notices (): Array<{ worker: string, revokedAt: number }> {
+    const now = this.#o.clock.now()
+    const out: Array<{ worker: string, revokedAt: number }> = []
+    for (const [worker, revokedAt] of this.#notices) {
+      if (now - revokedAt >= ATTACHMENT_MAX_LIFETIME_MS + MAX_CLOCK_SKEW_MS) this.#notices.delete(worker)
+      else out.push({ worker, revokedAt })
+    }
+    return out
+  }
+
+  /** The notice of `worker`'s revocation, while peers must hear of it. */
+  notice (worker: string): { worker: string, revokedAt: number } | undefined {
+    return this.notices().find(n => n.worker === worker)
   }
 
   /** Lifts a revocation (the worker may attach again, within the limits). */

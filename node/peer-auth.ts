@@ -12,11 +12,12 @@
 // coordinator's verify request. A hotkey without a registration is a worker while it holds a valid
 // attachment (checked again, issuer's standing included, every STANDING_TTL_MS and at its expiry). An
 // orchestrator's issuer (node/attachments.ts) attaches unregistered workers on their first announce.
-import { checkAttachment, type Announce, type Attachment, type AttachmentCheck, type Envelope, type MessageType, type Role, type WorkerAttachment } from '../protocol/index.ts'
+import { checkAttachment, type Announce, type Attachment, type AttachmentCheck, type AttachmentsRevoked, type Envelope, type MessageType, type Role, type WorkerAttachment } from '../protocol/index.ts'
 import type { Chain, Standing } from '../actors/chain/index.ts'
 import type { Clock, Logger, Timer } from '../actors/ports.ts'
 import type { Messenger } from './messenger.ts'
 import { logEvery } from './log-every.ts'
+import { RevocationNotices } from './revocation-notices.ts'
 
 export const STANDING_TTL_MS = 30_000 // a registration or permit change is seen within 30 s
 /** Issuers' registrations kept at most (PeerAuth.#registrations). */
@@ -109,6 +110,8 @@ export class PeerAuth {
   /** Unattached workers whose announce waits for their attachment: ends the wait. */
   readonly #awaiting = new Map<string, { done: () => void, timer: Timer }>()
   #policy: AttachmentPolicy | null = null
+  /** What issuers told this node they revoked (`attachments_revoked`): refused here too. */
+  readonly notices = new RevocationNotices()
   /** The orchestrator this worker attaches to (null: any that issues one). */
   readonly #attachTo: string | null
   /** This node's own attachment (a worker), once its orchestrator issued one. */
@@ -128,7 +131,24 @@ export class PeerAuth {
     // First of the announce handlers: the attachment is checked before any handler decides on the sender.
     deps.messenger.on('announce', (msg) => this.#announced(msg))
     deps.messenger.on('worker_attachment', (msg) => this.#handed(msg))
+    this.on('attachments_revoked', 'orchestrator', (msg) => this.#revocationsNoticed(msg))
+    // This worker's own, from its issuer: taken in the order frames arrive, so an attachment handed right
+    // after it (a reinstated worker) is taken in place of the revoked one, not refused as no renewal.
+    deps.messenger.on('attachments_revoked', (msg) => this.#ownRevoked(msg))
   }
+
+  /** Our own attachment, revoked by its issuer (whose standing was checked when we took it): dropped. */
+  #ownRevoked (msg: Envelope): void {
+    const own = this.own
+    if (own === null || msg.from !== own.orchestrator) return
+    const mine = (msg.body as AttachmentsRevoked).revocations.find(r => r.worker === this.#self.hotkey)
+    if (mine === undefined || own.issuedAt > mine.revokedAt) return
+    this.own = null
+    this.#log.warn({ orchestrator: msg.from, event: 'own_attachment_revoked' }, 'this worker\'s attachment was revoked by its orchestrator')
+  }
+
+  /** Revoked by this node's own policy (an issuer), or by the issuer's notice. */
+  readonly #revoked = (a: Attachment): boolean => this.#policy?.isRevoked(a) === true || this.notices.covers(a)
 
   /** This node issues attachments (an orchestrator). */
   useAttachmentPolicy (policy: AttachmentPolicy): void { this.#policy = policy }
@@ -147,7 +167,7 @@ export class PeerAuth {
     const pre = checkAttachment(value, { worker, now: this.#clock.now(), issuer: { role: 'orchestrator', uid: 0, source: 'pending' } })
     if (!pre.ok) return pre
     const issuer = pre.attachment.orchestrator === worker ? null : await this.#issuerStanding(pre.attachment.orchestrator)
-    const check = checkAttachment(value, { worker, now: this.#clock.now(), issuer, revoked: (a) => this.#policy?.isRevoked(a) === true })
+    const check = checkAttachment(value, { worker, now: this.#clock.now(), issuer, revoked: this.#revoked })
     if (!check.ok) return check
     const held = this.#attachments.get(worker)
     // The attachment held already (every verify request naming a worker carries it): nothing changes,
@@ -169,6 +189,30 @@ export class PeerAuth {
     this.#attachments.delete(worker)
     this.#cache.delete(worker)
     this.#lookups.delete(worker)
+  }
+
+  /**
+   * An orchestrator's notice of what it revoked: it speaks only for attachments it signed itself (the
+   * frame is its own). A worker standing on one now covered loses it here at once: its attachment is
+   * dropped and its connection ended (refused for a while, as a revoked worker is at its issuer).
+   */
+  #revocationsNoticed (msg: Envelope): void {
+    const issuer = msg.from
+    const now = this.#clock.now()
+    for (const { worker, revokedAt } of (msg.body as AttachmentsRevoked).revocations) {
+      const outcome = this.notices.record(issuer, worker, revokedAt, now)
+      if (outcome !== 'recorded') {
+        if (this.#logRefusal(`${issuer}/notice/${outcome}`, now)) this.#log.warn({ peer: issuer, worker, revokedAt, reason: outcome, event: 'revocation_notice_ignored' }, `revocation notice ignored: ${outcome}`)
+        continue
+      }
+      if (worker === this.#self.hotkey) continue // this worker's own (#ownRevoked)
+      const held = this.#attachments.get(worker)
+      if (held === undefined || !this.notices.covers(held)) continue
+      this.dropAttachment(worker)
+      this.#log.info({ worker, orchestrator: issuer, event: 'attachment_revoked_by_issuer' }, 'worker attachment revoked by its issuer')
+      // Its standing is looked up afresh: a worker registered on the chain keeps its connection.
+      void this.standing(worker).then((s) => { if (s === null) this.#messenger.withdraw(worker, 'attachment revoked by its issuer') }, () => {})
+    }
   }
 
   #hold (worker: string, work: () => Promise<void>): void {
@@ -325,7 +369,7 @@ export class PeerAuth {
       if (held !== undefined) {
         // Checked again in full: the issuer may have lost its UID, or revoked it, since.
         const issuer = held.orchestrator === hotkey ? null : await this.#registeredStanding(held.orchestrator)
-        const check = checkAttachment(held, { worker: hotkey, now: this.#clock.now(), issuer, revoked: (a) => this.#policy?.isRevoked(a) === true })
+        const check = checkAttachment(held, { worker: hotkey, now: this.#clock.now(), issuer, revoked: this.#revoked })
         if (check.ok) {
           standing = { hotkey, role: 'worker', uid: null, stakeRao: 0n, validatorPermit: false, source: 'attachment' }
           until = Math.min(this.#clock.now() + STANDING_TTL_MS, held.expiresAt)

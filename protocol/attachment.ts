@@ -13,7 +13,8 @@
 // An attachment is admitted only when, besides the signature: the frame's sender is its worker, its
 // issuer is a registered orchestrator now (a chain UID, not a validator: an orchestrator that lost its
 // UID vouches for nobody), it is within its validity (lifetime at most ATTACHMENT_MAX_LIFETIME_MS), and
-// the issuer has not revoked it (known at the issuer; elsewhere the short lifetime bounds it).
+// the issuer has not revoked it (known at the issuer, and at the peers it tells: `attachments_revoked`;
+// elsewhere the short lifetime bounds it).
 import { randomBytes } from 'node:crypto'
 import { sign, verify, toHex, fromHex, type KeyPair } from './keys.ts'
 import { nodeIdOf } from './node-id.ts'

@@ -5,7 +5,8 @@
 //    says whether the bytes are the worker's alone (verify_request.attributable).
 // 4: a worker's signed word that it holds an attempt (task_accepted), relayed to the coordinator in
 //    batches (task_accepts): a worker is struck for holding work without moving it only on its own word.
-export const PROTOCOL_VERSION = 4
+// 5: an orchestrator tells its peers which attachments it revoked (attachments_revoked).
+export const PROTOCOL_VERSION = 5
 
 /** A control frame larger than this is refused before it is decoded (bulk bytes use their own channel). */
 export const MAX_FRAME_BYTES = 256 * 1024 // 256 KiB

@@ -25,7 +25,7 @@ import { keepRegistered } from '../../actors/chain/registration.ts'
 import { ORCHESTRATOR_INBOUND, WORKER_INBOUND, type InboundRoute } from '../../actors/transfer/inbound.ts'
 import { DevChain, validatorsView, type Chain } from '../../actors/chain/index.ts'
 import { checkVerifyRequest, checkWorkerAccept, checkWorkerClaim } from '../verify-evidence.ts'
-import { authorityOf, offerSigned, signOffer, type Envelope, type PrismScores, type SnapshotPublished, type TaskOfferMsg, type VerifyRequest } from '../../protocol/index.ts'
+import { authorityOf, offerSigned, signOffer, MAX_REVOCATIONS_PER_MESSAGE, type Envelope, type PrismScores, type SnapshotPublished, type TaskOfferMsg, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
 import { hostAddresses, joinedAddresses, liveAddresses, reportedAddresses, type AddressPolicy } from '../adapters/destinations/url-policy.ts'
@@ -152,7 +152,15 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const issueTo = (worker: string): ReturnType<AttachmentIssuer['issue']> | null =>
     messenger.peerOf(worker) === undefined ? null : attachments.issue(worker, messenger.addressOf(worker))
   auth.useAttachmentPolicy({
-    issue: (worker) => { const r = issueTo(worker); return r?.ok === true ? r.attachment : null },
+    issue: (worker) => {
+      const r = issueTo(worker)
+      if (r?.ok !== true) return null
+      // A worker reinstated after a revocation is told first that the attachment it holds is revoked, so
+      // it takes the new one (handed next, on the same connection) instead of keeping the old.
+      const notice = attachments.notice(worker)
+      if (notice !== undefined) messenger.send(worker, 'attachments_revoked', { revocations: [notice] })
+      return r.attachment
+    },
     isRevoked: (a) => attachments.isRevoked(a)
   })
   const router = startRouter(ctx.system, {
@@ -261,7 +269,17 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     auth.dropAttachment(worker)
     tell(router.ref, { type: 'detach', worker })
     messenger.withdraw(worker, 'attachment revoked')
+    // Every admitted peer hears of it now (validators, other orchestrators, workers); one that connects
+    // later hears of it on its announce, below.
+    const notice = attachments.notice(worker)
+    if (notice !== undefined) messenger.broadcast('attachments_revoked', { revocations: [notice] })
   }
+  // A peer that announces is told the revocations that may still cover a valid attachment.
+  auth.on('announce', 'registered', (m) => {
+    if (m.from === key.address) return
+    const notices = attachments.notices()
+    for (let i = 0; i < notices.length; i += MAX_REVOCATIONS_PER_MESSAGE) messenger.send(m.from, 'attachments_revoked', { revocations: notices.slice(i, i + MAX_REVOCATIONS_PER_MESSAGE) })
+  })
 
   return {
     devChain,

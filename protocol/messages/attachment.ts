@@ -29,3 +29,23 @@ export type Attachment = Static<typeof Attachment>
 /** An attachment handed over: by its orchestrator to the worker, or by the worker to its peers. */
 export const WorkerAttachment = Type.Object({ attachment: Attachment }, { additionalProperties: false })
 export type WorkerAttachment = Static<typeof WorkerAttachment>
+
+/** At most this many revocations in one `attachments_revoked` message. */
+export const MAX_REVOCATIONS_PER_MESSAGE = 256
+
+/**
+ * An orchestrator's word that every attachment it issued to `worker` at or before `revokedAt` is
+ * revoked (docs/security.md#peers). Sent by the issuer itself, so the frame's signature is the notice's:
+ * it speaks only for attachments its sender signed.
+ */
+export const AttachmentRevocation = Type.Object({
+  worker: Hotkey,
+  /** Milliseconds since the Unix epoch: attachments issued at or before it are revoked. */
+  revokedAt: Type.Integer({ minimum: 0 })
+}, { additionalProperties: false })
+export type AttachmentRevocation = Static<typeof AttachmentRevocation>
+
+export const AttachmentsRevoked = Type.Object({
+  revocations: Type.Array(AttachmentRevocation, { minItems: 1, maxItems: MAX_REVOCATIONS_PER_MESSAGE })
+}, { additionalProperties: false })
+export type AttachmentsRevoked = Static<typeof AttachmentsRevoked>

@@ -3,7 +3,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { Announce, Heartbeat } from './membership.ts'
 import { TaskOfferBatch, TaskOfferMsg, TaskAssigned, TaskAccepted, TaskAccepts, TaskResult, TaskProgress, TaskResultAck, TaskCancel, WorkerAttach, WorkerAttached, SessionDisplaced } from './transfer.ts'
 import { ChainRequest, ChainResponse } from './chain.ts'
-import { WorkerAttachment } from './attachment.ts'
+import { WorkerAttachment, AttachmentsRevoked } from './attachment.ts'
 import { VerifyRequest, VerifyVerdict, PrismScores, SnapshotPublished } from './validation.ts'
 
 export const MESSAGES = {
@@ -22,6 +22,7 @@ export const MESSAGES = {
   worker_attached: WorkerAttached,
   session_displaced: SessionDisplaced,
   worker_attachment: WorkerAttachment,
+  attachments_revoked: AttachmentsRevoked,
   chain_request: ChainRequest,
   chain_response: ChainResponse,
   verify_request: VerifyRequest,

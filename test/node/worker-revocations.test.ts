@@ -14,6 +14,8 @@ import { startTestDevnet } from '../helpers/devnet.ts'
 import { capturingLogger } from '../helpers/logger.ts'
 import { eventually, runCliOnce } from '../helpers/proc.ts'
 import { collect, prefixRange } from '../../actors/store.ts'
+import { NOTICE_KEPT_MS } from '../../node/revocation-notices.ts'
+import { Rogue } from '../helpers/rogue.ts'
 
 await cryptoReady()
 const logger = pino({ level: 'silent' })
@@ -36,6 +38,7 @@ t.test('revocations are kept in the store: a new issuer on the same store refuse
   t.same(view, { hotkey: w1, attached: false, expiresAt: null, revoked: true, revokedAt: new Date(clock.now()).toISOString() })
   t.same(ended, [w1], 'the worker\'s session is ended')
   t.same(issuer.issue(w1), { ok: false, reason: 'revoked' })
+  t.same(issuer.notices(), [{ worker: w1, revokedAt: clock.now() }], 'peers are to be told')
   clock.advance(60_000)
   t.equal((await revocations.revoke(w1)).revokedAt, view.revokedAt, 'revoking again keeps the first time')
   t.equal((await collect(store.table('workers'), prefixRange('revocation/'))).length, 1, 'one row')
@@ -45,6 +48,9 @@ t.test('revocations are kept in the store: a new issuer on the same store refuse
   t.teardown(() => next.stop())
   const again = new WorkerRevocations({ store, clock, issuer: next, end: (w) => { next.revoke(w) } })
   t.equal(await again.load(), 1, 'one revocation restored')
+  t.same(next.notices(), [{ worker: w1, revokedAt: Date.parse(view.revokedAt!) }], 'the notice after a restart says when it was revoked')
+  clock.advance(NOTICE_KEPT_MS - 60_000)
+  t.same(next.notices(), [], 'no notice once whatever it covered has expired')
   t.same(next.issue(w1), { ok: false, reason: 'revoked' }, 'still refused after the restart')
   t.match(next.issue(w2), { ok: true }, 'the other worker attaches')
   t.match((await again.list()).find(v => v.hotkey === w1), { revoked: true, revokedAt: view.revokedAt, attached: false })
@@ -167,9 +173,37 @@ t.test('/admin/workers on a devnet: the operator lists, revokes and reinstates a
   t.match(await call('DELETE', `/${typo}/revocation`), { status: 400, body: { code: 'BWN_ERR_INVALID_HOTKEY' } })
   t.equal(await workersAttached(), 1, 'nothing changed by the refused calls')
 
+  // The validator holds the worker's attachment (the worker presents it to every peer).
+  const validator = net.devnet.nodes.find(n => n.node.config.role === 'validator')!.node
+  const held = await eventually(async () => validator.auth.attachmentOf(worker), 15_000, 'the worker\'s attachment at the validator')
+  // A registered orchestrator that did not issue it names the worker in a notice: nothing changes.
+  const rogue = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network)
+  t.teardown(() => rogue.stop())
+  await orch.devChain!.enroll(rogue.hotkey, 'orchestrator')
+  const V = validator.transport.publicKey
+  await rogue.until(() => rogue.up.has(V), 30_000, 'the rogue orchestrator connected to the validator')
+  t.ok(rogue.announce(V, 'orchestrator'))
+  await eventually(async () => validator.messenger.peerOf(rogue.hotkey) !== undefined, 10_000, 'the rogue bound to its connection')
+  rogue.send(V, 'attachments_revoked', { revocations: [{ worker, revokedAt: Date.now() }] })
+  await eventually(async () => validator.auth.notices.size === 1, 10_000, 'the rogue\'s notice taken, for its own attachments')
+  t.equal(validator.auth.attachmentOf(worker), held, 'another orchestrator\'s notice leaves the attachment standing')
+  t.ok((await validator.auth.present(held, worker)).ok)
+
   const revoked = await call('PUT', `/${worker}/revocation`)
   t.match(revoked, { status: 200, body: { hotkey: worker, revoked: true, attached: false, revokedAt: String } })
   await eventually(async () => (await workersAttached()) === 0, 15_000, 'the revoked worker to leave the orchestrator\'s view')
+  // Its issuer tells its peers: the validator drops the attachment at once, not at its expiry.
+  await eventually(async () => validator.auth.attachmentOf(worker) === undefined, 15_000, 'the validator to drop the revoked attachment')
+  t.match(await validator.auth.present(held, worker), { ok: false, reason: 'revoked' }, 'refused at the validator')
+  // A peer that connects later is told when it announces.
+  const late = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network)
+  t.teardown(() => late.stop())
+  await orch.devChain!.enroll(late.hotkey, 'validator')
+  const O = orch.transport.publicKey
+  await late.until(() => late.up.has(O), 30_000, 'a validator joining later connected to the orchestrator')
+  t.ok(late.announce(O, 'validator'))
+  await late.until(() => late.got('attachments_revoked', orch.key.address).length > 0, 15_000, 'the revocation told to the later peer')
+  t.match(late.got('attachments_revoked', orch.key.address)[0]!.msg.body, { revocations: [{ worker, revokedAt: Number }] })
   t.equal(await orch.auth.standing(worker), null, 'no standing at the orchestrator')
   t.same(orch.attachments!.issue(worker), { ok: false, reason: 'revoked' })
   t.match((await call('GET', '')).body.items, [{ hotkey: worker, revoked: true, attached: false }])
@@ -183,6 +217,9 @@ t.test('/admin/workers on a devnet: the operator lists, revokes and reinstates a
   t.match(lifted, { code: 0, json: { wasRevoked: true, worker: { hotkey: worker, revoked: false } } }, `bwnet admin worker reinstate; stderr: ${lifted.stderr}`)
   // The worker keeps trying (its announce was refused and banned briefly): it attaches again.
   await eventually(async () => (await workersAttached()) === 1, 60_000, 'the reinstated worker to attach again')
+  // Its new attachment, issued after the revocation, stands at the validator.
+  await eventually(async () => validator.auth.attachmentOf(worker) !== undefined, 30_000, 'the reinstated worker\'s new attachment at the validator')
+  t.ok(validator.auth.attachmentOf(worker)!.issuedAt > held.issuedAt)
   t.match(await call('DELETE', `/${worker}/revocation`), { status: 200, body: { wasRevoked: false } }, 'lifting it again changes nothing')
   t.match(await cli('list'), { code: 0, json: { items: [{ hotkey: worker, attached: true, revoked: false }] } }, 'bwnet admin worker list')
   const refused = await runCliOnce(['admin', 'worker', 'revoke', worker, '--api', net.file.baseUrl, '--key', orgAdmin], { CI: 'true' })

@@ -1,0 +1,112 @@
+// Orchestrators' notices of what they revoked (`attachments_revoked`): kept per issuer and worker, for
+// attachments of that issuer only, while one they cover could be valid, and bounded; and PeerAuth acting on
+// them: a worker standing on a covered attachment loses it and its connection, whoever else sends a notice
+// changes nothing, and a later attachment from the same issuer stands.
+import t from 'tap'
+import { pino } from 'pino'
+import { RevocationNotices, NOTICE_KEPT_MS, NOTICES_PER_ISSUER_MAX, NOTICE_ISSUERS_MAX } from '../../node/revocation-notices.ts'
+import { PeerAuth } from '../../node/peer-auth.ts'
+import { cryptoReady, newHotkey, signAttachment, MAX_CLOCK_SKEW_MS, type Attachment } from '../../protocol/index.ts'
+import { ManualClock } from '../helpers/clock.ts'
+import type { Chain, Standing } from '../../actors/chain/index.ts'
+import type { Messenger } from '../../node/messenger.ts'
+
+await cryptoReady()
+const NOW = Date.UTC(2026, 10, 29, 12)
+const at = (orchestrator: string, worker: string, issuedAt: number): Attachment => ({ orchestrator, worker, issuedAt } as Attachment)
+
+t.test('a notice covers its issuer\'s attachments of that worker issued at or before it, and nothing else', async t => {
+  const n = new RevocationNotices()
+  t.equal(n.record('O1', 'W', NOW, NOW), 'recorded')
+  t.ok(n.covers(at('O1', 'W', NOW)), 'issued at the revocation')
+  t.ok(n.covers(at('O1', 'W', NOW - 60_000)), 'issued before it')
+  t.notOk(n.covers(at('O1', 'W', NOW + 1)), 'issued after it (reinstated)')
+  t.notOk(n.covers(at('O2', 'W', NOW - 60_000)), 'another issuer\'s attachment of the same worker')
+  t.notOk(n.covers(at('O1', 'W2', NOW - 60_000)), 'another worker')
+  t.equal(n.record('O1', 'W', NOW - 5_000, NOW), 'recorded')
+  t.ok(n.covers(at('O1', 'W', NOW)), 'an older notice does not narrow a newer one')
+})
+
+t.test('a notice from the future is refused; one older than any valid attachment is not kept; they lapse', async t => {
+  const n = new RevocationNotices()
+  t.equal(n.record('O', 'W', NOW + MAX_CLOCK_SKEW_MS + 1, NOW), 'future')
+  t.equal(n.record('O', 'W', NOW - NOTICE_KEPT_MS, NOW), 'stale')
+  t.equal(n.size, 0)
+  t.equal(n.record('O', 'W', NOW + MAX_CLOCK_SKEW_MS, NOW), 'recorded', 'within the allowed skew')
+  n.sweep(NOW + MAX_CLOCK_SKEW_MS + NOTICE_KEPT_MS - 1)
+  t.equal(n.size, 1, 'kept while an attachment it covers could be valid')
+  n.sweep(NOW + MAX_CLOCK_SKEW_MS + NOTICE_KEPT_MS)
+  t.equal(n.size, 0, 'then forgotten')
+})
+
+t.test('bounded per issuer and in issuers: the oldest go first', async t => {
+  const n = new RevocationNotices()
+  for (let i = 0; i <= NOTICES_PER_ISSUER_MAX; i++) n.record('O', `W${i}`, NOW, NOW)
+  t.equal(n.size, NOTICES_PER_ISSUER_MAX)
+  t.notOk(n.covers(at('O', 'W0', NOW)), 'the first worker went')
+  t.ok(n.covers(at('O', `W${NOTICES_PER_ISSUER_MAX}`, NOW)))
+  const m = new RevocationNotices()
+  for (let i = 0; i <= NOTICE_ISSUERS_MAX; i++) m.record(`O${i}`, 'W', NOW, NOW)
+  t.equal(m.size, NOTICE_ISSUERS_MAX)
+  t.notOk(m.covers(at('O0', 'W', NOW)), 'the first issuer went')
+})
+
+t.test('PeerAuth: the issuer\'s notice ends the worker\'s standing here; anyone else\'s changes nothing', async t => {
+  const clock = new ManualClock(NOW)
+  const [issuer, other, validator] = [newHotkey(), newHotkey(), newHotkey()]
+  const worker = newHotkey().address
+  const orch = (h: string): Standing => ({ hotkey: h, uid: 1, role: 'orchestrator', registeredAtBlock: 1, stakeRao: 0n, validatorPermit: false })
+  const standings = new Map<string, Standing>([
+    [issuer.address, orch(issuer.address)], [other.address, orch(other.address)],
+    [validator.address, { hotkey: validator.address, uid: 3, role: 'validator', registeredAtBlock: 1, stakeRao: 10n ** 12n, validatorPermit: true }]
+  ])
+  const chain = { standing: async (h: string) => standings.get(h) ?? null } as unknown as Chain
+  const handlers = new Map<string, Array<(msg: any, peer: string) => void>>()
+  const withdrawn: string[] = []
+  const penalized: string[] = []
+  const messenger = {
+    on (type: string, h: (msg: any, peer: string) => void) { handlers.set(type, [...handlers.get(type) ?? [], h]) },
+    admit () {}, refuse () {}, penalize (from: string) { penalized.push(from) }, send () { return true },
+    withdraw (hotkey: string) { withdrawn.push(hotkey) }
+  } as unknown as Messenger
+  const auth = new PeerAuth({ self: { hotkey: newHotkey().address, role: 'validator' }, clock, logger: pino({ level: 'silent' }), messenger })
+  auth.useChain(chain)
+  const settle = async (): Promise<void> => { for (let i = 0; i < 10; i++) await new Promise(setImmediate) }
+  const notice = (from: string, revokedAt: number): void => {
+    for (const h of handlers.get('attachments_revoked') ?? []) h({ type: 'attachments_revoked', from, body: { revocations: [{ worker, revokedAt }] } }, 'peer')
+  }
+
+  const first = signAttachment(issuer, { worker, issuedAt: clock.now() })
+  t.ok((await auth.present(first, worker)).ok)
+  t.match(await auth.standing(worker), { source: 'attachment' })
+
+  // Another orchestrator, and a validator, name the worker: the attachment is not theirs to revoke.
+  notice(other.address, clock.now())
+  notice(validator.address, clock.now())
+  await settle()
+  t.equal(auth.attachmentOf(worker), first, 'still held')
+  t.same(withdrawn, [])
+  t.ok((await auth.present(first, worker)).ok, 'still valid here')
+  t.equal(auth.notices.size, 1, 'the other orchestrator\'s notice is kept for its own attachments only; the validator\'s is refused')
+  t.same(penalized, [validator.address], 'a notice from a validator costs it score')
+
+  // The issuer's own notice, for a time in the future beyond the skew: ignored.
+  notice(issuer.address, clock.now() + MAX_CLOCK_SKEW_MS + 60_000)
+  await settle()
+  t.equal(auth.attachmentOf(worker), first)
+
+  clock.advance(1_000)
+  const second = signAttachment(issuer, { worker, issuedAt: clock.now() }) // a renewal: the worker holds two
+  t.ok((await auth.present(second, worker)).ok)
+  notice(issuer.address, clock.now())
+  await settle()
+  t.equal(auth.attachmentOf(worker), undefined, 'the held attachment is dropped')
+  t.same(withdrawn, [worker], 'the worker\'s connection is ended')
+  t.equal(await auth.standing(worker), null, 'no standing')
+  t.match(await auth.present(first, worker), { ok: false, reason: 'revoked' }, 'the older one is refused')
+  t.match(await auth.present(second, worker), { ok: false, reason: 'revoked' }, 'and the newer')
+  clock.advance(1)
+  const reinstated = signAttachment(issuer, { worker, issuedAt: clock.now() })
+  t.ok((await auth.present(reinstated, worker)).ok, 'one issued after the revocation stands')
+  t.match(await auth.standing(worker), { source: 'attachment' })
+})
