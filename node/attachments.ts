@@ -174,7 +174,7 @@ export class AttachmentIssuer {
    * Revokes the worker's attachment and refuses it from now on; true when it held one. `restored`: a
    * revocation read back from the store at start (logged once for all by the caller, not per worker).
    */
-  revoke (worker: string, opts: { restored?: boolean, at?: number } = {}): boolean {
+  revoke (worker: string, opts: { restored?: boolean } = {}): boolean {
     this.#revokedWorkers.add(worker)
     const a = this.#issued.get(worker)
     this.#issued.delete(worker)
@@ -183,9 +183,9 @@ export class AttachmentIssuer {
     const revokedAt = Math.max(this.#o.clock.now(), this.#newestIssuedAt.get(worker) ?? -Infinity)
     this.#revokedAt.set(worker, revokedAt)
     this.#newestIssuedAt.delete(worker)
-    // A revocation read back at start was made at `at`; nothing was issued to the worker since (it stayed
-    // revoked), so the notice says that time and lapses with what it covers, not 15 min after each start.
-    this.#notices.set(worker, opts.restored === true && opts.at !== undefined && Number.isFinite(opts.at) ? Math.min(opts.at, revokedAt) : revokedAt)
+    // One read back at start covers everything issued before the start (what was issued before the
+    // restart is not known here), and is told to peers for as long as that may be valid.
+    this.#notices.set(worker, revokedAt)
     if (opts.restored !== true) this.#log.warn({ worker, event: 'worker_attachment_revoked' }, 'worker attachment revoked')
     return a !== undefined
   }

@@ -211,7 +211,8 @@ export class PeerAuth {
       this.dropAttachment(worker)
       this.#log.info({ worker, orchestrator: issuer, event: 'attachment_revoked_by_issuer' }, 'worker attachment revoked by its issuer')
       // Its standing is looked up afresh: a worker registered on the chain keeps its connection.
-      void this.standing(worker).then((s) => { if (s === null) this.#messenger.withdraw(worker, 'attachment revoked by its issuer') }, () => {})
+      // An attachment presented meanwhile (a reinstated worker's new one) keeps it.
+      void this.standing(worker).then((s) => { if (s === null && !this.#attachments.has(worker)) this.#messenger.withdraw(worker, 'attachment revoked by its issuer') }, () => {})
     }
   }
 

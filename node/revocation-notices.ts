@@ -6,9 +6,14 @@
 // cannot grow it (docs/security.md#peers).
 import { ATTACHMENT_MAX_LIFETIME_MS, MAX_CLOCK_SKEW_MS, type Attachment } from '../protocol/index.ts'
 
-/** Workers remembered per issuer, and issuers remembered; beyond them the oldest go first. */
+/**
+ * Workers remembered per issuer, issuers remembered, and notices in all: beyond the first two the oldest
+ * go first; beyond the total, the oldest of the issuer holding the most (a hostile issuer fills its own
+ * share, not everyone's).
+ */
 export const NOTICES_PER_ISSUER_MAX = 4_096
 export const NOTICE_ISSUERS_MAX = 1_024
+export const NOTICES_MAX = 65_536
 /** How long a notice matters: after it, every attachment issued before it has expired. */
 export const NOTICE_KEPT_MS = ATTACHMENT_MAX_LIFETIME_MS + MAX_CLOCK_SKEW_MS
 
@@ -16,6 +21,7 @@ export type NoticeOutcome = 'recorded' | 'stale' | 'future'
 
 export class RevocationNotices {
   readonly #byIssuer = new Map<string, Map<string, number>>()
+  #size = 0
   #taken = 0
 
   /**
@@ -28,16 +34,31 @@ export class RevocationNotices {
     if (revokedAt <= now - NOTICE_KEPT_MS) return 'stale'
     let workers = this.#byIssuer.get(issuer)
     if (workers === undefined) {
-      if (this.#byIssuer.size >= NOTICE_ISSUERS_MAX) this.#byIssuer.delete(this.#byIssuer.keys().next().value!)
+      if (this.#byIssuer.size >= NOTICE_ISSUERS_MAX) {
+        const oldest = this.#byIssuer.keys().next().value!
+        this.#size -= this.#byIssuer.get(oldest)!.size
+        this.#byIssuer.delete(oldest)
+      }
       workers = new Map()
       this.#byIssuer.set(issuer, workers)
     }
     const before = workers.get(worker)
-    workers.delete(worker) // the newest at the end: the oldest go first at the cap
+    if (before !== undefined) { workers.delete(worker); this.#size-- } // the newest at the end: the oldest go first at the cap
     workers.set(worker, Math.max(revokedAt, before ?? -Infinity))
-    if (workers.size > NOTICES_PER_ISSUER_MAX) workers.delete(workers.keys().next().value!)
+    this.#size++
+    if (workers.size > NOTICES_PER_ISSUER_MAX) this.#dropOldest(workers)
+    if (this.#size > NOTICES_MAX) {
+      let largest = workers
+      for (const w of this.#byIssuer.values()) if (w.size > largest.size) largest = w
+      this.#dropOldest(largest)
+    }
     if (++this.#taken % 256 === 0) this.sweep(now)
     return 'recorded'
+  }
+
+  #dropOldest (workers: Map<string, number>): void {
+    workers.delete(workers.keys().next().value!)
+    this.#size--
   }
 
   /** Whether a notice from the attachment's own issuer covers it (issued at or before the revocation). */
@@ -49,15 +70,11 @@ export class RevocationNotices {
   /** Forgets notices that no longer cover any attachment that could be valid at `now`. */
   sweep (now: number): void {
     for (const [issuer, workers] of this.#byIssuer) {
-      for (const [worker, at] of workers) if (at <= now - NOTICE_KEPT_MS) workers.delete(worker)
+      for (const [worker, at] of workers) if (at <= now - NOTICE_KEPT_MS) { workers.delete(worker); this.#size-- }
       if (workers.size === 0) this.#byIssuer.delete(issuer)
     }
   }
 
   /** Notices held (tests, metrics). */
-  get size (): number {
-    let n = 0
-    for (const w of this.#byIssuer.values()) n += w.size
-    return n
-  }
+  get size (): number { return this.#size }
 }

@@ -24,7 +24,7 @@ import { deferredEpochs, replicateSnapshots } from '../../actors/validator/lifec
 import { keepRegistered } from '../../actors/chain/registration.ts'
 import { ORCHESTRATOR_INBOUND, WORKER_INBOUND, type InboundRoute } from '../../actors/transfer/inbound.ts'
 import { DevChain, validatorsView, type Chain } from '../../actors/chain/index.ts'
-import { checkVerifyRequest, checkWorkerAccept, checkWorkerClaim } from '../verify-evidence.ts'
+import { carriedAttachment, checkVerifyRequest, checkWorkerAccept, checkWorkerClaim } from '../verify-evidence.ts'
 import { authorityOf, offerSigned, signOffer, MAX_REVOCATIONS_PER_MESSAGE, type Envelope, type PrismScores, type SnapshotPublished, type TaskOfferMsg, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
@@ -274,9 +274,10 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     const notice = attachments.notice(worker)
     if (notice !== undefined) messenger.broadcast('attachments_revoked', { revocations: [notice] })
   }
-  // A peer that announces is told the revocations that may still cover a valid attachment.
-  auth.on('announce', 'registered', (m) => {
-    if (m.from === key.address) return
+  // A validator or orchestrator that announces is told the revocations that may still cover a valid
+  // attachment (a worker re-announces at every renewal, and has no use for other workers' revocations).
+  auth.on('announce', 'registered', (m, _peer, s) => {
+    if (m.from === key.address || s.role === 'worker') return
     const notices = attachments.notices()
     for (let i = 0; i < notices.length; i += MAX_REVOCATIONS_PER_MESSAGE) messenger.send(m.from, 'attachments_revoked', { revocations: notices.slice(i, i + MAX_REVOCATIONS_PER_MESSAGE) })
   })
@@ -409,7 +410,8 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
     const body: VerifyRequest = { ...sent, trustedDurationMs: Math.max(sent.trustedDurationMs, checked.workerDurationMs) }
     // The worker answers for its delivery with its attachment (any penalty is keyed by its hotkey), or
     // with its own registration where it has one (its UID then carries the penalty too).
-    const presented = body.attachment === undefined ? Promise.resolve(null) : auth.present(body.attachment, body.worker)
+    const carried = carriedAttachment(body)
+    const presented = carried === undefined ? Promise.resolve(null) : auth.present(carried, body.worker)
     presented.then(() => auth.standing(body.worker)).then((w) => {
       if (w === null || w.role !== 'worker') {
         ctx.logger.warn({ peer: m.from, worker: body.worker, event: 'verify_request_refused' }, 'verify request names a worker without registration or valid attachment')

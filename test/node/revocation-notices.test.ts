@@ -4,10 +4,11 @@
 // changes nothing, and a later attachment from the same issuer stands.
 import t from 'tap'
 import { pino } from 'pino'
-import { RevocationNotices, NOTICE_KEPT_MS, NOTICES_PER_ISSUER_MAX, NOTICE_ISSUERS_MAX } from '../../node/revocation-notices.ts'
+import { RevocationNotices, NOTICE_KEPT_MS, NOTICES_PER_ISSUER_MAX, NOTICE_ISSUERS_MAX, NOTICES_MAX } from '../../node/revocation-notices.ts'
 import { PeerAuth } from '../../node/peer-auth.ts'
 import { cryptoReady, newHotkey, signAttachment, MAX_CLOCK_SKEW_MS, type Attachment } from '../../protocol/index.ts'
 import { ManualClock } from '../helpers/clock.ts'
+import { capturingLogger } from '../helpers/logger.ts'
 import type { Chain, Standing } from '../../actors/chain/index.ts'
 import type { Messenger } from '../../node/messenger.ts'
 
@@ -49,6 +50,14 @@ t.test('bounded per issuer and in issuers: the oldest go first', async t => {
   for (let i = 0; i <= NOTICE_ISSUERS_MAX; i++) m.record(`O${i}`, 'W', NOW, NOW)
   t.equal(m.size, NOTICE_ISSUERS_MAX)
   t.notOk(m.covers(at('O0', 'W', NOW)), 'the first issuer went')
+  // In all: a hostile issuer at its own cap, and many others, take from the largest share first.
+  const all = new RevocationNotices()
+  for (let i = 0; i < NOTICES_PER_ISSUER_MAX; i++) all.record('hostile', `W${i}`, NOW, NOW)
+  const others = Math.ceil((NOTICES_MAX - NOTICES_PER_ISSUER_MAX) / 64) + 1
+  for (let o = 0; o < others; o++) for (let i = 0; i < 64; i++) all.record(`O${o}`, `W${i}`, NOW, NOW)
+  t.equal(all.size, NOTICES_MAX, 'never more than the total')
+  t.ok(all.covers(at('O0', 'W0', NOW)) && all.covers(at(`O${others - 1}`, 'W63', NOW)), 'every honest issuer\'s notices kept')
+  t.notOk(all.covers(at('hostile', 'W0', NOW)), 'the largest share gave up its oldest')
 })
 
 t.test('PeerAuth: the issuer\'s notice ends the worker\'s standing here; anyone else\'s changes nothing', async t => {
@@ -69,7 +78,8 @@ t.test('PeerAuth: the issuer\'s notice ends the worker\'s standing here; anyone 
     admit () {}, refuse () {}, penalize (from: string) { penalized.push(from) }, send () { return true },
     withdraw (hotkey: string) { withdrawn.push(hotkey) }
   } as unknown as Messenger
-  const auth = new PeerAuth({ self: { hotkey: newHotkey().address, role: 'validator' }, clock, logger: pino({ level: 'silent' }), messenger })
+  const log = capturingLogger()
+  const auth = new PeerAuth({ self: { hotkey: newHotkey().address, role: 'validator' }, clock, logger: log.logger, messenger })
   auth.useChain(chain)
   const settle = async (): Promise<void> => { for (let i = 0; i < 10; i++) await new Promise(setImmediate) }
   const notice = (from: string, revokedAt: number): void => {
@@ -93,6 +103,7 @@ t.test('PeerAuth: the issuer\'s notice ends the worker\'s standing here; anyone 
   // The issuer's own notice, for a time in the future beyond the skew: ignored.
   notice(issuer.address, clock.now() + MAX_CLOCK_SKEW_MS + 60_000)
   await settle()
+  t.match(log.lines.filter(l => l.event === 'revocation_notice_ignored'), [{ peer: issuer.address, worker, reason: 'future' }], 'taken and ignored')
   t.equal(auth.attachmentOf(worker), first)
 
   clock.advance(1_000)
@@ -109,4 +120,39 @@ t.test('PeerAuth: the issuer\'s notice ends the worker\'s standing here; anyone 
   const reinstated = signAttachment(issuer, { worker, issuedAt: clock.now() })
   t.ok((await auth.present(reinstated, worker)).ok, 'one issued after the revocation stands')
   t.match(await auth.standing(worker), { source: 'attachment' })
+})
+
+t.test('a worker told by its issuer that its attachment is revoked takes the new one handed right after it', async t => {
+  const clock = new ManualClock(NOW)
+  const issuer = newHotkey()
+  const self = newHotkey().address
+  const chain = { standing: async (h: string) => h === issuer.address ? { hotkey: h, uid: 1, role: 'orchestrator', registeredAtBlock: 1, stakeRao: 0n, validatorPermit: false } : null } as unknown as Chain
+  const handlers = new Map<string, Array<(msg: any, peer: string) => void>>()
+  const messenger = {
+    on (type: string, h: (msg: any, peer: string) => void) { handlers.set(type, [...handlers.get(type) ?? [], h]) },
+    admit () {}, refuse () {}, penalize () {}, send () { return true }, withdraw () {}
+  } as unknown as Messenger
+  const log = capturingLogger()
+  const auth = new PeerAuth({ self: { hotkey: self, role: 'worker' }, clock, logger: log.logger, messenger })
+  auth.useChain(chain)
+  const taken: Attachment[] = []
+  auth.onOwnAttachment = (a) => { taken.push(a) }
+  const deliver = (type: string, from: string, body: unknown): void => { for (const h of handlers.get(type) ?? []) h({ type, from, body }, 'peer') }
+  await new Promise<void>(resolve => { auth.onOwnAttachment = (a) => { taken.push(a); resolve() }; deliver('worker_attachment', issuer.address, { attachment: signAttachment(issuer, { worker: self, issuedAt: clock.now() }) }) })
+  t.equal(auth.own, taken[0])
+
+  // Well within its life, a fresh attachment is no renewal: not taken.
+  clock.advance(60_000)
+  deliver('worker_attachment', issuer.address, { attachment: signAttachment(issuer, { worker: self, issuedAt: clock.now() }) })
+  t.equal(auth.own, taken[0], 'not a renewal: kept the one held')
+  // Revoked, then reinstated: the notice, then the new attachment, in that order on the connection.
+  deliver('attachments_revoked', newHotkey().address, { revocations: [{ worker: self, revokedAt: clock.now() }] })
+  t.equal(auth.own, taken[0], 'another orchestrator\'s notice does not touch it')
+  deliver('attachments_revoked', issuer.address, { revocations: [{ worker: self, revokedAt: clock.now() }] })
+  t.equal(auth.own, null, 'dropped at once')
+  t.match(log.lines.filter(l => l.event === 'own_attachment_revoked'), [{ orchestrator: issuer.address }])
+  clock.advance(1)
+  const fresh = signAttachment(issuer, { worker: self, issuedAt: clock.now() })
+  await new Promise<void>(resolve => { auth.onOwnAttachment = (a) => { taken.push(a); resolve() }; deliver('worker_attachment', issuer.address, { attachment: fresh }) })
+  t.equal(auth.own?.signature, fresh.signature, 'the new one is taken')
 })
