@@ -323,7 +323,13 @@ export class BwnetNode {
 
   async #stop (): Promise<void> {
     this.#ready = false
-    if (this.app !== null) await this.app.close()
+    if (this.app !== null) {
+      // The close ends idle connections when it begins; one busy then is kept alive once its answer is
+      // done, for the keep-alive timeout (72 s), and the close waits for it. From now on an answered
+      // connection is closed as soon as it is idle.
+      this.app.server.keepAliveTimeout = 1
+      await this.app.close()
+    }
     // The store takes the ledger's journaled charges before it closes (the next start would replay them).
     await this.accounts?.flush().catch(() => {})
     await this.#role?.stop()
