@@ -326,7 +326,7 @@ export class BwnetNode {
     if (this.app !== null) {
       // The close ends idle connections when it begins; one busy then is kept alive once its answer is
       // done, for the keep-alive timeout (72 s), and the close waits for it. From now on an answered
-      // connection is closed as soon as it is idle.
+      // connection is closed once idle (within about 1 s: Node adds a second to the timeout).
       this.app.server.keepAliveTimeout = 1
       await this.app.close()
     }

@@ -105,6 +105,13 @@ export class PeerAuth {
   #sinceSweep = 0
   /** Verified attachments of unregistered workers, by worker hotkey. */
   readonly #attachments = new Map<string, Attachment>()
+  /**
+   * Workers whose held attachment came carried by another node (a coordinator's verify request), not
+   * presented by the worker itself. A carried one never displaces one the worker presented (a coordinator
+   * could otherwise plant an attachment it signed for another operator's worker, then revoke it to have
+   * the worker dropped), and its issuer's revocation drops it without ending the worker's connection.
+   */
+  readonly #carried = new Set<string>()
   /** Attachments being checked, by worker hotkey: that sender's messages wait for the answer. */
   readonly #presenting = new Map<string, Promise<void>>()
   /** Unattached workers whose announce waits for their attachment: ends the wait. */
@@ -163,7 +170,7 @@ export class PeerAuth {
    * Checks `value` as the attachment of `worker` (signature, times, the issuer's standing now, the
    * issuer's revocations when this node is the issuer) and, when valid, holds it as the worker's standing.
    */
-  async present (value: unknown, worker: string): Promise<AttachmentCheck> {
+  async present (value: unknown, worker: string, opts: { carried?: boolean } = {}): Promise<AttachmentCheck> {
     const pre = checkAttachment(value, { worker, now: this.#clock.now(), issuer: { role: 'orchestrator', uid: 0, source: 'pending' } })
     if (!pre.ok) return pre
     const issuer = pre.attachment.orchestrator === worker ? null : await this.#issuerStanding(pre.attachment.orchestrator)
@@ -172,10 +179,20 @@ export class PeerAuth {
     const held = this.#attachments.get(worker)
     // The attachment held already (every verify request naming a worker carries it): nothing changes,
     // and the worker's cached standing stays (dropping it cost a chain lookup per verify request).
-    if (held !== undefined && held.signature === check.attachment.signature) return check
-    if (held === undefined || held.expiresAt <= check.attachment.expiresAt) {
+    const carried = opts.carried === true
+    if (held !== undefined && held.signature === check.attachment.signature) {
+      if (!carried) this.#carried.delete(worker) // the worker presents it itself now
+      return check
+    }
+    // One the worker presented itself, still valid, stays against a carried one; a carried one gives way
+    // to the worker's own whatever their expiries.
+    const heldByWorker = held !== undefined && !this.#carried.has(worker) && held.expiresAt > this.#clock.now()
+    if (carried && heldByWorker) return check
+    if (held === undefined || (!carried && this.#carried.has(worker)) || held.expiresAt <= check.attachment.expiresAt) {
       this.#attachments.delete(worker) // a renewal moves to the end: the oldest go first at the cap
       this.#attachments.set(worker, check.attachment)
+      if (carried) this.#carried.add(worker)
+      else this.#carried.delete(worker)
       this.#sweep()
       const cached = this.#cache.get(worker)
       if (cached !== undefined && (cached.standing === null || cached.standing.source === 'attachment')) this.#cache.delete(worker)
@@ -187,6 +204,7 @@ export class PeerAuth {
   /** Forgets a worker's attachment (revoked here): its standing is looked up afresh. */
   dropAttachment (worker: string): void {
     this.#attachments.delete(worker)
+    this.#carried.delete(worker)
     this.#cache.delete(worker)
     this.#lookups.delete(worker)
   }
@@ -208,11 +226,13 @@ export class PeerAuth {
       if (worker === this.#self.hotkey) continue // this worker's own (#ownRevoked)
       const held = this.#attachments.get(worker)
       if (held === undefined || !this.notices.covers(held)) continue
+      const presentedByWorker = !this.#carried.has(worker)
       this.dropAttachment(worker)
       this.#log.info({ worker, orchestrator: issuer, event: 'attachment_revoked_by_issuer' }, 'worker attachment revoked by its issuer')
-      // Its standing is looked up afresh: a worker registered on the chain keeps its connection.
-      // An attachment presented meanwhile (a reinstated worker's new one) keeps it.
-      void this.standing(worker).then((s) => { if (s === null && !this.#attachments.has(worker)) this.#messenger.withdraw(worker, 'attachment revoked by its issuer') }, () => {})
+      // Its standing is looked up afresh: a worker registered on the chain keeps its connection, as does
+      // one that presented a new attachment meanwhile (reinstated), and one that did not stand here on
+      // this attachment by its own presentation (it came carried).
+      if (presentedByWorker) void this.standing(worker).then((s) => { if (s === null && !this.#attachments.has(worker)) this.#messenger.withdraw(worker, 'attachment revoked by its issuer') }, () => {})
     }
   }
 
@@ -430,6 +450,7 @@ export class PeerAuth {
     const now = this.#clock.now()
     for (const [h, e] of this.#cache) if (e.standing === null && e.until <= now) this.#cache.delete(h)
     for (const [w, a] of this.#attachments) if (a.expiresAt <= now) this.#attachments.delete(w)
+    for (const w of this.#carried) if (!this.#attachments.has(w)) this.#carried.delete(w)
     // Over the cap, only "not registered" answers go (oldest first): registered standings are bounded by
     // the chain's registrations and the attachments kept, and are what a disconnect is handled with.
     for (const [h, e] of this.#cache) { if (this.#cache.size <= STANDINGS_MAX) break; if (e.standing === null) this.#cache.delete(h) }

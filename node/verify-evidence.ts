@@ -51,17 +51,6 @@ export function checkVerifyRequest (msg: Envelope, now: number): VerifyEvidence 
   return { ok: true, workerDurationMs: r.durationMs }
 }
 
-/**
- * The attachment a verify request carries for its worker, when it is one the relaying orchestrator
- * (`orchestrator`, whose signed result is the evidence) issued: the orchestrator the worker moves for.
- * Any other is not presented: a coordinator could otherwise hand a validator an attachment it signed
- * itself for another operator's worker, and then revoke it (`attachments_revoked`) to have the worker
- * dropped there. The worker's own announce gives the validator the one it stands on.
- */
-export function carriedAttachment (req: MessageBody<'verify_request'>): MessageBody<'verify_request'>['attachment'] {
-  return req.attachment !== undefined && req.attachment.orchestrator === req.orchestrator ? req.attachment : undefined
-}
-
 /** A worker's own signed frame, relayed as base64: of `type`, signed by `worker`, addressed to the orchestrator relaying it. */
 function workerFrame (b64: string | undefined, type: 'task_result' | 'task_accepted', worker: string, relayedBy: string): Envelope | { reason: string } {
   if (b64 === undefined) return { reason: 'none' }

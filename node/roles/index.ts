@@ -24,7 +24,7 @@ import { deferredEpochs, replicateSnapshots } from '../../actors/validator/lifec
 import { keepRegistered } from '../../actors/chain/registration.ts'
 import { ORCHESTRATOR_INBOUND, WORKER_INBOUND, type InboundRoute } from '../../actors/transfer/inbound.ts'
 import { DevChain, validatorsView, type Chain } from '../../actors/chain/index.ts'
-import { carriedAttachment, checkVerifyRequest, checkWorkerAccept, checkWorkerClaim } from '../verify-evidence.ts'
+import { checkVerifyRequest, checkWorkerAccept, checkWorkerClaim } from '../verify-evidence.ts'
 import { authorityOf, offerSigned, signOffer, MAX_REVOCATIONS_PER_MESSAGE, type Envelope, type PrismScores, type SnapshotPublished, type TaskOfferMsg, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
@@ -268,11 +268,15 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     attachments.revoke(worker)
     auth.dropAttachment(worker)
     tell(router.ref, { type: 'detach', worker })
-    messenger.withdraw(worker, 'attachment revoked')
     // Every admitted peer hears of it now (validators, other orchestrators, workers); one that connects
     // later hears of it on its announce, below.
     const notice = attachments.notice(worker)
     if (notice !== undefined) messenger.broadcast('attachments_revoked', { revocations: [notice] })
+    // The worker itself among them: told, it can take another orchestrator's attachment at once instead
+    // of when the revoked one is half spent. Its connection ends a moment later, once the notice is on
+    // its way (a connection ended at once drops what is queued for it); it has no standing here meanwhile.
+    if (notice !== undefined && messenger.peerOf(worker) !== undefined) clock.setTimer(REVOKED_NOTICE_GRACE_MS, () => { messenger.withdraw(worker, 'attachment revoked') })
+    else messenger.withdraw(worker, 'attachment revoked')
   }
   // A validator or orchestrator that announces is told the revocations that may still cover a valid
   // attachment (a worker re-announces at every renewal, and has no use for other workers' revocations).
@@ -308,6 +312,9 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     stop: async () => { attachments.stop(); registration.stop(); unsubscribeIntake(); unmeterChain(); await sweep?.stop(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
   }
 }
+
+/** How long a revoked worker stays connected to its issuer after being told, so that the notice reaches it. */
+export const REVOKED_NOTICE_GRACE_MS = 1_000
 
 /** Test-only: `--test-faults crash-<point>` kills this process (as kill -9 would) when the coordinator reaches <point>. */
 function crashPoint (ctx: RoleContext): ((point: FaultPoint) => void) | undefined {
@@ -410,8 +417,7 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
     const body: VerifyRequest = { ...sent, trustedDurationMs: Math.max(sent.trustedDurationMs, checked.workerDurationMs) }
     // The worker answers for its delivery with its attachment (any penalty is keyed by its hotkey), or
     // with its own registration where it has one (its UID then carries the penalty too).
-    const carried = carriedAttachment(body)
-    const presented = carried === undefined ? Promise.resolve(null) : auth.present(carried, body.worker)
+    const presented = body.attachment === undefined ? Promise.resolve(null) : auth.present(body.attachment, body.worker, { carried: true })
     presented.then(() => auth.standing(body.worker)).then((w) => {
       if (w === null || w.role !== 'worker') {
         ctx.logger.warn({ peer: m.from, worker: body.worker, event: 'verify_request_refused' }, 'verify request names a worker without registration or valid attachment')

@@ -32,7 +32,10 @@ t.test('a stop that begins during an upload answers it and then ends, without wa
   await eventually(async () => (await readdir(tmp)).length === 1, 30_000, 'the body to be streaming')
 
   const began = performance.now()
-  const stopped = net.devnet.orchestrator.stop().then(() => performance.now() - began)
+  const orch = net.devnet.orchestrator
+  const stopped = orch.stop().then(() => performance.now() - began)
+  // The rest of the body once the close has begun (the server no longer listens): the connection is busy then.
+  await eventually(async () => !orch.app!.server.listening, 30_000, 'the HTTP server to begin closing')
   req.end(Buffer.alloc(2 * MIB, 1))
   t.equal(await answered, 201, 'the upload in flight is answered')
   let timer: NodeJS.Timeout | undefined

@@ -156,3 +156,56 @@ t.test('a worker told by its issuer that its attachment is revoked takes the new
   await new Promise<void>(resolve => { auth.onOwnAttachment = (a) => { taken.push(a); resolve() }; deliver('worker_attachment', issuer.address, { attachment: fresh }) })
   t.equal(auth.own?.signature, fresh.signature, 'the new one is taken')
 })
+
+t.test('PeerAuth: an attachment carried by a verify request never displaces the worker\'s own, and its issuer\'s notice drops it without ending the worker\'s connection', async t => {
+  const clock = new ManualClock(NOW)
+  const [own, planter] = [newHotkey(), newHotkey()]
+  const worker = newHotkey().address
+  const orch = (h: string): Standing => ({ hotkey: h, uid: 1, role: 'orchestrator', registeredAtBlock: 1, stakeRao: 0n, validatorPermit: false })
+  const chain = { standing: async (h: string) => (h === own.address || h === planter.address ? orch(h) : null) } as unknown as Chain
+  const handlers = new Map<string, Array<(msg: any, peer: string) => void>>()
+  const withdrawn: string[] = []
+  const messenger = {
+    on (type: string, h: (msg: any, peer: string) => void) { handlers.set(type, [...handlers.get(type) ?? [], h]) },
+    admit () {}, refuse () {}, penalize () {}, send () { return true }, withdraw (hotkey: string) { withdrawn.push(hotkey) }
+  } as unknown as Messenger
+  const log = capturingLogger()
+  const auth = new PeerAuth({ self: { hotkey: newHotkey().address, role: 'validator' }, clock, logger: log.logger, messenger })
+  auth.useChain(chain)
+  const notice = (from: string): void => {
+    for (const h of handlers.get('attachments_revoked') ?? []) h({ type: 'attachments_revoked', from, body: { revocations: [{ worker, revokedAt: clock.now() }] } }, 'peer')
+  }
+  const dropped = async (n: number): Promise<void> => {
+    for (let i = 0; i < 100 && log.lines.filter(l => l.event === 'attachment_revoked_by_issuer').length < n; i++) await new Promise(setImmediate)
+  }
+
+  // Nothing held yet: a carried attachment fills in; its issuer's notice drops it, and nobody is disconnected.
+  const planted = signAttachment(planter, { worker, issuedAt: clock.now(), ttlMs: 15 * 60_000 })
+  t.ok((await auth.present(planted, worker, { carried: true })).ok)
+  t.equal(auth.attachmentOf(worker), planted)
+  notice(planter.address)
+  await dropped(1)
+  t.equal(auth.attachmentOf(worker), undefined, 'the carried one is dropped')
+  for (let i = 0; i < 20; i++) await new Promise(setImmediate)
+  t.same(withdrawn, [], 'the worker, which never presented it, keeps its connection')
+
+  // The worker presents its own; a carried one, from another issuer and lasting longer, does not displace it.
+  clock.advance(1_000)
+  const mine = signAttachment(own, { worker, issuedAt: clock.now() })
+  t.ok((await auth.present(mine, worker)).ok)
+  const planted2 = signAttachment(planter, { worker, issuedAt: clock.now(), ttlMs: 15 * 60_000 })
+  t.ok((await auth.present(planted2, worker, { carried: true })).ok, 'the carried one checks out')
+  t.equal(auth.attachmentOf(worker), mine, 'but the worker\'s own stays held')
+  notice(planter.address)
+  for (let i = 0; i < 20; i++) await new Promise(setImmediate)
+  t.equal(auth.attachmentOf(worker), mine, 'the planter\'s notice does not cover it')
+  t.same(withdrawn, [])
+  t.match(await auth.standing(worker), { source: 'attachment' }, 'the worker stands')
+
+  // A carried one held gives way to the worker's own, whatever their expiries.
+  const other = newHotkey().address
+  t.ok((await auth.present(signAttachment(planter, { worker: other, issuedAt: clock.now(), ttlMs: 15 * 60_000 }), other, { carried: true })).ok)
+  const others = signAttachment(own, { worker: other, issuedAt: clock.now() })
+  t.ok((await auth.present(others, other)).ok)
+  t.equal(auth.attachmentOf(other), others)
+})

@@ -192,6 +192,9 @@ t.test('/admin/workers on a devnet: the operator lists, revokes and reinstates a
   const revoked = await call('PUT', `/${worker}/revocation`)
   t.match(revoked, { status: 200, body: { hotkey: worker, revoked: true, attached: false, revokedAt: String } })
   await eventually(async () => (await workersAttached()) === 0, 15_000, 'the revoked worker to leave the orchestrator\'s view')
+  // The worker is told too: it stops presenting the revoked attachment (and could take another's).
+  const workerNode = net.devnet.nodes.find(n => n.node.config.role === 'worker')!.node
+  await eventually(async () => workerNode.auth.own === null, 15_000, 'the worker told that its attachment is revoked')
   // Its issuer tells its peers: the validator drops the attachment at once, not at its expiry.
   await eventually(async () => validator.auth.attachmentOf(worker) === undefined, 15_000, 'the validator to drop the revoked attachment')
   t.match(await validator.auth.present(held, worker), { ok: false, reason: 'revoked' }, 'refused at the validator')
