@@ -275,7 +275,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     // The worker itself among them: told, it can take another orchestrator's attachment at once instead
     // of when the revoked one is half spent. Its connection ends a moment later, once the notice is on
     // its way (a connection ended at once drops what is queued for it); it has no standing here meanwhile.
-    if (notice !== undefined && messenger.peerOf(worker) !== undefined) clock.setTimer(REVOKED_NOTICE_GRACE_MS, () => { messenger.withdraw(worker, 'attachment revoked') })
+    // (Reinstated meanwhile, it keeps its connection.)
+    if (notice !== undefined && messenger.peerOf(worker) !== undefined) clock.setTimer(REVOKED_NOTICE_GRACE_MS, () => { if (attachments.revoked(worker)) messenger.withdraw(worker, 'attachment revoked') })
     else messenger.withdraw(worker, 'attachment revoked')
   }
   // A validator or orchestrator that announces is told the revocations that may still cover a valid
