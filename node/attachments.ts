@@ -174,7 +174,7 @@ export class AttachmentIssuer {
    * Revokes the worker's attachment and refuses it from now on; true when it held one. `restored`: a
    * revocation read back from the store at start (logged once for all by the caller, not per worker).
    */
-  revoke (worker: string, opts: { restored?: boolean } = {}): boolean {
+  revoke (worker: string, opts: { restored?: boolean, at?: number } = {}): boolean {
     this.#revokedWorkers.add(worker)
     const a = this.#issued.get(worker)
     this.#issued.delete(worker)
@@ -184,8 +184,11 @@ export class AttachmentIssuer {
     this.#revokedAt.set(worker, revokedAt)
     this.#newestIssuedAt.delete(worker)
     // One read back at start covers everything issued before the start (what was issued before the
-    // restart is not known here), and is told to peers for as long as that may be valid.
-    this.#notices.set(worker, revokedAt)
+    // restart is not known here), and is told to peers for as long as that may be valid; unless it was
+    // made (`at`) longer ago than any attachment lives: nothing was issued to the worker since, and what
+    // was issued before has expired.
+    const spent = opts.restored === true && opts.at !== undefined && this.#o.clock.now() - opts.at >= ATTACHMENT_MAX_LIFETIME_MS + MAX_CLOCK_SKEW_MS
+    if (!spent) this.#notices.set(worker, revokedAt)
     if (opts.restored !== true) this.#log.warn({ worker, event: 'worker_attachment_revoked' }, 'worker attachment revoked')
     return a !== undefined
   }

@@ -231,6 +231,12 @@ export class BwnetNode {
       announce.attachment = a
       for (const peer of this.messenger.gate.connections()) this.messenger.announceTo(peer, announce)
     }
+    // Revoked by its orchestrator: announced without it from now on, and again on the open connections,
+    // where an orchestrator that attaches workers on first contact may issue one of its own.
+    this.auth.onOwnAttachmentRevoked = () => {
+      delete announce.attachment
+      for (const peer of this.messenger.gate.connections()) this.messenger.announceTo(peer, announce)
+    }
     if (config.chainHost !== null && config.chainHost !== key.address) {
       this.#authChain = remoteChain({ clock: this.clock, logger: log, messenger: this.messenger }, config.chainHost)
       this.auth.useChain(this.#authChain.chain)

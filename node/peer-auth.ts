@@ -125,6 +125,8 @@ export class PeerAuth {
   own: Attachment | null = null
   /** Called when this worker receives a new attachment from its orchestrator. */
   onOwnAttachment: (a: Attachment) => void = () => {}
+  /** Called when this worker's orchestrator revoked its attachment: it is no longer presented. */
+  onOwnAttachmentRevoked: () => void = () => {}
   /** Refused messages by type, for metrics and tests. */
   readonly refused = new Map<string, number>()
 
@@ -152,6 +154,7 @@ export class PeerAuth {
     if (mine === undefined || own.issuedAt > mine.revokedAt) return
     this.own = null
     this.#log.warn({ orchestrator: msg.from, event: 'own_attachment_revoked' }, 'this worker\'s attachment was revoked by its orchestrator')
+    this.onOwnAttachmentRevoked()
   }
 
   /** Revoked by this node's own policy (an issuer), or by the issuer's notice. */

@@ -47,7 +47,7 @@ export class WorkerRevocations implements WorkerAttachments {
   /** Applies the stored revocations to the issuer (at start, before any worker is attached); how many. */
   async load (): Promise<number> {
     const rows = await collect(this.#rows, prefixRange(PREFIX))
-    for (const [, r] of rows) this.#issuer.revoke(r.hotkey, { restored: true })
+    for (const [, r] of rows) this.#issuer.revoke(r.hotkey, { restored: true, at: Date.parse(r.revoked_at) })
     return rows.length
   }
 

@@ -38,6 +38,7 @@ import prismRoutes from '../../api/routes/prism.ts'
 import { AttachmentIssuer } from '../attachments.ts'
 import { parseTrustedPeers, type PeerAuth, type PeerStanding } from '../peer-auth.ts'
 import type { RoleContext, RoleHandle } from './types.ts'
+import type { Timer } from '../../actors/ports.ts'
 import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics, sweepMetrics } from '../metrics-ports.ts'
 import { DiskSweep } from '../sweep.ts'
 import { SinkPartials } from '../adapters/destinations/sink-partials.ts'
@@ -264,6 +265,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     tell(router.ref, { type: 'detach', worker: hotkey })
     attachments.release(hotkey)
   })
+  const graceTimers = new Set<Timer>()
   const endWorker = (worker: string): void => {
     attachments.revoke(worker)
     auth.dropAttachment(worker)
@@ -275,14 +277,20 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     // The worker itself among them: told, it can take another orchestrator's attachment at once instead
     // of when the revoked one is half spent. Its connection ends a moment later, once the notice is on
     // its way (a connection ended at once drops what is queued for it); it has no standing here meanwhile.
-    // (Reinstated meanwhile, it keeps its connection.)
-    if (notice !== undefined && messenger.peerOf(worker) !== undefined) clock.setTimer(REVOKED_NOTICE_GRACE_MS, () => { if (attachments.revoked(worker)) messenger.withdraw(worker, 'attachment revoked') })
-    else messenger.withdraw(worker, 'attachment revoked')
+    // (Reinstated meanwhile, it is cut all the same: it attaches again when it reconnects.)
+    if (notice !== undefined && messenger.peerOf(worker) !== undefined) {
+      const timer = clock.setTimer(REVOKED_NOTICE_GRACE_MS, () => { graceTimers.delete(timer); messenger.withdraw(worker, 'attachment revoked') })
+      graceTimers.add(timer)
+    } else messenger.withdraw(worker, 'attachment revoked')
   }
   // A validator or orchestrator that announces is told the revocations that may still cover a valid
   // attachment (a worker re-announces at every renewal, and has no use for other workers' revocations).
+  // Once per connection: a peer announcing again on it is not sent the list again.
+  const toldRevocations = new Set<string>()
+  ctx.onPeerDown((h) => { toldRevocations.delete(h) })
   auth.on('announce', 'registered', (m, _peer, s) => {
-    if (m.from === key.address || s.role === 'worker') return
+    if (m.from === key.address || s.role === 'worker' || toldRevocations.has(m.from)) return
+    toldRevocations.add(m.from)
     const notices = attachments.notices()
     for (let i = 0; i < notices.length; i += MAX_REVOCATIONS_PER_MESSAGE) messenger.send(m.from, 'attachments_revoked', { revocations: notices.slice(i, i + MAX_REVOCATIONS_PER_MESSAGE) })
   })
@@ -310,7 +318,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     workers: () => router.workers(),
     attachments,
     revokeWorker: async (worker) => { await revocations.revoke(worker) },
-    stop: async () => { attachments.stop(); registration.stop(); unsubscribeIntake(); unmeterChain(); await sweep?.stop(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
+    stop: async () => { for (const timer of graceTimers) timer.cancel(); attachments.stop(); registration.stop(); unsubscribeIntake(); unmeterChain(); await sweep?.stop(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
   }
 }
 

@@ -51,6 +51,12 @@ t.test('revocations are kept in the store: a new issuer on the same store refuse
   t.same(next.notices(), [{ worker: w1, revokedAt: clock.now() }], 'after a restart the notice covers everything issued before the start')
   clock.advance(NOTICE_KEPT_MS)
   t.same(next.notices(), [], 'no notice once whatever it covered has expired')
+  // Restarted again, long after: the revocation still holds, and covers no valid attachment to tell of.
+  const third = new AttachmentIssuer({ key, clock, logger, maxWorkers: 10, deliver: () => {} })
+  t.teardown(() => third.stop())
+  t.equal(await new WorkerRevocations({ store, clock, issuer: third, end: (w) => { third.revoke(w) } }).load(), 1)
+  t.same(third.notices(), [], 'an old revocation is not told again after a restart')
+  t.same(third.issue(w1), { ok: false, reason: 'revoked' })
   t.same(next.issue(w1), { ok: false, reason: 'revoked' }, 'still refused after the restart')
   t.match(next.issue(w2), { ok: true }, 'the other worker attaches')
   t.match((await again.list()).find(v => v.hotkey === w1), { revoked: true, revokedAt: view.revokedAt, attached: false })
@@ -181,8 +187,10 @@ t.test('/admin/workers on a devnet: the operator lists, revokes and reinstates a
   t.teardown(() => rogue.stop())
   await orch.devChain!.enroll(rogue.hotkey, 'orchestrator')
   const V = validator.transport.publicKey
-  await rogue.until(() => rogue.up.has(V), 30_000, 'the rogue orchestrator connected to the validator')
+  const W = net.devnet.nodes.find(n => n.node.config.role === 'worker')!.node.transport.publicKey
+  await rogue.until(() => rogue.up.has(V) && rogue.up.has(W), 30_000, 'the rogue orchestrator connected to the validator and the worker')
   t.ok(rogue.announce(V, 'orchestrator'))
+  t.ok(rogue.announce(W, 'orchestrator'))
   await eventually(async () => validator.messenger.peerOf(rogue.hotkey) !== undefined, 10_000, 'the rogue bound to its connection')
   rogue.send(V, 'attachments_revoked', { revocations: [{ worker, revokedAt: Date.now() }] })
   await eventually(async () => validator.auth.notices.size === 1, 10_000, 'the rogue\'s notice taken, for its own attachments')
@@ -192,9 +200,11 @@ t.test('/admin/workers on a devnet: the operator lists, revokes and reinstates a
   const revoked = await call('PUT', `/${worker}/revocation`)
   t.match(revoked, { status: 200, body: { hotkey: worker, revoked: true, attached: false, revokedAt: String } })
   await eventually(async () => (await workersAttached()) === 0, 15_000, 'the revoked worker to leave the orchestrator\'s view')
-  // The worker is told too: it stops presenting the revoked attachment (and could take another's).
+  // The worker is told too: it stops presenting the revoked attachment (and could take another's): it
+  // announces again without it, here to the rogue orchestrator it is connected to.
   const workerNode = net.devnet.nodes.find(n => n.node.config.role === 'worker')!.node
   await eventually(async () => workerNode.auth.own === null, 15_000, 'the worker told that its attachment is revoked')
+  await rogue.until(() => rogue.got('announce', worker).some(c => (c.msg.body as { attachment?: unknown }).attachment === undefined), 15_000, 'the worker announcing without the revoked attachment')
   // Its issuer tells its peers: the validator drops the attachment at once, not at its expiry.
   await eventually(async () => validator.auth.attachmentOf(worker) === undefined, 15_000, 'the validator to drop the revoked attachment')
   t.match(await validator.auth.present(held, worker), { ok: false, reason: 'revoked' }, 'refused at the validator')
@@ -207,6 +217,15 @@ t.test('/admin/workers on a devnet: the operator lists, revokes and reinstates a
   t.ok(late.announce(O, 'validator'))
   await late.until(() => late.got('attachments_revoked', orch.key.address).length > 0, 15_000, 'the revocation told to the later peer')
   t.match(late.got('attachments_revoked', orch.key.address)[0]!.msg.body, { revocations: [{ worker, revokedAt: Number }] })
+  // A worker that announces is not told other workers' revocations (it has no use for them).
+  const lateWorker = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network)
+  t.teardown(() => lateWorker.stop())
+  await orch.devChain!.enroll(lateWorker.hotkey, 'worker')
+  await lateWorker.until(() => lateWorker.up.has(O), 30_000, 'a worker joining later connected to the orchestrator')
+  t.ok(lateWorker.announce(O, 'worker'))
+  // Two heartbeats after its announce was taken (it is admitted): a notice would have come before them.
+  await lateWorker.until(() => lateWorker.got('heartbeat', orch.key.address).length >= 2, 30_000, 'heartbeats to the later worker')
+  t.same(lateWorker.got('attachments_revoked', orch.key.address), [], 'no notice to a worker')
   t.equal(await orch.auth.standing(worker), null, 'no standing at the orchestrator')
   t.same(orch.attachments!.issue(worker), { ok: false, reason: 'revoked' })
   t.match((await call('GET', '')).body.items, [{ hotkey: worker, revoked: true, attached: false }])
