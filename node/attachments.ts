@@ -180,7 +180,9 @@ export class AttachmentIssuer {
     this.#issued.delete(worker)
     this.#left.delete(worker)
     this.#groupOf.delete(worker)
-    const revokedAt = Math.max(this.#o.clock.now(), this.#newestIssuedAt.get(worker) ?? -Infinity)
+    // A restored one made at a time the clock has since stepped back from covers up to that time.
+    const madeAt = opts.at !== undefined && Number.isFinite(opts.at) ? opts.at : -Infinity
+    const revokedAt = Math.max(this.#o.clock.now(), this.#newestIssuedAt.get(worker) ?? -Infinity, madeAt)
     this.#revokedAt.set(worker, revokedAt)
     this.#newestIssuedAt.delete(worker)
     // One read back at start covers everything issued before the start (what was issued before the

@@ -285,12 +285,13 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   }
   // A validator or orchestrator that announces is told the revocations that may still cover a valid
   // attachment (a worker re-announces at every renewal, and has no use for other workers' revocations).
-  // Once per connection: a peer announcing again on it is not sent the list again.
-  const toldRevocations = new Set<string>()
+  // Once per connection: a peer announcing again on it is not sent the list again (one that comes back
+  // on a new connection, restarted, is).
+  const toldRevocations = new Map<string, string>()
   ctx.onPeerDown((h) => { toldRevocations.delete(h) })
-  auth.on('announce', 'registered', (m, _peer, s) => {
-    if (m.from === key.address || s.role === 'worker' || toldRevocations.has(m.from)) return
-    toldRevocations.add(m.from)
+  auth.on('announce', 'registered', (m, peer, s) => {
+    if (m.from === key.address || s.role === 'worker' || toldRevocations.get(m.from) === peer) return
+    toldRevocations.set(m.from, peer)
     const notices = attachments.notices()
     for (let i = 0; i < notices.length; i += MAX_REVOCATIONS_PER_MESSAGE) messenger.send(m.from, 'attachments_revoked', { revocations: notices.slice(i, i + MAX_REVOCATIONS_PER_MESSAGE) })
   })

@@ -8,7 +8,7 @@ import { pino } from 'pino'
 import { LevelStore } from '../../actors/store.ts'
 import { AttachmentIssuer } from '../../node/attachments.ts'
 import { WorkerRevocations, REGISTRATION_CHECK_MS } from '../../node/worker-revocations.ts'
-import { cryptoReady, newHotkey, ATTACHMENT_TTL_MS } from '../../protocol/index.ts'
+import { cryptoReady, newHotkey, ATTACHMENT_TTL_MS, type Attachment } from '../../protocol/index.ts'
 import { ManualClock } from '../helpers/clock.ts'
 import { startTestDevnet } from '../helpers/devnet.ts'
 import { capturingLogger } from '../helpers/logger.ts'
@@ -247,4 +247,24 @@ t.test('/admin/workers on a devnet: the operator lists, revokes and reinstates a
   const refused = await runCliOnce(['admin', 'worker', 'revoke', worker, '--api', net.file.baseUrl, '--key', orgAdmin], { CI: 'true' })
   t.equal(refused.code, 1, 'an organization admin\'s revoke fails from the terminal too')
   t.match(refused.stderr, /BWN_ERR_OPERATOR_ONLY/)
+})
+
+t.test('restored after the clock stepped back: the revocation still covers what was issued before it was made', async t => {
+  const clock = new ManualClock(Date.UTC(2026, 10, 29, 12))
+  const store = new LevelStore(new MemoryLevel() as never)
+  const key = newHotkey()
+  const w = newHotkey().address
+  const issuer = new AttachmentIssuer({ key, clock, logger, maxWorkers: 10, deliver: () => {} })
+  t.teardown(() => issuer.stop())
+  const issued = issuer.issue(w)
+  t.match(issued, { ok: true })
+  const revocations = new WorkerRevocations({ store, clock, issuer, end: (x) => { issuer.revoke(x) } })
+  const madeAt = clock.now()
+  await revocations.revoke(w)
+  clock.advance(-60_000) // the host's clock is set back, then the node restarts
+  const next = new AttachmentIssuer({ key, clock, logger, maxWorkers: 10, deliver: () => {} })
+  t.teardown(() => next.stop())
+  await new WorkerRevocations({ store, clock, issuer: next, end: (x) => { next.revoke(x) } }).load()
+  t.same(next.notices(), [{ worker: w, revokedAt: madeAt }], 'told as of when it was made, not the earlier clock')
+  t.ok(next.isRevoked((issued as { attachment: Attachment }).attachment), 'the attachment issued before it stays refused')
 })
