@@ -25,7 +25,7 @@ import { keepRegistered } from '../../actors/chain/registration.ts'
 import { ORCHESTRATOR_INBOUND, WORKER_INBOUND, type InboundRoute } from '../../actors/transfer/inbound.ts'
 import { DevChain, validatorsView, type Chain } from '../../actors/chain/index.ts'
 import { checkVerifyRequest, checkWorkerAccept, checkWorkerClaim } from '../verify-evidence.ts'
-import { authorityOf, offerSigned, signOffer, MAX_REVOCATIONS_PER_MESSAGE, type Envelope, type PrismScores, type SnapshotPublished, type TaskOfferMsg, type VerifyRequest } from '../../protocol/index.ts'
+import { authorityOf, offerSigned, signOffer, type Envelope, type PrismScores, type SnapshotPublished, type TaskOfferMsg, type VerifyRequest } from '../../protocol/index.ts'
 import { hostDevChain, openSubtensor, remoteChain, NODE_REGISTRATION_COST_RAO, NODE_MIN_VALIDATOR_STAKE_RAO, type NodeChain } from '../chain.ts'
 import { httpRangeReader } from '../adapters/range-reader.ts'
 import { hostAddresses, joinedAddresses, liveAddresses, reportedAddresses, type AddressPolicy } from '../adapters/destinations/url-policy.ts'
@@ -33,12 +33,12 @@ import { InflightBudget } from '../adapters/inflight-budget.ts'
 import chainRoutes from '../../api/routes/chain.ts'
 import workerRoutes from '../../api/routes/workers.ts'
 import { ADMIN_PREFIX } from '../../api/routes/admin.ts'
+import { RevocationTeller } from '../revocation-teller.ts'
 import { WorkerRevocations } from '../worker-revocations.ts'
 import prismRoutes from '../../api/routes/prism.ts'
 import { AttachmentIssuer } from '../attachments.ts'
 import { parseTrustedPeers, type PeerAuth, type PeerStanding } from '../peer-auth.ts'
 import type { RoleContext, RoleHandle } from './types.ts'
-import type { Timer } from '../../actors/ports.ts'
 import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics, sweepMetrics } from '../metrics-ports.ts'
 import { DiskSweep } from '../sweep.ts'
 import { SinkPartials } from '../adapters/destinations/sink-partials.ts'
@@ -265,36 +265,17 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     tell(router.ref, { type: 'detach', worker: hotkey })
     attachments.release(hotkey)
   })
-  const graceTimers = new Set<Timer>()
+  // A revocation ends the worker's session and routing here, and its peers are told
+  // (node/revocation-teller.ts); a validator or orchestrator that announces later is told then.
+  const teller = new RevocationTeller({ clock, issuer: attachments, messenger, self: key.address })
   const endWorker = (worker: string): void => {
     attachments.revoke(worker)
     auth.dropAttachment(worker)
     tell(router.ref, { type: 'detach', worker })
-    // Every admitted peer hears of it now (validators, other orchestrators, workers); one that connects
-    // later hears of it on its announce, below.
-    const notice = attachments.notice(worker)
-    if (notice !== undefined) messenger.broadcast('attachments_revoked', { revocations: [notice] })
-    // The worker itself among them: told, it can take another orchestrator's attachment at once instead
-    // of when the revoked one is half spent. Its connection ends a moment later, once the notice is on
-    // its way (a connection ended at once drops what is queued for it); it has no standing here meanwhile.
-    // (Reinstated meanwhile, it is cut all the same: it attaches again when it reconnects.)
-    if (notice !== undefined && messenger.peerOf(worker) !== undefined) {
-      const timer = clock.setTimer(REVOKED_NOTICE_GRACE_MS, () => { graceTimers.delete(timer); messenger.withdraw(worker, 'attachment revoked') })
-      graceTimers.add(timer)
-    } else messenger.withdraw(worker, 'attachment revoked')
+    teller.revoked(worker)
   }
-  // A validator or orchestrator that announces is told the revocations that may still cover a valid
-  // attachment (a worker re-announces at every renewal, and has no use for other workers' revocations).
-  // Once per connection: a peer announcing again on it is not sent the list again (one that comes back
-  // on a new connection, restarted, is).
-  const toldRevocations = new Map<string, string>()
-  ctx.onPeerDown((h) => { toldRevocations.delete(h) })
-  auth.on('announce', 'registered', (m, peer, s) => {
-    if (m.from === key.address || s.role === 'worker' || toldRevocations.get(m.from) === peer) return
-    toldRevocations.set(m.from, peer)
-    const notices = attachments.notices()
-    for (let i = 0; i < notices.length; i += MAX_REVOCATIONS_PER_MESSAGE) messenger.send(m.from, 'attachments_revoked', { revocations: notices.slice(i, i + MAX_REVOCATIONS_PER_MESSAGE) })
-  })
+  ctx.onPeerDown((h) => { teller.down(h) })
+  auth.on('announce', 'registered', (m, peer, s) => { teller.announced(m.from, peer, s.role) })
 
   return {
     devChain,
@@ -319,12 +300,9 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     workers: () => router.workers(),
     attachments,
     revokeWorker: async (worker) => { await revocations.revoke(worker) },
-    stop: async () => { for (const timer of graceTimers) timer.cancel(); attachments.stop(); registration.stop(); unsubscribeIntake(); unmeterChain(); await sweep?.stop(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
+    stop: async () => { teller.stop(); attachments.stop(); registration.stop(); unsubscribeIntake(); unmeterChain(); await sweep?.stop(); coordinator.stop(); await telemetry.stop(); await nodeChain.stop() }
   }
 }
-
-/** How long a revoked worker stays connected to its issuer after being told, so that the notice reaches it. */
-export const REVOKED_NOTICE_GRACE_MS = 1_000
 
 /** Test-only: `--test-faults crash-<point>` kills this process (as kill -9 would) when the coordinator reaches <point>. */
 function crashPoint (ctx: RoleContext): ((point: FaultPoint) => void) | undefined {
