@@ -49,7 +49,7 @@ export class RevocationTeller {
   }
 
   /**
-   * A registered peer announced on connection `peer`. A validator or orchestrator is told the revocations
+   * A registered peer announced (or sent a heartbeat) on connection `peer`. A validator or orchestrator is told the revocations
    * that may still cover a valid attachment, once per connection (one that comes back on a new
    * connection, restarted, is told again). A worker is not: it re-announces at every renewal, and has no
    * use for other workers' revocations.

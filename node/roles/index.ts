@@ -276,6 +276,8 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   }
   ctx.onPeerDown((h) => { teller.down(h) })
   auth.on('announce', 'registered', (m, peer, s) => { teller.announced(m.from, peer, s.role) })
+  // A peer admitted on its heartbeat (its announce lost to a failed lookup) is told then.
+  auth.on('heartbeat', 'registered', (m, peer, s) => { teller.announced(m.from, peer, s.role) })
 
   return {
     devChain,
