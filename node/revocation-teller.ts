@@ -1,9 +1,8 @@
 // An issuing orchestrator's side of revocation notices (`attachments_revoked`, docs/node.md#attaching-workers):
 // who is told what, and when the revoked worker's session ends. The notices themselves come from the
 // issuer (node/attachments.ts `notices()`); receivers keep them in node/revocation-notices.ts.
-import { MAX_REVOCATIONS_PER_MESSAGE } from '../protocol/index.ts'
+import { MAX_REVOCATIONS_PER_MESSAGE, type Role } from '../protocol/index.ts'
 import type { Clock, Timer } from '../actors/ports.ts'
-import type { Role } from '../protocol/index.ts'
 import type { AttachmentIssuer } from './attachments.ts'
 import type { Messenger } from './messenger.ts'
 
