@@ -408,13 +408,19 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
     // The worker answers for its delivery with its attachment (any penalty is keyed by its hotkey), or
     // with its own registration where it has one (its UID then carries the penalty too).
     const presented = body.attachment === undefined ? Promise.resolve(null) : auth.present(body.attachment, body.worker, { carried: true })
-    presented.then(() => auth.standing(body.worker)).then((w) => {
+    // The evidence's signer must be a registered orchestrator: any key pair can sign a task_result, and
+    // each hotkey named here gets a PRISM track and a row in every prism_scores this validator sends.
+    Promise.all([auth.standing(body.orchestrator), presented.then(() => auth.standing(body.worker))]).then(([o, w]) => {
+      if (o === null || o.role !== 'orchestrator' || o.source === 'attachment') {
+        ctx.logger.warn({ peer: m.from, orchestrator: body.orchestrator, event: 'verify_request_refused', reason: 'orchestrator not registered' }, 'verify request names an orchestrator without registration')
+        return
+      }
       if (w === null || w.role !== 'worker') {
         ctx.logger.warn({ peer: m.from, worker: body.worker, event: 'verify_request_refused' }, 'verify request names a worker without registration or valid attachment')
         return
       }
       tell(verifier.ref, { type: 'request', from: m.from, body, workerUid: w.uid })
-    }, (err: Error) => ctx.logger.warn({ err: err.message, worker: body.worker }, 'worker standing unavailable; verify request dropped'))
+    }, (err: Error) => ctx.logger.warn({ err: err.message, worker: body.worker, orchestrator: body.orchestrator }, 'standing unavailable; verify request dropped'))
   })
 
   const unsubscribe = chain.subscribe({
