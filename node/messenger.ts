@@ -96,7 +96,7 @@ const MAX_SEEN_IDS = 200_000
 export const MAX_BACKLOG_FRAMES = 1_000
 
 /** Why a connection was closed by this node (a bounded metric label). */
-export type DisconnectReason = 'score' | 'refused' | 'banned' | GateCloseReason
+export type DisconnectReason = 'score' | 'refused' | 'banned' | 'superseded' | GateCloseReason
 
 export interface MessengerOptions {
   /** Caps and deadlines of connections not yet admitted (node/peer-gate.ts). */
@@ -496,6 +496,12 @@ export class Messenger implements Network {
         // A banned hotkey on a fresh connection: closed for the rest of its ban, so it cannot spin.
         this.#count('banned')
         return this.#close(peer, 'banned', Math.max(0, (this.#bannedHotkeys.get(msg.from) ?? 0) - now), `${msg.from} is banned`, msg.from)
+      }
+      // One session per hotkey: an older connection still bound to it is closed (no ban). Otherwise one
+      // hotkey could hold any number of connections, each with a full frame budget of its own.
+      const older = this.#peerOfHotkey.get(msg.from)
+      if (older !== undefined && older !== peer && this.#hotkeyOfPeer.get(older) === msg.from) {
+        this.#close(older, 'superseded', 0, `${msg.from} announced on a newer connection`, msg.from)
       }
       this.#hotkeyOfPeer.set(peer, msg.from)
       this.#peerOfHotkey.set(msg.from, peer)

@@ -45,6 +45,32 @@ t.test('an announce binds only the connection it names; a replay elsewhere binds
   t.equal(m.peerOf(alice.address), connA, 'still bound to its own connection')
 })
 
+t.test('one session per hotkey: an announce on a newer connection closes the older one (no ban), whose frames are no longer read', async t => {
+  const { m, self, cut, clock } = target()
+  m.isRegistered = () => true
+  const mallory = newHotkey()
+  const got: string[] = []
+  m.on('heartbeat', (msg) => got.push(msg.id))
+  const conns = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex'), randomBytes(32).toString('hex')]
+  const heartbeat = (seq: number): Uint8Array => encodeFrame(mallory, 'heartbeat', { role: 'worker', seq, capacity: { slots: 1, bandwidthMbps: 1 }, load: 0, workers: 0 }, { ts: clock.now() })
+  for (const [i, conn] of conns.entries()) {
+    m.peerUp(conn)
+    m.receive(conn, encodeFrame(mallory, 'announce', { ...FACTS, role: 'worker', hotkey: mallory.address, noiseKey: conn, peerNoiseKey: self, nonce: String(i).repeat(32) }, { ts: clock.now() }))
+    await m.settled()
+    t.equal(m.peerOf(mallory.address), conn, `bound to connection ${i + 1}`)
+  }
+  t.same(cut.map(c => c.peer), conns.slice(0, 2), 'each older connection closed as a newer one announced')
+  t.same(cut.map(c => c.banMs), [0, 0], 'without a ban: a node that reconnects is not punished')
+  t.equal(m.disconnects.get('superseded'), 2)
+  // The older connections' frames are not read: one hotkey has one frame budget, not one per connection.
+  m.receive(conns[0]!, heartbeat(1)); m.receive(conns[1]!, heartbeat(2)); m.receive(conns[2]!, heartbeat(3))
+  await m.settled()
+  t.equal(got.length, 1, 'only the newest connection\'s frame delivered')
+  // The older connections going down does not take the hotkey's session with them.
+  m.peerDown(conns[0]!); m.peerDown(conns[1]!)
+  t.equal(m.peerOf(mallory.address), conns[2], 'still bound to the newest connection')
+})
+
 t.test('over budget: dropped before decoding, scored, disconnected and banned with back-off', async t => {
   const { m, self, cut, clock } = target()
   const mallory = newHotkey()
