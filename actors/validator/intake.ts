@@ -254,8 +254,9 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
           return
         }
         // A vote without stake counts as 1 (snapshot-votes.ts); so does each validator of a chain without stake.
+        // Stored votes weigh their validators' stakes now (a chain that lists none: as they were cast).
         const permittedStake = [...permitted.values()].reduce((a, x) => a + (x > 0n ? x : 1n), 0n)
-        await voteSnapshot(deps.store, { group: body.kind === 'epoch' ? `epoch/${body.epoch}` : slot, slot, validator: from, stakeRao: permitted.get(from) ?? stakeRao, snapshot, idKey: KEYS.snapshotId, permittedStake })
+        await voteSnapshot(deps.store, { group: body.kind === 'epoch' ? `epoch/${body.epoch}` : slot, slot, validator: from, stakeRao: permitted.get(from) ?? stakeRao, snapshot, idKey: KEYS.snapshotId, permittedStake, stakes: permitted.size > 0 ? permitted : undefined })
       }).then(() => {}, (err: Error) => log.warn({ err: err.message }, 'snapshot vote failed'))
       return votes
     },

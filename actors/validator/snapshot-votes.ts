@@ -33,7 +33,12 @@ export function idMatchesContent (snapshot: { snapshotId: string } & Record<stri
  * or the slot itself), then re-decides every slot of the group. Returns the slots now served.
  * `permittedStake`: the stake of every permitted validator, the quorum's base (without it, none).
  */
-export async function voteSnapshot (store: Store, opts: { group: string, slot: string, validator: string, stakeRao: bigint, snapshot: { snapshotId: string } & Record<string, unknown>, idKey: (id: string) => string, permittedStake?: bigint }): Promise<string[]> {
+/**
+ * `stakes`: every permitted validator's stake now. With it, each stored vote weighs what its validator
+ * holds now, and a vote of one no longer permitted counts for nothing: a stake moved to another hotkey,
+ * or a permit lost, must not keep counting in the votes cast before.
+ */
+export async function voteSnapshot (store: Store, opts: { group: string, slot: string, validator: string, stakeRao: bigint, snapshot: { snapshotId: string } & Record<string, unknown>, idKey: (id: string) => string, permittedStake?: bigint, stakes?: ReadonlyMap<string, bigint> }): Promise<string[]> {
   const table = store.table<unknown>('snapshots')
   const vote: SnapshotVote = { validator: opts.validator, stakeRao: (opts.stakeRao > 0n ? opts.stakeRao : 1n).toString(), snapshotId: opts.snapshot.snapshotId }
   await store.batch([
@@ -44,7 +49,13 @@ export async function voteSnapshot (store: Store, opts: { group: string, slot: s
   const bySlot = new Map<string, SnapshotVote[]>()
   const voters = new Map<string, bigint>()
   for (const [k, v] of rows) {
-    const vote = v as SnapshotVote
+    let vote = v as SnapshotVote
+    if (opts.stakes !== undefined && vote.validator !== opts.validator) {
+      // The voter being counted now passed the permit check as its copy arrived; the others, as they stand now.
+      const now = opts.stakes.get(vote.validator)
+      if (now === undefined) continue
+      vote = { ...vote, stakeRao: (now > 0n ? now : 1n).toString() }
+    }
     const slot = k.slice(`vote/${opts.group}/`.length, k.lastIndexOf('/'))
     bySlot.set(slot, [...(bySlot.get(slot) ?? []), vote])
     const stake = BigInt(vote.stakeRao)

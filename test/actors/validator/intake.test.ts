@@ -171,6 +171,22 @@ t.test('snapshots: only for closed epochs, labelled as their content, and only o
   t.equal(await table.get(KEYS.sellFree('other', 6)), undefined)
 })
 
+t.test('snapshot votes weigh the stakes validators hold now: a stake moved to another hotkey counts once', async t => {
+  const store = newStore()
+  const chain = fakeChain({ c: 1500n * ONE, a: A })
+  const intake = validatorIntake({ store, logger: silentLogger(), chain: chain.view, penalize: () => t.fail('no penalty') })
+  const table = store.table<any>('snapshots')
+  const at = (count: number) => sealEnvelope({ version: 'v', observedAt: 'a', sourceEpoch: 6, formulaReference: 'f', publishedAt: 'p', evidenceSequence: '1', data: { revision: 0, epoch: 6, count } }) as any
+  const honest = at(1); const forged = at(999)
+  await intake.snapshot('c', { kind: 'epoch', epoch: 6, revision: 0, hotkey: null, snapshot: honest }, 1500n * ONE)
+  await intake.snapshot('a', { kind: 'epoch', epoch: 6, revision: 0, hotkey: null, snapshot: forged }, A)
+  t.equal((await table.get(KEYS.epochSnapshot(6, 0)))?.snapshotId, honest.snapshotId)
+  // a's stake moves to b, which gains a permit and votes the forged copy as well.
+  chain.state.stakes = new Map([['c', 1500n * ONE], ['b', A]])
+  await intake.snapshot('b', { kind: 'epoch', epoch: 6, revision: 0, hotkey: null, snapshot: forged }, A)
+  t.equal((await table.get(KEYS.epochSnapshot(6, 0)))?.snapshotId, honest.snapshotId, 'the forged copy is backed by 1,000 of 2,500, not 2,000 of 3,500')
+})
+
 t.test('snapshot votes: the stakes read once per burst of copies; a chain without stake counts each validator as one', async t => {
   const store = newStore()
   let reads = 0

@@ -108,3 +108,25 @@ t.test('a winning vote whose copy is not stored serves nothing', async t => {
   t.equal(await table.get('epoch/10/1'), undefined)
   t.equal(await table.get(idKey('gone')), undefined)
 })
+
+t.test('votes weigh the stake their validators hold now: a stake moved to a second hotkey, or a permit lost, does not count twice', async t => {
+  // C (1,500) publishes X; A (1,000) votes a forged Y, then moves its stake to B, which gains a permit and
+  // votes Y too. Weighed as cast, Y would have 2,000 of 3,500 and be served though its backers hold 1,000.
+  const store = new LevelStore(new MemoryLevel<string, string>() as never)
+  const table = store.table<any>('snapshots')
+  const x = snap(11, 10); const y = snap(11, 999)
+  const before = new Map([['C', 1500n], ['A', 1000n]])
+  await voteSnapshot(store, { group: 'epoch/11', slot: 'epoch/11/1', validator: 'C', stakeRao: 1500n, snapshot: x, idKey, permittedStake: 2500n, stakes: before })
+  await voteSnapshot(store, { group: 'epoch/11', slot: 'epoch/11/1', validator: 'A', stakeRao: 1000n, snapshot: y, idKey, permittedStake: 2500n, stakes: before })
+  t.equal((await table.get('epoch/11/1')).snapshotId, x.snapshotId)
+  const after = new Map([['C', 1500n], ['A', 0n], ['B', 1000n]])
+  await voteSnapshot(store, { group: 'epoch/11', slot: 'epoch/11/1', validator: 'B', stakeRao: 1000n, snapshot: y, idKey, permittedStake: 2501n, stakes: after })
+  t.equal((await table.get('epoch/11/1')).snapshotId, x.snapshotId, 'the moved stake counts once: X stays served')
+  // A loses its permit altogether: its vote no longer counts at all.
+  const later = new Map([['C', 1500n], ['B', 1000n]])
+  const z = snap(12, 1)
+  await voteSnapshot(store, { group: 'epoch/12', slot: 'epoch/12/1', validator: 'A', stakeRao: 1000n, snapshot: z, idKey, permittedStake: 2500n, stakes: new Map([...later, ['A', 1000n]]) })
+  t.equal((await table.get('epoch/12/1')), undefined, 'A alone holds 1,000 of 3,500: no quorum')
+  await voteSnapshot(store, { group: 'epoch/12', slot: 'epoch/12/1', validator: 'B', stakeRao: 1000n, snapshot: snap(12, 2), idKey, permittedStake: 2500n, stakes: later })
+  t.equal((await table.get('epoch/12/1')), undefined, 'A\'s vote, its permit gone, does not make B\'s 1,000 a quorum of 2,500')
+})
