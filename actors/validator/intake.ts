@@ -70,7 +70,22 @@ export interface ValidatorIntakeDeps {
   penalize (validator: string, detail: string): void
   /** Times the stakes read for snapshot votes (without it they are read for every copy). */
   clock?: { now (): number }
+  /**
+   * Whether a hotkey is a registered orchestrator: a sell-allowance copy is taken only for one (honest
+   * validators publish one per registered orchestrator). Without it, any hotkey (tests).
+   */
+  isOrchestrator? (hotkey: string): Promise<boolean>
 }
+
+/**
+ * Closed epochs, before the last one, for which snapshot copies are taken: honest validators send the
+ * last REPLICATED_EPOCHS (4) again at every close; twice that leaves room for a lagging view. Older copies
+ * are refused, and the votes and copies kept for them are removed as the chain moves on (the versions
+ * already served stay, under telemetry's retention).
+ */
+export const SNAPSHOT_VOTE_EPOCHS = 8
+/** Copies of one validator waiting to be counted; past it a copy is dropped (honest ones come again at the next close). */
+export const MAX_PENDING_SNAPSHOTS_PER_VALIDATOR = 512
 
 export interface ValidatorIntake {
   /** A permitted validator's PRISM scores: its vector from now on, unless refused. Resolves once decided. */
@@ -88,6 +103,16 @@ export interface ValidatorIntake {
 
 const EMPTY: PrismLatest = { validator: null, epoch: null, computedAt: null, scores: [], totalStakeRao: null, validators: [] }
 interface VectorRow { epoch: number, computedAt: number }
+
+/**
+ * The epoch a stored vote row is for: `vote/epoch/<epoch>/…` for epoch versions, `vote/<kind>/<hotkey>/<epoch, padded>/…`
+ * for sell allowances (actors/validator/snapshots.ts KEYS). Infinity for a row of no known shape (kept).
+ */
+export function voteEpoch (key: string): number {
+  const parts = key.split('/')
+  const n = parts[1] === 'epoch' ? Number(parts[2]) : parts[1] === 'sellpaid' || parts[1] === 'sellfree' ? Number(parts[3]) : NaN
+  return Number.isInteger(n) ? n : Infinity
+}
 
 /** Why a published snapshot's frame names another slot than its content (epoch, revision, hotkey), or null. */
 function labelMismatch (body: SnapshotPublished, snapshot: Record<string, unknown>): string | null {
@@ -117,6 +142,9 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
   }
   // One vote at a time: each re-decides its group from every vote stored.
   let votes: Promise<void> = Promise.resolve()
+  const pendingVotes = new Map<string, number>()
+  /** Votes and copies of epochs before this one are gone from the store. */
+  let prunedBelow = 0
 
   const loaded = serial(async () => {
     const rows = await collect(meta, prefixRange(PRISM_VECTOR_PREFIX))
@@ -128,6 +156,16 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
     if (await meta.get(LEGACY_LATEST_KEY) !== undefined) await meta.del(LEGACY_LATEST_KEY)
   }).catch((err: Error) => log.warn({ err: err.message }, 'stored PRISM vectors not loaded'))
 
+  /** Removes the votes, and the copies they name, of every epoch before `below` (served versions stay). */
+  const pruneVotes = async (below: number): Promise<void> => {
+    const ops: StoreOp[] = []
+    for (const [key, v] of await collect(deps.store.table<unknown>('snapshots'), prefixRange('vote/'))) {
+      if (voteEpoch(key) >= below) continue
+      ops.push({ type: 'del', table: 'snapshots', key }, { type: 'del', table: 'snapshots', key: `cand/${(v as { snapshotId: string }).snapshotId}` })
+    }
+    if (ops.length > 0) await deps.store.batch(ops)
+    log.debug({ below, removed: ops.length / 2, event: 'snapshot_votes_pruned' }, 'snapshot votes of past epochs removed')
+  }
   const epochsNow = async (): Promise<{ current: number, lastClosed: number } | null> => {
     try { lastEpochs = await deps.chain.epochs() } catch (err) {
       log.warn({ err: (err as Error).message }, 'chain head unavailable; the last one known is used')
@@ -239,11 +277,35 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
       // Several validators' copies are combined by stake, never last-one-wins; only for epochs the chain
       // has closed (every snapshot is of a closed epoch), and only once validators holding half the
       // permitted stake have published for it: a lone small validator serves nothing.
+      const pending = pendingVotes.get(from) ?? 0
+      if (pending >= MAX_PENDING_SNAPSHOTS_PER_VALIDATOR) {
+        log.warn({ validator: from, epoch: body.epoch, kind: body.kind, pending, event: 'snapshot_refused', reason: 'too_many_pending' }, 'snapshot dropped: too many of this validator\'s copies wait to be counted')
+        return votes
+      }
+      pendingVotes.set(from, pending + 1)
       votes = votes.then(async () => {
         // Each close brings a burst of copies (every validator replicates its last epochs): the chain is
         // read once per burst, and again only for a copy of an epoch it had not seen closed.
         const known = lastEpochs
-        const e = known !== null && body.epoch <= known.lastClosed ? known : await epochsNow()
+        let e = known !== null && body.epoch <= known.lastClosed ? known : await epochsNow()
+        // A revision cannot be ahead of the closes since its epoch (the first at the next close, one
+        // correction at most per close after): read the chain again before refusing one on a stale view.
+        const revisionAhead = (v: { lastClosed: number }): boolean => body.kind === 'epoch' && body.revision > v.lastClosed - body.epoch + 1
+        if (e !== null && e === known && revisionAhead(e)) e = await epochsNow()
+        if (e !== null && e.lastClosed - SNAPSHOT_VOTE_EPOCHS > prunedBelow) {
+          const below = e.lastClosed - SNAPSHOT_VOTE_EPOCHS
+          await pruneVotes(below)
+          prunedBelow = below
+        }
+        const refused = e === null || body.epoch > e.lastClosed
+          ? null
+          : body.epoch < e.lastClosed - SNAPSHOT_VOTE_EPOCHS ? 'stale_epoch'
+            : revisionAhead(e) ? 'revision_ahead'
+              : body.kind !== 'epoch' && deps.isOrchestrator !== undefined && !(await deps.isOrchestrator(body.hotkey ?? '')) ? 'not_an_orchestrator' : null
+        if (refused !== null) {
+          log.info({ validator: from, epoch: body.epoch, revision: body.revision, hotkey: body.hotkey, lastClosed: e?.lastClosed, kind: body.kind, event: 'snapshot_refused', reason: refused }, 'snapshot refused')
+          return
+        }
         let permitted: ReadonlyMap<string, bigint>
         try { permitted = await permittedStakes() } catch (err) {
           log.warn({ err: (err as Error).message, validator: from, epoch: body.epoch }, 'snapshot not counted: validator stakes unavailable (validators publish again at the next close)')
@@ -257,7 +319,10 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
         // Stored votes weigh their validators' stakes now (a chain that lists none: as they were cast).
         const permittedStake = [...permitted.values()].reduce((a, x) => a + (x > 0n ? x : 1n), 0n)
         await voteSnapshot(deps.store, { group: body.kind === 'epoch' ? `epoch/${body.epoch}` : slot, slot, validator: from, stakeRao: permitted.get(from) ?? stakeRao, snapshot, idKey: KEYS.snapshotId, permittedStake, stakes: permitted.size > 0 ? permitted : undefined })
-      }).then(() => {}, (err: Error) => log.warn({ err: err.message }, 'snapshot vote failed'))
+      }).then(() => {}, (err: Error) => log.warn({ err: err.message }, 'snapshot vote failed')).finally(() => {
+        const left = (pendingVotes.get(from) ?? 1) - 1
+        if (left > 0) pendingVotes.set(from, left); else pendingVotes.delete(from)
+      })
       return votes
     },
     routingScore: (hotkey) => routing.get(hotkey),

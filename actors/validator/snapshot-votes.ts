@@ -41,11 +41,19 @@ export function idMatchesContent (snapshot: { snapshotId: string } & Record<stri
 export async function voteSnapshot (store: Store, opts: { group: string, slot: string, validator: string, stakeRao: bigint, snapshot: { snapshotId: string } & Record<string, unknown>, idKey: (id: string) => string, permittedStake?: bigint, stakes?: ReadonlyMap<string, bigint> }): Promise<string[]> {
   const table = store.table<unknown>('snapshots')
   const vote: SnapshotVote = { validator: opts.validator, stakeRao: (opts.stakeRao > 0n ? opts.stakeRao : 1n).toString(), snapshotId: opts.snapshot.snapshotId }
+  const voteKey = `vote/${opts.group}/${opts.slot}/${opts.validator}`
+  const replaced = (await table.get(voteKey) as SnapshotVote | undefined)?.snapshotId
   await store.batch([
     { type: 'put', table: 'snapshots', key: `cand/${opts.snapshot.snapshotId}`, value: opts.snapshot },
-    { type: 'put', table: 'snapshots', key: `vote/${opts.group}/${opts.slot}/${opts.validator}`, value: vote }
+    { type: 'put', table: 'snapshots', key: voteKey, value: vote }
   ])
   const rows = await collect(table, { gte: `vote/${opts.group}/`, lt: `vote/${opts.group}/\xff` })
+  const ops: StoreOp[] = []
+  // A validator's earlier copy for this slot, named by no vote now, is not kept: a validator sending
+  // copy after copy for one slot holds one copy, not all of them (a version served is kept under its slot).
+  if (replaced !== undefined && replaced !== vote.snapshotId && !rows.some(([, v]) => (v as SnapshotVote).snapshotId === replaced)) {
+    ops.push({ type: 'del', table: 'snapshots', key: `cand/${replaced}` })
+  }
   const bySlot = new Map<string, SnapshotVote[]>()
   const voters = new Map<string, bigint>()
   for (const [k, v] of rows) {
@@ -64,7 +72,6 @@ export async function voteSnapshot (store: Store, opts: { group: string, slot: s
   const total = [...voters.values()].reduce((a, s) => a + s, 0n)
   // The group's voters must hold half the permitted stake: alone, a small validator decides nothing.
   const quorate = opts.permittedStake === undefined || total * 2n >= opts.permittedStake
-  const ops: StoreOp[] = []
   const served: string[] = []
   for (const [slot, votes] of bySlot) {
     const best = pickByStake(votes)

@@ -101,6 +101,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const trustedValidators = [...parseTrustedPeers(ctx.config.trustedPeers)].filter(([, r]) => r === 'validator').map(([h]) => h)
   const intake = validatorIntake({
     store, logger: ctx.logger, clock: ctx.clock, penalize: (v, detail) => messenger.penalize(v, 'unauthorized', detail),
+    isOrchestrator: async (hotkey) => { const s = await auth.standing(hotkey); return s !== null && s.role === 'orchestrator' && s.source !== 'attachment' },
     chain: validatorsView(() => { if (chainForIntake === null) throw new Error('chain not open yet'); return chainForIntake }, trustedValidators)
   })
   const telemetry = await startTelemetry(ctx.system, {

@@ -6,7 +6,7 @@ import { MemoryLevel } from 'memory-level'
 import { LevelStore } from '../../../actors/store.ts'
 import { sealEnvelope } from '../../../actors/validator/envelope.ts'
 import { KEYS } from '../../../actors/validator/snapshots.ts'
-import { validatorIntake, STAKES_FOR_VOTES_MS, PRISM_VECTORS_PER_EPOCH } from '../../../actors/validator/intake.ts'
+import { validatorIntake, voteEpoch, STAKES_FOR_VOTES_MS, PRISM_VECTORS_PER_EPOCH, SNAPSHOT_VOTE_EPOCHS, MAX_PENDING_SNAPSHOTS_PER_VALIDATOR } from '../../../actors/validator/intake.ts'
 import { ManualClock } from '../../helpers/clock.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 import { silentLogger, capturingLogger } from '../../helpers/logger.ts'
@@ -218,4 +218,67 @@ t.test('PRISM scores: at most PRISM_VECTORS_PER_EPOCH vectors of one validator p
   t.ok(Math.abs(intake.routingScore('o1')! - 0.4) < 1e-9, 'the last vector taken stands')
   t.equal(await intake.prism('v1', { epoch: 7, computedAt: 3000, scores: [score('o1', 0.7, 'qualified')] }), 'accepted', 'a new epoch is taken at once')
   t.equal(intake.routingScore('o1'), 0.7)
+})
+
+t.test('snapshot copies are bounded: recent epochs only, revisions no further than the closes since, sell allowances of registered orchestrators, one copy per validator and slot', async t => {
+  const store = newStore()
+  const chain = fakeChain({ v: A }, { current: 21, lastClosed: 20 })
+  const { logger, lines } = capturingLogger('info')
+  const orchestrators = new Set(['o1', 'o2'])
+  const intake = validatorIntake({ store, logger, chain: chain.view, penalize: () => t.fail('no penalty'), isOrchestrator: async (h) => orchestrators.has(h) })
+  const table = store.table<any>('snapshots')
+  const epochSnap = (epoch: number, revision: number, count = 1) => sealEnvelope({ version: 'v', observedAt: 'a', sourceEpoch: epoch, formulaReference: 'f', publishedAt: 'p', evidenceSequence: '1', data: { revision, epoch, count } }) as any
+  const refusals = () => lines.filter(l => l.event === 'snapshot_refused').map(l => l.reason)
+  const oldest = 20 - SNAPSHOT_VOTE_EPOCHS
+  await intake.snapshot('v', { kind: 'epoch', epoch: oldest - 1, revision: 1, hotkey: null, snapshot: epochSnap(oldest - 1, 1) }, A)
+  await intake.snapshot('v', { kind: 'epoch', epoch: oldest, revision: 1, hotkey: null, snapshot: epochSnap(oldest, 1) }, A)
+  t.equal(await table.get(KEYS.epochSnapshot(oldest - 1, 1)), undefined, 'an epoch older than the window: refused')
+  t.ok(await table.get(KEYS.epochSnapshot(oldest, 1)), 'the oldest epoch of the window: taken')
+  // Epoch 19: its first revision came at close 20; at most one more per close since (margin: one).
+  await intake.snapshot('v', { kind: 'epoch', epoch: 19, revision: 3, hotkey: null, snapshot: epochSnap(19, 3) }, A)
+  await intake.snapshot('v', { kind: 'epoch', epoch: 19, revision: 2, hotkey: null, snapshot: epochSnap(19, 2) }, A)
+  t.equal(await table.get(KEYS.epochSnapshot(19, 3)), undefined, 'a revision ahead of the closes since its epoch: refused')
+  t.ok(await table.get(KEYS.epochSnapshot(19, 2)))
+  await intake.snapshot('v', { kind: 'sell_paid', epoch: 19, revision: 0, hotkey: 'made-up', snapshot: sellSnap('made-up', 19) }, A)
+  await intake.snapshot('v', { kind: 'sell_paid', epoch: 19, revision: 0, hotkey: 'o1', snapshot: sellSnap('o1', 19) }, A)
+  t.equal(await table.get(KEYS.sellPaid('made-up', 19)), undefined, 'a sell allowance of a hotkey that is no registered orchestrator: refused')
+  t.ok(await table.get(KEYS.sellPaid('o1', 19)))
+  t.same(refusals(), ['stale_epoch', 'revision_ahead', 'not_an_orchestrator'])
+
+  // One validator sending copy after copy for one slot keeps one copy.
+  const cands = async () => (await collect(table, prefixRange('cand/'))).length
+  const before = await cands()
+  for (let i = 0; i < 20; i++) await intake.snapshot('v', { kind: 'epoch', epoch: 18, revision: 1, hotkey: null, snapshot: epochSnap(18, 1, 100 + i) }, A)
+  t.equal(await cands(), before + 1, 'twenty copies for one slot: one kept')
+
+  // The chain moves on: votes and copies of epochs that left the window go; the versions served stay.
+  chain.state.epochs = { current: 31, lastClosed: 30 }
+  await intake.snapshot('v', { kind: 'epoch', epoch: 30, revision: 1, hotkey: null, snapshot: epochSnap(30, 1) }, A)
+  const votes = (await collect(table, prefixRange('vote/'))).map(([k]) => voteEpoch(k))
+  t.same(votes, [30], 'only the vote of the epoch still in the window is kept')
+  t.equal(await cands(), 1, 'and only its copy')
+  t.ok(await table.get(KEYS.epochSnapshot(oldest, 1)), 'a version served before stays served')
+  t.ok(await table.get(KEYS.sellPaid('o1', 19)))
+})
+
+t.test('snapshot copies waiting to be counted are bounded per validator', async t => {
+  const store = newStore()
+  const chain = fakeChain({ v: A, w: A })
+  let release!: () => void
+  const held = new Promise<void>(resolve => { release = resolve })
+  const view = { ...chain.view, epochs: async () => { await held; return await chain.view.epochs() } }
+  const { logger, lines } = capturingLogger('warn')
+  const intake = validatorIntake({ store, logger, chain: view, penalize: () => t.fail('no penalty') })
+  const done: Array<Promise<void>> = []
+  for (let i = 0; i < MAX_PENDING_SNAPSHOTS_PER_VALIDATOR + 10; i++) done.push(intake.snapshot('v', { kind: 'sell_paid', epoch: 6, revision: 0, hotkey: `h${i}`, snapshot: sellSnap(`h${i}`, 6) }, A))
+  done.push(intake.snapshot('w', { kind: 'sell_paid', epoch: 6, revision: 0, hotkey: 'h0', snapshot: sellSnap('h0', 6) }, A))
+  t.equal(lines.filter(l => l.event === 'snapshot_refused' && l.reason === 'too_many_pending').length, 10, 'the copies past the bound are dropped')
+  release()
+  await Promise.all(done)
+  const table = store.table<any>('snapshots')
+  t.ok(await table.get(KEYS.sellPaid('h0', 6)), 'the other validator\'s copy was not held back by the bound')
+  t.equal(await table.get(KEYS.sellPaid(`h${MAX_PENDING_SNAPSHOTS_PER_VALIDATOR + 5}`, 6)), undefined)
+  // Once counted, the bound frees.
+  await intake.snapshot('v', { kind: 'sell_paid', epoch: 6, revision: 0, hotkey: 'late', snapshot: sellSnap('late', 6) }, A)
+  t.equal(lines.filter(l => l.reason === 'too_many_pending').length, 10)
 })
