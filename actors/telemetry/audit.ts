@@ -5,6 +5,7 @@
 import { nodeIdOf, UUID_PATTERN } from '../../protocol/node-id.ts'
 import type { Store } from '../ports.ts'
 import { collect, prefixRange } from '../store.ts'
+import type { WorkerStandingRow } from '../transfer/worker-standing.ts'
 import { keys, type AttemptRow, type InterventionRow, type OfferBatchRow, type PlanRow, type ResultRow, type TaskRow, type TransferRow } from '../transfer/model.ts'
 
 export const ORCHESTRATOR_TABLES = ['transfer_assignment_plans', 'task_offer_batches', 'tasks', 'task_attempts', 'task_results', 'overseer_interventions'] as const
@@ -58,9 +59,13 @@ export interface AuditReader {
   /**
    * Rows of a worker named by its worker id (node UUID) or hotkey. `via`: only the work that went
    * through this orchestrator (an orchestrator key reads its own workers' rows); null when none.
+   * `thisTransfer`: only what concerns this transfer (a reader held to one organization's transfers):
+   * null unless the worker worked on it, and its standing's strikes on this transfer only.
    */
-  worker (workerId: string, transferId: string, page: AuditPage, via?: string): Promise<AuditResult | null>
+  worker (workerId: string, transferId: string, page: AuditPage, scope?: WorkerScope): Promise<AuditResult | null>
 }
+
+export interface WorkerScope { via?: string, thisTransfer?: boolean }
 
 export interface AuditReaderDeps {
   store: Store
@@ -130,11 +135,13 @@ export function storeAuditReader (deps: AuditReaderDeps): AuditReader {
         }
       }
     },
-    async worker (workerId, transferId, page, via) {
+    async worker (workerId, transferId, page, scope = {}) {
+      const { via, thisTransfer = false } = scope
       const r = await transferRows(transferId)
       if (!known(r)) return null
       const hotkey = HOTKEY.test(workerId) ? workerId : UUID_PATTERN.test(workerId) ? byNodeId(workerId, workersOf(r)) : null
       if (hotkey === null) return null
+      if (thisTransfer && !workersOf(r).includes(hotkey)) return null
       const attempts = r.attempts.filter(a => a.worker_id === hotkey && (via === undefined || a.orchestrator_id === via))
       if (via !== undefined && attempts.length === 0) return null
       const attemptIds = new Set(attempts.map(a => a.id))
@@ -143,6 +150,10 @@ export function storeAuditReader (deps: AuditReaderDeps): AuditReader {
       // Its session here, and this coordinator's standing of it (strikes, exclusion: worker-standing.ts).
       const workerRows = [await store.table('workers').get(`session/${hotkey}`), await store.table('workers').get(hotkey), await store.table('workers').get(`standing/${hotkey}`)]
         .filter(x => x !== undefined && (via === undefined || ((x as { orchestrator_id?: string, coordinator_id?: string }).orchestrator_id ?? (x as { coordinator_id?: string }).coordinator_id) === via))
+        // The standing's strikes name the transfers they were earned on, which may be anyone's.
+        .map(x => thisTransfer && Array.isArray((x as { strikes?: unknown }).strikes)
+          ? { ...(x as WorkerStandingRow), strikes: (x as WorkerStandingRow).strikes.filter(s => s.transfer_id === transferId) }
+          : x)
       return {
         transferId,
         organizationId: r.transfer?.org_id ?? null,

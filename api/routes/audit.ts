@@ -5,7 +5,8 @@
 // both routes. Orchestrator and worker keys are bound to their participant's hotkey when issued, with
 // that participant's signature, and read only its own rows: an orchestrator key its own orchestrator
 // rows and the rows of work its workers did through it; a worker key its own worker rows. Any other key
-// (an organization admin) reads only its own organization's transfers. Anyone else's rows (or any rows,
+// (an organization admin) reads only its own organization's transfers, and on the worker route only a
+// worker that worked on that transfer, with its strikes on it alone. Anyone else's rows (or any rows,
 // for an unbound key) answer 404, exactly as rows that do not exist. Ids: an orchestrator by node UUID,
 // chain UID or hotkey; a worker by worker id (node UUID) or hotkey. docs/telemetry.md#dashboard-audit.
 import type { FastifyRequest } from 'fastify'
@@ -49,15 +50,20 @@ function confinedTo (p: Principal): string | null {
 }
 
 /**
+ * Whether the key is held to its own organization's transfers: every key except the operator's admin
+ * key, validator keys, and participant keys (held to their participant's own rows instead, by `confinedTo`).
+ */
+function tenantConfined (p: Principal): boolean {
+  if (p.role === 'admin' && p.operator === true) return false
+  return !AUDIT_CROSS_TENANT_ROLES.includes(p.role) && !BINDABLE_ROLES.includes(p.role)
+}
+
+/**
  * Rows of a transfer that is not the key's organization's (or whose owner this node does not hold),
- * which the key may not read: they answer 404 as missing ones. Every key is confined to its own
- * organization's transfers except the operator's admin key, validator keys, and participant keys (held
- * to their participant's own rows instead, by `confinedTo`).
+ * which the key may not read: they answer 404 as missing ones.
  */
 function otherTenant (p: Principal, r: AuditResult): boolean {
-  if (p.role === 'admin' && p.operator === true) return false
-  if (AUDIT_CROSS_TENANT_ROLES.includes(p.role) || BINDABLE_ROLES.includes(p.role)) return false
-  return r.organizationId !== p.organizationId
+  return tenantConfined(p) && r.organizationId !== p.organizationId
 }
 
 export default async function auditRoutes (app: TypedApp, opts: { deps: ApiDeps }): Promise<void> {
@@ -104,10 +110,12 @@ export default async function auditRoutes (app: TypedApp, opts: { deps: ApiDeps 
     const p = page(req.query)
     const principal = req.principal!
     const own = confinedTo(principal)
-    // An orchestrator key: the worker's rows of work that went through that orchestrator only.
+    // An orchestrator key: the worker's rows of work that went through that orchestrator only. A key
+    // held to its organization's transfers: a worker that worked on this transfer, and of its standing
+    // only the strikes earned on it (the others name other organizations' transfers).
     const r = own !== null && principal.role === 'orchestrator'
-      ? (own === '' ? null : await reader.worker(workerId, transferId, p, own))
-      : await reader.worker(workerId, transferId, p)
+      ? (own === '' ? null : await reader.worker(workerId, transferId, p, { via: own }))
+      : await reader.worker(workerId, transferId, p, { thisTransfer: tenantConfined(principal) })
     if (r === null || (own !== null && principal.role === 'worker' && r.participant.hotkey !== own) || otherTenant(principal, r)) throw new AuditTransferNotFound(`No rows for worker ${workerId} on transfer ${transferId}`)
     return body(r, WORKER_TABLES, p.limit, p.offset)
   }

@@ -7,7 +7,7 @@ import { buildApp } from '../../../api/app.ts'
 import { storeAuditReader } from '../../../actors/telemetry/audit.ts'
 import { keys as rowKeys } from '../../../actors/transfer/model.ts'
 import { testDeps } from '../../helpers/api.ts'
-import { settled, ORCH, WORKER } from '../../helpers/telemetry.ts'
+import { settled, ORCH, WORKER, WORKER_B } from '../../helpers/telemetry.ts'
 
 const env = testDeps()
 const { accounts, store } = env
@@ -97,4 +97,31 @@ t.test('who reads across organizations: the operator and validator keys only; pa
   t.equal((await get(orchUrl, boundToOrch)).statusCode, 200, 'an orchestrator key reads its own participant\'s rows on any transfer')
   t.equal((await get(workerUrl, boundToWorker)).statusCode, 200, 'a worker key likewise')
   t.equal((await get(orchUrl.replace(ORCH, WORKER), boundToOrch)).statusCode, 404, '… and no other participant\'s')
+})
+
+t.test("a worker's standing shows an organization admin no other organization's transfers", async t => {
+  const ofB = await transfer(orgB.id)
+  const attemptOnB = randomUUID()
+  const standing = (strikes: Array<{ transfer_id: string, attempt_id: string }>): Record<string, unknown> => ({
+    worker_id: WORKER, hotkey: WORKER, coordinator_id: ORCH, status: 'good', exclusions: 0, excluded_at: null, excluded_until: null, exclusion_reason: null,
+    updated_at: '2026-01-01T00:00:00.000Z', strikes: strikes.map(s => ({ at: '2026-01-01T00:00:00.000Z', reason: 'no_progress', ...s }))
+  })
+  await store.table('workers').put(`standing/${WORKER}`, standing([{ transfer_id: ofB, attempt_id: attemptOnB }, { transfer_id: ofA, attempt_id: 'on-a' }]))
+  await store.table('workers').put(`standing/${WORKER_B}`, standing([{ transfer_id: ofB, attempt_id: attemptOnB }]))
+  t.teardown(async () => { await store.table('workers').del(`standing/${WORKER}`); await store.table('workers').del(`standing/${WORKER_B}`) })
+
+  const res = await get(`/api/audit/worker/${WORKER}/transfers/${ofA}`, adminA)
+  t.equal(res.statusCode, 200, "A's admin reads the worker that worked on A's transfer")
+  t.notMatch(res.body, ofB, "no B transfer id in A's answer")
+  t.notMatch(res.body, attemptOnB)
+  const row = res.json().workers.find((w: { strikes?: unknown }) => w.strikes !== undefined)
+  t.same(row.strikes.map((s: { transfer_id: string }) => s.transfer_id), [ofA], 'the strikes earned on the transfer asked about, only')
+
+  const stranger = await get(`/api/audit/worker/${WORKER_B}/transfers/${ofA}`, adminA)
+  t.equal(stranger.statusCode, 404, "a worker (by hotkey) that did no work on A's transfer answers 404, like one that does not exist")
+  t.equal(stranger.json().code, 'BWN_ERR_AUDIT_NOT_FOUND')
+  t.notMatch(stranger.body, ofB)
+
+  const byOperator = await get(`/api/audit/worker/${WORKER}/transfers/${ofA}`, operator)
+  t.match(byOperator.body, ofB, "the operator still reads the worker's whole standing")
 })
