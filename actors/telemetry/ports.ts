@@ -14,6 +14,12 @@ export interface EpochSource {
    * Versions are immutable; a correction is a new version. Retention bounds the set (30 days).
    */
   list (): Promise<EpochSnapshot[]>
+  /**
+   * A number that changes whenever the set may have changed (a version stored or removed). With it,
+   * readers keep one listing per generation (the paid epoch routes pin their version on every
+   * request, before the limits); without it they list on every read.
+   */
+  generation? (): number
 }
 
 export interface SellAllowanceSource {

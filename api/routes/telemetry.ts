@@ -98,15 +98,43 @@ export default async function telemetryRoutes (app: TypedApp, opts: { deps: ApiD
   const { projection } = reader
   const now = (): number => reader.clock.now()
 
+  /**
+   * Every version the source holds, in publication order: listed and sorted once per generation of the
+   * source (when it has one), since the epoch routes pin their version on every request before the
+   * rate limit and the credit check (a refused request, a 304), and the source lists the whole set.
+   */
+  let sorted: { generation: number, versions: Promise<Array<{ key: string, publishedMs: number, e: EpochSnapshot }>> } | null = null
+  function sortedVersions (): Promise<Array<{ key: string, publishedMs: number, e: EpochSnapshot }>> {
+    const source = reader.epochs!
+    const generation = source.generation?.()
+    if (generation !== undefined && sorted !== null && sorted.generation === generation) return sorted.versions
+    const versions = source.list().then(all => all.map(e => ({ key: sortKey(e), publishedMs: Date.parse(e.publishedAt), e })).filter(v => !Number.isNaN(v.publishedMs)).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)))
+    if (generation !== undefined) {
+      const entry = { generation, versions }
+      sorted = entry
+      versions.catch(() => { if (sorted === entry) sorted = null }) // a failed listing is not kept
+    }
+    return versions
+  }
   /** Retained epoch versions in publication order (published one epoch late by their source). */
-  async function epochVersions (): Promise<EpochSnapshot[]> {
+  async function retainedVersions (): Promise<Array<{ key: string, e: EpochSnapshot }>> {
     if (reader.epochs === null) return []
+    const all = await sortedVersions()
     const keep = now() - EPOCH_RETENTION_MS
-    return (await reader.epochs.list()).filter(e => Date.parse(e.publishedAt) >= keep).sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0))
+    // Publication order is by publishedAt first: the expired ones are a prefix.
+    let lo = 0
+    let hi = all.length
+    while (lo < hi) { const mid = (lo + hi) >>> 1; if (all[mid].publishedMs < keep) lo = mid + 1; else hi = mid }
+    return lo === 0 ? all : all.slice(lo)
+  }
+  async function epochVersions (): Promise<EpochSnapshot[]> {
+    return (await retainedVersions()).map(v => v.e)
   }
   const epochPin = async (): Promise<string> => {
-    const all = await epochVersions()
-    return all.length === 0 ? '' : sortKey(all[all.length - 1]).slice(0, 16)
+    if (reader.epochs === null) return ''
+    const all = await sortedVersions()
+    const last = all[all.length - 1]
+    return last === undefined || last.publishedMs < now() - EPOCH_RETENTION_MS ? '' : last.key.slice(0, 16)
   }
   const epochItem = (e: EpochSnapshot): ListItem<unknown> => ({ seq: 0, env: e, observedMs: Date.parse(e.observedAt) })
   const bodies = new BodyCache()

@@ -104,10 +104,12 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
     isOrchestrator: async (hotkey) => { const s = await auth.standing(hotkey); return s !== null && s.role === 'orchestrator' && s.source !== 'attachment' },
     chain: validatorsView(() => { if (chainForIntake === null) throw new Error('chain not open yet'); return chainForIntake }, trustedValidators)
   })
+  let epochGeneration = 0
   const telemetry = await startTelemetry(ctx.system, {
     env, store,
     poolOf: (hotkey) => intake.poolOf(hotkey),
-    epochs: { list: () => listEpochSnapshots(store, { limit: 100_000 }) },
+    // The versions change only when a validator's copy is voted in (`snapshot_published`, below).
+    epochs: { list: () => listEpochSnapshots(store, { limit: 100_000 }), generation: () => epochGeneration },
     sellAllowance: { get: (hotkey, variant, epoch) => sellAllowanceSnapshot(store, hotkey, variant as 'paid', epoch) as never },
     participants: async () => {
       const view = await ctx.membership.view()
@@ -135,7 +137,9 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   // Stakes, permits and the epochs that count move with the chain: the consensus is re-taken at each close.
   void intake.refresh()
   const unsubscribeIntake = nodeChain.chain.subscribe({ epochClosed: () => { void intake.refresh() } })
-  auth.on('snapshot_published', 'validator', (m, _peer, standing) => { void intake.snapshot(m.from, m.body as SnapshotPublished, standing.stakeRao) })
+  auth.on('snapshot_published', 'validator', (m, _peer, standing) => {
+    void intake.snapshot(m.from, m.body as SnapshotPublished, standing.stakeRao).finally(() => { epochGeneration++ })
+  })
 
   // Workers hold no registration: this orchestrator attaches them by signed attachment on first contact.
   const attachments = new AttachmentIssuer({

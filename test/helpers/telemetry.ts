@@ -97,10 +97,10 @@ export interface TelemetryApp {
   get (url: string, key?: string | null, headers?: Record<string, string>): Promise<{ statusCode: number, body: string, headers: Record<string, unknown>, json (): any }>
 }
 
-export async function telemetryApp (opts: { sources?: boolean, audit?: AuditReader } = {}): Promise<TelemetryApp> {
+export async function telemetryApp (opts: { sources?: boolean, audit?: AuditReader, epochs?: MemoryEpochSource } = {}): Promise<TelemetryApp> {
   const env = testDeps()
   const projection = new TelemetryProjection({ epochAt: (ms) => Math.floor(ms / EPOCH_MS) })
-  const epochs = new MemoryEpochSource()
+  const epochs = opts.epochs ?? new MemoryEpochSource()
   const sell = new MemorySellAllowanceSource()
   const sources = opts.sources !== false
   env.deps.telemetry = { projection, clock: env.clock, cursorKey: randomBytes(32), epochs: sources ? epochs : null, sellAllowance: sources ? sell : null }
