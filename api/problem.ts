@@ -132,6 +132,8 @@ export default fp(async function problemPlugin (app: FastifyInstance) {
     else if (problem.status >= 500) req.log.error({ err }, 'request failed')
     else req.log.info({ code: problem.code, status: problem.status }, 'request refused')
     const headers = problemHeaders(err)
+    // A conditional read sets its ETag before its limits: a refusal (429, 402, …) is no version of it.
+    void reply.removeHeader('etag')
     if (headers !== undefined) reply.headers(headers)
     void reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problem)
   })

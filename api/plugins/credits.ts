@@ -31,13 +31,13 @@ function prepend<T> (current: T | T[] | undefined, hook: T): T[] {
 }
 
 /**
- * True, and the reply already sent as 304, when If-None-Match names `etag` (or is `*`). Sets the
- * ETag header either way. For routes without `config.read` that answer 304 from their handler.
+ * True, and the reply already sent as 304, when If-None-Match names `etag` (or is `*`, except on a paid
+ * read). Sets the ETag header either way. For routes without `config.read` that answer 304 from their handler.
  */
 export function replyNotModified (req: FastifyRequest, reply: FastifyReply, etag: string): boolean {
   const quoted = quoteEtag(etag)
   void reply.header('etag', quoted)
-  const match = ifNoneMatch(req, quoted)
+  const match = ifNoneMatch(req, quoted, req.routeOptions.config.auth?.telemetry === undefined)
   if (match) void reply.code(304).send()
   return match
 }
@@ -94,10 +94,14 @@ export default fp(async function creditsPlugin (app: FastifyInstance, opts: { ac
   app.addHook('onClose', async () => { await accounts.flush() })
   app.addHook('onRoute', (route: RouteOptions) => {
     const read = route.config?.read
+    const auth = route.config?.auth
     // Runs before every other preHandler (the rate limit's included): a 304 is answered first. Unless
     // its ETag costs the read itself (readAfterLimits): then after the rate limit, which counts the 304.
-    if (read !== undefined) route.preHandler = route.config?.readAfterLimits === true ? append(route.preHandler, resolveReadFirst(read)) : prepend(route.preHandler, resolveReadFirst(read))
-    const auth = route.config?.auth
+    // On a paid read `If-None-Match: *` matches nothing (api/telemetry/read.ts, ifNoneMatch).
+    if (read !== undefined) {
+      const first = resolveReadFirst(read, { paid: auth?.telemetry !== undefined })
+      route.preHandler = route.config?.readAfterLimits === true ? append(route.preHandler, first) : prepend(route.preHandler, first)
+    }
     if (auth?.telemetry === undefined) return
     // Paid reads are GET only (`exposeHeadRoute: false`): a HEAD would be charged for headers.
     if ((Array.isArray(route.method) ? route.method : [route.method]).includes('HEAD')) throw new Error(`${route.url} is a paid read: give it exposeHeadRoute: false (paid reads are not served by HEAD)`)

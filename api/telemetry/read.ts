@@ -41,13 +41,18 @@ declare module 'fastify' {
 /** `"tag"` as sent in ETag headers. */
 export const quoteEtag = (etag: string): string => (etag.startsWith('"') || etag.startsWith('W/"') ? etag : `"${etag}"`)
 
-/** True when the request's If-None-Match names `quoted` (weak comparison, or `*`). */
-export function ifNoneMatch (req: FastifyRequest, quoted: string): boolean {
+/**
+ * True when the request's If-None-Match names `quoted` (weak comparison), or is `*` unless `wildcard`
+ * is false: a paid read's (a client holding no version has nothing to revalidate, and a free 304 with
+ * the current ETag would tell it every version change at no charge and past every limit).
+ */
+export function ifNoneMatch (req: FastifyRequest, quoted: string, wildcard = true): boolean {
   const header = req.headers['if-none-match']
   if (typeof header !== 'string') return false
   if (header === quoted) return true
   const strip = (t: string): string => { const s = t.trim(); return s.startsWith('W/') ? s.slice(2) : s }
-  return header.trim() === '*' || header.split(',').some(t => strip(t) === strip(quoted))
+  if (header.trim() === '*') return wildcard
+  return header.split(',').some(t => strip(t) === strip(quoted))
 }
 
 /** True for a promise (or any thenable): results that may come synchronously or not. */
@@ -55,15 +60,16 @@ export const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as
 
 /**
  * The first preHandler of a conditional route: resolves the version and answers 304 on a match (the
- * chain stops there). Synchronous when the resolver is (single versions), so a hot read awaits nothing.
+ * chain stops there; on a `paid` route `*` is no match). Synchronous when the resolver is (single versions), so a hot read awaits nothing.
  */
-export function resolveReadFirst (resolve: ReadResolver): preHandlerHookHandler {
+export function resolveReadFirst (resolve: ReadResolver, opts: { paid?: boolean } = {}): preHandlerHookHandler {
+  const wildcard = opts.paid !== true
   /** True when the reply went out as 304. */
   function settle (req: FastifyRequest, reply: FastifyReply, r: ReadResult): boolean {
     req.resolvedRead = r
     const quoted = r.quoted ?? quoteEtag(r.etag)
     void reply.header('etag', quoted)
-    if (!ifNoneMatch(req, quoted)) return false
+    if (!ifNoneMatch(req, quoted, wildcard)) return false
     void reply.code(304).send()
     return true
   }
