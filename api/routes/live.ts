@@ -17,7 +17,7 @@ import { CLOSE_CODES, TERMINAL_TRANSFER_STATUSES, TransferEvent, RealtimeStreamM
 
 /** Events read from the store per replay page. */
 export const REPLAY_PAGE = 500
-/** Ledger memos of the realtime stream's debits and of the refund of a push the socket closed before. */
+/** Ledger memos of the realtime stream's debits and of the refund of a push that never left (socket closed, or its queue full). */
 export const STREAM_MEMO = 'WS /v1/telemetry/realtime/stream'
 export const REFUND_MEMO = 'WS /v1/telemetry/realtime/stream: refund of an undelivered push'
 /** How often the realtime stream looks for a new live version (ms). */
@@ -209,15 +209,15 @@ export default async function liveRoutes (app: TypedApp, opts: { deps: ApiDeps }
             if ((err as { code?: string }).code === 'BWN_ERR_INSUFFICIENT_CREDITS') { live.close(CLOSE_CODES.paymentRequired, `insufficient credits: a push costs ${cost}`); return }
             throw err
           }
-          if (live.closed) {
-            // Closed while the debit was being written: the version never left, so neither does its price.
-            if (cost > 0) await deps.accounts.grantCredits(principal.organizationId, cost, REFUND_MEMO)
+          const msg: StreamMessage = { seq: seq + 1, type: 'network', at: new Date(telemetry.clock.now()).toISOString(), snapshotId: v.id, charged: cost, remaining, envelope: v.env as unknown as Record<string, unknown> }
+          if (live.send(msg)) {
+            held = v.id
+            seq++
             return
           }
-          held = v.id
-          seq++
-          const msg: StreamMessage = { seq, type: 'network', at: new Date(telemetry.clock.now()).toISOString(), snapshotId: v.id, charged: cost, remaining, envelope: v.env as unknown as Record<string, unknown> }
-          live.send(msg)
+          // Closed while the debit was being written, or its queue had no room for the push (the client
+          // stopped reading: `send` closed it with 1013): the version never left, so neither does its price.
+          if (cost > 0) await deps.accounts.grantCredits(principal.organizationId, cost, REFUND_MEMO)
         } catch (err) {
           req.log.warn({ err: (err as Error).message }, 'realtime push failed')
           live.close(CLOSE_CODES.internal, 'push failed')

@@ -13,6 +13,7 @@ import { isoFromMs } from '../../actors/domain/chain-time.ts'
 import type { AuditReader } from '../../actors/telemetry/audit.ts'
 import type { AttemptRow, ResultRow } from '../../actors/transfer/model.ts'
 import { testDeps, type TestDeps } from './api.ts'
+import type { ApiDeps } from '../../api/deps.ts'
 
 export const ORCH = '5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY'
 export const ORCH_B = '5FHneW46xGXgs5mUiveU4sbTyGBzmstUspZC92UhjJM694ty'
@@ -97,7 +98,7 @@ export interface TelemetryApp {
   get (url: string, key?: string | null, headers?: Record<string, string>): Promise<{ statusCode: number, body: string, headers: Record<string, unknown>, json (): any }>
 }
 
-export async function telemetryApp (opts: { sources?: boolean, audit?: AuditReader, epochs?: MemoryEpochSource } = {}): Promise<TelemetryApp> {
+export async function telemetryApp (opts: { sources?: boolean, audit?: AuditReader, epochs?: MemoryEpochSource, live?: ApiDeps['live'] } = {}): Promise<TelemetryApp> {
   const env = testDeps()
   const projection = new TelemetryProjection({ epochAt: (ms) => Math.floor(ms / EPOCH_MS) })
   const epochs = opts.epochs ?? new MemoryEpochSource()
@@ -105,6 +106,7 @@ export async function telemetryApp (opts: { sources?: boolean, audit?: AuditRead
   const sources = opts.sources !== false
   env.deps.telemetry = { projection, clock: env.clock, cursorKey: randomBytes(32), epochs: sources ? epochs : null, sellAllowance: sources ? sell : null }
   if (opts.audit !== undefined) env.deps.audit = opts.audit
+  if (opts.live !== undefined) env.deps.live = opts.live
   const org = await env.accounts.createOrganization({ name: 'telemetry' })
   await env.accounts.grantCredits(org.id, 1_000_000_000)
   const issue = async (k: Parameters<typeof env.accounts.createKey>[1]): Promise<string> => (await env.accounts.createKey(org.id, { plan: 'enterprise', ...k })).key
