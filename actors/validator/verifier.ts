@@ -56,6 +56,12 @@ interface State {
 }
 
 /** Store keys (table `meta`) of the PRISM inputs. Times are zero-padded so keys sort by time. */
+/**
+ * Readiness changes closer than this to the last one recorded replace it instead of adding a row
+ * (docs/formulas.md#readiness-transitions).
+ */
+export const READINESS_MIN_GAP_MS = 5_000
+
 export const PRISM_KEYS = {
   prefix: 'prism/',
   /** The final scores of the last close (the epoch machinery's tie-break reads them between closes). */
@@ -173,6 +179,23 @@ export function startVerifier (parent: Ref<any>, deps: VerifierDeps): Verifier {
     if (r === undefined) { r = { firstSeenAt: atMs, seq: 0, transitions: [] }; state.readiness.set(hotkey, r) }
     const last = r.transitions.at(-1)
     if (last !== undefined && last.ready === ready && last.connected === connected) return
+    if (last !== undefined && atMs - last.atMs < READINESS_MIN_GAP_MS) {
+      // Within the gap of the last change: it is undone (back to the state before it) or takes the new
+      // state, never a row more. An orchestrator flipping its worker count 0/1 in every heartbeat cannot
+      // grow this history (kept a day) by a row and two writes per frame; the state it was in is off by
+      // less than the gap per change.
+      const before = r.transitions.at(-2)
+      if (before !== undefined && before.ready === ready && before.connected === connected) {
+        r.transitions.pop()
+        ops.push({ type: 'del', table: 'meta', key: last.key })
+      } else {
+        last.ready = ready
+        last.connected = connected
+        ops.push({ type: 'put', table: 'meta', key: last.key, value: { atMs: last.atMs, ready, connected } satisfies ReadinessTransition })
+      }
+      log.debug({ orchestrator: hotkey, ready, connected, atMs, event: 'readiness_transition' }, 'orchestrator readiness changed (within the gap of the last change)')
+      return
+    }
     // Never before the last recorded one: the walk sorts by time, and a late message must not reorder history.
     const at = Math.max(atMs, last?.atMs ?? -Infinity)
     r.seq++

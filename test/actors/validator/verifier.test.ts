@@ -10,7 +10,7 @@ import { MemoryLevel } from 'memory-level'
 import { cryptoReady, newHotkey, type PrismScores, type VerifyRequest } from '../../../protocol/index.ts'
 import { LevelStore, collect, prefixRange } from '../../../actors/store.ts'
 import { startSystem, stopActor, tell } from '../../../actors/runtime.ts'
-import { startVerifier, PRISM_KEYS, type Verifier, type RangeReader, type VerifierDeps } from '../../../actors/validator/verifier.ts'
+import { startVerifier, PRISM_KEYS, READINESS_MIN_GAP_MS, type Verifier, type RangeReader, type VerifierDeps } from '../../../actors/validator/verifier.ts'
 import { HOUR_MS, DAY_MS, TRANSITION_PENDING_REASON } from '../../../actors/domain/prism.ts'
 import type { Network, Store } from '../../../actors/ports.ts'
 import { ManualClock } from '../../helpers/clock.ts'
@@ -206,4 +206,34 @@ t.test('a coordinator has at most maxReadsPerCoordinator read-backs in flight: m
   await new Promise<void>(resolve => { const check = (): void => { if (held.length > 0) resolve(); else setImmediate(check) }; check() })
   held.shift()!()
   t.match(await third, { verdict: 'verified' }, 'once they ended, the next is read')
+})
+
+t.test('readiness flipping in every heartbeat adds no rows: a change within READINESS_MIN_GAP_MS of the last replaces or undoes it', async t => {
+  const clock = new ManualClock()
+  const store = new LevelStore(new MemoryLevel<string, string>() as never)
+  const current = new Map<string, { ready: boolean, connected: boolean }>()
+  const o = newHotkey().address
+  const v = harness(t, clock, store, current)
+  const rows = async (): Promise<Array<{ atMs: number, ready: boolean }>> =>
+    (await collect(store.table<{ atMs: number, ready: boolean }>('meta'), prefixRange(`prism/tr/${o}/`))).map(([, r]) => r)
+  v.readiness(o, true, true)
+  await v.verify(o) // a track: the epoch publishes its scores
+  clock.advance(HOUR_MS)
+  // 1,000 flips 10 ms apart: ready, not ready, ready, …
+  for (let i = 0; i < 1000; i++) { clock.advance(10); v.readiness(o, i % 2 === 1, true) }
+  await v.epoch(1)
+  const flipped = await rows()
+  t.ok(flipped.length <= 2, `${flipped.length} rows after 1,000 flips`)
+  t.equal(flipped.at(-1)!.ready, true, 'the state now is the last one sent')
+  // Changes further apart than the gap are each recorded: one down hour after ten quiet minutes.
+  clock.advance(READINESS_MIN_GAP_MS)
+  v.readiness(o, false, true)
+  clock.advance(HOUR_MS)
+  v.readiness(o, true, true)
+  clock.advance(HOUR_MS)
+  const s = (await v.epoch(2)).scores.find(x => x.hotkey === o)!
+  const after = await rows()
+  t.same(after.slice(-2).map(r => r.ready), [false, true], 'a change past the gap is a row of its own')
+  // Window: 1 h + 10 s + 5 s ready, 1 h down, 1 h ready → ratio ≈ 2/3 (the flips' 10 s count as ready).
+  t.ok(Math.abs(s.activeTimeRatio - 2 / 3) < 0.01, `active time ratio ${s.activeTimeRatio} ≈ 2/3`)
 })
