@@ -8,7 +8,7 @@ import type { IncomingMessage, ClientRequest } from 'node:http'
 import { Readable, Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { request as undiciRequest, type Dispatcher } from 'undici'
-import type { TaskOffer } from '../../protocol/index.ts'
+import { MAX_CHUNK_BODY_BYTES, type TaskOffer } from '../../protocol/index.ts'
 import type { ChunkMover, MoveOptions } from '../../actors/transfer/worker.ts'
 import { MoveError } from '../../actors/errors.ts'
 import type { MoveFailure } from '../../protocol/index.ts'
@@ -29,6 +29,7 @@ export const MOVE_PROGRESS_BYTES = 1024 * 1024
 /** Bytes a streamed move holds at most: socket and stream buffers on both sides, the held-back piece (1 MiB), its hash's buffers. */
 export const STREAM_WINDOW_BYTES = 1024 * 1024 + HASH_BYTES_PER_STREAM
 const PIECE_BYTES = 256 * 1024 // stream buffer (highWaterMark) of the PUT side
+const EMPTY = new Uint8Array(0)
 
 export { MoveError }
 
@@ -177,45 +178,67 @@ export class HttpChunkMover implements ChunkMover {
    * The chunk's bytes as a stream: the HTTP response, or the swarm bulk read when HTTP is unreachable.
    * `received` hears the bytes a bulk read has brought in so far (HTTP streams straight through).
    */
-  async #open (offer: TaskOffer, ownNode: boolean, signal: AbortSignal, received: (bytes: number) => void, restart: () => void): Promise<{ source: Readable, via: 'http' | 'bulk', held: number }> {
+  async #open (offer: TaskOffer, ownNode: boolean, signal: AbortSignal, received: (bytes: number) => void, restart: () => void, reserve: () => Promise<void>): Promise<{ source: Readable, via: 'http' | 'bulk' }> {
     try {
       const res = await get(offer.source.url, signal, ownNode ? this.#getOwnNode : this.#get)
       if (res.statusCode !== 200) { drop(res.body); throw new MoveError('source_refused', `coordinator answered ${res.statusCode}`) }
       const len = Number(res.headers['content-length'] ?? NaN)
       if (Number.isFinite(len) && len !== offer.length) { drop(res.body); throw new MoveError('source_size_mismatch', `source sends ${len} bytes, offer says ${offer.length}`) }
-      return { source: res.body, via: 'http', held: 0 }
+      return { source: res.body, via: 'http' }
     } catch (err) {
       // The move's own time ran out before the coordinator answered (undici rejects with the signal's reason).
       if (signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError') throw new MoveError('source_unreachable', 'the coordinator did not answer in time')
       if (signal.aborted || err instanceof MoveError || !unreachable(err)) throw err
       const peer = this.#messenger.peerOf(offer.source.coordinator)
       if (peer === undefined) throw new MoveError('source_unreachable', 'coordinator reachable neither over HTTP nor the swarm')
-      // The bulk channel hands over the whole chunk: it is held (and accounted) until written. Its
-      // window starts now (the HTTP attempt's time is not the bulk read's), and the move's signal ends
-      // it: a source that sends too little loses the read, not only the move.
+      // The bulk channel hands over the whole chunk: it is held until written, so it is accounted before
+      // the read begins (at most offer.length bytes come in). Its window starts then (the HTTP attempt's
+      // time is not the bulk read's), and the move's signal ends it: a source that sends too little
+      // loses the read, not only the move.
+      await reserve()
       restart()
-      let bytes: Uint8Array
+      let pieces: Uint8Array[]
       try {
-        bytes = await this.#transport.fetchBulk(peer, offer.source.path, BULK_TIMEOUT_MS, offer.length, received, signal)
+        pieces = await this.#transport.fetchBulkPieces(peer, offer.source.path, BULK_TIMEOUT_MS, offer.length, received, signal)
       } catch (bulkErr) {
         if (signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError') throw new MoveError('move_stalled', (signal.reason as Error).message)
         if (signal.aborted) throw new MoveError('cancelled', 'cancelled')
         throw bulkErr
       }
-      const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-      const pieces = function * (): Generator<Buffer> { for (let off = 0; off < buf.length; off += PIECE_BYTES) yield buf.subarray(off, off + PIECE_BYTES) }
-      return { source: Readable.from(pieces(), { objectMode: false }), via: 'bulk', held: buf.length }
+      // Each piece is let go once passed on (the generator keeps none behind it).
+      const each = function * (): Generator<Buffer> {
+        for (let i = 0; i < pieces.length; i++) {
+          const p = pieces[i]!
+          pieces[i] = EMPTY
+          yield Buffer.from(p.buffer, p.byteOffset, p.byteLength)
+        }
+      }
+      return { source: Readable.from(each(), { objectMode: false }), via: 'bulk' }
     }
   }
 
   async move (offer: TaskOffer, opts: MoveOptions): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
-    const release = await this.#options.budget?.acquire(STREAM_WINDOW_BYTES, opts.signal)
+    // No honest coordinator offers more (its plan refuses larger chunks): such an offer is not read at all.
+    if (!Number.isSafeInteger(offer.length) || offer.length < 0 || offer.length > MAX_CHUNK_BODY_BYTES) {
+      throw new MoveError('source_size_mismatch', `an offer of ${offer.length} bytes: over the ${MAX_CHUNK_BODY_BYTES}-byte chunk this node moves at most`)
+    }
+    const budget = this.#options.budget
+    let release = await budget?.acquire(STREAM_WINDOW_BYTES, opts.signal)
+    // A bulk read holds the whole chunk until it is written: before the read, its reservation takes the
+    // stream window's place (a larger one than the budget takes all of it). One reservation per move,
+    // never one held while waiting for another, so moves waiting for bytes cannot block each other.
+    const holdChunk = async (): Promise<void> => {
+      if (budget === undefined || offer.length <= STREAM_WINDOW_BYTES) return
+      release?.()
+      release = undefined
+      release = await budget.acquire(offer.length, opts.signal)
+    }
     try {
-      return await this.#move(offer, opts)
+      return await this.#move(offer, opts, holdChunk)
     } finally { release?.() }
   }
 
-  async #move (offer: TaskOffer, opts: MoveOptions): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
+  async #move (offer: TaskOffer, opts: MoveOptions, holdChunk: () => Promise<void>): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
     // An idle timer, pushed back by every piece that passes: it ends a move that stopped, not a slow one.
     const idleMs = this.#options.moveTimeoutMs ?? MOVE_IDLE_TIMEOUT_MS
     const idle = new AbortController()
@@ -233,27 +256,29 @@ export class HttpChunkMover implements ChunkMover {
       if (bytes - mark >= Math.max(1, Math.min(least, total - mark))) { mark = bytes; idleTimer.refresh() }
     }
     try {
-      return await this.#moveWithin(offer, opts, signal, moved, () => idleTimer.refresh(), pause)
+      return await this.#moveWithin(offer, opts, signal, moved, () => idleTimer.refresh(), pause, holdChunk)
     } finally { clearTimeout(idleTimer) }
   }
 
-  async #moveWithin (offer: TaskOffer, opts: MoveOptions, signal: AbortSignal, moved: (bytes: number, total: number) => void, restart: () => void, pause: (on: boolean) => void): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
+  async #moveWithin (offer: TaskOffer, opts: MoveOptions, signal: AbortSignal, moved: (bytes: number, total: number) => void, restart: () => void, pause: (on: boolean) => void, holdChunk: () => Promise<void>): Promise<{ sha256: string, etag: string | null, bytes: number, via: 'http' | 'bulk' }> {
     // A bulk read passes the chunk's bytes twice, in from the coordinator and out to the destination:
     // its progress reading counts each byte half on each pass, so the overseer sees both passes move
     // (a slow bulk read is not taken for a stall, docs/transfers.md#overseer).
     let bulkIn = 0
     opts.progress?.(() => bulkIn / 2)
-    const { source, via, held } = await this.#open(offer, opts.fromOwnOrchestrator === true, signal, (bytes) => { bulkIn = bytes; moved(bytes, 2 * offer.length) }, restart)
-    restart() // the coordinator answered: a window starts for the bytes
-    const total = via === 'bulk' ? 2 * offer.length : offer.length
-    // A bulk read holds the whole chunk: account it beyond the stream window already reserved.
-    // The wait for the budget is this node's, not the source's: the window is paused meanwhile.
-    let releaseHeld: (() => void) | undefined
-    if (held > STREAM_WINDOW_BYTES) {
+    // A bulk read's chunk is accounted before the read (holdChunk). The wait for the budget is this
+    // node's, not the source's: the window is paused meanwhile.
+    const reserve = async (): Promise<void> => {
       pause(true)
-      try { releaseHeld = await this.#options.budget?.acquire(held - STREAM_WINDOW_BYTES, opts.signal) } finally { pause(false) }
+      try { await holdChunk() } finally { pause(false) }
     }
+    let source: Readable | undefined
     try {
+      const opened = await this.#open(offer, opts.fromOwnOrchestrator === true, signal, (bytes) => { bulkIn = bytes; moved(bytes, 2 * offer.length) }, restart, reserve)
+      source = opened.source
+      const via = opened.via
+      restart() // the coordinator answered: a window starts for the bytes
+      const total = via === 'bulk' ? 2 * offer.length : offer.length
       if (opts.signal.aborted) throw new MoveError('cancelled', 'cancelled')
       const check = new ChunkCheck(offer.length, offer.sha256, opts.corrupt, () => { moved(bulkIn + check.bytes, total) })
       opts.progress?.(via === 'bulk' ? () => (bulkIn + check.bytes) / 2 : () => check.bytes)
@@ -312,8 +337,7 @@ export class HttpChunkMover implements ChunkMover {
       res.resume()
       return { sha256: check.digest!, etag: typeof res.headers.etag === 'string' ? res.headers.etag : null, bytes: check.bytes, via }
     } finally {
-      drop(source)
-      releaseHeld?.()
+      if (source !== undefined) drop(source)
     }
   }
 

@@ -125,7 +125,7 @@ interface PendingBulk {
   maxBytes: number
   /** Told the bytes received so far after every piece (a caller's progress reading). */
   onBytes: ((received: number) => void) | undefined
-  resolve (b: Uint8Array): void
+  resolve (pieces: Uint8Array[]): void
   reject (e: Error): void
   timer: NodeJS.Timeout
   /** Stops listening to the caller's signal (once settled). */
@@ -236,14 +236,21 @@ export class SwarmTransport {
   }
 
   /**
-   * Reads the bytes the peer serves under `key` over the bulk channel (at most `maxBytes`); `onBytes`
-   * hears the bytes received so far as pieces arrive.
+   * Reads the bytes the peer serves under `key` over the bulk channel (at most `maxBytes`), in one
+   * buffer; `onBytes` hears the bytes received so far as pieces arrive. `signal` ends the read at once
+   * (its place goes to the next, late pieces for it are dropped): a caller that gives up does not leave
+   * the read holding the chunk's bytes.
    */
+  async fetchBulk (peer: string, key: string, timeoutMs = BULK_TIMEOUT_MS, maxBytes = Number.POSITIVE_INFINITY, onBytes?: (received: number) => void, signal?: AbortSignal): Promise<Uint8Array> {
+    const pieces = await this.fetchBulkPieces(peer, key, timeoutMs, maxBytes, onBytes, signal)
+    return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces)
+  }
+
   /**
-   * Reads `key` from `peer`. `signal` ends the read at once (its place goes to the next, late pieces
-   * for it are dropped): a caller that gives up does not leave the read holding the chunk's bytes.
+   * fetchBulk's read, handed over as the pieces that arrived, in order: no copy of the whole, so a caller
+   * that streams them on (the worker's move) holds the chunk once, not twice.
    */
-  fetchBulk (peer: string, key: string, timeoutMs = BULK_TIMEOUT_MS, maxBytes = Number.POSITIVE_INFINITY, onBytes?: (received: number) => void, signal?: AbortSignal): Promise<Uint8Array> {
+  fetchBulkPieces (peer: string, key: string, timeoutMs = BULK_TIMEOUT_MS, maxBytes = Number.POSITIVE_INFINITY, onBytes?: (received: number) => void, signal?: AbortSignal): Promise<Uint8Array[]> {
     const link = this.#links.get(peer)
     if (link === undefined || !link.ready) return Promise.reject(new BulkError(`no connection to ${peer.slice(0, 12)}`))
     if (signal?.aborted === true) return Promise.reject(new BulkError(`bulk read ${key} aborted`))
@@ -294,7 +301,7 @@ export class SwarmTransport {
   }
 
   /** Ends a read with its bytes or an error, once; the next queued read takes its place. */
-  #settle (link: PeerLink, read: PendingBulk, outcome: Uint8Array | Error): void {
+  #settle (link: PeerLink, read: PendingBulk, outcome: Uint8Array[] | Error): void {
     if (link.reads.get(read.id) !== read) return
     link.reads.delete(read.id)
     clearTimeout(read.timer)
@@ -458,7 +465,7 @@ export class SwarmTransport {
     if (read === undefined || !read.sent) return this.#dropBulk(end === null ? 'malformed' : 'unsolicited')
     if (end!.error !== undefined) this.#settle(link, read, new BulkError(`peer refused bulk read: ${String(end!.error)}`))
     else if (end!.bytes !== read.bytes) this.#settle(link, read, new BulkError(`bulk read got ${read.bytes} bytes, peer sent ${String(end!.bytes)}`))
-    else this.#settle(link, read, read.parts.length === 1 ? read.parts[0]! : Buffer.concat(read.parts))
+    else this.#settle(link, read, read.parts)
   }
 }
 

@@ -8,7 +8,7 @@ import { TERMINAL, keys, type TransferRow, type ChunkRow } from '../../actors/tr
 import { planChunks, checkTotalSize, MIN_CHUNK_SIZE, MAX_CHUNKS } from '../../actors/domain/chunk-plan.ts'
 import { isoFromMs } from '../../actors/domain/chain-time.ts'
 import { pinBlob, releaseBlobRef } from '../../actors/transfer/blob-refs.ts'
-import { checkHotkey } from '../../protocol/index.ts'
+import { checkHotkey, MAX_CHUNK_BODY_BYTES } from '../../protocol/index.ts'
 import type { Principal, Plan } from '../../api/accounts/model.ts'
 import { PLAN_REQUESTS_PER_MINUTE } from '../../api/accounts/model.ts'
 import type { TransferService, TransferRecord, TransferChunks, CreateTransferBody, ChunkAck, ChunkBodyOptions, TiersResponse, ListQuery } from '../../api/transfers.ts'
@@ -23,7 +23,8 @@ import type { StorageGuard } from '../storage.ts'
 import { BodyTooLongError, BodyTooShortError, DigestMismatchError, type IngestingBlobStore, type StagedBody } from '../adapters/blob-store.ts'
 
 export const ASK_TIMEOUT_MS = 30_000
-export const MAX_CHUNK_BODY_BYTES = 1024 * 1024 * 1024 // 1 GiB: larger chunks (files over ~3.3 TiB) are not accepted
+// MAX_CHUNK_BODY_BYTES (protocol/messages/transfer.ts, 1 GiB): larger chunks (files over ~3.3 TiB) are not accepted.
+export { MAX_CHUNK_BODY_BYTES }
 export const CONCURRENCY_RETRY_AFTER_S = 30
 /** Set in the `meta` table once transfers stored before the organization index have their keys. */
 const ORG_INDEX_DONE = 'org_transfers_indexed'

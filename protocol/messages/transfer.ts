@@ -13,6 +13,12 @@ import { Hotkey, Uuid, Sha256Hex } from './common.ts'
 
 const Url = Type.String({ minLength: 1, maxLength: 4096 })
 
+/**
+ * The largest chunk a node moves or accepts as a body (1 GiB): a coordinator plans no larger chunk (files
+ * over ~3.3 TiB are refused), so an offer over it is refused where it is decoded and by the worker.
+ */
+export const MAX_CHUNK_BODY_BYTES = 1024 * 1024 * 1024
+
 /** The longest relayed worker claim (base64 of the worker's frame; an honest one is under 2,500). */
 export const MAX_WORKER_CLAIM_CHARS = 8192
 
@@ -29,7 +35,7 @@ export const TaskOffer = Type.Object({
   attemptId: Uuid,
   transferId: Uuid,
   chunkIndex: Type.Integer({ minimum: 0 }),
-  length: Type.Integer({ minimum: 0 }),
+  length: Type.Integer({ minimum: 0, maximum: MAX_CHUNK_BODY_BYTES }),
   sha256: Sha256Hex,
   /** Coordinator's signed data URL (HTTP); the same signed path is the bulk-channel key. */
   source: Type.Object({ url: Url, path: Url, coordinator: Hotkey }, { additionalProperties: false }),

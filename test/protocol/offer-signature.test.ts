@@ -3,7 +3,7 @@
 // routing advice (excludeWorkers) is its own to change.
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { cryptoReady, newHotkey, signOffer, offerSigned, type TaskOffer } from '../../protocol/index.ts'
+import { cryptoReady, newHotkey, signOffer, offerSigned, encodeFrame, decodeFrame, MAX_CHUNK_BODY_BYTES, type TaskOffer } from '../../protocol/index.ts'
 
 await cryptoReady()
 const coordinator = newHotkey(); const orchestrator = newHotkey()
@@ -39,4 +39,19 @@ t.test('any change to its terms, or another signer, is refused', async t => {
     ['a field boundary moved', { ...offer, source: { ...offer.source, url: `${offer.source.url}\nPUT` } }]
   ]
   for (const [name, o] of changed) t.notOk(offerSigned(o), name)
+})
+
+t.test('an offer over the largest chunk a node moves is refused where it is decoded, signed or not', async t => {
+  const now = Date.now()
+  const batchId = randomUUID()
+  for (const length of [MAX_CHUNK_BODY_BYTES + 1, 50 * 1024 ** 3]) {
+    const huge = { ...terms, length }
+    const signed = { ...huge, signature: signOffer(coordinator, huge) }
+    const res = decodeFrame(encodeFrame(coordinator, 'task_offer', { batchId, offer: signed }, { ts: now }), { now })
+    t.equal(res.ok ? 'taken' : res.reason, 'invalid_body', `task_offer of ${length} bytes`)
+    const batch = decodeFrame(encodeFrame(coordinator, 'task_offer_batch', { batchId, transferId: terms.transferId, waveKind: 'initial', offers: [signed] }, { ts: now }), { now })
+    t.equal(batch.ok ? 'taken' : batch.reason, 'invalid_body', `task_offer_batch with one of ${length} bytes`)
+  }
+  const largest = { ...terms, length: MAX_CHUNK_BODY_BYTES }
+  t.ok(decodeFrame(encodeFrame(coordinator, 'task_offer', { batchId, offer: { ...largest, signature: signOffer(coordinator, largest) } }, { ts: now }), { now }).ok, 'the largest chunk is taken')
 })

@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { HttpChunkMover, ChunkCheck, STREAM_WINDOW_BYTES } from '../../../node/adapters/chunk-mover.ts'
 import { InflightBudget } from '../../../node/adapters/inflight-budget.ts'
-import type { TaskOffer } from '../../../protocol/index.ts'
+import { MAX_CHUNK_BODY_BYTES, type TaskOffer } from '../../../protocol/index.ts'
 
 /** The test servers listen on loopback, which the destination policy must allow here. */
 const LOOPBACK = { allowPrivate: true }
@@ -56,7 +56,7 @@ function offer (sourceUrl: string, destUrl: string, bytes: Buffer, over: Partial
   } as unknown as TaskOffer
 }
 
-const noSwarm = { transport: { fetchBulk: async () => { throw new Error('no swarm here') } }, messenger: { peerOf: () => undefined } }
+const noSwarm = { transport: { fetchBulkPieces: async () => { throw new Error('no swarm here') } }, messenger: { peerOf: () => undefined } }
 
 t.test('streams the chunk into the PUT and reports its sha256 and the destination ETag', async t => {
   const s = await servers(t, CHUNK)
@@ -186,7 +186,7 @@ t.test('HTTP unreachable: the swarm bulk read streams into the same PUT, account
   const s = await servers(t, CHUNK)
   const budget = new InflightBudget(64 * 1024 * 1024)
   let peak = 0
-  const transport = { fetchBulk: async () => { await new Promise(resolve => setImmediate(resolve)); return new Uint8Array(CHUNK) } }
+  const transport = { fetchBulkPieces: async () => { await new Promise(resolve => setImmediate(resolve)); return [new Uint8Array(CHUNK)] } }
   const mover = new HttpChunkMover(transport as never, { peerOf: () => 'peer' } as never, LOOPBACK, { budget })
   const timer = setInterval(() => { peak = Math.max(peak, budget.used) }, 1)
   t.teardown(() => clearInterval(timer))
@@ -196,9 +196,56 @@ t.test('HTTP unreachable: the swarm bulk read streams into the same PUT, account
   t.same(s.received, [{ complete: true, bytes: CHUNK.length, sha256: sha256(CHUNK) }])
   t.equal(budget.used, 0, 'everything given back')
   const bad = Buffer.from(CHUNK); bad[0]! ^= 1
-  const liar = new HttpChunkMover({ fetchBulk: async () => bad } as never, { peerOf: () => 'peer' } as never, LOOPBACK, { budget })
+  const liar = new HttpChunkMover({ fetchBulkPieces: async () => [bad] } as never, { peerOf: () => 'peer' } as never, LOOPBACK, { budget })
   await t.rejects(liar.move(offer('http://127.0.0.1:9/chunk', s.destUrl, CHUNK), { signal: new AbortController().signal, corrupt: false }), { code: 'source_hash_mismatch' })
   t.equal(budget.used, 0)
+})
+
+t.test('an offer over the largest chunk a node moves is refused before anything is read or reserved', async t => {
+  const s = await servers(t, CHUNK)
+  const budget = new InflightBudget(64 * 1024 * 1024)
+  let bulkReads = 0
+  const transport = { fetchBulkPieces: async () => { bulkReads++; return [new Uint8Array(CHUNK)] } }
+  const mover = new HttpChunkMover(transport as never, { peerOf: () => 'peer' } as never, LOOPBACK, { budget })
+  // A rogue coordinator's offer: its data endpoint unreachable (so the bulk channel would be next).
+  for (const length of [MAX_CHUNK_BODY_BYTES + 1, 50 * 1024 ** 3]) {
+    await t.rejects(mover.move(offer('http://127.0.0.1:9/chunk', s.destUrl, CHUNK, { length }), { signal: AbortSignal.timeout(10_000), corrupt: false }), { code: 'source_size_mismatch', message: /over the/ }, `${length} bytes refused`)
+  }
+  await t.rejects(mover.move(offer(s.sourceUrl, s.destUrl, CHUNK, { length: 50 * 1024 ** 3 }), { signal: AbortSignal.timeout(10_000), corrupt: false }), { code: 'source_size_mismatch' }, 'with a reachable source too')
+  t.same([bulkReads, s.sourceGets(), s.received.length, budget.used], [0, 0, 0, 0], 'no bulk read, no GET, no PUT, nothing reserved')
+})
+
+t.test('a bulk read reserves its chunk before the read, within the budget, and moves wait for each other without blocking', async t => {
+  const s = await servers(t, CHUNK)
+  // Smaller than the chunk: a bulk read takes all of it.
+  const budget = new InflightBudget(2 * 1024 * 1024)
+  const atStart: number[] = []
+  let peak = 0
+  const transport = {
+    fetchBulkPieces: async (_peer: string, _key: string, _timeout: number, max: number, onBytes?: (n: number) => void) => {
+      atStart.push(budget.used)
+      t.equal(max, CHUNK.length, 'the read takes no more than the offer\'s length')
+      const pieces: Uint8Array[] = []
+      for (let off = 0; off < CHUNK.length; off += 256 * 1024) {
+        await new Promise(resolve => setImmediate(resolve))
+        peak = Math.max(peak, budget.used)
+        pieces.push(CHUNK.subarray(off, off + 256 * 1024))
+        onBytes?.(Math.min(CHUNK.length, off + 256 * 1024))
+      }
+      return pieces
+    }
+  }
+  const mover = new HttpChunkMover(transport as never, { peerOf: () => 'peer' } as never, LOOPBACK, { budget })
+  const timer = setInterval(() => { peak = Math.max(peak, budget.used) }, 1)
+  t.teardown(() => clearInterval(timer))
+  // Bounded: a move that waits for bytes it can never get fails the test rather than hanging it.
+  const moves = Array.from({ length: 3 }, async () => await mover.move(offer('http://127.0.0.1:9/chunk', s.destUrl, CHUNK), { signal: AbortSignal.timeout(20_000), corrupt: false }))
+  const results = await Promise.all(moves)
+  t.ok(results.every(r => r.via === 'bulk' && r.sha256 === sha256(CHUNK)), 'every move delivered the chunk')
+  t.same(atStart, [budget.capacity, budget.capacity, budget.capacity], 'each read began holding the whole budget (its chunk, capped), not only its stream window')
+  t.ok(peak <= budget.capacity, `peak reservation ${peak} within ${budget.capacity}`)
+  t.equal(s.received.filter(r => r.complete && r.sha256 === sha256(CHUNK)).length, 3)
+  t.equal(budget.used, 0, 'everything given back')
 })
 
 t.test('a bulk read shows progress while it arrives: half a byte per byte in, half per byte out, the chunk\'s length at the end', async t => {
@@ -207,12 +254,12 @@ t.test('a bulk read shows progress while it arrives: half a byte per byte in, ha
   const seen: number[] = []
   // Two pieces arrive over the swarm, the progress reading is read between them (as the worker's ticker does).
   const transport = {
-    fetchBulk: async (_peer: string, _key: string, _timeout: number, _max: number, onBytes?: (n: number) => void) => {
+    fetchBulkPieces: async (_peer: string, _key: string, _timeout: number, _max: number, onBytes?: (n: number) => void) => {
       const half = CHUNK.length >> 1
       onBytes?.(half); seen.push(reading!())
       await new Promise(resolve => setImmediate(resolve))
       onBytes?.(CHUNK.length); seen.push(reading!())
-      return new Uint8Array(CHUNK)
+      return [new Uint8Array(CHUNK)]
     }
   }
   const mover = new HttpChunkMover(transport as never, { peerOf: () => 'peer' } as never, LOOPBACK, { moveTimeoutMs: 60_000 })
@@ -259,7 +306,7 @@ t.test('this host\'s own addresses: refused for a source and a target, except th
   // Loopback stands in for the host's public address (the own check comes before the ranges'). A
   // foreign coordinator's data endpoint on this host is refused, and its chunk comes over the swarm.
   let bulkReads = 0
-  const swarm = { fetchBulk: async () => { bulkReads++; return new Uint8Array(CHUNK) } }
+  const swarm = { fetchBulkPieces: async () => { bulkReads++; return [new Uint8Array(CHUNK)] } }
   const mover = new HttpChunkMover(swarm as never, { peerOf: () => 'peer' } as never, { allowPrivate: false, own: ['127.0.0.1'] })
   const move = async (target: string, fromOwnOrchestrator: boolean) =>
     await mover.move(offer(s.sourceUrl, target, CHUNK), { signal: new AbortController().signal, corrupt: false, fromOwnOrchestrator })
