@@ -29,6 +29,14 @@ export const MIN_PART_BYTES = 5 * 1024 * 1024
 /** Metadata the completed object carries, naming the transfer it came from. */
 export const TRANSFER_ID_METADATA = 'bwnet-transfer-id'
 const LIST_PARTS_PAGE = 1000 // the S3 maximum per ListParts page
+/**
+ * Each call to the S3 endpoint (its answer's body included) ends within this, as the http and node
+ * drivers' calls do: a tenant's endpoint that never answers cannot hold a destination lane's slot, which
+ * other organizations' work and staging cleanup share (actors/transfer/io.ts).
+ */
+export const S3_CALL_TIMEOUT_MS = 60_000 // 1 min
+/** A connection to the endpoint is made within this, or the call fails (at most the call's deadline). */
+const S3_CONNECT_TIMEOUT_MS = 10_000
 
 export interface S3DestinationConfig {
   /** e.g. https://s3.eu-central-1.amazonaws.com or http://127.0.0.1:7480 */
@@ -48,6 +56,8 @@ export interface S3DriverOptions {
   now?: () => number
   /** Agents the SDK connects through (url-policy.ts guardedAgents for client-created destinations). */
   agents?: { httpAgent: import('node:http').Agent, httpsAgent: import('node:https').Agent }
+  /** Deadline of each call to the endpoint, ms. Default S3_CALL_TIMEOUT_MS. */
+  callTimeoutMs?: number
 }
 
 /** Shape of the persisted state: `{ kind: 's3', bucket, key, uploadId, totalSize, chunkSize, totalChunks }`. */
@@ -61,8 +71,11 @@ export class S3Driver implements DestinationDriver {
   readonly #keyPrefix: string
   readonly #now: () => number
   readonly #sharedPartNumbers: boolean
+  readonly #callTimeoutMs: number
 
   constructor (config: S3DestinationConfig, options: S3DriverOptions = {}) {
+    const deadline = options.callTimeoutMs ?? S3_CALL_TIMEOUT_MS
+    this.#callTimeoutMs = deadline
     this.#client = new S3Client({
       endpoint: config.endpoint,
       region: config.region,
@@ -72,7 +85,15 @@ export class S3Driver implements DestinationDriver {
       // The SDK's default CRC32 trailers need streaming encodings several servers reject.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-      ...(options.agents !== undefined ? { requestHandler: options.agents } : {})
+      // Each call also carries its own deadline (#send); these bound the connection and a silent socket,
+      // and the request itself (which, unless throwOnRequestTimeout is set, only logs a warning).
+      requestHandler: {
+        ...options.agents,
+        connectionTimeout: Math.min(S3_CONNECT_TIMEOUT_MS, deadline),
+        requestTimeout: deadline,
+        throwOnRequestTimeout: true,
+        socketTimeout: deadline
+      }
     })
     this.#bucket = config.bucket
     this.#keyPrefix = config.keyPrefix ?? ''
@@ -94,9 +115,9 @@ export class S3Driver implements DestinationDriver {
       throw new DestinationError('BWN_ERR_DESTINATION_REFUSED', `s3 parts other than the last must be at least ${MIN_PART_BYTES} bytes`)
     }
     const key = this.#keyPrefix + upload.filename
-    const out = await this.#run('CreateMultipartUpload', async () => await this.#client.send(new CreateMultipartUploadCommand({
+    const out = await this.#send('CreateMultipartUpload', async (abortSignal) => await this.#client.send(new CreateMultipartUploadCommand({
       Bucket: this.#bucket, Key: key, ContentType: 'application/octet-stream', Metadata: { [TRANSFER_ID_METADATA]: upload.transferId }
-    })))
+    }), { abortSignal }))
     if (!out.UploadId) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', 'CreateMultipartUpload answered without an UploadId')
     return { kind: 's3', bucket: this.#bucket, key, uploadId: out.UploadId, totalSize: upload.totalSize, chunkSize: upload.chunkSize, totalChunks: upload.totalChunks }
   }
@@ -138,9 +159,9 @@ export class S3Driver implements DestinationDriver {
       throw new DestinationError('BWN_ERR_DESTINATION_INCOMPLETE', `stored parts do not match the reported ETags for chunks ${stale.join(', ')}`, { chunks: stale })
     }
     try {
-      await this.#run('CompleteMultipartUpload', async () => await this.#client.send(new CompleteMultipartUploadCommand({
+      await this.#send('CompleteMultipartUpload', async (abortSignal) => await this.#client.send(new CompleteMultipartUploadCommand({
         Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, MultipartUpload: { Parts: chosen }
-      })))
+      }), { abortSignal }))
     } catch (err) {
       if (isNoSuchUpload(err) && await this.#completedAs(s, ordered)) return // the answer to an earlier try was lost
       throw err
@@ -153,7 +174,7 @@ export class S3Driver implements DestinationDriver {
    */
   async #completedAs (s: S3State, parts: DeliveredPart[]): Promise<boolean> {
     try {
-      const head = await this.#client.send(new HeadObjectCommand({ Bucket: s.bucket, Key: s.key }))
+      const head = await this.#send('HeadObject', async (abortSignal) => await this.#client.send(new HeadObjectCommand({ Bucket: s.bucket, Key: s.key }), { abortSignal }))
       const md5s = Buffer.concat(parts.map(p => Buffer.from(normaliseEtag(p.etag ?? ''), 'hex')))
       const expected = `${createHash('md5').update(md5s).digest('hex')}-${parts.length}`
       return head.ContentLength === s.totalSize && normaliseEtag(head.ETag ?? '') === expected
@@ -165,47 +186,72 @@ export class S3Driver implements DestinationDriver {
   async abort (state: UploadState): Promise<void> {
     const s = this.#state(state)
     try {
-      await this.#client.send(new AbortMultipartUploadCommand({ Bucket: s.bucket, Key: s.key, UploadId: s.uploadId }))
+      await this.#send('AbortMultipartUpload', async (abortSignal) => await this.#client.send(new AbortMultipartUploadCommand({ Bucket: s.bucket, Key: s.key, UploadId: s.uploadId }), { abortSignal }))
     } catch (err) {
-      if ((err as { name?: string }).name === 'NoSuchUpload') return // already aborted or completed
-      throw toDestinationError('AbortMultipartUpload', err)
+      if ((err as { cause?: { name?: string } }).cause?.name === 'NoSuchUpload') return // already aborted or completed
+      throw err
     }
   }
 
   async readRange (state: UploadState, offset: number, length: number): Promise<Uint8Array> {
     const s = this.#state(state)
     checkRange(offset, length, s.totalSize)
-    const out = await this.#run('GetObject', async () => await this.#client.send(new GetObjectCommand({ Bucket: s.bucket, Key: s.key, Range: `bytes=${offset}-${offset + length - 1}` })))
-    if (!out.Body) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', 'GetObject answered without a body')
-    const bytes = await out.Body.transformToByteArray()
+    // The deadline covers the body too: the call's signal ends its response stream.
+    const bytes = await this.#send('GetObject', async (abortSignal) => await this.#client.send(new GetObjectCommand({ Bucket: s.bucket, Key: s.key, Range: `bytes=${offset}-${offset + length - 1}` }), { abortSignal }), async (out) => {
+      if (!out.Body) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', 'GetObject answered without a body')
+      return await out.Body.transformToByteArray()
+    })
     if (bytes.length !== length) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `GetObject returned ${bytes.length} bytes, asked for ${length}`)
     return bytes
   }
 
-  /** Every stored part with its chunk index and slot, from ListParts (paged). */
+  /**
+   * Every stored part of the plan with its chunk index and slot, from ListParts (paged). The endpoint is
+   * the tenant's: a part number outside the plan is ignored (one per part number is kept), and the pages
+   * end within the plan's (its part numbers at 1,000 a page, and one) with a marker that moves forward
+   * each time, so an endpoint that pages for ever fails the call rather than growing it without bound.
+   */
   async listParts (state: UploadState): Promise<StoredPart[]> {
     const s = this.#state(state)
-    const parts: StoredPart[] = []
-    let marker: string | undefined
-    for (;;) {
-      const out = await this.#run('ListParts', async () => await this.#client.send(new ListPartsCommand({ Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, MaxParts: LIST_PARTS_PAGE, PartNumberMarker: marker })))
+    const lastPart = s.totalChunks * ATTEMPT_SLOTS_PER_CHUNK
+    const maxPages = Math.ceil(lastPart / LIST_PARTS_PAGE) + 1
+    const parts = new Map<number, StoredPart>()
+    let marker = 0
+    for (let page = 1; ; page++) {
+      const out = await this.#send('ListParts', async (abortSignal) => await this.#client.send(new ListPartsCommand({ Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, MaxParts: LIST_PARTS_PAGE, PartNumberMarker: marker === 0 ? undefined : String(marker) }), { abortSignal }))
       for (const p of out.Parts ?? []) {
         if (p.PartNumber === undefined || p.ETag === undefined) continue
+        if (!Number.isSafeInteger(p.PartNumber) || p.PartNumber < 1 || p.PartNumber > lastPart) continue
         const zeroBased = p.PartNumber - 1
-        parts.push({ index: Math.floor(zeroBased / ATTEMPT_SLOTS_PER_CHUNK), attemptSlot: zeroBased % ATTEMPT_SLOTS_PER_CHUNK, etag: p.ETag, size: p.Size ?? 0 })
+        parts.set(p.PartNumber, { index: Math.floor(zeroBased / ATTEMPT_SLOTS_PER_CHUNK), attemptSlot: zeroBased % ATTEMPT_SLOTS_PER_CHUNK, etag: p.ETag, size: p.Size ?? 0 })
       }
-      if (out.IsTruncated !== true || out.NextPartNumberMarker === undefined) return parts
-      marker = out.NextPartNumberMarker
+      if (out.IsTruncated !== true || out.NextPartNumberMarker === undefined) break
+      const next = Number(out.NextPartNumberMarker)
+      if (!Number.isSafeInteger(next) || next <= marker) {
+        throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `ListParts: the next page's marker ${JSON.stringify(out.NextPartNumberMarker).slice(0, 40)} does not follow ${marker}`)
+      }
+      if (next >= lastPart) break // no part of the plan lies beyond it
+      if (page >= maxPages) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `ListParts: more than ${maxPages} pages for ${lastPart} part numbers`)
+      marker = next
     }
+    return [...parts.values()].sort((a, b) => a.index - b.index || a.attemptSlot - b.attemptSlot)
   }
 
   /** Releases the HTTP agent's sockets. */
   destroy (): void { this.#client.destroy() }
 
-  async #run<T> (what: string, request: () => Promise<T>): Promise<T> {
+  /**
+   * Makes one call with its deadline (S3_CALL_TIMEOUT_MS), and `read`s its answer within the same
+   * deadline (a body is read under it). Its errors are DestinationErrors.
+   */
+  async #send<O, T = O> (what: string, call: (abortSignal: AbortSignal) => Promise<O>, read?: (out: O) => Promise<T>): Promise<T> {
+    const signal = AbortSignal.timeout(this.#callTimeoutMs)
     try {
-      return await request()
+      const out = await call(signal)
+      return read !== undefined ? await read(out) : out as unknown as T
     } catch (err) {
+      if (err instanceof DestinationError) throw err
+      if (signal.aborted) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `${what}: no answer within ${this.#callTimeoutMs} ms`, { cause: err })
       throw toDestinationError(what, err)
     }
   }
