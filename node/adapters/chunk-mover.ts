@@ -137,6 +137,22 @@ async function text (res: IncomingMessage, max = 200): Promise<string> {
 /** How long a refusal answered before the body is done may take to say why before the send is cut. */
 const REFUSAL_READ_MS = 1_000
 
+/**
+ * The addresses a worker may read a coordinator's data endpoint at, from its destination `policy`.
+ * Another coordinator's endpoint is a URL that coordinator chose: not on this host (loopback, or any of
+ * its interfaces' addresses), nor in a range the node refuses (nodes on one private network pull from
+ * each other over HTTP where the operator allows private addresses, as the devnet and the lab do;
+ * elsewhere such a chunk comes over the swarm). The worker's own orchestrator's (`ownNode`) may be on
+ * this host, in any range. Link-local addresses (cloud metadata at 169.254.169.254) never, on any node.
+ */
+export function sourcePolicy (policy: AddressPolicy, ownNode: boolean): AddressPolicy {
+  const always = ['link_local'] as const
+  if (ownNode) return { ...policy, own: [], ranges: false, always }
+  const own = policy.own
+  const hostOwn = typeof own === 'function' ? own : () => own ?? []
+  return { ...policy, own: joinedAddresses(hostOwn, liveAddresses(interfaceAddresses)), ranges: true, always }
+}
+
 export interface HttpChunkMoverOptions {
   /** Bytes this node may hold in chunk buffers at once; a streamed move reserves its window, a bulk read its chunk. */
   budget?: InflightBudget
@@ -155,10 +171,12 @@ export class HttpChunkMover implements ChunkMover {
   readonly #get: Dispatcher
   readonly #getOwnNode: Dispatcher
   /**
-   * `policy`: the addresses this worker may write chunks to (url-policy.ts), checked per connection. Its
-   * `own` addresses (this host's) are refused for reads of coordinators' data endpoints too, except for
-   * the worker's own orchestrator's node: its data endpoint, and a target on that same origin (its sink),
-   * which a worker beside it reaches at this host's address. A source refused so is read over the swarm.
+   * `policy`: the addresses this worker may write chunks to (url-policy.ts), checked per connection. A
+   * coordinator's data endpoint is judged by the same ranges (private ones only where the operator allows
+   * private addresses) and `own` addresses (this host's), except the worker's own orchestrator's node: its
+   * data endpoint, and a target on that same origin (its sink), which a worker beside it reaches at this
+   * host's address. Link-local addresses (cloud metadata) are refused for every data endpoint, on every
+   * node. A source refused so is read over the swarm.
    */
   constructor (transport: SwarmTransport, messenger: Messenger, policy: AddressPolicy, options: HttpChunkMoverOptions = {}) {
     this.#transport = transport
@@ -166,12 +184,8 @@ export class HttpChunkMover implements ChunkMover {
     this.#options = options
     this.#put = guardedRequest(policy)
     this.#putOwnNode = guardedRequest({ ...policy, own: [] })
-    // Data endpoints are not judged by range: nodes on one private network pull from each other over HTTP.
-    // Another coordinator's may not be on this host, though: loopback, or any of its interfaces' addresses.
-    const own = policy.own
-    const hostOwn = typeof own === 'function' ? own : () => own ?? []
-    this.#get = guardedDispatcher({ ...policy, own: joinedAddresses(hostOwn, liveAddresses(interfaceAddresses)), ranges: ['loopback', 'unspecified'] })
-    this.#getOwnNode = guardedDispatcher({ ...policy, own: [], ranges: false })
+    this.#get = guardedDispatcher(sourcePolicy(policy, false))
+    this.#getOwnNode = guardedDispatcher(sourcePolicy(policy, true))
   }
 
   /**

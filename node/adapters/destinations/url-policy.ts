@@ -39,6 +39,11 @@ export interface AddressPolicy {
    * (a worker's reads of other coordinators' data endpoints, node/adapters/chunk-mover.ts).
    */
   ranges?: boolean | readonly AddressClass[]
+  /**
+   * Classes refused even when `allowPrivate` (and whatever `ranges` says): a worker's reads of
+   * coordinators' data endpoints refuse link-local (cloud metadata at 169.254.169.254) on every node.
+   */
+  always?: readonly AddressClass[]
 }
 
 /** Every address of this host's interfaces, of any range (zone ids dropped). */
@@ -149,6 +154,10 @@ function isOwn (address: string, ownOrLive: AddressPolicy['own']): boolean {
 
 /** Why `policy` refuses a connection to `address`, or null when it allows it. */
 export function refusedClass (address: string, policy: AddressPolicy): AddressClass | null {
+  if (policy.always !== undefined && policy.always.length > 0) {
+    const cls = addressClass(address)
+    if (cls !== null && policy.always.includes(cls)) return cls
+  }
   if (policy.allowPrivate) return null
   if (isOwn(address.replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, ''), policy.own)) return 'own'
   if (policy.ranges === false) return null

@@ -6,7 +6,8 @@ import http from 'node:http'
 import { once } from 'node:events'
 import { createHash, randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
-import { HttpChunkMover, ChunkCheck, STREAM_WINDOW_BYTES } from '../../../node/adapters/chunk-mover.ts'
+import { HttpChunkMover, ChunkCheck, STREAM_WINDOW_BYTES, sourcePolicy } from '../../../node/adapters/chunk-mover.ts'
+import { refusedClass } from '../../../node/adapters/destinations/url-policy.ts'
 import { InflightBudget } from '../../../node/adapters/inflight-budget.ts'
 import { MAX_CHUNK_BODY_BYTES, type TaskOffer } from '../../../protocol/index.ts'
 
@@ -329,4 +330,31 @@ t.test('this host\'s own addresses: refused for a source and a target, except th
   t.same([s.sourceGets() - gets, bulkReads - bulk], [0, 2], 'a foreign coordinator\'s source on loopback: over the swarm')
   await read(s.sourceUrl, true)
   t.same([s.sourceGets() - gets, bulkReads - bulk], [1, 2], 'the own orchestrator\'s: over HTTP')
+})
+
+t.test('a coordinator\'s data endpoint: link-local (cloud metadata) refused on every node, private ranges unless the node allows them', async t => {
+  const judge = (address: string, policy: { allowPrivate: boolean }, ownNode: boolean): string | null => refusedClass(address, sourcePolicy(policy, ownNode))
+  for (const allowPrivate of [false, true]) {
+    for (const ownNode of [false, true]) {
+      const where = `allowPrivate ${allowPrivate}, ${ownNode ? 'the own orchestrator' : 'another coordinator'}`
+      for (const address of ['169.254.169.254', '169.254.0.1', 'fe80::1', '::ffff:169.254.169.254']) t.equal(judge(address, { allowPrivate }, ownNode), 'link_local', `${address}: ${where}`)
+      t.equal(judge('93.184.216.34', { allowPrivate }, ownNode), null, `a public address: ${where}`)
+    }
+    for (const address of ['10.1.2.3', '192.168.1.10', '172.16.0.5', 'fd00::5']) {
+      t.equal(judge(address, { allowPrivate }, false), allowPrivate ? null : 'private', `${address}, another coordinator's: ${allowPrivate ? 'allowed where the node allows private addresses' : 'refused'}`)
+      t.equal(judge(address, { allowPrivate }, true), null, `${address}, the own orchestrator's: allowed (allowPrivate ${allowPrivate})`)
+    }
+  }
+
+  // Through the mover, on a node that allows private addresses (as the devnet does): refused before any
+  // connection is made, and the chunk comes over the swarm instead.
+  const s = await servers(t, CHUNK)
+  let bulkReads = 0
+  const swarm = { fetchBulkPieces: async () => { bulkReads++; return [new Uint8Array(CHUNK)] } }
+  const mover = new HttpChunkMover(swarm as never, { peerOf: () => 'peer' } as never, LOOPBACK)
+  for (const [source, fromOwnOrchestrator] of [['http://169.254.169.254/latest/meta-data/', false], ['http://169.254.169.254/latest/meta-data/', true], ['http://[::ffff:a9fe:a9fe]/', false]] as const) {
+    const r = await mover.move(offer(source, s.destUrl, CHUNK), { signal: AbortSignal.timeout(10_000), corrupt: false, fromOwnOrchestrator })
+    t.equal(r.via, 'bulk', `${source} (own orchestrator: ${fromOwnOrchestrator}): not read over HTTP`)
+  }
+  t.equal(bulkReads, 3)
 })
