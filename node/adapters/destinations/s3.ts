@@ -35,6 +35,11 @@ const LIST_PARTS_PAGE = 1000 // the S3 maximum per ListParts page
  * other organizations' work and staging cleanup share (actors/transfer/io.ts).
  */
 export const S3_CALL_TIMEOUT_MS = 60_000 // 1 min
+/**
+ * CompleteMultipartUpload's own deadline: S3 may take minutes to assemble a large upload (AWS keeps the
+ * connection alive meanwhile), so the one call that can be slow honestly is given longer.
+ */
+export const S3_COMPLETE_TIMEOUT_MS = 10 * 60_000
 /** A connection to the endpoint is made within this, or the call fails (at most the call's deadline). */
 const S3_CONNECT_TIMEOUT_MS = 10_000
 
@@ -58,6 +63,8 @@ export interface S3DriverOptions {
   agents?: { httpAgent: import('node:http').Agent, httpsAgent: import('node:https').Agent }
   /** Deadline of each call to the endpoint, ms. Default S3_CALL_TIMEOUT_MS. */
   callTimeoutMs?: number
+  /** Deadline of CompleteMultipartUpload, ms (at least the call deadline). Default S3_COMPLETE_TIMEOUT_MS. */
+  completeTimeoutMs?: number
 }
 
 /** Shape of the persisted state: `{ kind: 's3', bucket, key, uploadId, totalSize, chunkSize, totalChunks }`. */
@@ -72,10 +79,12 @@ export class S3Driver implements DestinationDriver {
   readonly #now: () => number
   readonly #sharedPartNumbers: boolean
   readonly #callTimeoutMs: number
+  readonly #completeTimeoutMs: number
 
   constructor (config: S3DestinationConfig, options: S3DriverOptions = {}) {
     const deadline = options.callTimeoutMs ?? S3_CALL_TIMEOUT_MS
     this.#callTimeoutMs = deadline
+    this.#completeTimeoutMs = Math.max(deadline, options.completeTimeoutMs ?? S3_COMPLETE_TIMEOUT_MS)
     this.#client = new S3Client({
       endpoint: config.endpoint,
       region: config.region,
@@ -86,13 +95,15 @@ export class S3Driver implements DestinationDriver {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       // Each call also carries its own deadline (#send); these bound the connection and a silent socket,
-      // and the request itself (which, unless throwOnRequestTimeout is set, only logs a warning).
+      // and any request (which, unless throwOnRequestTimeout is set, only logs a warning): the longest
+      // deadline, Complete's, as the handler's is one for every call (a server assembling a large upload
+      // may say nothing until it is done).
       requestHandler: {
         ...options.agents,
         connectionTimeout: Math.min(S3_CONNECT_TIMEOUT_MS, deadline),
-        requestTimeout: deadline,
+        requestTimeout: this.#completeTimeoutMs,
         throwOnRequestTimeout: true,
-        socketTimeout: deadline
+        socketTimeout: this.#completeTimeoutMs
       }
     })
     this.#bucket = config.bucket
@@ -161,7 +172,7 @@ export class S3Driver implements DestinationDriver {
     try {
       await this.#send('CompleteMultipartUpload', async (abortSignal) => await this.#client.send(new CompleteMultipartUploadCommand({
         Bucket: s.bucket, Key: s.key, UploadId: s.uploadId, MultipartUpload: { Parts: chosen }
-      }), { abortSignal }))
+      }), { abortSignal }), undefined, this.#completeTimeoutMs)
     } catch (err) {
       if (isNoSuchUpload(err) && await this.#completedAs(s, ordered)) return // the answer to an earlier try was lost
       throw err
@@ -241,17 +252,17 @@ export class S3Driver implements DestinationDriver {
   destroy (): void { this.#client.destroy() }
 
   /**
-   * Makes one call with its deadline (S3_CALL_TIMEOUT_MS), and `read`s its answer within the same
-   * deadline (a body is read under it). Its errors are DestinationErrors.
+   * Makes one call with its deadline (S3_CALL_TIMEOUT_MS unless given), and `read`s its answer within
+   * the same deadline (a body is read under it). Its errors are DestinationErrors.
    */
-  async #send<O, T = O> (what: string, call: (abortSignal: AbortSignal) => Promise<O>, read?: (out: O) => Promise<T>): Promise<T> {
-    const signal = AbortSignal.timeout(this.#callTimeoutMs)
+  async #send<O, T = O> (what: string, call: (abortSignal: AbortSignal) => Promise<O>, read?: (out: O) => Promise<T>, timeoutMs = this.#callTimeoutMs): Promise<T> {
+    const signal = AbortSignal.timeout(timeoutMs)
     try {
       const out = await call(signal)
       return read !== undefined ? await read(out) : out as unknown as T
     } catch (err) {
       if (err instanceof DestinationError) throw err
-      if (signal.aborted) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `${what}: no answer within ${this.#callTimeoutMs} ms`, { cause: err })
+      if (signal.aborted) throw new DestinationError('BWN_ERR_DESTINATION_UNAVAILABLE', `${what}: no answer within ${timeoutMs} ms`, { cause: err })
       throw toDestinationError(what, err)
     }
   }

@@ -29,7 +29,7 @@ function listPage (marker: number, parts: number[], next: number | null): string
 interface Fake { driver: S3Driver, requests: Array<{ method: string, query: URLSearchParams }>, closed: () => number, /** Resolves once every request so far was cut unanswered. */ allCut: () => Promise<void> }
 
 /** A fake S3 endpoint whose answers `answer` gives (or withholds); a driver pointed at it. */
-async function fake (t: { teardown (fn: () => unknown): void }, answer: (req: http.IncomingMessage, res: http.ServerResponse, query: URLSearchParams) => void): Promise<Fake> {
+async function fake (t: { teardown (fn: () => unknown): void }, answer: (req: http.IncomingMessage, res: http.ServerResponse, query: URLSearchParams) => void, options: { completeTimeoutMs?: number } = {}): Promise<Fake> {
   const requests: Fake['requests'] = []
   let closed = 0
   let wake: () => void = () => {}
@@ -42,7 +42,7 @@ async function fake (t: { teardown (fn: () => unknown): void }, answer: (req: ht
   server.listen(0, '127.0.0.1'); await once(server, 'listening')
   const driver = new S3Driver({
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, region: 'us-east-1', bucket: BUCKET, accessKeyId: 'test', secretAccessKey: 'test'
-  }, { callTimeoutMs: DEADLINE_MS })
+  }, { callTimeoutMs: DEADLINE_MS, ...options })
   t.teardown(() => { driver.destroy(); server.closeAllConnections(); server.close() })
   const allCut = async (): Promise<void> => {
     while (closed < requests.length) await new Promise<void>(resolve => { wake = resolve })
@@ -105,4 +105,23 @@ t.test('ListParts keeps only the plan\'s part numbers, once each, and pages an h
   const past = await fake(t, (_req, res) => { xml(res, listPage(0, [12], 50)) })
   t.same((await past.driver.listParts(state(4))).map(p => p.index), [3])
   t.equal(past.requests.length, 1)
+})
+
+t.test('CompleteMultipartUpload has its own, longer deadline: S3 may take a while to assemble a large upload', { timeout: 20_000 }, async t => {
+  const etag = `"${'1'.padStart(32, '0')}"`
+  const done = '<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult><Bucket>bucket</Bucket><Key>inbox/file.bin</Key><ETag>"x-1"</ETag></CompleteMultipartUploadResult>'
+  const slow = (completeAfterMs: number | null) => (req: http.IncomingMessage, res: http.ServerResponse, q: URLSearchParams): void => {
+    if (req.method === 'GET') { xml(res, listPage(Number(q.get('part-number-marker') ?? 0), [1], null)); return }
+    req.resume()
+    if (completeAfterMs !== null) setTimeout(() => xml(res, done), completeAfterMs)
+  }
+  // Answered after twice the call deadline, within Complete's own.
+  const f = await fake(t, slow(2 * DEADLINE_MS), { completeTimeoutMs: 5 * DEADLINE_MS })
+  await f.driver.complete(state(1), [{ index: 0, attemptSlot: 0, etag }] as never)
+  t.ok(f.requests.some(r => r.method === 'POST' && r.query.get('uploadId') === UPLOAD), 'completed after 600 ms, past the 300 ms call deadline')
+  // Never answered: it still ends, within Complete's deadline.
+  const never = await fake(t, slow(null), { completeTimeoutMs: 5 * DEADLINE_MS })
+  const t0 = performance.now()
+  await t.rejects(never.driver.complete(state(1), [{ index: 0, attemptSlot: 0, etag }] as never), { code: 'BWN_ERR_DESTINATION_UNAVAILABLE', message: /CompleteMultipartUpload: no answer within 1500 ms/ })
+  t.ok(performance.now() - t0 < 5_000)
 })
