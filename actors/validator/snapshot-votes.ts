@@ -58,9 +58,10 @@ export async function voteSnapshot (store: Store, opts: { group: string, slot: s
   const voters = new Map<string, bigint>()
   for (const [k, v] of rows) {
     let vote = v as SnapshotVote
-    if (opts.stakes !== undefined && vote.validator !== opts.validator) {
-      // The voter being counted now passed the permit check as its copy arrived; the others, as they stand now.
-      const now = opts.stakes.get(vote.validator)
+    if (opts.stakes !== undefined) {
+      // Every row weighs its validator's stake now (the voter's rows for other slots of the group too); the
+      // voter passed the permit check as its copy arrived, so it counts with the stake it votes with.
+      const now = opts.stakes.get(vote.validator) ?? (vote.validator === opts.validator ? opts.stakeRao : undefined)
       if (now === undefined) continue
       vote = { ...vote, stakeRao: (now > 0n ? now : 1n).toString() }
     }

@@ -130,3 +130,18 @@ t.test('votes weigh the stake their validators hold now: a stake moved to a seco
   await voteSnapshot(store, { group: 'epoch/12', slot: 'epoch/12/1', validator: 'B', stakeRao: 1000n, snapshot: snap(12, 2), idKey, permittedStake: 2500n, stakes: later })
   t.equal((await table.get('epoch/12/1')), undefined, 'A\'s vote, its permit gone, does not make B\'s 1,000 a quorum of 2,500')
 })
+
+t.test('a validator voting again in the group, for another slot, is counted at its stake now in every slot', async t => {
+  // A (1,000) votes a forged copy of revision 1; A moves 900 to B, which votes the same; then A votes a
+  // copy of revision 2. A's revision-1 vote weighs 100 now, not 1,000: the forgery has 1,000, not 1,900.
+  const store = new LevelStore(new MemoryLevel<string, string>() as never)
+  const table = store.table<any>('snapshots')
+  const honest = snap(1, 10); const forged = snap(1, 999); const second = snap(2, 5)
+  const first = new Map([['C', 1500n], ['A', 1000n]])
+  await voteSnapshot(store, { group: 'epoch/13', slot: 'epoch/13/1', validator: 'C', stakeRao: 1500n, snapshot: honest, idKey, permittedStake: 2500n, stakes: first })
+  await voteSnapshot(store, { group: 'epoch/13', slot: 'epoch/13/1', validator: 'A', stakeRao: 1000n, snapshot: forged, idKey, permittedStake: 2500n, stakes: first })
+  const moved = new Map([['C', 1500n], ['A', 100n], ['B', 900n]])
+  await voteSnapshot(store, { group: 'epoch/13', slot: 'epoch/13/1', validator: 'B', stakeRao: 900n, snapshot: forged, idKey, permittedStake: 2500n, stakes: moved })
+  await voteSnapshot(store, { group: 'epoch/13', slot: 'epoch/13/2', validator: 'A', stakeRao: 100n, snapshot: second, idKey, permittedStake: 2500n, stakes: moved })
+  t.equal((await table.get('epoch/13/1')).snapshotId, honest.snapshotId, 'the honest copy stays served')
+})
