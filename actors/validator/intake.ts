@@ -283,6 +283,8 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
         return votes
       }
       pendingVotes.set(from, pending + 1)
+      // Asked at once, not in turn: copies of other validators do not wait behind this one's lookups.
+      const orchestrator = body.kind !== 'epoch' && deps.isOrchestrator !== undefined ? deps.isOrchestrator(body.hotkey ?? '').catch(() => false) : Promise.resolve(true)
       votes = votes.then(async () => {
         // Each close brings a burst of copies (every validator replicates its last epochs): the chain is
         // read once per burst, and again only for a copy of an epoch it had not seen closed.
@@ -301,7 +303,7 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
           ? null
           : body.epoch < e.lastClosed - SNAPSHOT_VOTE_EPOCHS ? 'stale_epoch'
             : revisionAhead(e) ? 'revision_ahead'
-              : body.kind !== 'epoch' && deps.isOrchestrator !== undefined && !(await deps.isOrchestrator(body.hotkey ?? '')) ? 'not_an_orchestrator' : null
+              : !(await orchestrator) ? 'not_an_orchestrator' : null
         if (refused !== null) {
           log.info({ validator: from, epoch: body.epoch, revision: body.revision, hotkey: body.hotkey, lastClosed: e?.lastClosed, kind: body.kind, event: 'snapshot_refused', reason: refused }, 'snapshot refused')
           return

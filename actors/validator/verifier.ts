@@ -58,9 +58,10 @@ interface State {
 /** Store keys (table `meta`) of the PRISM inputs. Times are zero-padded so keys sort by time. */
 /**
  * Readiness changes closer than this to the last one recorded replace it instead of adding a row
- * (docs/formulas.md#readiness-transitions).
+ * (docs/formulas.md#readiness-transitions). Well under the 5 s between an orchestrator's heartbeats
+ * (actors/membership.ts), so an honest one's changes, a heartbeat or more apart, are each recorded.
  */
-export const READINESS_MIN_GAP_MS = 5_000
+export const READINESS_MIN_GAP_MS = 2_000
 
 export const PRISM_KEYS = {
   prefix: 'prism/',

@@ -234,6 +234,20 @@ t.test('readiness flipping in every heartbeat adds no rows: a change within READ
   const s = (await v.epoch(2)).scores.find(x => x.hotkey === o)!
   const after = await rows()
   t.same(after.slice(-2).map(r => r.ready), [false, true], 'a change past the gap is a row of its own')
-  // Window: 1 h + 10 s + 5 s ready, 1 h down, 1 h ready → ratio ≈ 2/3 (the flips' 10 s count as ready).
+  // Window: 1 h + 10 s + 2 s ready, 1 h down, 1 h ready → ratio ≈ 2/3 (the flips' 10 s count as ready).
   t.ok(Math.abs(s.activeTimeRatio - 2 / 3) < 0.01, `active time ratio ${s.activeTimeRatio} ≈ 2/3`)
+})
+
+t.test('readiness changes a heartbeat apart are each recorded', async t => {
+  const clock = new ManualClock()
+  const store = new LevelStore(new MemoryLevel<string, string>() as never)
+  const o = newHotkey().address
+  const v = harness(t, clock, store, new Map())
+  v.readiness(o, false, true)
+  await v.verify(o)
+  // An honest orchestrator's workers come and go at heartbeats (5 s apart, give or take a second).
+  for (let i = 0; i < 10; i++) { clock.advance(i % 2 === 0 ? 4_000 : 6_000); v.readiness(o, i % 2 === 0, true) }
+  await v.epoch(1)
+  const rows = (await collect(store.table<{ ready: boolean }>('meta'), prefixRange(`prism/tr/${o}/`))).map(([, r]) => r.ready)
+  t.same(rows, [false, true, false, true, false, true, false, true, false, true, false], 'eleven states, eleven rows')
 })
