@@ -956,8 +956,9 @@ export class NodeSinkDriver implements DestinationDriver {
     const text = (await boundedBody(res, CONTROL_ANSWER_BYTES, 'sink complete')).toString('utf8')
     let answer: { filename?: unknown } | null = null
     try { answer = JSON.parse(text) } catch {}
-    // Completed either way; a sink that names no file leaves the stored name unknown.
-    return typeof answer?.filename === 'string' && filenameProblem(answer.filename) === null ? { storedName: answer.filename } : {}
+    // Completed either way; a sink that names no file leaves the stored name unknown. A name may hold
+    // folders (`sub/b-1.txt`): checked as a path, as the sink checks the names it is given.
+    return typeof answer?.filename === 'string' && pathProblem(answer.filename) === null ? { storedName: answer.filename } : {}
   }
 
   async abort (state: UploadState): Promise<void> {

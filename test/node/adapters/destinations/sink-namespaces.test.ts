@@ -90,6 +90,19 @@ t.test('two organizations delivering one name each keep their own bytes under th
   t.same(await driver.complete(b2.state, b2.parts), { storedName: 'invoice-7-1.pdf' }, 'a repeated complete answers the same stored name')
 })
 
+t.test('a name with folders: complete reports the stored path, a clash\'s variant included', async t => {
+  const dir = await tempDir(t)
+  const { driver } = await startSink(t, dir)
+  const org = randomUUID()
+  const first = randomBytes(CHUNK + 1)
+  const second = randomBytes(CHUNK + 2)
+  const a = await deliver(driver, spec('sub/b.txt', first, org), first)
+  const b = await deliver(driver, spec('sub/b.txt', second, org), second)
+  t.equal(a.storedName, 'sub/b.txt')
+  t.equal(b.storedName, 'sub/b-1.txt', 'the variant the sink chose is reported, not left unknown')
+  t.equal(sha256(await readFile(sinkFilePath(dir, org, 'sub/b-1.txt'))), sha256(second))
+})
+
 t.test('an organization\'s name check answers the same whether or not another organization holds the name', async t => {
   const dir = await tempDir(t)
   const { driver, baseUrl } = await startSink(t, dir)
