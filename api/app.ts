@@ -29,6 +29,12 @@ export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set
  * own 60 s stall cuts; WebSockets are exempt (ws clears the socket's timeout on upgrade).
  */
 export const SOCKET_IDLE_TIMEOUT_MS = 120_000
+/**
+ * A JSON body (at most 1 MiB; a create or a destination is a few hundred bytes) is read in whole within
+ * this, or its connection is closed: a body sent a byte at a time never trips the idle timeout, and
+ * would hold its socket for ever. Chunk bodies are judged by their pace instead (body-pace.ts).
+ */
+export const JSON_BODY_DEADLINE_MS = 120_000
 
 /** Header values pino must never write: API keys travel in these. */
 export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["sec-websocket-protocol"]', 'headers.authorization', 'headers["x-api-key"]', 'headers["sec-websocket-protocol"]']
@@ -130,6 +136,22 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
     // Bodies are validated without type coercion, querystrings and params with it (validation.ts).
     // Each route's schemas are compiled on its first request, not at start (validation.ts).
     schemaController: { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: lazySerializers(SerializerSelector() as never) as never } }
+  })
+  const bodyDeadlineMs = deps.jsonBodyDeadlineMs ?? JSON_BODY_DEADLINE_MS
+  app.addHook('onRequest', (req, _reply, done) => {
+    const raw = req.raw
+    const type = req.headers['content-type']
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0
+    if (raw.complete || !hasBody || typeof type !== 'string' || !/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) { done(); return }
+    const timer = setTimeout(() => {
+      if (raw.complete) return
+      req.log.info({ event: 'json_body_deadline', deadlineMs: bodyDeadlineMs }, 'a JSON body not received in time: connection closed')
+      raw.socket?.destroy()
+    }, bodyDeadlineMs)
+    timer.unref()
+    const clear = (): void => { clearTimeout(timer) }
+    raw.once('end', clear).once('close', clear)
+    done()
   })
   await app.register(problem)
   await app.register(openapi)
