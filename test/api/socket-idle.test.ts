@@ -68,7 +68,13 @@ t.test('a JSON body sent a byte at a time is cut off at its deadline, however st
   whole.write('POST /transfers/create HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}')
   await eventually(async () => answer.includes('\r\n\r\n'), 10_000, 'the answer', 20)
   t.match(answer, /^HTTP\/1\.1 404 /)
-  await new Promise(resolve => setTimeout(resolve, DEADLINE_MS + 200))
+  // The same connection, past the first request's deadline: a second request is answered on it.
+  const at = Date.now()
+  await eventually(async () => Date.now() - at > DEADLINE_MS + 200 ? true : undefined, 10_000, 'the first request\'s deadline past', 50)
+  answer = ''
+  whole.write('GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n')
+  await eventually(async () => answer.includes('\r\n\r\n') || wholeClosed ? true : undefined, 10_000, 'the second answer', 20)
   t.notOk(wholeClosed, 'kept alive past the deadline: the timer ended with its body')
+  t.match(answer, /^HTTP\/1\.1 404 /)
   whole.destroy()
 })

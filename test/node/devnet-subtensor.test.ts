@@ -129,7 +129,9 @@ t.test('devnet --chain subtensor: a subnet on the real runtime moves files, and 
 
   const stopped = await proc.stop('SIGTERM')
   t.equal(stopped.code, 0, `exits 0 on SIGTERM (${stopped.ms} ms seen from here)`)
-  t.ok(stopped.ms < 5_000, 'within 5 s')
+  // Its own stop keeps to the node's 5 s deadline (past it the process exits 1 and logs shutdown_timeout);
+  // seen from here the exit also waits for a loaded machine to run the process down.
+  t.ok(stopped.ms < 10_000, 'within 10 s seen from here')
   t.notOk(proc.lines.some(l => l.event === 'shutdown_timeout'), 'no shutdown timeout')
   // chopsticks went with it: its port no longer answers.
   await t.rejects(fetch(chainUrl.replace('ws:', 'http:'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":1,"jsonrpc":"2.0","method":"system_chain","params":[]}' }), 'the local chain is stopped')
