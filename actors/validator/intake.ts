@@ -283,8 +283,11 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
         return votes
       }
       pendingVotes.set(from, pending + 1)
-      // Asked at once, not in turn: copies of other validators do not wait behind this one's lookups.
-      const orchestrator = body.kind !== 'epoch' && deps.isOrchestrator !== undefined ? deps.isOrchestrator(body.hotkey ?? '').catch(() => false) : Promise.resolve(true)
+      // Asked as the copy arrives, when the epochs last read admit it (so copies of other validators wait
+      // less behind this one's lookups), else in turn after the cheaper checks.
+      const isOrchestrator = async (): Promise<boolean> => body.kind === 'epoch' || deps.isOrchestrator === undefined || await deps.isOrchestrator(body.hotkey ?? '').catch(() => false)
+      const admitted = lastEpochs !== null && body.epoch <= lastEpochs.lastClosed && body.epoch >= lastEpochs.lastClosed - SNAPSHOT_VOTE_EPOCHS
+      const early = admitted ? isOrchestrator() : null
       votes = votes.then(async () => {
         // Each close brings a burst of copies (every validator replicates its last epochs): the chain is
         // read once per burst, and again only for a copy of an epoch it had not seen closed.
@@ -303,18 +306,27 @@ export function validatorIntake (deps: ValidatorIntakeDeps): ValidatorIntake {
           ? null
           : body.epoch < e.lastClosed - SNAPSHOT_VOTE_EPOCHS ? 'stale_epoch'
             : revisionAhead(e) ? 'revision_ahead'
-              : !(await orchestrator) ? 'not_an_orchestrator' : null
+              : !(await (early ?? isOrchestrator())) ? 'not_an_orchestrator' : null
         if (refused !== null) {
           log.info({ validator: from, epoch: body.epoch, revision: body.revision, hotkey: body.hotkey, lastClosed: e?.lastClosed, kind: body.kind, event: 'snapshot_refused', reason: refused }, 'snapshot refused')
           return
         }
         let permitted: ReadonlyMap<string, bigint>
-        try { permitted = await permittedStakes() } catch (err) {
+        try {
+          permitted = await permittedStakes()
+          // Not among the permitted as last read: read again once (a permit just won) before refusing.
+          if (permitted.size > 0 && !permitted.has(from)) { stakesRead = null; permitted = await permittedStakes() }
+        } catch (err) {
           log.warn({ err: (err as Error).message, validator: from, epoch: body.epoch }, 'snapshot not counted: validator stakes unavailable (validators publish again at the next close)')
           return
         }
         if (e === null || body.epoch > e.lastClosed) {
           log.warn({ validator: from, epoch: body.epoch, lastClosed: e?.lastClosed, kind: body.kind, event: 'snapshot_refused' }, e === null ? 'snapshot refused: chain head unknown' : 'snapshot refused: its epoch has not closed')
+          return
+        }
+        if (permitted.size > 0 && !permitted.has(from)) {
+          // Admitted on a standing read earlier (it lives longer than the stakes read here): its permit is gone.
+          log.info({ validator: from, epoch: body.epoch, kind: body.kind, event: 'snapshot_refused', reason: 'not_permitted' }, 'snapshot refused')
           return
         }
         // A vote without stake counts as 1 (snapshot-votes.ts); so does each validator of a chain without stake.

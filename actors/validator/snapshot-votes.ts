@@ -59,9 +59,9 @@ export async function voteSnapshot (store: Store, opts: { group: string, slot: s
   for (const [k, v] of rows) {
     let vote = v as SnapshotVote
     if (opts.stakes !== undefined) {
-      // Every row weighs its validator's stake now (the voter's rows for other slots of the group too); the
-      // voter passed the permit check as its copy arrived, so it counts with the stake it votes with.
-      const now = opts.stakes.get(vote.validator) ?? (vote.validator === opts.validator ? opts.stakeRao : undefined)
+      // Every row weighs its validator's stake now (the voter's rows for other slots of the group too); a
+      // validator missing from the permitted stakes, the voter included, counts for nothing.
+      const now = opts.stakes.get(vote.validator)
       if (now === undefined) continue
       vote = { ...vote, stakeRao: (now > 0n ? now : 1n).toString() }
     }

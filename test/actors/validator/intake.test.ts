@@ -185,6 +185,9 @@ t.test('snapshot votes weigh the stakes validators hold now: a stake moved to an
   chain.state.stakes = new Map([['c', 1500n * ONE], ['b', A]])
   await intake.snapshot('b', { kind: 'epoch', epoch: 6, revision: 0, hotkey: null, snapshot: forged }, A)
   t.equal((await table.get(KEYS.epochSnapshot(6, 0)))?.snapshotId, honest.snapshotId, 'the forged copy is backed by 1,000 of 2,500, not 2,000 of 3,500')
+  // a, admitted on a standing read from before the move, sends its copy again: refused, its permit gone.
+  await intake.snapshot('a', { kind: 'epoch', epoch: 6, revision: 0, hotkey: null, snapshot: forged }, A)
+  t.equal((await table.get(KEYS.epochSnapshot(6, 0)))?.snapshotId, honest.snapshotId, 'a validator no longer permitted adds nothing, however it was admitted')
 })
 
 t.test('snapshot votes: the stakes read once per burst of copies; a chain without stake counts each validator as one', async t => {
