@@ -21,6 +21,7 @@ import { CLOSE_CODES } from '../protocol/index.ts'
 import type { ApiDeps } from './deps.ts'
 import { requestSerializer } from './log-redaction.ts'
 import { buildValidator, lazySerializers } from './validation.ts'
+import { lingerBeforeClose } from './body-pace.ts'
 
 export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set their own
 /**
@@ -30,9 +31,10 @@ export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set
  */
 export const SOCKET_IDLE_TIMEOUT_MS = 120_000
 /**
- * A JSON body (at most 1 MiB; a create or a destination is a few hundred bytes) is read in whole within
- * this, or its connection is closed: a body sent a byte at a time never trips the idle timeout, and
- * would hold its socket for ever. Chunk bodies are judged by their pace instead (body-pace.ts).
+ * A body other than a chunk's (JSON, text: at most 1 MiB; a create or a destination is a few hundred
+ * bytes) is read in whole within this, or its connection is closed: a body sent a byte at a time never
+ * trips the idle timeout, and would hold its socket for ever. Chunk bodies (application/octet-stream)
+ * are judged by their pace instead (body-pace.ts).
  */
 export const JSON_BODY_DEADLINE_MS = 120_000
 
@@ -138,14 +140,22 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
     schemaController: { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: lazySerializers(SerializerSelector() as never) as never } }
   })
   const bodyDeadlineMs = deps.jsonBodyDeadlineMs ?? JSON_BODY_DEADLINE_MS
-  app.addHook('onRequest', (req, _reply, done) => {
+  app.addHook('onRequest', (req, reply, done) => {
     const raw = req.raw
-    const type = req.headers['content-type']
     const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0
-    if (raw.complete || !hasBody || typeof type !== 'string' || !/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) { done(); return }
+    if (raw.complete || !hasBody) { done(); return }
+    // Answered before its body was read in whole (refused, unknown route, no parser): the connection
+    // closes after the answer, as a chunk's refusal does, instead of Node reading the rest of a body no one
+    // reads for as long as it trickles. A route that already said `Connection: close` closes it itself.
+    reply.raw.once('finish', () => {
+      if (raw.complete || String(reply.raw.getHeader('connection') ?? '').toLowerCase() === 'close' || raw.socket === null) return
+      lingerBeforeClose(raw.socket)
+      raw.socket.destroySoon()
+    })
+    if (/^application\/octet-stream\b/i.test(req.headers['content-type'] ?? '')) { done(); return }
     const timer = setTimeout(() => {
       if (raw.complete) return
-      req.log.info({ event: 'json_body_deadline', deadlineMs: bodyDeadlineMs }, 'a JSON body not received in time: connection closed')
+      req.log.info({ event: 'body_deadline', deadlineMs: bodyDeadlineMs }, 'a body not received in time: connection closed')
       raw.socket?.destroy()
     }, bodyDeadlineMs)
     timer.unref()

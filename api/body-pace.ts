@@ -5,6 +5,7 @@
 // chunk on a slow but steady link is never cut off; a body that trickles a byte now and then is. The
 // time the server itself takes with a piece (hashing, writing, the disk) is not counted.
 import type { Readable } from 'node:stream'
+import type { Socket } from 'node:net'
 
 export const BODY_PROGRESS_BYTES = 16 * 1024
 export const BODY_STALL_MS = 120_000
@@ -60,4 +61,33 @@ export async function * paced (body: Readable, pieces: AsyncIterable<Uint8Array>
       cancel = clock.after(Math.max(0, stallMs - clientMs()), check)
     }
   } finally { cancel() }
+}
+
+/** How long, and for how many bytes, a refused body is still read (and dropped) after the answer. */
+export const LINGER_MS = 2_000
+export const LINGER_BYTES = 64 * 1024 * 1024
+
+/**
+ * Node closes a `Connection: close` socket as soon as the answer is written. Closing it with body bytes
+ * still arriving makes the kernel answer them with a reset, and a client that is still writing then
+ * fails on its next write (EPIPE, ECONNRESET) before it has read the answer waiting for it. So, as web
+ * servers do, end our side after the answer and keep reading and dropping the body until the client
+ * stops, for at most LINGER_MS and LINGER_BYTES, then close. Nothing is buffered.
+ */
+export function lingerBeforeClose (socket: Socket): void {
+  socket.destroySoon = function lingeringClose (this: Socket) {
+    const drop = (): void => {
+      this.removeAllListeners('data') // the HTTP parser's: the rest is not a request
+      let dropped = 0
+      const timer = setTimeout(() => this.destroy(), LINGER_MS)
+      timer.unref()
+      this.on('data', (piece: Buffer) => { dropped += piece.length; if (dropped > LINGER_BYTES) this.destroy() })
+      this.once('end', () => this.destroy())
+      this.once('close', () => clearTimeout(timer))
+      this.resume()
+    }
+    this.end()
+    if (this.writableFinished) drop()
+    else this.once('finish', drop)
+  }
 }

@@ -3,10 +3,9 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyRequest, FastifyReply } from 'fastify'
 import type { TypedApp } from '../typed-app.ts'
 import type { Readable } from 'node:stream'
-import type { Socket } from 'node:net'
 import type { ApiDeps } from '../deps.ts'
 import { guardedResponses } from '../responses.ts'
-import { paced, isBodyStalled } from '../body-pace.ts'
+import { paced, isBodyStalled, lingerBeforeClose } from '../body-pace.ts'
 import { ChunkIndexInvalid, BadRequest } from '../errors.ts'
 import { TransferRecord, CreateTransferBody, ChunkAck, TiersResponse, TransferStatusSchema, TransferChunks, type TransferService } from '../transfers.ts'
 
@@ -147,35 +146,6 @@ function closeIfBodyUnread (req: FastifyRequest, reply: FastifyReply, payload: u
     lingerBeforeClose(req.raw.socket)
   }
   done(null, payload)
-}
-
-/** How long, and for how many bytes, a refused body is still read (and dropped) after the answer. */
-export const LINGER_MS = 2_000
-export const LINGER_BYTES = 64 * 1024 * 1024
-
-/**
- * Node closes a `Connection: close` socket as soon as the answer is written. Closing it with body bytes
- * still arriving makes the kernel answer them with a reset, and a client that is still writing then
- * fails on its next write (EPIPE, ECONNRESET) before it has read the answer waiting for it. So, as web
- * servers do, end our side after the answer and keep reading and dropping the body until the client
- * stops, for at most LINGER_MS and LINGER_BYTES, then close. Nothing is buffered.
- */
-function lingerBeforeClose (socket: Socket): void {
-  socket.destroySoon = function lingeringClose (this: Socket) {
-    const drop = (): void => {
-      this.removeAllListeners('data') // the HTTP parser's: the rest is not a request
-      let dropped = 0
-      const timer = setTimeout(() => this.destroy(), LINGER_MS)
-      timer.unref()
-      this.on('data', (piece: Buffer) => { dropped += piece.length; if (dropped > LINGER_BYTES) this.destroy() })
-      this.once('end', () => this.destroy())
-      this.once('close', () => clearTimeout(timer))
-      this.resume()
-    }
-    this.end()
-    if (this.writableFinished) drop()
-    else this.once('finish', drop)
-  }
 }
 
 function isBodyCutOff (err: unknown): boolean {

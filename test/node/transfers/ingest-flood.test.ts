@@ -184,7 +184,7 @@ async function sendForever (baseUrl: string, key: string, transferId: string, op
   })
 }
 
-// The bounds as docs/transfers.md#chunk-ingest states them (api/routes/transfers.ts, LINGER_BYTES and LINGER_MS).
+// The bounds as docs/transfers.md#chunk-ingest states them (api/body-pace.ts, LINGER_BYTES and LINGER_MS).
 const LINGER_BYTES = 64 * MIB
 const LINGER_MS = 2_000
 
