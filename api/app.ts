@@ -21,7 +21,7 @@ import { CLOSE_CODES } from '../protocol/index.ts'
 import type { ApiDeps } from './deps.ts'
 import { requestSerializer } from './log-redaction.ts'
 import { buildValidator, lazySerializers } from './validation.ts'
-import { lingerBeforeClose } from './body-pace.ts'
+import { closeStalledBodies, BODY_DEADLINE_MS } from './body-pace.ts'
 
 export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set their own
 /**
@@ -30,13 +30,6 @@ export const BODY_LIMIT = 1024 * 1024 // 1 MiB for JSON bodies; chunk routes set
  * own 60 s stall cuts; WebSockets are exempt (ws clears the socket's timeout on upgrade).
  */
 export const SOCKET_IDLE_TIMEOUT_MS = 120_000
-/**
- * A body other than a chunk's (JSON, text: at most 1 MiB; a create or a destination is a few hundred
- * bytes) is read in whole within this, or its connection is closed: a body sent a byte at a time never
- * trips the idle timeout, and would hold its socket for ever. Chunk bodies (application/octet-stream)
- * are judged by their pace instead (body-pace.ts).
- */
-export const JSON_BODY_DEADLINE_MS = 120_000
 
 /** Header values pino must never write: API keys travel in these. */
 export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["sec-websocket-protocol"]', 'headers.authorization', 'headers["x-api-key"]', 'headers["sec-websocket-protocol"]']
@@ -139,30 +132,8 @@ export async function buildApp (deps: ApiDeps): Promise<FastifyInstance> {
     // Each route's schemas are compiled on its first request, not at start (validation.ts).
     schemaController: { compilersFactory: { buildValidator: buildValidator as never, buildSerializer: lazySerializers(SerializerSelector() as never) as never } }
   })
-  const bodyDeadlineMs = deps.jsonBodyDeadlineMs ?? JSON_BODY_DEADLINE_MS
-  app.addHook('onRequest', (req, reply, done) => {
-    const raw = req.raw
-    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0
-    if (raw.complete || !hasBody) { done(); return }
-    // Answered before its body was read in whole (refused, unknown route, no parser): the connection
-    // closes after the answer, as a chunk's refusal does, instead of Node reading the rest of a body no one
-    // reads for as long as it trickles. A route that already said `Connection: close` closes it itself.
-    reply.raw.once('finish', () => {
-      if (raw.complete || String(reply.raw.getHeader('connection') ?? '').toLowerCase() === 'close' || raw.socket === null) return
-      lingerBeforeClose(raw.socket)
-      raw.socket.destroySoon()
-    })
-    if (/^application\/octet-stream\b/i.test(req.headers['content-type'] ?? '')) { done(); return }
-    const timer = setTimeout(() => {
-      if (raw.complete) return
-      req.log.info({ event: 'body_deadline', deadlineMs: bodyDeadlineMs }, 'a body not received in time: connection closed')
-      raw.socket?.destroy()
-    }, bodyDeadlineMs)
-    timer.unref()
-    const clear = (): void => { clearTimeout(timer) }
-    raw.once('end', clear).once('close', clear)
-    done()
-  })
+  // Bodies that trickle, or that no one reads, do not hold their connection (body-pace.ts).
+  app.addHook('onRequest', closeStalledBodies(deps.bodyDeadlineMs ?? BODY_DEADLINE_MS))
   await app.register(problem)
   await app.register(openapi)
   // Order matters: the rate limit's preHandler runs before the credit check; auth runs onRequest.

@@ -4,8 +4,11 @@
 // a low --bwlimit among many bodies, still keeps. Judged by progress, not by a total time, so a large
 // chunk on a slow but steady link is never cut off; a body that trickles a byte now and then is. The
 // time the server itself takes with a piece (hashing, writing, the disk) is not counted.
+// Other bodies must arrive whole within a deadline, and a body answered before it was read closes its
+// connection after the answer (closeStalledBodies, the app's first hook).
 import type { Readable } from 'node:stream'
 import type { Socket } from 'node:net'
+import type { onRequestHookHandler } from 'fastify'
 
 export const BODY_PROGRESS_BYTES = 16 * 1024
 export const BODY_STALL_MS = 120_000
@@ -89,5 +92,43 @@ export function lingerBeforeClose (socket: Socket): void {
     this.end()
     if (this.writableFinished) drop()
     else this.once('finish', drop)
+  }
+}
+
+/**
+ * A body other than a chunk's (JSON, text: at most 1 MiB; a create or a destination is a few hundred
+ * bytes) is read in whole within this, or its connection is closed: a body sent a byte at a time never
+ * trips the idle timeout, and would hold its socket for ever. Chunk bodies (application/octet-stream)
+ * are judged by their pace instead (`paced`).
+ */
+export const BODY_DEADLINE_MS = 120_000
+
+/**
+ * The app's first onRequest hook, for requests with a body: one other than a chunk's must arrive whole
+ * within `deadlineMs`, and one answered before it was read in whole (refused, unknown route, no parser)
+ * closes its connection after the answer, as a chunk's refusal does (lingerBeforeClose), instead of Node
+ * reading the rest of a body no one reads for as long as it trickles. A route that already said
+ * `Connection: close` closes it itself.
+ */
+export function closeStalledBodies (deadlineMs: number): onRequestHookHandler {
+  return function closeStalledBody (req, reply, done) {
+    const raw = req.raw
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0
+    if (raw.complete || !hasBody) { done(); return }
+    reply.raw.once('finish', () => {
+      if (raw.complete || String(reply.raw.getHeader('connection') ?? '').toLowerCase() === 'close' || raw.socket === null) return
+      lingerBeforeClose(raw.socket)
+      raw.socket.destroySoon()
+    })
+    if (/^application\/octet-stream\b/i.test(req.headers['content-type'] ?? '')) { done(); return }
+    const timer = setTimeout(() => {
+      if (raw.complete) return
+      req.log.info({ event: 'body_deadline', deadlineMs }, 'a body not received in time: connection closed')
+      raw.socket?.destroy()
+    }, deadlineMs)
+    timer.unref()
+    const clear = (): void => { clearTimeout(timer) }
+    raw.once('end', clear).once('close', clear)
+    done()
   }
 }

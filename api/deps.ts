@@ -28,8 +28,8 @@ export interface ApiDeps {
   logger: FastifyBaseLogger
   /** A connection silent this long in both directions is closed (default SOCKET_IDLE_TIMEOUT_MS, api/app.ts). */
   socketIdleTimeoutMs?: number
-  /** A JSON body not read in whole this long after its request began closes its connection (default JSON_BODY_DEADLINE_MS, api/app.ts). */
-  jsonBodyDeadlineMs?: number
+  /** A body (not a chunk's) not read in whole this long after its request began closes its connection (default BODY_DEADLINE_MS, api/body-pace.ts). */
+  bodyDeadlineMs?: number
   self: { hotkey: string, role: Role, software: string }
   membership: MembershipView
   /** True once the store is open, the swarm joined and the actor system up. */

@@ -32,8 +32,6 @@ export function idMatchesContent (snapshot: { snapshotId: string } & Record<stri
  * Records `validator`'s copy for `slot` (the key the version is served under) within `group` (its epoch,
  * or the slot itself), then re-decides every slot of the group. Returns the slots now served.
  * `permittedStake`: the stake of every permitted validator, the quorum's base (without it, none).
- */
-/**
  * `stakes`: every permitted validator's stake now. With it, each stored vote weighs what its validator
  * holds now, and a vote of one no longer permitted counts for nothing: a stake moved to another hotkey,
  * or a permit lost, must not keep counting in the votes cast before.

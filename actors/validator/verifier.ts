@@ -55,7 +55,6 @@ interface State {
   seenAttempts: Map<string, number>
 }
 
-/** Store keys (table `meta`) of the PRISM inputs. Times are zero-padded so keys sort by time. */
 /**
  * Readiness changes closer than this to the last one recorded replace it instead of adding a row
  * (docs/formulas.md#readiness-transitions). Well under the 5 s between an orchestrator's heartbeats
@@ -63,6 +62,7 @@ interface State {
  */
 export const READINESS_MIN_GAP_MS = 2_000
 
+/** Store keys (table `meta`) of the PRISM inputs. Times are zero-padded so keys sort by time. */
 export const PRISM_KEYS = {
   prefix: 'prism/',
   /** The final scores of the last close (the epoch machinery's tie-break reads them between closes). */

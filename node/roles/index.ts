@@ -37,7 +37,7 @@ import { RevocationTeller } from '../revocation-teller.ts'
 import { WorkerRevocations } from '../worker-revocations.ts'
 import prismRoutes from '../../api/routes/prism.ts'
 import { AttachmentIssuer } from '../attachments.ts'
-import { parseTrustedPeers, type PeerAuth, type PeerStanding } from '../peer-auth.ts'
+import { parseTrustedPeers, satisfies, type PeerAuth, type PeerStanding } from '../peer-auth.ts'
 import type { RoleContext, RoleHandle } from './types.ts'
 import { meteredMover, coordinatorMetrics, meteredEvidence, meteredChain, chainMetrics, sweepMetrics } from '../metrics-ports.ts'
 import { DiskSweep } from '../sweep.ts'
@@ -101,7 +101,7 @@ async function startOrchestrator (ctx: RoleContext): Promise<RoleHandle> {
   const trustedValidators = [...parseTrustedPeers(ctx.config.trustedPeers)].filter(([, r]) => r === 'validator').map(([h]) => h)
   const intake = validatorIntake({
     store, logger: ctx.logger, clock: ctx.clock, penalize: (v, detail) => messenger.penalize(v, 'unauthorized', detail),
-    isOrchestrator: async (hotkey) => { const s = await auth.standing(hotkey); return s !== null && s.role === 'orchestrator' && s.source !== 'attachment' },
+    isOrchestrator: async (hotkey) => satisfies(await auth.standing(hotkey), 'orchestrator'),
     chain: validatorsView(() => { if (chainForIntake === null) throw new Error('chain not open yet'); return chainForIntake }, trustedValidators)
   })
   let epochGeneration = 0
@@ -416,7 +416,7 @@ async function startValidatorRole (ctx: RoleContext): Promise<RoleHandle> {
     // The evidence's signer must be a registered orchestrator: any key pair can sign a task_result, and
     // each hotkey named here gets a PRISM track and a row in every prism_scores this validator sends.
     Promise.all([auth.standing(body.orchestrator), presented.then(() => auth.standing(body.worker))]).then(([o, w]) => {
-      if (o === null || o.role !== 'orchestrator' || o.source === 'attachment') {
+      if (!satisfies(o, 'orchestrator')) {
         ctx.logger.warn({ peer: m.from, orchestrator: body.orchestrator, event: 'verify_request_refused', reason: 'orchestrator not registered' }, 'verify request names an orchestrator without registration')
         return
       }

@@ -3,7 +3,8 @@
 import t from 'tap'
 import { connect, type AddressInfo, type Socket } from 'node:net'
 import { once } from 'node:events'
-import { buildApp, SOCKET_IDLE_TIMEOUT_MS, JSON_BODY_DEADLINE_MS } from '../../api/app.ts'
+import { buildApp, SOCKET_IDLE_TIMEOUT_MS } from '../../api/app.ts'
+import { BODY_DEADLINE_MS } from '../../api/body-pace.ts'
 import { testDeps } from '../helpers/api.ts'
 import { eventually } from '../helpers/proc.ts'
 
@@ -51,9 +52,9 @@ async function rawConnection (port: number): Promise<{ socket: Socket, answer: (
 
 t.test('a body sent a byte at a time is cut off at its deadline, however steady, JSON or text; a whole one is answered and its connection kept', async t => {
   const DEADLINE_MS = 400
-  t.ok(JSON_BODY_DEADLINE_MS >= 60_000, 'the default leaves a slow client room for a body of a few KiB')
+  t.ok(BODY_DEADLINE_MS >= 60_000, 'the default leaves a slow client room for a body of a few KiB')
   const env = testDeps()
-  const app = await buildApp({ ...env.deps, jsonBodyDeadlineMs: DEADLINE_MS })
+  const app = await buildApp({ ...env.deps, bodyDeadlineMs: DEADLINE_MS })
   app.post('/echo', async (req) => ({ got: req.body }))
   t.teardown(() => app.close())
   await app.listen({ host: '127.0.0.1', port: 0 })
@@ -85,7 +86,7 @@ t.test('a body sent a byte at a time is cut off at its deadline, however steady,
 t.test('a body answered before it was read (no such route) closes its connection after the answer, instead of being read for as long as it trickles', async t => {
   const env = testDeps()
   // The deadline far off: what closes the connection here is the answer.
-  const app = await buildApp({ ...env.deps, jsonBodyDeadlineMs: 60_000 })
+  const app = await buildApp({ ...env.deps, bodyDeadlineMs: 60_000 })
   t.teardown(() => app.close())
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.address() as AddressInfo
