@@ -127,3 +127,29 @@ export async function telemetryApp (opts: { sources?: boolean, audit?: AuditRead
   }
   return { app, env, projection, epochs, sell, keys, get }
 }
+
+/** Every paid telemetry read, one URL each (the sell allowance: ORCH's, as publishOneOfEach publishes it). */
+export const PAID_READS = [
+  '/v1/telemetry/network', '/v1/telemetry/realtime/network', '/v1/telemetry/network/history', '/v1/telemetry/realtime/network/history',
+  '/v1/telemetry/tasks', '/v1/telemetry/realtime/tasks', '/v1/telemetry/epochs', '/v1/telemetry/realtime/epochs',
+  `/v1/telemetry/sell-allowance/${ORCH}`
+]
+
+/** A version for every paid read: a settled transfer in the published network, an epoch, ORCH's sell allowance. */
+export function publishOneOfEach (T: TelemetryApp): void {
+  const now = T.env.clock.now()
+  const transferId = randomUUID()
+  T.projection.apply({ type: 'result', ...settled({ transferId, index: 0, offeredAtMs: now - 2000, receivedAtMs: now - 1000 }) }, now)
+  T.projection.apply({ type: 'transfer', id: transferId, status: 'completed', completedAtMs: now }, now)
+  T.projection.publishNetwork(now)
+  T.epochs.versions.push(epochVersion(20, 1, null, now - 1000))
+  T.sell.add(ORCH, 21, now - 1000)
+}
+
+/** A console key of a new organization: `plan` (Enterprise), `credits` (none), both telemetry scopes unless given. */
+export async function orgConsoleKey (T: TelemetryApp, name: string, opts: { plan?: 'free' | 'enterprise', credits?: number, scopes?: string[] } = {}): Promise<{ orgId: string, key: string }> {
+  const org = await T.env.accounts.createOrganization({ name })
+  if (opts.credits !== undefined) await T.env.accounts.grantCredits(org.id, opts.credits)
+  const { key } = await T.env.accounts.createKey(org.id, { role: 'console', plan: opts.plan ?? 'enterprise', scopes: (opts.scopes ?? ['telemetry:read', 'telemetry:realtime:read']) as never })
+  return { orgId: org.id, key }
+}

@@ -3,7 +3,7 @@
 // the source's versions once per generation, not once per request: requests refused with 402 or 429
 // cost no listing of the retained set. A publication (a new generation) is seen at once.
 import t from 'tap'
-import { telemetryApp, epochVersion, MemoryEpochSource } from '../../helpers/telemetry.ts'
+import { telemetryApp, epochVersion, orgConsoleKey, MemoryEpochSource } from '../../helpers/telemetry.ts'
 import type { EpochSnapshot } from '../../../actors/telemetry/index.ts'
 
 /** A source that counts its listings and has a generation, bumped by `publish`. */
@@ -30,11 +30,8 @@ t.test('refused requests (402, 429) list nothing; a held ETag still gets 304 wit
     t.equal(res.statusCode, 200, url)
     etags.set(url, res.headers.etag as string)
   }
-  const broke = await T.env.accounts.createOrganization({ name: 'broke' })
-  const { key: brokeKey } = await T.env.accounts.createKey(broke.id, { role: 'console', plan: 'enterprise', scopes: ['telemetry:read', 'telemetry:realtime:read'] })
-  const busy = await T.env.accounts.createOrganization({ name: 'busy' })
-  await T.env.accounts.grantCredits(busy.id, 1_000_000)
-  const { key: freeKey } = await T.env.accounts.createKey(busy.id, { role: 'console', plan: 'free', scopes: ['telemetry:read', 'telemetry:realtime:read'] })
+  const { orgId: brokeId, key: brokeKey } = await orgConsoleKey(T, 'broke')
+  const { key: freeKey } = await orgConsoleKey(T, 'busy', { plan: 'free', credits: 1_000_000 })
   // The busy key spends its plan's minute first.
   let limited = 0
   for (let i = 0; i < 70; i++) if ((await T.get(URLS[i % 2]!, freeKey)).statusCode === 429) limited++
@@ -57,7 +54,7 @@ t.test('refused requests (402, 429) list nothing; a held ETag still gets 304 wit
     const hit = await T.get(url, brokeKey, { 'if-none-match': etags.get(url)! })
     t.equal(hit.statusCode, 304, `${url}: 304 on the held ETag with an empty balance`)
   }
-  t.same(await T.env.accounts.ledger(broke.id), [], 'nothing charged')
+  t.same(await T.env.accounts.ledger(brokeId), [], 'nothing charged')
   t.equal(source.lists - before, 0, 'nor for the 304s')
 })
 

@@ -3,36 +3,22 @@
 // organization with an empty balance polled every route's current version (the live snapshotId on
 // /realtime/network) through free 304s, unlimited. Refusals (402, 429) carry no ETag either.
 import t from 'tap'
-import { randomUUID } from 'node:crypto'
-import { telemetryApp, settled, epochVersion, ORCH } from '../../helpers/telemetry.ts'
+import { telemetryApp, publishOneOfEach, orgConsoleKey, PAID_READS as PAID, ORCH } from '../../helpers/telemetry.ts'
 
 const T = await telemetryApp()
 t.teardown(() => T.app.close())
-const now = (): number => T.env.clock.now()
-const transferId = randomUUID()
-T.projection.apply({ type: 'result', ...settled({ transferId, index: 0, offeredAtMs: now() - 2000, receivedAtMs: now() - 1000 }) }, now())
-T.projection.apply({ type: 'transfer', id: transferId, status: 'completed', completedAtMs: now() }, now())
-T.projection.publishNetwork(now())
-T.epochs.versions.push(epochVersion(20, 1, null, now() - 1000))
-T.sell.add(ORCH, 21, now() - 1000)
-
-const PAID = [
-  '/v1/telemetry/network', '/v1/telemetry/realtime/network', '/v1/telemetry/network/history', '/v1/telemetry/realtime/network/history',
-  '/v1/telemetry/tasks', '/v1/telemetry/realtime/tasks', '/v1/telemetry/epochs', '/v1/telemetry/realtime/epochs',
-  `/v1/telemetry/sell-allowance/${ORCH}`
-]
+publishOneOfEach(T)
 const STAR = { 'if-none-match': '*' }
 
 t.test('an empty balance: `*` is a 402 with no ETag, on every paid route', async t => {
-  const broke = await T.env.accounts.createOrganization({ name: 'broke' })
-  const { key } = await T.env.accounts.createKey(broke.id, { role: 'console', plan: 'enterprise', scopes: ['telemetry:read', 'telemetry:realtime:read'] })
+  const { orgId: brokeId, key } = await orgConsoleKey(T, 'broke')
   for (const url of PAID) {
     const res = await T.get(url, key, STAR)
     t.equal(res.statusCode, 402, url)
     t.equal(res.json().code, 'BWN_ERR_INSUFFICIENT_CREDITS')
     t.equal(res.headers.etag, undefined, `${url}: no ETag on the refusal`)
   }
-  t.same(await T.env.accounts.ledger(broke.id), [])
+  t.same(await T.env.accounts.ledger(brokeId), [])
 })
 
 t.test('a funded key: `*` is served and charged like a read without the header', async t => {
@@ -45,9 +31,7 @@ t.test('a funded key: `*` is served and charged like a read without the header',
 })
 
 t.test('over the plan: 429 with no ETag, `*` or not', async t => {
-  const org = await T.env.accounts.createOrganization({ name: 'free' })
-  await T.env.accounts.grantCredits(org.id, 1_000_000)
-  const { key } = await T.env.accounts.createKey(org.id, { role: 'console', plan: 'free', scopes: ['telemetry:read', 'telemetry:realtime:read'] })
+  const { key } = await orgConsoleKey(T, 'free', { plan: 'free', credits: 1_000_000 })
   let limited = 0
   for (let i = 0; i < 70 && limited === 0; i++) if ((await T.get('/v1/telemetry/network', key)).statusCode === 429) limited++
   t.equal(limited, 1, 'the plan limit is reached')

@@ -2,26 +2,14 @@
 // current ETag gets 304 and no ledger entry, on every real /v1 route (the paid sell-allowance read
 // included); without the ETag it gets 402. The free audit route is limited per source address (429).
 import t from 'tap'
-import { randomUUID } from 'node:crypto'
-import { telemetryApp, settled, epochVersion, ORCH } from '../../helpers/telemetry.ts'
+import { telemetryApp, publishOneOfEach, orgConsoleKey, PAID_READS, ORCH } from '../../helpers/telemetry.ts'
 import { FREE_AUDIT_REQUESTS_PER_MINUTE } from '../../../api/routes/telemetry.ts'
 import { injectClient } from '../../helpers/client.ts'
 
 const T = await telemetryApp()
 t.teardown(() => T.app.close())
-const now = (): number => T.env.clock.now()
-const transferId = randomUUID()
-T.projection.apply({ type: 'result', ...settled({ transferId, index: 0, offeredAtMs: now() - 2000, receivedAtMs: now() - 1000 }) }, now())
-T.projection.apply({ type: 'transfer', id: transferId, status: 'completed', completedAtMs: now() }, now())
-T.projection.publishNetwork(now())
-T.epochs.versions.push(epochVersion(20, 1, null, now() - 1000))
-T.sell.add(ORCH, 21, now() - 1000)
-
-const ROUTES = [
-  '/v1/telemetry/network', '/v1/telemetry/realtime/network', '/v1/telemetry/network/history', '/v1/telemetry/realtime/network/history',
-  '/v1/telemetry/tasks', '/v1/telemetry/realtime/tasks', '/v1/telemetry/epochs', '/v1/telemetry/realtime/epochs',
-  `/v1/telemetry/sell-allowance/${ORCH}`
-]
+publishOneOfEach(T)
+const ROUTES = PAID_READS
 
 t.test('empty balance + matching ETag → 304, no ledger entry; without it → 402', async t => {
   // The ETags of the current versions, read by a funded organization.
@@ -31,8 +19,7 @@ t.test('empty balance + matching ETag → 304, no ledger entry; without it → 4
     t.equal(res.statusCode, 200, url)
     etags.set(url, res.headers.etag as string)
   }
-  const broke = await T.env.accounts.createOrganization({ name: 'broke' })
-  const { key } = await T.env.accounts.createKey(broke.id, { role: 'console', plan: 'enterprise', scopes: ['telemetry:read', 'telemetry:realtime:read'] })
+  const { orgId: brokeId, key } = await orgConsoleKey(T, 'broke')
   for (const url of ROUTES) {
     const hit = await T.get(url, key, { 'if-none-match': etags.get(url)! })
     t.equal(hit.statusCode, 304, `${url}: 304 with an empty balance`)
@@ -42,8 +29,8 @@ t.test('empty balance + matching ETag → 304, no ledger entry; without it → 4
     t.equal(miss.statusCode, 402, `${url}: 402 once the ETag does not match`)
     t.equal(miss.json().code, 'BWN_ERR_INSUFFICIENT_CREDITS')
   }
-  t.same(await T.env.accounts.ledger(broke.id), [], 'no ledger entry at all')
-  t.equal((await T.env.accounts.balance(broke.id)).balance, 0)
+  t.same(await T.env.accounts.ledger(brokeId), [], 'no ledger entry at all')
+  t.equal((await T.env.accounts.balance(brokeId)).balance, 0)
 })
 
 t.test('304 before the rate limit: a Free key over its plan still gets 304 on its ETag', async t => {
