@@ -6,13 +6,10 @@
 // nothing. Now a request naming an orchestrator without a registration is refused before anything is read.
 import t from 'tap'
 import { createHash, randomUUID } from 'node:crypto'
-import { createServer } from 'node:http'
-import { once } from 'node:events'
-import type { AddressInfo } from 'node:net'
 import { startTestDevnet } from '../../helpers/devnet.ts'
 import { eventually } from '../../helpers/proc.ts'
 import { capturingLogger } from '../../helpers/logger.ts'
-import { Rogue } from '../../helpers/rogue.ts'
+import { rogueCoordinator } from '../../helpers/rogue-coordinator.ts'
 import { collect, prefixRange } from '../../../actors/store.ts'
 import { encodeFrame, newHotkey, type KeyPair, type MessageBody } from '../../../protocol/index.ts'
 import { PRISM_KEYS } from '../../../actors/validator/verifier.ts'
@@ -26,23 +23,11 @@ t.test('a verify request is read back only for evidence a registered orchestrato
   const { logger, lines } = capturingLogger('warn')
   const net = await startTestDevnet(t, { workers: 1, logger })
   const node = (name: string): BwnetNode => net.devnet.nodes.find(n => n.name === name)!.node
-  const orch = node('orchestrator'); const validator = node('validator')
+  const validator = node('validator')
   const V = validator.transport.publicKey
 
-  let reads = 0
-  const server = createServer((_req, res) => { reads++; res.writeHead(200, { 'content-length': LENGTH }); res.end(bytes) })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => server.close())
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/chunk`
-
-  const rogue = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network, newHotkey(), { autoAnnounce: 'orchestrator' })
-  t.teardown(() => rogue.stop())
-  await orch.devChain!.enroll(rogue.hotkey, 'orchestrator')
-  const worker = newHotkey() // a registered worker the rogue holds the key of
-  await orch.devChain!.enroll(worker.address, 'worker')
-  await rogue.until(() => rogue.up.has(V) && rogue.got('announce', validator.key.address).length > 0, 30_000, 'a connection to the validator')
-  await eventually(async () => validator.auth.allows(rogue.hotkey, 'orchestrator'), 30_000, 'the rogue admitted as an orchestrator', 100)
+  // `worker`: a registered worker the rogue holds the key of.
+  const { rogue, worker, url, reads } = await rogueCoordinator(t, net, validator, bytes)
 
   /** The rogue, as coordinator, forwards a delivery "reported" by `orchestrator`, which signs the evidence. */
   const ask = (orchestrator: KeyPair): void => {
@@ -69,6 +54,6 @@ t.test('a verify request is read back only for evidence a registered orchestrato
   // The rogue's own registered hotkey as the orchestrator: read back, and tracked (the refusals above were for the signer alone).
   ask(rogue.key)
   await eventually(async () => (await tracks()).includes(PRISM_KEYS.track(rogue.hotkey)) ? true : undefined, 30_000, 'the registered orchestrator tracked', 100)
-  t.equal(reads, 1, 'only the registered orchestrator\'s delivery was read back')
+  t.equal(reads(), 1, 'only the registered orchestrator\'s delivery was read back')
   for (const fake of made) t.notOk((await tracks()).includes(PRISM_KEYS.track(fake.address)), 'no PRISM track for a made-up orchestrator')
 })

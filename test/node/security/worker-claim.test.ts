@@ -9,13 +9,11 @@
 // (the rogue's own) still pays: the check asks for the worker's word, not for trust in it.
 import t from 'tap'
 import { createHash, randomUUID } from 'node:crypto'
-import { createServer } from 'node:http'
-import { once } from 'node:events'
-import type { AddressInfo } from 'node:net'
 import { startTestDevnet } from '../../helpers/devnet.ts'
 import { eventually } from '../../helpers/proc.ts'
 import { capturingLogger } from '../../helpers/logger.ts'
 import { Rogue } from '../../helpers/rogue.ts'
+import { rogueCoordinator } from '../../helpers/rogue-coordinator.ts'
 import { collect } from '../../../actors/store.ts'
 import { encodeFrame, newHotkey, signOffer, type KeyPair, type MessageBody } from '../../../protocol/index.ts'
 import { signAttachment } from '../../../protocol/attachment.ts'
@@ -34,21 +32,8 @@ t.test('an orchestrator cannot get a worker penalized for a delivery the worker 
   const orch = node('orchestrator'); const validator = node('validator'); const victim = node('worker-1')
   const V = validator.transport.publicKey
 
-  // The rogue's destination: every read of it is counted.
-  let reads = 0
-  const server = createServer((_req, res) => { reads++; res.writeHead(200, { 'content-length': LENGTH }); res.end(served) })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => server.close())
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/chunk`
-
-  const rogue = await Rogue.join(net.devnet.testnet.createNode(), net.devnet.network, newHotkey(), { autoAnnounce: 'orchestrator' })
-  t.teardown(() => rogue.stop())
-  await orch.devChain!.enroll(rogue.hotkey, 'orchestrator')
-  const accomplice = newHotkey() // a worker the rogue holds the key of
-  await orch.devChain!.enroll(accomplice.address, 'worker')
-  await rogue.until(() => rogue.up.has(V) && rogue.got('announce', validator.key.address).length > 0, 30_000, 'a connection to the validator')
-  await eventually(async () => validator.auth.allows(rogue.hotkey, 'orchestrator'), 30_000, 'the rogue admitted as an orchestrator', 100)
+  // The rogue's destination serves garbage, every read of it counted; `accomplice`, a worker it holds the key of.
+  const { rogue, worker: accomplice, url, reads } = await rogueCoordinator(t, net, validator, served)
 
   const penaltiesOn = async (worker: string): Promise<any[]> =>
     (await collect(validator.store.table<any>('epochs'), { gte: 'pen/', lt: 'pen/\xff' })).map(([, p]) => p).filter(p => p.workerHotkey === worker)
@@ -90,7 +75,7 @@ t.test('an orchestrator cannot get a worker penalized for a delivery the worker 
   ask(accomplice.address, accomplice)
   const own = await eventually(async () => { const p = await penaltiesOn(accomplice.address); return p.length > 0 ? p : undefined }, 30_000, 'the signed lie penalized', 100)
   t.match(own, [{ kind: 'integrity_chunk_mismatch', workerHotkey: accomplice.address, orchestratorHotkey: rogue.hotkey }])
-  t.equal(reads, 1, 'only the signed delivery was read back')
+  t.equal(reads(), 1, 'only the signed delivery was read back')
   t.same(await penaltiesOn(victim.key.address), [], 'no penalty on the honest worker')
 })
 
